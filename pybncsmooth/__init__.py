@@ -1,0 +1,61 @@
+"""pybncsmooth: parameters of discrete Bayesian networks and Bayesian network
+classifiers with hierarchical smoothing.
+
+The pipeline::
+
+    DataFrame --encode--> codes + Schema --count--> ContextTree per node
+              --estimate--> probabilities at every tree node --> FittedNetwork
+
+Quick start::
+
+    import pybncsmooth as bs
+    df = bs.load_dataset("asia")
+    net = bs.fit("[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]", df, method="bayes", iss=1)
+    net.cpt("D")                      # numpy array, axes (D, B, E): bnlearn's layout
+    net.predict_proba(df, "L")        # exact posterior of L given the other columns
+    net.write("asia.bif")             # as bnlearn's write.bif
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from . import errors
+from .counting import ContextTree
+from .data import NA_LABEL, Schema, encode, read_table
+from .datasets import list_datasets, load_dataset
+from .estimators import Estimator, available_methods, make_estimator
+from .frontends.api import fit
+from .interop import read_network, write_network
+from .model import FittedNetwork
+from .structure import DAG
+
+try:
+    __version__ = version("pybncsmooth")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0+unknown"
+
+
+def modelstring(obj: "DAG | FittedNetwork") -> str:
+    """The bnlearn model string of a DAG or a fitted network."""
+    return obj.modelstring()
+
+
+__all__ = [
+    "fit",
+    "DAG",
+    "FittedNetwork",
+    "ContextTree",
+    "Schema",
+    "NA_LABEL",
+    "Estimator",
+    "encode",
+    "read_table",
+    "read_network",
+    "write_network",
+    "modelstring",
+    "available_methods",
+    "make_estimator",
+    "load_dataset",
+    "list_datasets",
+    "errors",
+    "__version__",
+]

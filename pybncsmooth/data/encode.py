@@ -1,0 +1,335 @@
+"""Encoding of categorical pandas data frames into small-integer codes.
+
+``encode(df)`` turns each column into codes ``0 .. r-1`` (``int8``/``int16``) under a
+:class:`~pybncsmooth.data.schema.Schema`.  Code ``-1`` marks a value that is not
+observed: missing under ``na="available"``, or unknown at prediction time under
+``on_unseen="backoff"``.  The caller's data frame is never modified.
+
+Accepted column types: pandas ``Categorical`` (its category order is kept),
+strings (levels sorted by code point, i.e. byte order of their UTF-8 text, as R
+sorts factor levels in the C locale), booleans (``False < True``) and integers
+(numeric order, at most ``max_levels`` distinct values).  Floats, dates and
+other types raise :class:`~pybncsmooth.errors.NonCategoricalError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import (
+    DataError,
+    DuplicateColumnError,
+    EmptyDataError,
+    MissingColumnError,
+    MissingValueError,
+    NonCategoricalError,
+    TooManyLevelsError,
+    UnseenLevelError,
+)
+from .schema import NA_LABEL, Schema, _level_key, code_dtype
+
+__all__ = ["EncodedData", "encode", "check_frame", "NAPolicy", "UnseenPolicy"]
+
+NAPolicy = Literal["error", "level", "drop", "available"]
+UnseenPolicy = Literal["error", "backoff"]
+_NA_POLICIES = ("error", "level", "drop", "available")
+
+#: Default maximum number of distinct values of a non-Categorical column.
+DEFAULT_MAX_LEVELS = 1000
+
+
+@dataclass
+class EncodedData:
+    """Codes of a data frame under a schema.
+
+    Attributes
+    ----------
+    schema:
+        Levels of every encoded variable.
+    codes:
+        Variable -> 1-d integer array of codes; ``-1`` means not observed.
+    index:
+        The pandas index of the rows kept (for aligning outputs with the input).
+    n_dropped:
+        Rows dropped under ``na="drop"``.
+    """
+
+    schema: Schema
+    codes: dict[str, np.ndarray]
+    index: pd.Index
+    n_dropped: int = 0
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.index)
+
+    def __getitem__(self, var: str) -> np.ndarray:
+        try:
+            return self.codes[var]
+        except KeyError:
+            raise MissingColumnError(var, available=list(self.codes)) from None
+
+    def matrix(self, variables: Sequence[str]) -> np.ndarray:
+        """Codes of ``variables`` as an ``(n_rows, len(variables))`` int64 array."""
+        out = np.empty((self.n_rows, len(variables)), dtype=np.int64)
+        for j, v in enumerate(variables):
+            out[:, j] = self[v]
+        return out
+
+    def observed_mask(self, variables: Sequence[str]) -> np.ndarray | None:
+        """Rows where all ``variables`` are observed, or ``None`` if that is every row."""
+        mask = None
+        for v in variables:
+            c = self[v]
+            if c.size and c.min() < 0:
+                m = c >= 0
+                mask = m if mask is None else (mask & m)
+        return mask
+
+
+def check_frame(df: Any, *, what: str = "data") -> pd.DataFrame:
+    """Validate that ``df`` is a non-empty data frame with unique column names."""
+    if not isinstance(df, pd.DataFrame):
+        raise DataError(f"{what} must be a pandas DataFrame, not {type(df).__name__}")
+    dup = df.columns[df.columns.duplicated()]
+    if len(dup):
+        raise DuplicateColumnError(str(dup[0]))
+    if len(df) == 0:
+        raise EmptyDataError(f"{what} has no rows")
+    if df.shape[1] == 0:
+        raise EmptyDataError(f"{what} has no columns")
+    if not all(isinstance(c, str) for c in df.columns):
+        df = df.rename(columns=str)  # a new frame: the caller's is untouched
+        dup = df.columns[df.columns.duplicated()]
+        if len(dup):
+            raise DuplicateColumnError(str(dup[0]))
+    return df
+
+
+def encode(
+    df: pd.DataFrame,
+    schema: Schema | None = None,
+    *,
+    variables: Sequence[str] | None = None,
+    na: NAPolicy = "error",
+    on_unseen: UnseenPolicy = "error",
+    max_levels: int = DEFAULT_MAX_LEVELS,
+    na_label: str = NA_LABEL,
+) -> EncodedData:
+    """Encode the columns ``variables`` of ``df`` as integer codes.
+
+    Parameters
+    ----------
+    df:
+        A pandas data frame of categorical columns.  It is not modified.
+    schema:
+        Levels to encode against (e.g. those a model was fitted with).  Variables
+        not in it have their levels inferred from ``df``.
+    variables:
+        Columns to encode (default: all); each must be a column of ``df``.
+    na:
+        Missing values: ``"error"`` raises :class:`MissingValueError`; ``"level"``
+        makes them a level of their own (labelled ``na_label``, placed last);
+        ``"drop"`` drops every row with a missing value in ``variables``;
+        ``"available"`` keeps them as code ``-1`` (each node then uses the rows
+        where it and its parents are observed, as bnlearn does).
+    on_unseen:
+        A value that is not a level of ``schema``: ``"error"`` raises
+        :class:`UnseenLevelError`; ``"backoff"`` encodes it as ``-1`` (not observed).
+    max_levels:
+        Largest number of distinct values an inferred (non-Categorical) column may have.
+    """
+    if na not in _NA_POLICIES:
+        raise DataError(f"na must be one of {_NA_POLICIES}, not {na!r}")
+    if on_unseen not in ("error", "backoff"):
+        raise DataError(f"on_unseen must be 'error' or 'backoff', not {on_unseen!r}")
+    df = check_frame(df)
+    if variables is None:
+        variables = [str(c) for c in df.columns]
+    else:
+        variables = list(variables)
+        cols = set(df.columns)
+        for v in variables:
+            if v not in cols:
+                raise MissingColumnError(v, available=[str(c) for c in df.columns])
+    schema = schema if schema is not None else Schema()
+
+    levels: dict[str, tuple] = {}
+    fixed: set[str] = set()
+    codes: dict[str, np.ndarray] = {}
+    na_masks: dict[str, np.ndarray] = {}
+    for var in variables:
+        series = df[var]
+        if var in schema:
+            lev = schema[var]
+            c, na_mask = _map_to_levels(series, var, lev, na, on_unseen, na_label)
+            if var in schema.fixed:
+                fixed.add(var)
+        else:
+            lev, is_fixed, c, na_mask = _infer_levels(series, var, na, max_levels, na_label)
+            if is_fixed:
+                fixed.add(var)
+        levels[var] = lev
+        codes[var] = c
+        if na_mask is not None:
+            na_masks[var] = na_mask
+
+    index = df.index
+    n_dropped = 0
+    if na == "drop" and na_masks:
+        bad = np.zeros(len(df), dtype=bool)
+        for m in na_masks.values():
+            bad |= m
+        n_dropped = int(bad.sum())
+        if n_dropped == len(df):
+            raise EmptyDataError(
+                f'no complete rows are left after na="drop" (every one of the {len(df)} rows '
+                "has a missing value)"
+            )
+        keep = ~bad
+        codes = {v: c[keep] for v, c in codes.items()}
+        index = index[keep]
+    return EncodedData(Schema(levels, frozenset(fixed)), codes, index, n_dropped)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _na_mask(series: pd.Series) -> np.ndarray | None:
+    mask = series.isna().to_numpy()
+    return mask if mask.any() else None
+
+
+def _first_na_row(series: pd.Series, mask: np.ndarray) -> Any:
+    return series.index[int(np.flatnonzero(mask)[0])]
+
+
+def _infer_levels(
+    series: pd.Series, var: str, na: str, max_levels: int, na_label: str
+) -> tuple[tuple, bool, np.ndarray, np.ndarray | None]:
+    """Levels, whether their order is fixed, codes (-1 = NA) and the NA mask."""
+    dtype = series.dtype
+    fixed = False
+    if isinstance(dtype, pd.CategoricalDtype):
+        levels = tuple(dtype.categories.tolist())
+        raw = series.cat.codes.to_numpy()
+        fixed = True
+    elif pd.api.types.is_bool_dtype(dtype):
+        levels = (False, True)
+        if pd.api.types.is_extension_array_dtype(dtype):
+            arr = series.to_numpy(dtype=np.float64, na_value=np.nan)
+            raw = np.where(np.isnan(arr), -1, arr).astype(np.int64)
+        else:
+            raw = series.to_numpy().astype(np.int64)
+    elif pd.api.types.is_integer_dtype(dtype):
+        raw, uniques = pd.factorize(series, sort=True, use_na_sentinel=True)
+        levels = tuple(int(u) for u in np.asarray(uniques))
+        if len(levels) > max_levels:
+            raise TooManyLevelsError(var, len(levels), max_levels)
+    elif pd.api.types.is_float_dtype(dtype):
+        vals = series.dropna().to_numpy(dtype=np.float64)
+        hint = ""
+        if vals.size and np.all(np.isfinite(vals)) and np.all(vals == np.round(vals)):
+            hint = "its values are whole numbers: convert it with .astype('Int64') or to a Categorical"
+        raise NonCategoricalError(var, dtype, hint)
+    elif pd.api.types.is_string_dtype(dtype) or dtype == object:
+        raw, uniques = pd.factorize(series, sort=False, use_na_sentinel=True)
+        uniq = list(uniques)
+        kinds = {_kind(u) for u in uniq}
+        if len(kinds) > 1:
+            raise NonCategoricalError(
+                var, dtype, f"it mixes value types {sorted(kinds)}; convert it to one type first"
+            )
+        kind = kinds.pop() if kinds else "str"
+        if kind == "other":
+            bad = next(u for u in uniq if _kind(u) == "other")
+            raise NonCategoricalError(var, dtype, f"value {bad!r} of type {type(bad).__name__}")
+        if kind == "float":
+            raise NonCategoricalError(var, dtype, "it holds floating-point numbers")
+        if len(uniq) > max_levels:
+            raise TooManyLevelsError(var, len(uniq), max_levels)
+        order = sorted(range(len(uniq)), key=lambda i: _level_key(uniq[i]))
+        remap = np.empty(len(uniq) + 1, dtype=np.int64)
+        remap[np.asarray(order, dtype=np.int64)] = np.arange(len(uniq))
+        remap[-1] = -1
+        raw = remap[np.asarray(raw, dtype=np.int64)]
+        levels = tuple(_plain(uniq[i]) for i in order)
+    else:
+        raise NonCategoricalError(var, dtype)
+
+    raw = np.asarray(raw)
+    na_mask = raw < 0
+    if not na_mask.any():
+        na_mask = None
+    if na_mask is not None:
+        if na == "error":
+            raise MissingValueError(var, int(na_mask.sum()), _first_na_row(series, na_mask))
+        if na == "level":
+            if na_label in levels:
+                raise DataError(
+                    f"variable {var!r} already has a level {na_label!r}; pass another na_label"
+                )
+            levels = levels + (na_label,)
+            raw = np.where(na_mask, len(levels) - 1, raw)
+            na_mask = None
+    codes = np.asarray(raw, dtype=code_dtype(len(levels)))
+    return levels, fixed, codes, na_mask
+
+
+def _map_to_levels(
+    series: pd.Series, var: str, levels: tuple, na: str, on_unseen: str, na_label: str
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Codes of ``series`` against known ``levels`` (-1 = not observed)."""
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype) and tuple(dtype.categories.tolist()) == levels:
+        raw = series.cat.codes.to_numpy().astype(np.int64)
+    else:
+        if pd.api.types.is_float_dtype(dtype):
+            raise NonCategoricalError(var, dtype)
+        raw = pd.Categorical(series, categories=pd.Index(list(levels), dtype=object)).codes.astype(np.int64)
+    na_mask = series.isna().to_numpy()
+    unknown = (raw < 0) & ~na_mask
+    if unknown.any() and all(isinstance(l, str) for l in levels):
+        # e.g. integer values against levels read back from a file as text
+        as_text = series.astype(object).where(~na_mask, None).map(lambda v: None if v is None else str(v))
+        raw2 = pd.Categorical(as_text, categories=pd.Index(list(levels), dtype=object)).codes.astype(np.int64)
+        if (raw2[unknown] >= 0).all():
+            raw = np.where(unknown, raw2, raw)
+            unknown = (raw < 0) & ~na_mask
+    if unknown.any():
+        if on_unseen == "error":
+            bad = pd.unique(series[unknown].astype(object))
+            raise UnseenLevelError(var, list(bad), levels)
+        raw[unknown] = -1
+    if na_mask.any():
+        if na == "error":
+            raise MissingValueError(var, int(na_mask.sum()), _first_na_row(series, na_mask))
+        if na == "level" and na_label in levels:
+            raw[na_mask] = levels.index(na_label)
+            na_mask = None
+        elif na == "level":
+            if on_unseen == "error":
+                raise UnseenLevelError(var, [na_label], levels)
+    else:
+        na_mask = None
+    return raw.astype(code_dtype(len(levels))), na_mask
+
+
+def _kind(v: Any) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return "bool"
+    if isinstance(v, (int, np.integer)):
+        return "int"
+    if isinstance(v, str):
+        return "str"
+    if isinstance(v, (float, np.floating)):
+        return "float"
+    return "other"
+
+
+def _plain(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v

@@ -1,0 +1,201 @@
+"""Schema: the ordered levels of every categorical variable.
+
+A :class:`Schema` maps each variable name to the tuple of its levels, in a fixed
+order.  The order is the order of a pandas ``Categorical``'s categories, of a
+file's state list, or (for plain string / integer / boolean columns) the sorted
+order of the values seen, never hash order.  Levels are what probability tables
+are indexed by: level ``i`` of variable ``X`` is code ``i`` everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import DataError, SingleLevelError, UnknownNodeError
+
+__all__ = ["Schema", "NA_LABEL", "code_dtype"]
+
+#: Label of the extra level that stands for a missing value under ``na="level"``.
+NA_LABEL = "<NA>"
+
+
+def code_dtype(n_levels: int) -> np.dtype:
+    """The smallest signed integer dtype that holds codes ``-1 .. n_levels - 1``."""
+    if n_levels <= np.iinfo(np.int8).max:
+        return np.dtype(np.int8)
+    if n_levels <= np.iinfo(np.int16).max:
+        return np.dtype(np.int16)
+    return np.dtype(np.int32)
+
+
+def _level_key(level: Any) -> tuple[int, Any]:
+    """Sort key for inferred levels: values of one type in natural order, NA last."""
+    if level == NA_LABEL and isinstance(level, str):
+        return (2, "")
+    if isinstance(level, (bool, np.bool_)):
+        return (0, int(level))
+    if isinstance(level, (int, np.integer)):
+        return (0, int(level))
+    return (1, str(level))
+
+
+@dataclass(frozen=True)
+class Schema:
+    """Variable name -> ordered levels.
+
+    Parameters
+    ----------
+    levels:
+        Mapping from variable name to a sequence of distinct levels.
+    fixed:
+        Variables whose level order was given (a Categorical, a file, the user) and
+        must not be re-sorted when schemas of data chunks are merged.  The others
+        were inferred from the values and are kept sorted.
+    """
+
+    levels: Mapping[str, tuple] = field(default_factory=dict)
+    fixed: frozenset = frozenset()
+
+    def __post_init__(self) -> None:
+        clean: dict[str, tuple] = {}
+        for var, lev in self.levels.items():
+            tup = tuple(_python_scalar(v) for v in lev)
+            if len(set(tup)) != len(tup):
+                seen: set = set()
+                dup = next(v for v in tup if v in seen or seen.add(v))  # type: ignore[func-returns-value]
+                raise DataError(f"variable {var!r} lists level {dup!r} more than once")
+            clean[str(var)] = tup
+        object.__setattr__(self, "levels", clean)
+        object.__setattr__(self, "fixed", frozenset(v for v in self.fixed if v in clean))
+
+    # ------------------------------------------------------------------ access
+    @property
+    def variables(self) -> list[str]:
+        """Variable names, in the schema's order."""
+        return list(self.levels)
+
+    def __contains__(self, var: object) -> bool:
+        return var in self.levels
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.levels)
+
+    def __len__(self) -> int:
+        return len(self.levels)
+
+    def __getitem__(self, var: str) -> tuple:
+        try:
+            return self.levels[var]
+        except KeyError:
+            raise UnknownNodeError(var, "in the schema") from None
+
+    def cardinality(self, var: str) -> int:
+        """Number of levels of ``var``."""
+        return len(self[var])
+
+    def cardinalities(self, variables: Sequence[str]) -> tuple[int, ...]:
+        return tuple(len(self[v]) for v in variables)
+
+    def code(self, var: str, level: Any) -> int:
+        """The code (0-based index) of ``level`` in ``var``."""
+        levels = self[var]
+        try:
+            return levels.index(_python_scalar(level))
+        except ValueError:
+            from ..errors import UnseenLevelError
+
+            raise UnseenLevelError(var, [level], levels) from None
+
+    def subset(self, variables: Iterable[str]) -> "Schema":
+        """The schema restricted to ``variables`` (in that order)."""
+        variables = list(variables)
+        return Schema({v: self[v] for v in variables}, self.fixed & frozenset(variables))
+
+    def with_levels(self, var: str, levels: Sequence[Any], fixed: bool = True) -> "Schema":
+        """A copy with ``var``'s levels replaced (or added)."""
+        lev = dict(self.levels)
+        lev[var] = tuple(levels)
+        fx = set(self.fixed)
+        (fx.add if fixed else fx.discard)(var)
+        return Schema(lev, frozenset(fx))
+
+    def check_min_levels(self, variables: Iterable[str]) -> None:
+        """Raise :class:`SingleLevelError` if any of ``variables`` has < 2 levels."""
+        for v in variables:
+            if len(self[v]) < 2:
+                raise SingleLevelError(v, self[v])
+
+    # ------------------------------------------------------------------ merging
+    def union(self, other: "Schema") -> "Schema":
+        """Merge two schemas (e.g. of two chunks of one data set).
+
+        Inferred levels are united and re-sorted; a fixed order wins over an
+        inferred one (the inferred levels must be among its levels); two fixed
+        orders must agree exactly.
+        """
+        out: dict[str, tuple] = {}
+        fixed = set()
+        for var in list(self.levels) + [v for v in other.levels if v not in self.levels]:
+            a = self.levels.get(var)
+            b = other.levels.get(var)
+            fa, fb = var in self.fixed, var in other.fixed
+            if a is None or b is None:
+                out[var] = a if b is None else b
+                if (fa if b is None else fb):
+                    fixed.add(var)
+                continue
+            if fa and fb:
+                if a != b:
+                    raise DataError(
+                        f"variable {var!r} has levels {list(a)!r} in one part of the data "
+                        f"and {list(b)!r} in another"
+                    )
+                out[var] = a
+                fixed.add(var)
+            elif fa or fb:
+                keep, other_lev = (a, b) if fa else (b, a)
+                extra = [v for v in other_lev if v not in keep]
+                if extra:
+                    from ..errors import UnseenLevelError
+
+                    raise UnseenLevelError(var, extra, keep)
+                out[var] = keep
+                fixed.add(var)
+            else:
+                out[var] = tuple(sorted(set(a) | set(b), key=_level_key))
+        return Schema(out, frozenset(fixed))
+
+    # ------------------------------------------------------------------ (de)serialisation
+    def to_dict(self) -> dict:
+        """A JSON-serialisable description (levels as JSON scalars)."""
+        return {
+            "variables": self.variables,
+            "levels": {v: [_json_level(x) for x in lev] for v, lev in self.levels.items()},
+            "fixed": sorted(self.fixed),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Schema":
+        return cls({v: tuple(d["levels"][v]) for v in d["variables"]}, frozenset(d.get("fixed", ())))
+
+    def __repr__(self) -> str:
+        parts = [f"{v}[{len(l)}]" for v, l in self.levels.items()]
+        if len(parts) > 8:
+            parts = parts[:8] + [f"... ({len(parts)} variables)"]
+        return f"Schema({', '.join(parts)})"
+
+
+def _python_scalar(v: Any) -> Any:
+    """numpy scalars -> Python scalars, so that levels compare and hash simply."""
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _json_level(v: Any) -> Any:
+    if isinstance(v, (str, bool, int, float)) or v is None:
+        return v
+    return str(v)

@@ -1,0 +1,247 @@
+"""Exception types raised by pybncsmooth.
+
+Every error names what is wrong: the variable, level, node, file line or
+hyperparameter.  All of them derive from :class:`PyBNCSmoothError`, and each also
+derives from the closest built-in exception (``ValueError``, ``KeyError``,
+``TypeError``) so that generic ``except ValueError`` handlers keep working.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+__all__ = [
+    "PyBNCSmoothError",
+    "DataError",
+    "EmptyDataError",
+    "DuplicateColumnError",
+    "MissingColumnError",
+    "NonCategoricalError",
+    "MissingValueError",
+    "UnseenLevelError",
+    "SingleLevelError",
+    "TooManyLevelsError",
+    "StructureError",
+    "CycleError",
+    "UnknownNodeError",
+    "DuplicateNodeError",
+    "ModelStringError",
+    "FormulaError",
+    "FileFormatError",
+    "HyperparameterError",
+    "DenseTableTooLargeError",
+    "ZeroProbabilityWarning",
+]
+
+
+class PyBNCSmoothError(Exception):
+    """Base class of every error raised on purpose by pybncsmooth."""
+
+
+# --------------------------------------------------------------------------- data
+
+
+class DataError(PyBNCSmoothError, ValueError):
+    """The data cannot be used as given."""
+
+
+class EmptyDataError(DataError):
+    """The data frame (or every chunk of it) has no rows."""
+
+
+class DuplicateColumnError(DataError):
+    """Two columns of the data frame share a name."""
+
+    def __init__(self, column: str):
+        self.column = column
+        super().__init__(f"column {column!r} appears more than once in the data")
+
+
+class MissingColumnError(DataError, KeyError):
+    """A variable of the network (a node or a parent) is not a column of the data."""
+
+    def __init__(self, column: str, role: str = "variable", available: Sequence[str] = ()):
+        self.column = column
+        self.role = role
+        hint = ""
+        if available:
+            shown = ", ".join(repr(c) for c in list(available)[:12])
+            more = "" if len(available) <= 12 else f", ... ({len(available)} columns)"
+            hint = f"; the data has {shown}{more}"
+        super().__init__(f"{role} {column!r} is not a column of the data{hint}")
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the message
+        return str(self.args[0])
+
+
+class NonCategoricalError(DataError, TypeError):
+    """A column is not categorical (floats, dates, ...) and no discretiser was given."""
+
+    def __init__(self, column: str, dtype: Any, hint: str = ""):
+        self.column = column
+        self.dtype = dtype
+        msg = (
+            f"column {column!r} has dtype {dtype}, which is not categorical; "
+            "discretise it first or convert it to a pandas Categorical"
+        )
+        super().__init__(msg + (f" ({hint})" if hint else ""))
+
+
+class MissingValueError(DataError):
+    """A missing value was found under ``na="error"``."""
+
+    def __init__(self, column: str, count: int, first_row: Any = None):
+        self.column = column
+        self.count = count
+        where = "" if first_row is None else f" (first at row {first_row!r})"
+        super().__init__(
+            f"column {column!r} has {count} missing value(s){where}; choose "
+            'na="level" (missing is its own level), na="drop" (drop incomplete rows) '
+            'or na="available" (per node, use the rows where it and its parents are observed)'
+        )
+
+
+class UnseenLevelError(DataError, KeyError):
+    """A value of a variable is not one of the levels it was fitted with."""
+
+    def __init__(self, column: str, levels: Sequence[Any], known: Sequence[Any] = ()):
+        self.column = column
+        self.levels = list(levels)
+        shown = ", ".join(repr(v) for v in self.levels[:5])
+        more = "" if len(self.levels) <= 5 else f" and {len(self.levels) - 5} more"
+        known_txt = ""
+        if known:
+            known_txt = "; known levels: " + ", ".join(repr(v) for v in list(known)[:10])
+            if len(known) > 10:
+                known_txt += ", ..."
+        super().__init__(
+            f"variable {column!r} has level(s) {shown}{more} not seen when the model "
+            f"was fitted{known_txt} (pass on_unseen=\"backoff\" to back off instead)"
+        )
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class SingleLevelError(DataError):
+    """A variable of the network has fewer than two levels."""
+
+    def __init__(self, column: str, levels: Sequence[Any]):
+        self.column = column
+        super().__init__(
+            f"variable {column!r} has {len(levels)} level(s) ({list(levels)!r}); "
+            "a node of a discrete network needs at least two"
+        )
+
+
+class TooManyLevelsError(DataError):
+    """A column has so many distinct values that it is unlikely to be categorical."""
+
+    def __init__(self, column: str, n_levels: int, max_levels: int):
+        self.column = column
+        super().__init__(
+            f"column {column!r} has {n_levels} distinct values (more than max_levels="
+            f"{max_levels}); if it really is categorical, make it a pandas Categorical "
+            "or raise max_levels"
+        )
+
+
+# ---------------------------------------------------------------------- structure
+
+
+class StructureError(PyBNCSmoothError, ValueError):
+    """The network structure is not a valid DAG."""
+
+
+class CycleError(StructureError):
+    """The graph has a directed cycle."""
+
+    def __init__(self, cycle: Sequence[str]):
+        self.cycle = list(cycle)
+        path = " -> ".join(self.cycle + self.cycle[:1])
+        super().__init__(f"the graph has a cycle: {path}")
+
+
+class UnknownNodeError(StructureError, KeyError):
+    """A node name is not part of the network."""
+
+    def __init__(self, node: str, context: str = ""):
+        self.node = node
+        super().__init__(f"unknown node {node!r}" + (f" {context}" if context else ""))
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class DuplicateNodeError(StructureError):
+    """A node is declared twice, or a parent is listed twice."""
+
+    def __init__(self, node: str, context: str = ""):
+        self.node = node
+        super().__init__(f"node {node!r} is declared more than once" + (f" {context}" if context else ""))
+
+
+class ModelStringError(StructureError):
+    """A bnlearn model string is malformed."""
+
+    def __init__(self, message: str, modelstring: str, position: int | None = None):
+        self.modelstring = modelstring
+        self.position = position
+        where = ""
+        if position is not None:
+            lo = max(0, position - 15)
+            snippet = modelstring[lo : position + 15]
+            where = f" at character {position + 1} (near {snippet!r})"
+        super().__init__(f"malformed model string{where}: {message}")
+
+
+class FormulaError(StructureError):
+    """A node formula such as ``"D ~ A + C"`` is malformed."""
+
+    def __init__(self, message: str, formula: str):
+        self.formula = formula
+        super().__init__(f"malformed formula {formula!r}: {message}")
+
+
+# -------------------------------------------------------------------------- files
+
+
+class FileFormatError(PyBNCSmoothError, ValueError):
+    """A BIF / DSC / NET / native file cannot be parsed."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None):
+        self.path = path
+        self.line = line
+        where = ""
+        if path is not None:
+            where = f"{path}"
+        if line is not None:
+            where += f"{':' if where else 'line '}{line}"
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+# ------------------------------------------------------------------ estimation
+
+
+class HyperparameterError(PyBNCSmoothError, ValueError):
+    """An estimator got an unknown or invalid hyperparameter."""
+
+
+class DenseTableTooLargeError(PyBNCSmoothError, MemoryError):
+    """Materialising a dense CPT over all parent configurations would be too large."""
+
+    def __init__(self, node: str, cells: int, limit: int):
+        self.node = node
+        self.cells = cells
+        super().__init__(
+            f"the dense table of node {node!r} would have {cells:,} cells (limit {limit:,}); "
+            "query it row by row (logpdf / predict_proba / cpt_frame(observed_only=True)) "
+            "or raise max_cells"
+        )
+
+
+# ----------------------------------------------------------------------- warnings
+
+
+class ZeroProbabilityWarning(UserWarning):
+    """Some rows have probability zero under every value of the target."""
