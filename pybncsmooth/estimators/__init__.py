@@ -1,0 +1,15 @@
+"""Estimators: context tree -> probabilities at every tree node."""
+
+from .base import Estimator, TreeEstimate, available_methods, make_estimator, register_estimator
+from .classical import MLE, Bayes, MEstimate
+
+__all__ = [
+    "Estimator",
+    "TreeEstimate",
+    "available_methods",
+    "make_estimator",
+    "register_estimator",
+    "MLE",
+    "Bayes",
+    "MEstimate",
+]

@@ -1,0 +1,139 @@
+"""The estimator protocol.
+
+An estimator is a small configured object (its name, hyperparameters and
+``random_state``) that maps a :class:`~pybncsmooth.counting.ContextTree` to
+probability vectors at *every* node of the tree, leaves and internal nodes
+alike (:class:`TreeEstimate`).  Queries for a parent configuration absent from
+the tree are answered by the estimate's ``unseen`` rule: ``"backoff"`` uses the
+deepest existing ancestor's vector (paper 000's back-off), ``"uniform"`` the
+uniform distribution (the BDeu posterior of an empty configuration).
+
+The same estimator objects serve every front end; :func:`make_estimator` turns
+``method="bayes", iss=10`` into one and rejects unknown hyperparameters by name.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from ..counting.context_tree import ContextTree
+from ..errors import HyperparameterError
+
+__all__ = ["Estimator", "TreeEstimate", "make_estimator", "register_estimator", "available_methods"]
+
+UnseenRule = Literal["backoff", "uniform"]
+
+
+@dataclass(frozen=True, eq=False)
+class TreeEstimate:
+    """Probabilities at every node of one context tree.
+
+    Attributes
+    ----------
+    probs:
+        One ``(n_nodes_i, r)`` float64 array per tree level (same node order as the
+        tree's levels); every row sums to 1.
+    unseen:
+        How a configuration that is not in the tree is answered (see module doc).
+    info:
+        Estimator-specific diagnostics (e.g. sampled concentrations).
+    """
+
+    probs: tuple[np.ndarray, ...]
+    unseen: UnseenRule = "backoff"
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for i, p in enumerate(self.probs):
+            if p.size and not np.all(np.isfinite(p)):
+                raise FloatingPointError(f"non-finite probabilities at tree level {i}")
+
+
+class Estimator:
+    """Base class of the estimators: ``estimate(tree) -> TreeEstimate``.
+
+    Subclasses declare their hyperparameters as keyword arguments of ``__init__``
+    (with defaults) and set the class attribute ``name`` (the ``method=`` string).
+    """
+
+    name: ClassVar[str] = ""
+    #: whether ``estimate`` uses random numbers (then it takes ``random_state``)
+    stochastic: ClassVar[bool] = False
+
+    def estimate(self, tree: ContextTree) -> TreeEstimate:  # pragma: no cover - abstract
+        raise TypeError(f"{type(self).__name__} does not define estimate()")
+
+    # ------------------------------------------------------------------ params
+    @classmethod
+    def param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [p for p in sig.parameters if p != "self"]
+
+    def get_params(self) -> dict[str, Any]:
+        """The hyperparameters, as given to ``__init__``."""
+        return {p: getattr(self, p) for p in self.param_names()}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.get_params() == other.get_params()  # type: ignore[union-attr]
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, tuple(sorted((k, repr(v)) for k, v in self.get_params().items()))))
+
+
+_REGISTRY: dict[str, type[Estimator]] = {}
+
+
+def register_estimator(cls: type[Estimator]) -> type[Estimator]:
+    """Class decorator: make ``cls`` available as ``method=cls.name``."""
+    if not cls.name:
+        raise ValueError(f"{cls.__name__} has no name")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def available_methods() -> list[str]:
+    """Names accepted by ``method=``."""
+    return sorted(_REGISTRY)
+
+
+def make_estimator(method: str | Estimator, random_state: Any = None, **hyper: Any) -> Estimator:
+    """An estimator from a method name and hyperparameters.
+
+    ``random_state`` is passed to stochastic estimators and ignored by the others.
+    An ``Estimator`` instance is returned as is (hyperparameters must then be empty).
+
+    Raises
+    ------
+    HyperparameterError
+        Unknown method, or a hyperparameter the method does not take (named).
+    """
+    if isinstance(method, Estimator):
+        if hyper:
+            raise HyperparameterError(
+                f"hyperparameters {sorted(hyper)} given together with an estimator object "
+                f"{method!r}; set them on the object"
+            )
+        return method
+    if not isinstance(method, str) or method not in _REGISTRY:
+        raise HyperparameterError(
+            f"unknown method {method!r}; available: {', '.join(available_methods())}"
+        )
+    cls = _REGISTRY[method]
+    names = cls.param_names()
+    bad = [k for k in hyper if k not in names]
+    if bad:
+        raise HyperparameterError(
+            f"method {method!r} has no hyperparameter {bad[0]!r}; its hyperparameters are "
+            f"{', '.join(n for n in names if n != 'random_state') or 'none'}"
+        )
+    if cls.stochastic and "random_state" in names:
+        hyper = dict(hyper, random_state=random_state)
+    return cls(**hyper)

@@ -1,0 +1,417 @@
+"""FittedNetwork: a DAG, the levels of its variables and one CPD per node."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..data.encode import EncodedData, encode
+from ..data.schema import Schema
+from ..errors import (
+    DataError,
+    MissingColumnError,
+    UnknownNodeError,
+    ZeroProbabilityWarning,
+)
+from ..structure.dag import DAG
+from .cpd import CPD, DEFAULT_MAX_CELLS, FixedPrefixCPD, TreeCPD
+
+__all__ = ["FittedNetwork"]
+
+
+class FittedNetwork:
+    """A discrete Bayesian network with estimated conditional probability tables.
+
+    Built by :func:`pybncsmooth.fit` or read by :func:`pybncsmooth.read_network`.
+
+    Parameters
+    ----------
+    dag:
+        The structure; ``dag.parents(node)`` is the axis order of ``cpt(node)``.
+    schema:
+        Levels of every node (and of the domain variable, if any).
+    cpds:
+        Node -> :class:`~pybncsmooth.model.cpd.CPD`, conditioning on
+        ``domain`` (if any) followed by the node's parents.
+    domain:
+        The domain variable of a multi-domain fit (the first split of every
+        context tree), or ``None``.
+    info:
+        Fit metadata: ``method``, ``hyperparameters``, ``n_rows``, ``n_dropped``, ``na``.
+    """
+
+    def __init__(
+        self,
+        dag: DAG,
+        schema: Schema,
+        cpds: Mapping[str, CPD],
+        *,
+        domain: str | None = None,
+        estimator: Any = None,
+        info: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.dag = dag
+        self.domain = domain
+        self._prefix: tuple[str, ...] = (domain,) if domain is not None else ()
+        self.schema = schema.subset(list(self._prefix) + dag.nodes)
+        self.estimator = estimator
+        self.info = dict(info or {})
+        missing = [n for n in dag.nodes if n not in cpds]
+        if missing:
+            raise UnknownNodeError(missing[0], "has no CPD")
+        self._cpds: dict[str, CPD] = {}
+        for n in dag.nodes:
+            cpd = cpds[n]
+            expected = self._prefix + tuple(dag.parents(n))
+            if tuple(cpd.parents) != expected:
+                raise ValueError(f"CPD of {n!r} conditions on {list(cpd.parents)}, expected {list(expected)}")
+            if cpd.card != self.schema.cardinality(n) or cpd.parent_cards != self.schema.cardinalities(expected):
+                raise ValueError(f"CPD of {n!r} does not match the levels of the schema")
+            self._cpds[n] = cpd
+
+    # ------------------------------------------------------------------ structure
+    @property
+    def nodes(self) -> list[str]:
+        """Node names in node order."""
+        return self.dag.nodes
+
+    def parents(self, node: str) -> list[str]:
+        """Parents of ``node`` in CPT axis order (the domain is not a parent)."""
+        return self.dag.parents(node)
+
+    def children(self, node: str) -> list[str]:
+        return self.dag.children(node)
+
+    def levels(self, var: str) -> list:
+        """Levels of a variable, in code order."""
+        return list(self.schema[var])
+
+    @property
+    def method(self) -> str | None:
+        return self.info.get("method")
+
+    @property
+    def n_rows(self) -> int | None:
+        return self.info.get("n_rows")
+
+    def modelstring(self) -> str:
+        """The bnlearn model string of the structure."""
+        return self.dag.modelstring()
+
+    def cpd(self, node: str) -> CPD:
+        """The CPD object of ``node``."""
+        if node not in self._cpds:
+            raise UnknownNodeError(node, "in the network")
+        return self._cpds[node]
+
+    def tree(self, node: str):
+        """The :class:`~pybncsmooth.counting.ContextTree` of ``node`` (fitted networks only)."""
+        cpd = self.cpd(node)
+        if not isinstance(cpd, TreeCPD):
+            raise DataError(f"node {node!r} has a dense table, not a context tree (the network was read from a file)")
+        return cpd.tree
+
+    # ------------------------------------------------------------------ tables
+    def cpt(self, node: str, *, max_cells: int = DEFAULT_MAX_CELLS) -> np.ndarray:
+        """Dense CPT of ``node`` with axes ``(node, *parents)`` in level order (bnlearn's
+        layout); a multi-domain fit adds the domain as the last axis, as bnlearn's ``hdir``.
+
+        Parent configurations absent from the data are filled by the estimator's
+        rule (back-off to the deepest observed ancestor, or uniform for ``bayes``).
+        """
+        t = self.cpd(node).table(max_cells)
+        if self._prefix:
+            k = len(self._prefix)
+            t = np.moveaxis(t, list(range(1, 1 + k)), list(range(t.ndim - k, t.ndim)))
+        return t
+
+    def _table_dims(self, node: str) -> list[str]:
+        return [node] + self.parents(node) + list(self._prefix)
+
+    def cpt_frame(self, node: str, *, wide: bool = False, max_cells: int = DEFAULT_MAX_CELLS) -> pd.DataFrame:
+        """The CPT of ``node`` as a labelled data frame.
+
+        Tidy (default): one row per cell with columns ``node, *parents, "prob"``,
+        the node varying fastest (as R's ``as.data.frame()`` of a ``bn.fit`` table).
+        ``wide=True``: one row per parent configuration (a MultiIndex) and one
+        column per level of ``node``.
+        """
+        t = self.cpt(node, max_cells=max_cells)
+        dims = self._table_dims(node)
+        if wide:
+            m = np.moveaxis(t, 0, -1).reshape(-1, t.shape[0])
+            if len(dims) > 1:
+                idx = pd.MultiIndex.from_product(
+                    [pd.CategoricalIndex(self.schema[d], categories=self.schema[d], name=d) for d in dims[1:]]
+                )
+            else:
+                idx = pd.RangeIndex(1)
+            cols = pd.CategoricalIndex(self.schema[node], categories=self.schema[node], name=node)
+            return pd.DataFrame(m, index=idx, columns=cols)
+        shape = t.shape
+        grids = np.meshgrid(*[np.arange(s) for s in shape], indexing="ij")
+        data = {}
+        for d, g in zip(dims, grids):
+            codes = g.reshape(-1, order="F")
+            data[d] = pd.Categorical.from_codes(codes, categories=list(self.schema[d]))
+        data["prob"] = t.reshape(-1, order="F")
+        return pd.DataFrame(data)
+
+    # ------------------------------------------------------------------ domains
+    @property
+    def domains(self) -> list:
+        """Levels of the domain variable (multi-domain fits), else an empty list."""
+        return list(self.schema[self.domain]) if self.domain is not None else []
+
+    def for_domain(self, level: Any) -> "FittedNetwork":
+        """The network of one domain of a multi-domain fit.
+
+        Its CPDs keep the pooled context trees above the domain, so parent
+        configurations unseen in this domain still back off to pooled estimates.
+        """
+        if self.domain is None:
+            raise DataError("this network was not fitted with domain=")
+        code = self.schema.code(self.domain, level)
+        cpds = {n: FixedPrefixCPD(self._cpds[n], [code]) for n in self.nodes}
+        info = dict(self.info, domain_level=level)
+        return FittedNetwork(self.dag, self.schema, cpds, estimator=self.estimator, info=info)
+
+    # ------------------------------------------------------------------ queries
+    def _predict_na(self, on_unseen: str) -> str:
+        if self.info.get("na") == "level":
+            return "level"
+        return "available" if on_unseen == "backoff" else "error"
+
+    def _encode(self, df: pd.DataFrame, variables: Sequence[str], on_unseen: str) -> EncodedData:
+        return encode(
+            df,
+            self.schema,
+            variables=list(dict.fromkeys(variables)),
+            na=self._predict_na(on_unseen),
+            on_unseen=on_unseen,
+        )
+
+    def _cond_codes(self, enc: EncodedData, node: str, override: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+        vars_ = list(self._prefix) + self.parents(node)
+        out = np.empty((enc.n_rows, len(vars_)), dtype=np.int64)
+        for j, v in enumerate(vars_):
+            out[:, j] = override[v] if override and v in override else enc[v]
+        return out
+
+    def logpdf(self, data: pd.DataFrame, *, on_unseen: str = "error") -> np.ndarray:
+        """Log-probability of each row: :math:`\\sum_v \\log P(x_v \\mid \\pi_v)`.
+
+        Every node must be a column of ``data``.  With ``on_unseen="backoff"`` a
+        parent value that is missing or unseen in training backs off in the
+        node's context tree; the node's own value must always be known.
+        Rows impossible under the model get ``-inf``.
+        """
+        enc = self._encode(data, list(self._prefix) + self.nodes, on_unseen)
+        total = np.zeros(enc.n_rows)
+        with np.errstate(divide="ignore"):
+            for node in self.nodes:
+                x = enc[node]
+                if x.size and x.min() < 0:
+                    raise DataError(
+                        f"cannot evaluate the probability of rows whose value of {node!r} is missing or unknown"
+                    )
+                total += np.log(self._cpds[node].prob_of(x, self._cond_codes(enc, node)))
+        return total
+
+    def loglik(self, data: pd.DataFrame, *, on_unseen: str = "error") -> float:
+        """Total log-likelihood of ``data`` (natural log)."""
+        return float(self.logpdf(data, on_unseen=on_unseen).sum())
+
+    def predict_proba(self, data: pd.DataFrame, target: str, *, on_unseen: str = "error") -> pd.DataFrame:
+        """Posterior of ``target`` given the other variables of each row.
+
+        Exact: :math:`P(t \\mid \\text{rest}) \\propto P(t \\mid \\pi_t) \\prod_{c \\in ch(t)}
+        P(x_c \\mid \\pi_c)` with ``t`` substituted, which only involves the Markov
+        blanket of ``target`` (those columns must be present; others are ignored,
+        ``target`` itself may be absent).  With ``on_unseen="backoff"`` a missing
+        or unseen value of a child of ``target`` drops that factor and one of a
+        parent backs off in its context tree.
+
+        Returns a data frame indexed like ``data`` with one column per level of
+        ``target``, rows summing to 1.
+        """
+        if target not in self.dag:
+            raise UnknownNodeError(target, "(the target is not a node of the network)")
+        mb = list(self._prefix) + self.dag.markov_blanket(target)
+        cols = set(data.columns) if isinstance(data, pd.DataFrame) else set()
+        for v in mb:
+            if v not in cols:
+                role = "domain" if v in self._prefix else f"Markov-blanket variable of {target!r}"
+                raise MissingColumnError(v, role, [str(c) for c in data.columns])
+        if mb:
+            enc = self._encode(data, mb, on_unseen)
+            n, index = enc.n_rows, enc.index
+        else:  # an isolated node: its posterior is its marginal
+            n, index = len(data), data.index
+            enc = EncodedData(self.schema.subset([]), {}, index)
+        r = self.schema.cardinality(target)
+        logp = np.zeros((n, r))
+        with np.errstate(divide="ignore"):
+            for t in range(r):
+                tcol = np.full(n, t, dtype=np.int64)
+                over = {target: tcol}
+                logp[:, t] += np.log(self._cpds[target].prob_of(tcol, self._cond_codes(enc, target, over)))
+                for c in self.children(target):
+                    x = enc[c].astype(np.int64)
+                    ok = x >= 0
+                    if ok.all():
+                        logp[:, t] += np.log(self._cpds[c].prob_of(x, self._cond_codes(enc, c, over)))
+                    elif ok.any():
+                        P = self._cond_codes(enc, c, over)[ok]
+                        logp[ok, t] += np.log(self._cpds[c].prob_of(x[ok], P))
+        post = _normalise_log(logp, target)
+        cols_idx = pd.CategoricalIndex(self.schema[target], categories=self.schema[target], name=target)
+        return pd.DataFrame(post, index=index, columns=cols_idx)
+
+    def predict(self, data: pd.DataFrame, target: str, *, on_unseen: str = "error") -> pd.Series:
+        """Most probable level of ``target`` for each row (ties: the first level)."""
+        proba = self.predict_proba(data, target, on_unseen=on_unseen)
+        codes = np.argmax(proba.to_numpy(), axis=1)
+        cat = pd.Categorical.from_codes(codes, categories=list(self.schema[target]))
+        return pd.Series(cat, index=proba.index, name=target)
+
+    def sample(self, n: int, random_state: Any = None, *, domain: Any = None) -> pd.DataFrame:
+        """Draw ``n`` rows by forward (ancestral) sampling in topological order.
+
+        ``random_state`` (an int, a ``numpy.random.Generator`` or ``None``) makes the
+        draw reproducible.  Multi-domain networks need ``domain=`` (a level).
+        Columns are pandas Categoricals in node order.
+        """
+        if not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError(f"n must be a non-negative integer, not {n!r}")
+        if self.domain is not None:
+            if domain is None:
+                raise DataError("pass domain= (a level of the domain variable) to sample a multi-domain network")
+            return self.for_domain(domain).sample(n, random_state)
+        rng = np.random.default_rng(random_state)
+        codes: dict[str, np.ndarray] = {}
+        for node in self.dag.topological_order():
+            pa = self.parents(node)
+            P = np.empty((n, len(pa)), dtype=np.int64)
+            for j, p in enumerate(pa):
+                P[:, j] = codes[p]
+            probs = self._cpds[node].probs(P)
+            cum = np.cumsum(probs, axis=1)
+            u = rng.random(n) * cum[:, -1]
+            x = (cum < u[:, None]).sum(axis=1)
+            codes[node] = np.minimum(x, probs.shape[1] - 1)
+        return pd.DataFrame(
+            {v: pd.Categorical.from_codes(codes[v], categories=list(self.schema[v])) for v in self.nodes}
+        )
+
+    # ------------------------------------------------------------------ reporting
+    @property
+    def n_params(self) -> int:
+        """Free parameters of the dense tables (``sum (r - 1) q``; per domain for multi-domain fits)."""
+        return sum(c.n_params for c in self._cpds.values())
+
+    def summary(self) -> pd.DataFrame:
+        """One row per node: levels, parents, parent configurations (possible and
+        observed), context-tree nodes, rows counted and free parameters."""
+        rows = []
+        for node in self.nodes:
+            cpd = self._cpds[node]
+            row = {
+                "node": node,
+                "levels": cpd.card,
+                "parents": ", ".join(self.parents(node)),
+                "configurations": cpd.n_configs,
+                "observed": np.nan,
+                "tree_nodes": np.nan,
+                "n": np.nan,
+                "parameters": cpd.n_params,
+            }
+            if isinstance(cpd, TreeCPD):
+                row["observed"] = cpd.tree.n_leaves
+                row["tree_nodes"] = cpd.tree.n_nodes
+                row["n"] = cpd.tree.total
+            rows.append(row)
+        out = pd.DataFrame(rows).set_index("node")
+        for c in ("observed", "tree_nodes", "n"):
+            if out[c].notna().all():
+                out[c] = out[c].astype(np.int64)
+        return out
+
+    def __repr__(self) -> str:
+        head = f"FittedNetwork({len(self.nodes)} nodes, {len(self.dag.arcs)} arcs"
+        if self.method:
+            hp = self.info.get("hyperparameters") or {}
+            hp_txt = ", ".join(f"{k}={v}" for k, v in hp.items())
+            head += f", method={self.method}" + (f" ({hp_txt})" if hp_txt else "")
+        if self.n_rows is not None:
+            head += f", n={self.n_rows}"
+        if self.domain is not None:
+            head += f", domain={self.domain} ({len(self.domains)} levels)"
+        ms = self.modelstring()
+        if len(ms) > 100:
+            ms = ms[:97] + "..."
+        return head + f"): {ms}"
+
+    # ------------------------------------------------------------------ comparison / IO
+    def max_abs_diff(self, other: "FittedNetwork") -> float:
+        """Largest absolute difference between the CPT entries of two networks
+        with the same nodes, parents and levels."""
+        if self.nodes != other.nodes and sorted(self.nodes) != sorted(other.nodes):
+            raise DataError("the networks have different nodes")
+        worst = 0.0
+        for n in self.nodes:
+            a = self.cpt(n)
+            b = _align_table(other, n, self.parents(n), self.schema)
+            worst = max(worst, float(np.max(np.abs(a - b))))
+        return worst
+
+    def write(self, path: Any, *, format: str | None = None) -> None:
+        """Write the network: ``.bif``, ``.dsc``, ``.net`` (as bnlearn writes them) or
+        the lossless native format ``.pbn``, chosen by extension or ``format``."""
+        from ..interop.io import write_network
+
+        write_network(self, path, format=format)
+
+    def plot_cpt(self, node: str, ax: Any = None, *, cmap: str = "viridis", annotate: bool | None = None) -> Any:
+        """Heatmap of the CPT of ``node``: one column per parent configuration, one
+        row per level (needs matplotlib).  Returns the matplotlib Axes."""
+        from .plotting import plot_cpt
+
+        return plot_cpt(self, node, ax=ax, cmap=cmap, annotate=annotate)
+
+
+def _normalise_log(logp: np.ndarray, target: str) -> np.ndarray:
+    m = logp.max(axis=1, keepdims=True)
+    impossible = ~np.isfinite(m[:, 0])
+    if impossible.any():
+        warnings.warn(
+            f"{int(impossible.sum())} row(s) have probability zero under every level of {target!r} "
+            "(an estimate with zeros, e.g. mle); they get the uniform distribution",
+            ZeroProbabilityWarning,
+            stacklevel=3,
+        )
+        m = np.where(impossible[:, None], 0.0, m)
+        logp = np.where(impossible[:, None], 0.0, logp)
+    p = np.exp(logp - m)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def _align_table(net: FittedNetwork, node: str, parents: Sequence[str], schema: Schema) -> np.ndarray:
+    """``net``'s CPT of ``node`` with its axes and levels in the order of ``parents``/``schema``."""
+    t = net.cpt(node)
+    dims = [node] + net.parents(node)
+    want = [node] + list(parents)
+    if sorted(dims) != sorted(want):
+        raise DataError(f"node {node!r} has parents {dims[1:]} in one network and {want[1:]} in the other")
+    t = np.transpose(t, [dims.index(w) for w in want])
+    for ax, v in enumerate(want):
+        a, b = list(net.schema[v]), list(schema[v])
+        if a != b:
+            if sorted(map(str, a)) != sorted(map(str, b)):
+                raise DataError(f"variable {v!r} has different levels in the two networks")
+            pos = {str(l): i for i, l in enumerate(a)}
+            t = np.take(t, [pos[str(l)] for l in b], axis=ax)
+    return t
