@@ -1,0 +1,125 @@
+"""Assembling a FittedNetwork from what a file declares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import FileFormatError
+from ._tokens import Cursor
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..model.network import FittedNetwork
+
+__all__ = ["NetworkParts", "table_columns"]
+
+
+@dataclass
+class NetworkParts:
+    """Nodes (in file order), their levels, parents and tables, as parsed."""
+
+    path: str | None
+    format: str
+    levels: dict[str, list[str]] = field(default_factory=dict)
+    parents: dict[str, list[str]] = field(default_factory=dict)
+    tables: dict[str, np.ndarray] = field(default_factory=dict)
+    lines: dict[str, int | None] = field(default_factory=dict)
+
+    def add_variable(self, node: str, levels: list[str], line: int | None) -> None:
+        if node in self.levels:
+            raise FileFormatError(f"variable {node!r} is declared twice", self.path, line)
+        if len(set(levels)) != len(levels):
+            dup = next(l for i, l in enumerate(levels) if l in levels[:i])
+            raise FileFormatError(f"variable {node!r} lists level {dup!r} twice", self.path, line)
+        if len(levels) < 2:
+            raise FileFormatError(f"variable {node!r} has fewer than two levels", self.path, line)
+        self.levels[node] = levels
+        self.lines[node] = line
+
+    def level_of(self, node: str, cur: Cursor) -> list[str]:
+        if node not in self.levels:
+            raise cur.error(f"node {node!r} has a table but no declaration")
+        return self.levels[node]
+
+    def add_table(self, node: str, parents: list[str], table: np.ndarray, line: int | None) -> None:
+        if node in self.tables:
+            raise FileFormatError(f"node {node!r} has two probability tables", self.path, line)
+        if node not in self.levels:
+            raise FileFormatError(f"node {node!r} has a table but no declaration", self.path, line)
+        for p in parents:
+            if p not in self.levels:
+                raise FileFormatError(f"parent {p!r} of {node!r} is not declared", self.path, line)
+        if len(set(parents)) != len(parents):
+            raise FileFormatError(f"node {node!r} lists a parent twice", self.path, line)
+        self.parents[node] = parents
+        self.tables[node] = table
+
+    def finish(self) -> None:
+        for node in self.levels:
+            if node not in self.tables:
+                raise FileFormatError(f"node {node!r} has no probability table", self.path, self.lines.get(node))
+
+    def network(self) -> "FittedNetwork":
+        from ..data.schema import Schema
+        from ..model.cpd import TableCPD
+        from ..model.network import FittedNetwork
+        from ..structure.dag import DAG
+
+        nodes = list(self.levels)
+        dag = DAG({n: self.parents[n] for n in nodes}, nodes=nodes)
+        schema = Schema({n: tuple(self.levels[n]) for n in nodes}, frozenset(nodes))
+        cpds = {n: TableCPD(n, self.parents[n], self.tables[n]) for n in nodes}
+        info = {"source": self.path, "format": self.format}
+        return FittedNetwork(dag, schema, cpds, info=info)
+
+
+def table_columns(
+    cols: np.ndarray,
+    node: str,
+    parents: list[str],
+    parts: NetworkParts,
+    default: np.ndarray | None,
+    cur: Cursor,
+    row_lines: np.ndarray,
+    header_line: int | None,
+) -> np.ndarray:
+    """Check and renormalise a configuration-major ``(Q, r)`` matrix; return the
+    ``(r, c_1, ..., c_d)`` table.  Rows never given take ``default`` if any.
+
+    ``row_lines[q]`` is the file line that gave row ``q`` (for error messages).
+    """
+    missing = np.isnan(cols).any(axis=1)
+    if missing.any():
+        if default is None:
+            q = int(np.flatnonzero(missing)[0])
+            raise cur.error(
+                f"the table of {node!r} gives no distribution for parent configuration "
+                f"{_config_label(q, parents, parts)}",
+                header_line,
+            )
+        cols[missing] = default
+    sums = cols.sum(axis=1)
+    bad = np.abs(sums - 1.0) > 0.01
+    if bad.any():
+        q = int(np.flatnonzero(bad)[0])
+        where = "" if not parents else f" for {_config_label(q, parents, parts)}"
+        raise cur.error(
+            f"the distribution of {node!r}{where} sums to {sums[q]:.6g}, not 1",
+            int(row_lines[q]) if row_lines[q] >= 0 else header_line,
+        )
+    cols = cols / sums[:, None]
+    cards = [len(parts.levels[p]) for p in parents]
+    return np.moveaxis(cols.reshape(*cards, cols.shape[1]), -1, 0)
+
+
+def _config_label(q: int, parents: list[str], parts: NetworkParts) -> str:
+    if not parents:
+        return "(no parents)"
+    cards = [len(parts.levels[p]) for p in parents]
+    vals = []
+    for p, c in zip(reversed(parents), reversed(cards)):
+        q, k = divmod(q, c)
+        vals.append(f"{p}={parts.levels[p][k]}")
+    return "(" + ", ".join(reversed(vals)) + ")"

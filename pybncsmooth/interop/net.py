@@ -1,0 +1,153 @@
+"""NET files (Hugin), as bnlearn's ``read.net``/``write.net``.
+
+``potential ( X | A B ) { data = ((( ... ))) ; }``: the numbers are nested with
+the first parent outermost and the node's own level innermost (the last parent
+varies fastest among the parents).  ``%`` starts a comment.  Node attributes
+other than ``states`` (labels, positions, ...) are ignored.  Writing reproduces
+``write.net`` byte for byte.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING, TextIO
+
+import numpy as np
+
+from ._build import NetworkParts, table_columns
+from ._rformat import format_r
+from ._tokens import Cursor, tokenize
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..model.network import FittedNetwork
+
+__all__ = ["parse_net", "write_net"]
+
+
+def parse_net(text: str, path: str | None = None) -> NetworkParts:
+    cur = Cursor(tokenize(text, line_comments=("%",), block_comments=False, path=path), path)
+    parts = NetworkParts(path=path, format="net")
+    if not cur.is_word("net"):
+        raise cur.error("a NET file starts with 'net'", 1)
+    cur.next()
+    cur.skip_block()
+    pending = []
+    while not cur.at_end():
+        t = cur.next()
+        if t.kind == "word" and t.text in ("continuous", "decision", "utility"):
+            raise cur.error(f"{t.text} nodes are not supported (only discrete chance nodes)", t.line)
+        if t.kind == "word" and t.text == "discrete":
+            t = cur.next()
+        if t.kind == "word" and t.text == "node":
+            _node(cur, parts)
+        elif t.kind == "word" and t.text == "potential":
+            line = t.line
+            cur.expect("(")
+            node = cur.name("a node name")
+            parents: list[str] = []
+            if cur.is_punct("|"):
+                cur.next()
+                while not cur.is_punct(")"):
+                    parents.append(cur.name("a parent name"))
+            cur.expect(")")
+            start = cur.pos
+            cur.skip_block()
+            pending.append((node, parents, Cursor(cur.tokens[start : cur.pos], path), line))
+        else:
+            raise cur.error(f"expected 'node' or 'potential' but found {t.text!r}", t.line)
+    for node, parents, sub, line in pending:
+        parts.add_table(node, parents, _body(sub, node, parents, parts, line), line)
+    parts.finish()
+    return parts
+
+
+def _node(cur: Cursor, parts: NetworkParts) -> None:
+    line = cur.line
+    node = cur.name("a node name")
+    cur.expect("{")
+    levels = None
+    while not cur.is_punct("}"):
+        if cur.is_word("states"):
+            cur.next()
+            cur.expect("=")
+            cur.expect("(")
+            levels = []
+            while not cur.is_punct(")"):
+                levels.append(cur.name("a state"))
+            cur.expect(")")
+            cur.expect(";")
+        else:
+            cur.skip_statement()
+    cur.expect("}")
+    if levels is None:
+        raise cur.error(f"node {node!r} has no 'states' declaration", line)
+    parts.add_variable(node, levels, line)
+
+
+def _body(cur: Cursor, node: str, parents: list[str], parts: NetworkParts, header_line: int | None) -> np.ndarray:
+    r = len(parts.level_of(node, cur))
+    cards = [len(parts.level_of(p, cur)) for p in parents]
+    Q = int(np.prod(cards)) if cards else 1
+    cur.expect("{")
+    cols = None
+    data_line = header_line
+    while not cur.is_punct("}"):
+        line = cur.line
+        if cur.is_word("data"):
+            cur.next()
+            cur.expect("=")
+            vals: list[float] = []
+            depth = 0
+            while True:
+                if cur.is_punct("("):
+                    cur.next()
+                    depth += 1
+                elif cur.is_punct(")"):
+                    cur.next()
+                    depth -= 1
+                    if depth < 0:
+                        raise cur.error(f"unbalanced ')' in the data of {node!r}")
+                elif cur.is_punct(";"):
+                    break
+                else:
+                    vals.append(cur.number())
+            cur.expect(";")
+            if depth != 0:
+                raise cur.error(f"unbalanced '(' in the data of {node!r}", line)
+            if len(vals) != r * Q:
+                raise cur.error(f"the data of {node!r} has {len(vals)} numbers, expected {r * Q}", line)
+            cols = np.array(vals).reshape(Q, r)
+            data_line = line
+        elif cur.is_word("model_data", "model_nodes"):
+            raise cur.error(f"the potential of {node!r} uses {cur.peek().text!r}, which is not supported", line)
+        else:
+            cur.skip_statement()
+    cur.expect("}")
+    if cols is None:
+        raise cur.error(f"the potential of {node!r} has no data")
+    return table_columns(cols, node, parents, parts, None, cur, np.full(Q, data_line if data_line else -1), header_line)
+
+
+def write_net(net: "FittedNetwork", fh: TextIO) -> None:
+    """Write ``net`` as bnlearn's ``write.net`` does."""
+    fh.write("net \n{ \n}\n")
+    for node in net.nodes:
+        states = '" "'.join(str(l) for l in net.levels(node))
+        fh.write(f'node {node} \n{{\n  states = ( "{states}" );\n}}\n')
+    for node in net.nodes:
+        t = net.cpt(node)
+        r = t.shape[0]
+        pa = net.parents(node)
+        if not pa:
+            fh.write(f"potential ( {node} ) \n{{\n")
+            fh.write(f"  data = ( {' '.join(format_r(t))} );\n}}\n")
+            continue
+        fh.write(f"potential ( {node} | {' '.join(pa)} ) \n{{\n  data = ")
+        cards = t.shape[1:]
+        # configurations with the last parent varying fastest
+        items = []
+        for combo in itertools.product(*[range(c) for c in cards]):
+            items.append("(" + " ".join(format_r(t[(slice(None),) + combo])) + ")")
+        for c in reversed(cards):
+            items = ["(" + "".join(items[k : k + c]) + ")" for k in range(0, len(items), c)]
+        fh.write(f"{items[0]} ;\n}}\n")
