@@ -1,0 +1,92 @@
+"""Small real data sets bundled with pybncsmooth.
+
+=================  =============  ====================================================
+name               rows x cols    source
+=================  =============  ====================================================
+``asia``           5000 x 8       Lauritzen & Spiegelhalter (1988), "Local computations
+                                  with probabilities on graphical structures", JRSS B
+                                  50(2); the sample shipped with R's bnlearn
+                                  (``data(asia)``, Scutari 2010, JSS 35(3)).
+``learning_test``  5000 x 6       bnlearn's synthetic ``data(learning.test)``.
+``housevotes84``   435 x 17       UCI Congressional Voting Records (Schlimmer 1987),
+                                  as ``HouseVotes84`` in R's mlbench; 392 missing votes.
+=================  =============  ====================================================
+
+Columns come back as pandas Categoricals with the level order of the source
+(bnlearn's factor levels; byte order of the text for the UCI set).  ``asia`` and
+``learning_test`` come with their true network (:func:`structure`).
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+import pandas as pd
+
+from ..structure.dag import DAG
+
+__all__ = ["load_dataset", "list_datasets", "structure", "dataset_info"]
+
+_DATASETS: dict[str, dict[str, Any]] = {
+    "asia": {
+        "file": "asia.csv.gz",
+        "levels": {c: ["no", "yes"] for c in ["A", "S", "T", "L", "B", "E", "X", "D"]},
+        "modelstring": "[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]",
+        "description": "Lung-disease network of Lauritzen & Spiegelhalter (1988): visit to Asia (A), "
+        "smoking (S), tuberculosis (T), lung cancer (L), bronchitis (B), either T or L (E), "
+        "X-ray (X), dyspnoea (D).",
+        "source": "R package bnlearn, data(asia)",
+    },
+    "learning_test": {
+        "file": "learning_test.csv.gz",
+        "levels": {**{c: ["a", "b", "c"] for c in "ABCDE"}, "F": ["a", "b"]},
+        "modelstring": "[A][C][F][B|A][D|A:C][E|B:F]",
+        "description": "Synthetic data set of bnlearn with a known six-node network.",
+        "source": "R package bnlearn, data(learning.test)",
+    },
+    "housevotes84": {
+        "file": "housevotes84.csv.gz",
+        "levels": {"Class": ["democrat", "republican"], **{f"V{i}": ["n", "y"] for i in range(1, 17)}},
+        "modelstring": None,
+        "class": "Class",
+        "description": "1984 US House of Representatives votes of 435 congressmen on 16 key issues "
+        "(n / y, missing when not recorded) and their party (Class).",
+        "source": "UCI Machine Learning Repository, Congressional Voting Records (Schlimmer 1987)",
+    },
+}
+
+
+def list_datasets() -> list[str]:
+    """Names of the bundled data sets."""
+    return sorted(_DATASETS)
+
+
+def _meta(name: str) -> dict[str, Any]:
+    if name not in _DATASETS:
+        raise KeyError(f"unknown data set {name!r}; available: {', '.join(list_datasets())}")
+    return _DATASETS[name]
+
+
+def dataset_info(name: str) -> dict[str, Any]:
+    """Description, source, level orders and (if known) the true model string."""
+    m = _meta(name)
+    return {k: v for k, v in m.items() if k != "file"}
+
+
+def load_dataset(name: str) -> pd.DataFrame:
+    """Load a bundled data set as a data frame of Categoricals (missing values as NaN)."""
+    m = _meta(name)
+    with resources.files(__name__).joinpath("files", m["file"]).open("rb") as fh:
+        df = pd.read_csv(fh, compression="gzip", dtype=str, keep_default_na=False, na_values=["", "NA"])
+    for col, lev in m["levels"].items():
+        df[col] = pd.Categorical(df[col], categories=lev)
+    return df
+
+
+def structure(name: str) -> DAG:
+    """The true network of a data set (as bnlearn's ``model2network`` builds it)."""
+    ms = _meta(name)["modelstring"]
+    if ms is None:
+        raise KeyError(f"data set {name!r} has no known structure")
+    return DAG.from_modelstring(ms)
