@@ -1,0 +1,66 @@
+"""Shared fixtures: the bnlearn reference files in tests/data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+DATA = Path(__file__).parent / "data"
+BNLEARN = DATA / "bnlearn"
+
+
+def bnlearn_path(name: str) -> Path:
+    return BNLEARN / name
+
+
+def load_reference_csv(name: str) -> pd.DataFrame:
+    """A bnlearn data set with bnlearn's factor level order, as Categoricals."""
+    levels = json.loads((BNLEARN / f"{name}.levels.json").read_text())
+    df = pd.read_csv(BNLEARN / f"{name}.csv.gz", dtype=str, keep_default_na=False, na_values=[""])
+    for col in levels["columns"]:
+        df[col] = pd.Categorical(df[col], categories=levels["levels"][col])
+    return df
+
+
+def load_golden(name: str) -> dict:
+    """``node -> dict(parents, dims, levels, table)`` from a bnlearn JSON file."""
+    raw = json.loads((BNLEARN / name).read_text())
+    out = {"meta": raw["meta"], "nodes": {}}
+    for node, nd in raw["nodes"].items():
+        prob = np.array([np.nan if v is None else v for v in nd["prob"]], dtype=float)
+        out["nodes"][node] = {
+            "parents": nd["parents"],
+            "children": nd["children"],
+            "dims": nd["dims"],
+            "levels": nd["levels"],
+            "table": prob.reshape(nd["shape"], order="F"),
+        }
+    return out
+
+
+def modelstring_of(name: str) -> str:
+    return (BNLEARN / f"{name}.modelstring.txt").read_text().strip()
+
+
+@pytest.fixture(scope="session")
+def asia() -> pd.DataFrame:
+    return load_reference_csv("asia")
+
+
+@pytest.fixture(scope="session")
+def learning_test() -> pd.DataFrame:
+    return load_reference_csv("learning_test")
+
+
+@pytest.fixture(scope="session")
+def alarm() -> pd.DataFrame:
+    return load_reference_csv("alarm")
+
+
+@pytest.fixture(scope="session")
+def insurance() -> pd.DataFrame:
+    return load_reference_csv("insurance")
