@@ -68,7 +68,7 @@ class MissingColumnError(DataError, KeyError):
             shown = ", ".join(repr(c) for c in list(available)[:12])
             more = "" if len(available) <= 12 else f", ... ({len(available)} columns)"
             hint = f"; the data has {shown}{more}"
-        super().__init__(f"{role} {column!r} is not a column of the data{hint}")
+        super().__init__(f"{column!r} ({role}) is not a column of the data{hint}")
 
     def __str__(self) -> str:  # KeyError would otherwise quote the message
         return str(self.args[0])

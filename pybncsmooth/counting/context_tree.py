@@ -30,6 +30,7 @@ from typing import Iterable, NamedTuple, Sequence
 import numpy as np
 
 from ..errors import DataError
+from ._kernels import build_levels, dense_counts
 
 __all__ = ["ContextTree", "TreeLevel", "count_tree", "aggregate_leaves"]
 
@@ -90,10 +91,11 @@ class ContextTree:
         parents = tuple(parents)
         parent_cards = tuple(int(c) for c in parent_cards)
         d = len(parents)
-        configs = np.asarray(configs, dtype=np.int64).reshape(-1, d)
         counts = np.asarray(counts, dtype=np.int64).reshape(-1, child_card)
-        if configs.shape[0] != counts.shape[0]:
+        configs = np.asarray(configs, dtype=np.int64)
+        if configs.size != counts.shape[0] * d:
             raise ValueError("configs and counts must have the same number of rows")
+        configs = configs.reshape(counts.shape[0], d)
         configs, counts = _sum_duplicate_leaves(configs, counts)
         return cls(child, parents, int(child_card), parent_cards, _build_levels(configs, counts, d, child_card))
 
@@ -283,6 +285,8 @@ def count_tree(
     parent_codes: np.ndarray | Sequence[np.ndarray],
     child_card: int,
     parent_cards: Sequence[int],
+    *,
+    complete: bool | None = None,
 ) -> ContextTree:
     """Count a context tree from code arrays.
 
@@ -294,7 +298,8 @@ def count_tree(
         ``(n, d)`` array (or a list of ``d`` arrays) of the parents' codes, in
         branching order.
     Rows where the child or a parent is ``-1`` (not observed) are skipped, as in
-    bnlearn's available-case counting.
+    bnlearn's available-case counting.  ``complete=True`` asserts that no code is
+    ``-1`` (skips that check).
     """
     parents = tuple(parents)
     d = len(parents)
@@ -305,13 +310,23 @@ def count_tree(
         cols = [np.asarray(c) for c in parent_codes]
     if len(cols) != d:
         raise ValueError(f"expected codes for {d} parents, got {len(cols)}")
-    configs, counts = aggregate_leaves(x, cols, child_card, parent_cards)
+    for name, c, k in zip((child, *parents), (x, *cols), (child_card, *parent_cards)):
+        if c.size and c.max() >= k:
+            raise ValueError(f"codes of {name!r} reach {int(c.max())}, beyond its {k} levels")
+        if len(c) != len(x):
+            raise ValueError(f"codes of {name!r} have {len(c)} rows, expected {len(x)}")
+    configs, counts = aggregate_leaves(x, cols, child_card, parent_cards, complete=complete)
     levels = _build_levels(configs, counts, d, child_card)
     return ContextTree(child, parents, int(child_card), tuple(int(c) for c in parent_cards), levels)
 
 
 def aggregate_leaves(
-    x: np.ndarray, cols: Sequence[np.ndarray], child_card: int, parent_cards: Sequence[int]
+    x: np.ndarray,
+    cols: Sequence[np.ndarray],
+    child_card: int,
+    parent_cards: Sequence[int],
+    *,
+    complete: bool | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Leaf table (sorted unique parent configurations and child counts) of rows.
 
@@ -322,28 +337,25 @@ def aggregate_leaves(
     """
     r = int(child_card)
     d = len(cols)
-    mask = x >= 0
-    for c in cols:
-        mask &= c >= 0
-    if not mask.all():
-        x = x[mask]
-        cols = [c[mask] for c in cols]
-    n = x.shape[0]
-    if d == 0:
-        counts = np.bincount(x.astype(np.intp), minlength=r).astype(np.int64).reshape(1, r)
-        return np.zeros((1, 0), dtype=np.int64), counts
-    if n == 0:
-        return np.zeros((0, d), dtype=np.int64), np.zeros((0, r), dtype=np.int64)
     cards = [int(c) for c in parent_cards]
     Q = 1
     for c in cards:
         Q *= c
+    n = x.shape[0]
     if Q * r <= max(_DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR * n):
-        cfg = _mixed_radix(cols, cards)
-        cell = cfg * r + x
-        dense = np.bincount(cell, minlength=Q * r).reshape(Q, r)
-        observed = np.flatnonzero(dense.any(axis=1))
-        return _decode(observed, cards), dense[observed].astype(np.int64, copy=False)
+        M = code_matrix([x, *cols])
+        return dense_leaves(M, 0, np.arange(1, d + 1), cards, r)
+    if complete is None:
+        complete = (x.size == 0 or x.min() >= 0) and all(c.size == 0 or c.min() >= 0 for c in cols)
+    if not complete:
+        mask = x >= 0
+        for c in cols:
+            mask &= c >= 0
+        x = x[mask]
+        cols = [c[mask] for c in cols]
+    n = x.shape[0]
+    if n == 0:
+        return np.zeros((0, d), dtype=np.int64), np.zeros((0, r), dtype=np.int64)
     if Q * r < _INT64_SAFE:
         cfg = _mixed_radix(cols, cards)
         uniq, cnt = np.unique(cfg * r + x, return_counts=True)
@@ -360,11 +372,37 @@ def aggregate_leaves(
     return _sum_duplicate_leaves(P, _one_hot(x, r))
 
 
+def code_matrix(cols: Sequence[np.ndarray]) -> np.ndarray:
+    """Columns of codes as one Fortran-ordered matrix (a common small integer dtype)."""
+    dtype = np.result_type(*[c.dtype for c in cols], np.int8) if cols else np.int8
+    n = len(cols[0]) if cols else 0
+    M = np.empty((n, len(cols)), dtype=dtype, order="F")
+    for j, c in enumerate(cols):
+        M[:, j] = c
+    return M
+
+
+def dense_leaves(
+    M: np.ndarray, child: int, pcols: np.ndarray, cards: Sequence[int], r: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Leaf table by dense counting of the columns ``child``/``pcols`` of ``M``."""
+    Q = 1
+    for c in cards:
+        Q *= int(c)
+    dense = dense_counts(M, child, np.asarray(pcols, dtype=np.int64), np.asarray(cards, dtype=np.int64), r, Q * r)
+    dense = dense.reshape(Q, r)
+    if len(cards) == 0:
+        return np.zeros((1, 0), dtype=np.int64), dense
+    observed = np.flatnonzero(dense.any(axis=1))
+    return _decode(observed, cards), dense[observed]
+
+
 def _mixed_radix(cols: Sequence[np.ndarray], cards: Sequence[int]) -> np.ndarray:
     """Codes with the first parent most significant: ((p1*c2 + p2)*c3 + p3)..."""
-    cfg = cols[0].astype(np.int64)
+    cfg = cols[0].astype(np.int64)  # always a fresh array: safe to update in place
     for c, k in zip(cols[1:], cards[1:]):
-        cfg = cfg * k + c
+        cfg *= k
+        cfg += c
     return cfg
 
 
@@ -418,20 +456,12 @@ def _build_levels(configs: np.ndarray, counts: np.ndarray, d: int, r: int) -> tu
         for _ in range(d):
             levels.append(TreeLevel(empty, empty, np.zeros((0, r), dtype=np.int64)))
         return tuple(levels)
-    change = np.zeros(m - 1, dtype=bool)
-    prev_id = np.zeros(m, dtype=np.int64)
-    for i in range(1, d + 1):
-        col = configs[:, i - 1]
-        change = change | (col[1:] != col[:-1])
-        new = np.concatenate(([True], change))
-        starts = np.flatnonzero(new)
-        node_id = np.cumsum(new) - 1
-        if i == d:
-            lev_counts = counts.astype(np.int64, copy=False)
-        else:
-            lev_counts = np.add.reduceat(counts, starts, axis=0).astype(np.int64, copy=False)
-        levels.append(TreeLevel(prev_id[starts], col[starts].copy(), lev_counts))
-        prev_id = node_id
+    sizes, parent, value, lcounts = build_levels(
+        np.ascontiguousarray(configs, dtype=np.int64), np.ascontiguousarray(counts, dtype=np.int64)
+    )
+    for i in range(d):
+        k = int(sizes[i])
+        levels.append(TreeLevel(parent[i, :k].copy(), value[i, :k].copy(), lcounts[i, :k].copy()))
     return tuple(levels)
 
 

@@ -18,7 +18,15 @@ from ..data.encode import DEFAULT_MAX_LEVELS, EncodedData, NAPolicy, encode
 from ..data.schema import NA_LABEL, Schema
 from ..errors import EmptyDataError
 from ..structure.dag import DAG
-from .context_tree import ContextTree, count_tree
+from .context_tree import (
+    _DENSE_MIN_CELLS,
+    _DENSE_ROWS_FACTOR,
+    ContextTree,
+    _build_levels,
+    code_matrix,
+    count_tree,
+    dense_leaves,
+)
 
 __all__ = ["count_network", "NetworkCounter"]
 
@@ -36,17 +44,24 @@ def count_network(
     parents (the domain of a multi-domain fit).
     """
     schema = enc.schema
+    node_list = list(nodes) if nodes is not None else dag.nodes
+    variables = list(dict.fromkeys(v for n in node_list for v in [n, *_tree_variables(dag, n, prefix)]))
+    col = {v: j for j, v in enumerate(variables)}
+    M = code_matrix([enc[v] for v in variables])
+    n = M.shape[0]
     trees = {}
-    for node in nodes if nodes is not None else dag.nodes:
+    for node in node_list:
         pa = _tree_variables(dag, node, prefix)
-        trees[node] = count_tree(
-            node,
-            pa,
-            enc[node],
-            [enc[p] for p in pa],
-            schema.cardinality(node),
-            schema.cardinalities(pa),
-        )
+        r = schema.cardinality(node)
+        cards = schema.cardinalities(pa)
+        Q = 1
+        for c in cards:
+            Q *= c
+        if Q * r <= max(_DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR * n):
+            configs, counts = dense_leaves(M, col[node], np.array([col[p] for p in pa], dtype=np.int64), cards, r)
+            trees[node] = ContextTree(node, tuple(pa), r, cards, _build_levels(configs, counts, len(pa), r))
+        else:
+            trees[node] = count_tree(node, pa, enc[node], [enc[p] for p in pa], r, cards)
     return trees
 
 

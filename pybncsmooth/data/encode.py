@@ -162,8 +162,10 @@ def encode(
     fixed: set[str] = set()
     codes: dict[str, np.ndarray] = {}
     na_masks: dict[str, np.ndarray] = {}
+    wanted = set(variables)
+    columns = {name: s for name, s in df.items() if name in wanted}  # faster than df[var] each
     for var in variables:
-        series = df[var]
+        series = columns[var]
         if var in schema:
             lev = schema[var]
             c, na_mask = _map_to_levels(series, var, lev, na, on_unseen, na_label)
@@ -216,7 +218,7 @@ def _infer_levels(
     fixed = False
     if isinstance(dtype, pd.CategoricalDtype):
         levels = tuple(dtype.categories.tolist())
-        raw = series.cat.codes.to_numpy()
+        raw = series.array.codes
         fixed = True
     elif pd.api.types.is_bool_dtype(dtype):
         levels = (False, True)
@@ -285,20 +287,28 @@ def _map_to_levels(
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Codes of ``series`` against known ``levels`` (-1 = not observed)."""
     dtype = series.dtype
-    if isinstance(dtype, pd.CategoricalDtype) and tuple(dtype.categories.tolist()) == levels:
-        raw = series.cat.codes.to_numpy().astype(np.int64)
+    index = pd.Index(list(levels), dtype=object)
+    if isinstance(dtype, pd.CategoricalDtype):
+        cats = tuple(dtype.categories.tolist())
+        codes = series.cat.codes.to_numpy().astype(np.int64)
+        if cats == levels:
+            raw = codes
+        else:
+            cat_map = np.append(index.get_indexer(pd.Index(list(cats), dtype=object)), -1)
+            raw = cat_map[codes]  # code -1 (NA) picks the appended -1
     else:
         if pd.api.types.is_float_dtype(dtype):
             raise NonCategoricalError(var, dtype)
-        raw = pd.Categorical(series, categories=pd.Index(list(levels), dtype=object)).codes.astype(np.int64)
+        raw = index.get_indexer(series.to_numpy(dtype=object)).astype(np.int64)
     na_mask = series.isna().to_numpy()
+    raw[na_mask] = -1
     unknown = (raw < 0) & ~na_mask
     if unknown.any() and all(isinstance(l, str) for l in levels):
         # e.g. integer values against levels read back from a file as text
-        as_text = series.astype(object).where(~na_mask, None).map(lambda v: None if v is None else str(v))
-        raw2 = pd.Categorical(as_text, categories=pd.Index(list(levels), dtype=object)).codes.astype(np.int64)
-        if (raw2[unknown] >= 0).all():
-            raw = np.where(unknown, raw2, raw)
+        as_text = np.array([str(v) for v in series.to_numpy(dtype=object)[unknown]], dtype=object)
+        fixed = index.get_indexer(as_text)
+        if (fixed >= 0).all():
+            raw[unknown] = fixed
             unknown = (raw < 0) & ~na_mask
     if unknown.any():
         if on_unseen == "error":

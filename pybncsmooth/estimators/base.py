@@ -49,7 +49,8 @@ class TreeEstimate:
 
     def __post_init__(self) -> None:
         for i, p in enumerate(self.probs):
-            if p.size and not np.all(np.isfinite(p)):
+            # probabilities are bounded, so their sum is finite iff every entry is
+            if not np.isfinite(p.sum()):
                 raise FloatingPointError(f"non-finite probabilities at tree level {i}")
 
 

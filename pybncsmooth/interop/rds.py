@@ -130,7 +130,7 @@ def from_r(obj: Any, path: str | None = None) -> "FittedNetwork | DAG":
             dims = [int(d) for d in ro.r["dim"](prob)]
             dn = ro.r["dimnames"](prob)
             lv = [_chr(x) for x in dn]
-            flat = np.asarray(prob, dtype=np.float64).reshape(-1)
+            flat = np.array(ro.r["as.vector"](prob), dtype=np.float64)
             tables[n] = flat.reshape(dims, order="F")
             for var, lev in zip([n] + parents[n], lv):
                 if var in levels and levels[var] != lev:

@@ -34,6 +34,16 @@ DEFAULT_MAX_CELLS = 50_000_000
 QUERY_DENSE_CELLS = 1 << 22
 
 
+def _as_matrix(parent_codes: np.ndarray, d: int) -> np.ndarray:
+    """Parent codes as an ``(n, d)`` array (a 1-d array is one column)."""
+    P = np.asarray(parent_codes)
+    if P.ndim == 1:
+        P = P.reshape(-1, 1) if d == 1 else P.reshape(-1, d) if d else P.reshape(len(P), 0)
+    if P.ndim != 2 or P.shape[1] != d:
+        raise ValueError(f"expected parent codes of shape (n, {d}), got {P.shape}")
+    return P
+
+
 class CPD(ABC):
     """Common interface: ``node``, ``parents``, ``card``, ``parent_cards`` and queries."""
 
@@ -69,8 +79,8 @@ class CPD(ABC):
 
     def prob_of(self, x: np.ndarray, parent_codes: np.ndarray) -> np.ndarray:
         """``P(node = x_i | parents_i)`` for each row (``x`` must be observed)."""
-        P = np.asarray(parent_codes).reshape(len(x), -1)
         x = np.asarray(x, dtype=np.int64)
+        P = _as_matrix(parent_codes, len(self.parents))
         if self.n_configs * self.card <= QUERY_DENSE_CELLS and (P.size == 0 or P.min() >= 0):
             flat = self._query_matrix().ravel()
             cfg = _mixed_radix([P[:, j] for j in range(P.shape[1])], self.parent_cards) if P.shape[1] else 0
@@ -104,7 +114,7 @@ class TreeCPD(CPD):
         return np.concatenate(self.estimate.probs, axis=0), offsets
 
     def probs(self, parent_codes: np.ndarray) -> np.ndarray:
-        P = np.asarray(parent_codes).reshape(-1, len(self.parents))
+        P = _as_matrix(parent_codes, len(self.parents))
         n = P.shape[0]
         known = P.min(axis=1) >= 0 if P.shape[1] else np.ones(n, dtype=bool)
         if self.n_configs * self.card <= QUERY_DENSE_CELLS and known.all():
@@ -182,7 +192,7 @@ class TableCPD(CPD):
         return self._table.copy()
 
     def probs(self, parent_codes: np.ndarray) -> np.ndarray:
-        P = np.asarray(parent_codes).reshape(-1, len(self.parents))
+        P = _as_matrix(parent_codes, len(self.parents))
         n = P.shape[0]
         m = self._matrix(0)
         if P.shape[1] == 0:
@@ -224,7 +234,7 @@ class FixedPrefixCPD(CPD):
         self.parent_cards = inner.parent_cards[k:]
 
     def _with_prefix(self, P: np.ndarray) -> np.ndarray:
-        P = np.asarray(P).reshape(-1, len(self.parents))
+        P = _as_matrix(P, len(self.parents))
         pre = np.broadcast_to(np.asarray(self.prefix_codes, dtype=np.int64), (P.shape[0], len(self.prefix_codes)))
         return np.concatenate([pre, P.astype(np.int64)], axis=1)
 
