@@ -114,7 +114,7 @@ def test_format_r_matches_r_rules():
 BAD = [
     ("bif", "network x {\n}\nvariable A {\n  type discrete [ 2 ] { a, b };\n}\nprobability ( A ) {\n  table 0.5, 0.6;\n}\n",
      "sums to 1.1", 7),
-    ("bif", "network x {\n}\nvariable A {\n  type discrete [ 3 ] { a, b };\n}\n", "declares 3 levels", 3),
+    ("bif", "network x {\n}\nvariable A {\n  type discrete [ 3 ] { a, b };\n}\n", "declares 3 levels", 4),
     ("bif", "network x {\n}\nvariable A {\n  type discrete [ 2 ] { a, b };\n}\n", "no probability table", 3),
     ("bif", "network x {\n}\nvariable A {\n  type discrete [ 2 ] { a, b };\n}\nprobability ( A | B ) {\n  (a) 0.5, 0.5;\n}\n",
      "'B'", 6),

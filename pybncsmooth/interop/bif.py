@@ -60,6 +60,7 @@ def _variable(cur: Cursor, parts: NetworkParts) -> None:
     levels: list[str] | None = None
     while not cur.is_punct("}"):
         if cur.is_word("type"):
+            tline = cur.line
             cur.next()
             kind = cur.name("a variable type")
             if kind != "discrete":
@@ -77,7 +78,7 @@ def _variable(cur: Cursor, parts: NetworkParts) -> None:
             cur.expect("}")
             cur.expect(";")
             if len(levels) != n:
-                raise cur.error(f"variable {node!r} declares {n} levels but lists {len(levels)}", line)
+                raise cur.error(f"variable {node!r} declares {n} levels but lists {len(levels)}", tline)
         else:
             cur.skip_statement()
     cur.expect("}")

@@ -68,6 +68,7 @@ def _node(cur: Cursor, parts: NetworkParts) -> None:
     levels = None
     while not cur.is_punct("}"):
         if cur.is_word("type"):
+            tline = cur.line
             cur.next()
             if cur.is_punct(":"):
                 cur.next()
@@ -87,7 +88,7 @@ def _node(cur: Cursor, parts: NetworkParts) -> None:
             cur.expect("}")
             cur.expect(";")
             if len(levels) != n:
-                raise cur.error(f"node {node!r} declares {n} levels but lists {len(levels)}", line)
+                raise cur.error(f"node {node!r} declares {n} levels but lists {len(levels)}", tline)
         else:
             cur.skip_statement()
     cur.expect("}")

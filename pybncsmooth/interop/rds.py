@@ -12,6 +12,7 @@ bnlearn's own functions accept them.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +81,12 @@ def r_available() -> bool:
 
 
 def _robjects() -> Any:
+    # rpy2's start-up prepends R's library folders to LD_LIBRARY_PATH in os.environ,
+    # which breaks Python subprocesses of the caller (a shared-library Python then
+    # loads the system's libpython); R is loaded by then, so the caller's value is
+    # put back
+    had = "LD_LIBRARY_PATH" in os.environ
+    before = os.environ.get("LD_LIBRARY_PATH")
     try:
         import rpy2.robjects as ro  # noqa: F401
     except Exception as e:  # rpy2 raises various errors when R is missing or too old
@@ -87,6 +94,11 @@ def _robjects() -> Any:
             "bnlearn objects and .rds files need R and rpy2 (pip install 'pybncsmooth[r]'; "
             f"rpy2 3.5 works with R 4.2): {e}"
         ) from e
+    finally:
+        if had:
+            os.environ["LD_LIBRARY_PATH"] = before  # type: ignore[assignment]
+        else:
+            os.environ.pop("LD_LIBRARY_PATH", None)
     return ro
 
 

@@ -1,0 +1,80 @@
+"""The pybncsmooth command line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pybncsmooth as bs
+from pybncsmooth.frontends.cli import main
+from conftest import BNLEARN, modelstring_of
+
+
+@pytest.fixture()
+def asia_csv(tmp_path, asia):
+    path = tmp_path / "asia.csv"
+    asia.to_csv(path, index=False)
+    return path
+
+
+def test_fit_writes_a_bif_equal_to_bnlearns(asia_csv, tmp_path, capsys):
+    out = tmp_path / "asia.bif"
+    rc = main(["fit", str(asia_csv), "-s", modelstring_of("asia"), "-m", "bayes", "-p", "iss=1", "-o", str(out)])
+    assert rc == 0
+    assert "method=bayes" in capsys.readouterr().out
+    # levels read from CSV text sort as bytes: "no" < "yes" as in bnlearn's factors
+    assert out.read_bytes() == (BNLEARN / "asia.bif").read_bytes()
+
+
+def test_fit_with_chunks_and_native_output(asia_csv, tmp_path):
+    out = tmp_path / "asia.pbn"
+    assert main(["fit", str(asia_csv), "-s", modelstring_of("asia"), "-m", "mestimate", "-p", "m=2",
+                 "--chunksize", "777", "-o", str(out), "-v"]) == 0
+    net = bs.read_network(out)
+    assert net.method == "mestimate" and net.estimator.m == 2.0 and net.n_rows == 5000
+
+
+def test_predict_and_info(asia_csv, tmp_path, capsys, asia):
+    preds = tmp_path / "p.csv"
+    assert main(["predict", str(BNLEARN / "asia.bif"), str(asia_csv), "-t", "L", "-o", str(preds)]) == 0
+    got = pd.read_csv(preds)
+    assert list(got.columns) == ["L", "P(L=no)", "P(L=yes)"]
+    ref = bs.read_network(BNLEARN / "asia.bif").predict_proba(asia, "L")
+    np.testing.assert_allclose(got["P(L=yes)"].to_numpy(), ref["yes"].to_numpy(), rtol=1e-12)
+    capsys.readouterr()
+    assert main(["info", str(BNLEARN / "asia.bif"), "--cpt", "D"]) == 0
+    out = capsys.readouterr().out
+    assert "[A][S][B|S][L|S][T|A][E|L:T][D|B:E][X|E]" in out
+    assert "P(D | B, E)" in out and "0.900130" in out
+
+
+def test_errors_are_one_line_with_status_2(asia_csv, tmp_path, capsys):
+    assert main(["fit", str(asia_csv), "-s", "[A][B|Q]"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pybncsmooth: error:") and "'Q'" in err
+    assert main(["fit", str(asia_csv), "-s", "[A][Zz|A]"]) == 2
+    assert "'Zz' (node) is not a column" in capsys.readouterr().err
+    assert main(["fit", str(asia_csv), "-s", "[A]", "-m", "bayes", "-p", "alpha=3"]) == 2
+    assert "no hyperparameter 'alpha'" in capsys.readouterr().err
+    bad = tmp_path / "bad.bif"
+    bad.write_text("network x {\n}\nvariable A {\n  type discrete [ 2 ] { a };\n}\n")
+    assert main(["info", str(bad)]) == 2
+    assert "bad.bif:4" in capsys.readouterr().err
+
+
+def test_demo_runs(capsys):
+    assert main(["demo", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "held-out log-likelihood" in out and "bayes iss=1" in out
+
+
+def test_console_script_entry_point(asia_csv):
+    res = subprocess.run(
+        [sys.executable, "-m", "pybncsmooth.frontends.cli", "info", str(BNLEARN / "learning_test.modelstring.txt")],
+        capture_output=True, text=True,
+    )
+    assert res.returncode == 2 and "extension" in res.stderr
