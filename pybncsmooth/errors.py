@@ -116,7 +116,7 @@ class UnseenLevelError(DataError, KeyError):
                 known_txt += ", ..."
         super().__init__(
             f"variable {column!r} has level(s) {shown}{more} not seen when the model "
-            f"was fitted{known_txt} (pass on_unseen=\"backoff\" to back off instead)"
+            f'was fitted{known_txt} (pass on_unseen="backoff" to back off instead)'
         )
 
     def __str__(self) -> str:

@@ -32,8 +32,26 @@ def test_fit_writes_a_bif_equal_to_bnlearns(asia_csv, tmp_path, capsys):
 
 def test_fit_with_chunks_and_native_output(asia_csv, tmp_path):
     out = tmp_path / "asia.pbn"
-    assert main(["fit", str(asia_csv), "-s", modelstring_of("asia"), "-m", "mestimate", "-p", "m=2",
-                 "--chunksize", "777", "-o", str(out), "-v"]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(asia_csv),
+                "-s",
+                modelstring_of("asia"),
+                "-m",
+                "mestimate",
+                "-p",
+                "m=2",
+                "--chunksize",
+                "777",
+                "-o",
+                str(out),
+                "-v",
+            ]
+        )
+        == 0
+    )
     net = bs.read_network(out)
     assert net.method == "mestimate" and net.estimator.m == 2.0 and net.n_rows == 5000
 
@@ -75,6 +93,7 @@ def test_demo_runs(capsys):
 def test_console_script_entry_point(asia_csv):
     res = subprocess.run(
         [sys.executable, "-m", "pybncsmooth.frontends.cli", "info", str(BNLEARN / "learning_test.modelstring.txt")],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     assert res.returncode == 2 and "extension" in res.stderr

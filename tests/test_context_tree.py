@@ -11,7 +11,7 @@ from pybncsmooth.counting import ContextTree, count_tree
 from pybncsmooth.counting import context_tree as ct_mod
 from pybncsmooth.counting.network import count_network
 from pybncsmooth.data import encode
-from conftest import load_reference_csv, modelstring_of
+from conftest import modelstring_of
 
 
 def small_tree() -> ContextTree:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 
 import numpy as np
 import pandas as pd
@@ -112,26 +111,54 @@ def test_format_r_matches_r_rules():
 # ----------------------------------------------------------------------------- bad files
 
 BAD = [
-    ("bif", "network x {\n}\nvariable A {\n  type discrete [ 2 ] { a, b };\n}\nprobability ( A ) {\n  table 0.5, 0.6;\n}\n",
-     "sums to 1.1", 7),
+    (
+        "bif",
+        "network x {\n}\nvariable A {\n  type discrete [ 2 ] { a, b };\n}\nprobability ( A ) {\n  table 0.5, 0.6;\n}\n",
+        "sums to 1.1",
+        7,
+    ),
     ("bif", "network x {\n}\nvariable A {\n  type discrete [ 3 ] { a, b };\n}\n", "declares 3 levels", 4),
     ("bif", "network x {\n}\nvariable A {\n  type discrete [ 2 ] { a, b };\n}\n", "no probability table", 3),
-    ("bif", "network x {\n}\nvariable A {\n  type discrete [ 2 ] { a, b };\n}\nprobability ( A | B ) {\n  (a) 0.5, 0.5;\n}\n",
-     "'B'", 6),
-    ("bif", "network x {\n}\nvariable A {\n  type discrete [ 2 ] { a, b };\n}\nvariable B {\n  type discrete [ 2 ] { u, v };\n}\n"
-     "probability ( A ) {\n  table 0.5, 0.5;\n}\nprobability ( B | A ) {\n  (a) 0.5, 0.5;\n  (c) 0.1, 0.9;\n}\n",
-     "'c' is not a level of 'A'", 14),
-    ("bif", "network x {\n}\nvariable A {\n  type discrete [ 2 ] { a, b };\n}\nvariable B {\n  type discrete [ 2 ] { u, v };\n}\n"
-     "probability ( A ) {\n  table 0.5, 0.5;\n}\nprobability ( B | A ) {\n  (a) 0.5, 0.5;\n}\n",
-     "no distribution for parent configuration (A=b)", 12),
-    ("bif", "network x {\n}\nvariable A {\n  type discrete [ 2 ] { a, b };\n}\nprobability ( A ) {\n  table 0.5, x;\n}\n",
-     "expected a probability but found 'x'", 7),
+    (
+        "bif",
+        "network x {\n}\nvariable A {\n  type discrete [ 2 ] { a, b };\n}\nprobability ( A | B ) {\n  (a) 0.5, 0.5;\n}\n",
+        "'B'",
+        6,
+    ),
+    (
+        "bif",
+        "network x {\n}\nvariable A {\n  type discrete [ 2 ] { a, b };\n}\nvariable B {\n  type discrete [ 2 ] { u, v };\n}\n"
+        "probability ( A ) {\n  table 0.5, 0.5;\n}\nprobability ( B | A ) {\n  (a) 0.5, 0.5;\n  (c) 0.1, 0.9;\n}\n",
+        "'c' is not a level of 'A'",
+        14,
+    ),
+    (
+        "bif",
+        "network x {\n}\nvariable A {\n  type discrete [ 2 ] { a, b };\n}\nvariable B {\n  type discrete [ 2 ] { u, v };\n}\n"
+        "probability ( A ) {\n  table 0.5, 0.5;\n}\nprobability ( B | A ) {\n  (a) 0.5, 0.5;\n}\n",
+        "no distribution for parent configuration (A=b)",
+        12,
+    ),
+    (
+        "bif",
+        "network x {\n}\nvariable A {\n  type discrete [ 2 ] { a, b };\n}\nprobability ( A ) {\n  table 0.5, x;\n}\n",
+        "expected a probability but found 'x'",
+        7,
+    ),
     ("bif", "variable A {\n}", "starts with 'network'", 1),
-    ("dsc", 'belief network "u"\nnode A {\n  type : discrete [ 2 ] = { "a", "b" };\n}\nprobability ( A ) {\n   0.2, 0.2;\n}\n',
-     "sums to 0.4", 6),
-    ("net", 'net\n{\n}\nnode A\n{\n  states = ( "a" "b" );\n}\npotential ( A )\n{\n  data = ( 0.5 0.5 0.5 );\n}\n',
-     "3 numbers, expected 2", 10),
-    ("net", 'net\n{\n}\ncontinuous node A\n{\n}\n', "continuous nodes are not supported", 4),
+    (
+        "dsc",
+        'belief network "u"\nnode A {\n  type : discrete [ 2 ] = { "a", "b" };\n}\nprobability ( A ) {\n   0.2, 0.2;\n}\n',
+        "sums to 0.4",
+        6,
+    ),
+    (
+        "net",
+        'net\n{\n}\nnode A\n{\n  states = ( "a" "b" );\n}\npotential ( A )\n{\n  data = ( 0.5 0.5 0.5 );\n}\n',
+        "3 numbers, expected 2",
+        10,
+    ),
+    ("net", "net\n{\n}\ncontinuous node A\n{\n}\n", "continuous nodes are not supported", 4),
 ]
 
 

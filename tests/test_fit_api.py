@@ -45,8 +45,9 @@ def test_mestimate_exact_values_and_backoff(tiny):
     np.testing.assert_allclose(t[:, 1, 1], [0.5, 0.5])
     # a deeper example where the ancestor is not uniform
     df2 = df.iloc[[0, 1, 2, 7]]  # A = a0 only; C = c0, c1, c1, c1
-    t2 = bs.fit(["C ~ A + B"], df2.assign(A=pd.Categorical(df2["A"], categories=["a0", "a1"])),
-                method="mestimate", m=2).cpt("C")
+    t2 = bs.fit(
+        ["C ~ A + B"], df2.assign(A=pd.Categorical(df2["A"], categories=["a0", "a1"])), method="mestimate", m=2
+    ).cpt("C")
     # (a1, anything): no a1 at all -> back off to the root: (1 + 1, 3 + 1) / 6
     np.testing.assert_allclose(t2[:, 1, 0], [2 / 6, 4 / 6])
     # m = 0 gives relative frequencies where there are data

@@ -65,7 +65,13 @@ def test_r_collation_emulation():
     # glibc's en_US.UTF-8: letters and digits first, case-insensitively; then lower
     # case before upper case
     assert r_sorted(["AntiTheft", "Antilock", "b", "B", "a", "A10", "A2"]) == [
-        "a", "A10", "A2", "Antilock", "AntiTheft", "b", "B",
+        "a",
+        "A10",
+        "A2",
+        "Antilock",
+        "AntiTheft",
+        "b",
+        "B",
     ]
 
 

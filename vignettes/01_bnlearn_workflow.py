@@ -10,7 +10,6 @@ import os
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 import pybncsmooth as bs
 

@@ -139,9 +139,7 @@ class NetworkCounter:
             raise EmptyDataError("the data has no rows (every chunk was empty)")
         return self.schema, self.trees
 
-    def _recode_all(
-        self, trees: dict[str, ContextTree], src: Schema, dst: Schema
-    ) -> dict[str, ContextTree]:
+    def _recode_all(self, trees: dict[str, ContextTree], src: Schema, dst: Schema) -> dict[str, ContextTree]:
         maps: dict[str, np.ndarray | None] = {}
         for v in self.variables:
             a, b = src[v], dst[v]
@@ -158,7 +156,5 @@ class NetworkCounter:
             if maps[node] is None and all(maps[p] is None for p in pa):
                 out[node] = t
                 continue
-            out[node] = t.recode(
-                maps[node], [maps[p] for p in pa], dst.cardinality(node), dst.cardinalities(pa)
-            )
+            out[node] = t.recode(maps[node], [maps[p] for p in pa], dst.cardinality(node), dst.cardinalities(pa))
         return out

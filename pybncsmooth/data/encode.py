@@ -189,8 +189,7 @@ def encode(
         n_dropped = int(bad.sum())
         if n_dropped == len(df):
             raise EmptyDataError(
-                f'no complete rows are left after na="drop" (every one of the {len(df)} rows '
-                "has a missing value)"
+                f'no complete rows are left after na="drop" (every one of the {len(df)} rows has a missing value)'
             )
         keep = ~bad
         codes = {v: c[keep] for v, c in codes.items()}
@@ -238,14 +237,12 @@ def _infer_levels(
         if vals.size and np.all(np.isfinite(vals)) and np.all(vals == np.round(vals)):
             hint = "its values are whole numbers: convert it with .astype('Int64') or to a Categorical"
         raise NonCategoricalError(var, dtype, hint)
-    elif pd.api.types.is_string_dtype(dtype) or dtype == object:
+    elif pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype):
         raw, uniques = pd.factorize(series, sort=False, use_na_sentinel=True)
         uniq = list(uniques)
         kinds = {_kind(u) for u in uniq}
         if len(kinds) > 1:
-            raise NonCategoricalError(
-                var, dtype, f"it mixes value types {sorted(kinds)}; convert it to one type first"
-            )
+            raise NonCategoricalError(var, dtype, f"it mixes value types {sorted(kinds)}; convert it to one type first")
         kind = kinds.pop() if kinds else "str"
         if kind == "other":
             bad = next(u for u in uniq if _kind(u) == "other")
@@ -272,9 +269,7 @@ def _infer_levels(
             raise MissingValueError(var, int(na_mask.sum()), _first_na_row(series, na_mask))
         if na == "level":
             if na_label in levels:
-                raise DataError(
-                    f"variable {var!r} already has a level {na_label!r}; pass another na_label"
-                )
+                raise DataError(f"variable {var!r} already has a level {na_label!r}; pass another na_label")
             levels = levels + (na_label,)
             raw = np.where(na_mask, len(levels) - 1, raw)
             na_mask = None

@@ -144,14 +144,13 @@ class Schema:
             fa, fb = var in self.fixed, var in other.fixed
             if a is None or b is None:
                 out[var] = a if b is None else b
-                if (fa if b is None else fb):
+                if fa if b is None else fb:
                     fixed.add(var)
                 continue
             if fa and fb:
                 if a != b:
                     raise DataError(
-                        f"variable {var!r} has levels {list(a)!r} in one part of the data "
-                        f"and {list(b)!r} in another"
+                        f"variable {var!r} has levels {list(a)!r} in one part of the data and {list(b)!r} in another"
                     )
                 out[var] = a
                 fixed.add(var)

@@ -49,7 +49,9 @@ def read_table(
         if chunksize is None:
             return pd.read_parquet(p, columns=list(columns) if columns else None)
         pf = pq.ParquetFile(p)
-        return (b.to_pandas() for b in pf.iter_batches(batch_size=chunksize, columns=list(columns) if columns else None))
+        return (
+            b.to_pandas() for b in pf.iter_batches(batch_size=chunksize, columns=list(columns) if columns else None)
+        )
     if sep is None:
         sep = "\t" if p.lower().endswith((".tsv", ".tsv.gz", ".tab")) else ","
     return pd.read_csv(

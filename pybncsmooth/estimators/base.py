@@ -124,9 +124,7 @@ def make_estimator(method: str | Estimator, random_state: Any = None, **hyper: A
             )
         return method
     if not isinstance(method, str) or method not in _REGISTRY:
-        raise HyperparameterError(
-            f"unknown method {method!r}; available: {', '.join(available_methods())}"
-        )
+        raise HyperparameterError(f"unknown method {method!r}; available: {', '.join(available_methods())}")
     cls = _REGISTRY[method]
     names = cls.param_names()
     bad = [k for k in hyper if k not in names]

@@ -29,7 +29,9 @@ def _check_nonneg(name: str, value: float, strict: bool) -> float:
     except (TypeError, ValueError):
         raise HyperparameterError(f"{name} must be a number, not {value!r}") from None
     if not math.isfinite(v) or v < 0 or (strict and v == 0):
-        raise HyperparameterError(f"{name} must be {'positive' if strict else 'non-negative'} and finite, not {value!r}")
+        raise HyperparameterError(
+            f"{name} must be {'positive' if strict else 'non-negative'} and finite, not {value!r}"
+        )
     return v
 
 

@@ -134,11 +134,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     f = sub.add_parser("fit", help="estimate the CPTs of a structure from data")
     f.add_argument("data", help="CSV or Parquet file (text columns; empty or NA = missing)")
-    f.add_argument("-s", "--structure", required=True,
-                   help="bnlearn model string '[A][B|A]', a formula 'B ~ A', or a .bif/.dsc/.net/.rds file")
+    f.add_argument(
+        "-s",
+        "--structure",
+        required=True,
+        help="bnlearn model string '[A][B|A]', a formula 'B ~ A', or a .bif/.dsc/.net/.rds file",
+    )
     f.add_argument("-m", "--method", default="bayes", choices=available_methods())
-    f.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
-                   help="a hyperparameter, e.g. -p iss=10 or -p m=1 (repeatable)")
+    f.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a hyperparameter, e.g. -p iss=10 or -p m=1 (repeatable)",
+    )
     f.add_argument("--na", default="error", choices=["error", "level", "drop", "available"])
     f.add_argument("--domain", default=None, help="column naming each row's domain (multi-domain fit)")
     f.add_argument("--seed", type=int, default=None, help="random_state of stochastic estimators")
@@ -151,8 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", help=".bif/.dsc/.net/.pbn/.rds network")
     p.add_argument("data", help="CSV or Parquet file")
     p.add_argument("-t", "--target", required=True)
-    p.add_argument("--on-unseen", default="error", choices=["error", "backoff"],
-                   help="unseen or missing values: an error, or back off in the context tree")
+    p.add_argument(
+        "--on-unseen",
+        default="error",
+        choices=["error", "backoff"],
+        help="unseen or missing values: an error, or back off in the context tree",
+    )
     p.add_argument("-o", "--output", help="CSV file for the predictions (default: standard output)")
     p.set_defaults(func=_cmd_predict)
 

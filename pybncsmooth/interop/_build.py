@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -13,7 +14,7 @@ from ._tokens import Cursor
 if TYPE_CHECKING:  # pragma: no cover
     from ..model.network import FittedNetwork
 
-__all__ = ["NetworkParts", "table_columns"]
+__all__ = ["NetworkParts", "table_columns", "write_probability_blocks"]
 
 
 @dataclass
@@ -123,3 +124,28 @@ def _config_label(q: int, parents: list[str], parts: NetworkParts) -> str:
         q, k = divmod(q, c)
         vals.append(f"{p}={parts.levels[p][k]}")
     return "(" + ", ".join(reversed(vals)) + ")"
+
+
+def write_probability_blocks(
+    net: "FittedNetwork", fh: Any, root_prefix: str, row: Callable[[list[int], list[list[str]]], str]
+) -> None:
+    """The ``probability ( X | P1, P2 ) { ... }`` blocks of BIF and DSC, as bnlearn writes them.
+
+    Columns come in R's ``expand.grid`` order (the first parent varies fastest);
+    ``row(codes, labels)`` gives the text before a column's numbers, and
+    ``root_prefix`` the text before a root node's numbers.
+    """
+    from ._rformat import format_r
+
+    for node in net.nodes:
+        t = net.cpt(node)
+        pa = net.parents(node)
+        if not pa:
+            fh.write(f"probability ( {node} ) {{\n{root_prefix}{', '.join(format_r(t))};\n}}\n")
+            continue
+        fh.write(f"probability ( {node} | {', '.join(pa)} ) {{\n")
+        cols = t.reshape(t.shape[0], -1, order="F")
+        labels = [[str(l) for l in net.levels(p)] for p in pa]
+        for i, combo in enumerate(itertools.product(*[range(c) for c in reversed(t.shape[1:])])):
+            fh.write(f"{row(list(reversed(combo)), labels)}{', '.join(format_r(cols[:, i]))};\n")
+        fh.write("}\n")

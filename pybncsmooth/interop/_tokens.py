@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -164,3 +164,23 @@ class Cursor:
                 depth += 1
             elif t.kind == "punct" and t.text == "}":
                 depth -= 1
+
+    def separated(self, item: "Callable[[], Any]", sep: str = ",") -> list:
+        """``item (sep item)*``."""
+        out = [item()]
+        while self.is_punct(sep):
+            self.next()
+            out.append(item())
+        return out
+
+    def numbers(self) -> list[float]:
+        """Comma-separated probabilities ending with ';'."""
+        vals = self.separated(self.number)
+        self.expect(";")
+        return vals
+
+    def sub_block(self) -> "Cursor":
+        """A cursor over the balanced ``{ ... }`` block at the cursor, which is skipped."""
+        start = self.pos
+        self.skip_block()
+        return Cursor(self.tokens[start : self.pos], self.path)

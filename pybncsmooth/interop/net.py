@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 import numpy as np
 
 from ._build import NetworkParts, table_columns
+from ._grammar import TableQueue, node_block
 from ._rformat import format_r
 from ._tokens import Cursor, tokenize
 
@@ -31,7 +32,7 @@ def parse_net(text: str, path: str | None = None) -> NetworkParts:
         raise cur.error("a NET file starts with 'net'", 1)
     cur.next()
     cur.skip_block()
-    pending = []
+    tables = TableQueue()
     while not cur.at_end():
         t = cur.next()
         if t.kind == "word" and t.text in ("continuous", "decision", "utility"):
@@ -39,49 +40,25 @@ def parse_net(text: str, path: str | None = None) -> NetworkParts:
         if t.kind == "word" and t.text == "discrete":
             t = cur.next()
         if t.kind == "word" and t.text == "node":
-            _node(cur, parts)
+            node_block(cur, parts, "states", _states)
         elif t.kind == "word" and t.text == "potential":
-            line = t.line
-            cur.expect("(")
-            node = cur.name("a node name")
-            parents: list[str] = []
-            if cur.is_punct("|"):
-                cur.next()
-                while not cur.is_punct(")"):
-                    parents.append(cur.name("a parent name"))
-            cur.expect(")")
-            start = cur.pos
-            cur.skip_block()
-            pending.append((node, parents, Cursor(cur.tokens[start : cur.pos], path), line))
+            tables.add(cur, None)
         else:
             raise cur.error(f"expected 'node' or 'potential' but found {t.text!r}", t.line)
-    for node, parents, sub, line in pending:
-        parts.add_table(node, parents, _body(sub, node, parents, parts, line), line)
-    parts.finish()
-    return parts
+    return tables.finish(parts, _body)
 
 
-def _node(cur: Cursor, parts: NetworkParts) -> None:
-    line = cur.line
-    node = cur.name("a node name")
-    cur.expect("{")
-    levels = None
-    while not cur.is_punct("}"):
-        if cur.is_word("states"):
-            cur.next()
-            cur.expect("=")
-            cur.expect("(")
-            levels = []
-            while not cur.is_punct(")"):
-                levels.append(cur.name("a state"))
-            cur.expect(")")
-            cur.expect(";")
-        else:
-            cur.skip_statement()
-    cur.expect("}")
-    if levels is None:
-        raise cur.error(f"node {node!r} has no 'states' declaration", line)
-    parts.add_variable(node, levels, line)
+def _states(cur: Cursor, node: str) -> list[str]:
+    """``states = ( "a" "b" ... ) ;``"""
+    cur.expect_word("states")
+    cur.expect("=")
+    cur.expect("(")
+    levels = []
+    while not cur.is_punct(")"):
+        levels.append(cur.name("a state"))
+    cur.expect(")")
+    cur.expect(";")
+    return levels
 
 
 def _body(cur: Cursor, node: str, parents: list[str], parts: NetworkParts, header_line: int | None) -> np.ndarray:
@@ -136,7 +113,6 @@ def write_net(net: "FittedNetwork", fh: TextIO) -> None:
         fh.write(f'node {node} \n{{\n  states = ( "{states}" );\n}}\n')
     for node in net.nodes:
         t = net.cpt(node)
-        r = t.shape[0]
         pa = net.parents(node)
         if not pa:
             fh.write(f"potential ( {node} ) \n{{\n")

@@ -13,6 +13,7 @@ bnlearn's own functions accept them.
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -148,11 +149,20 @@ def from_r(obj: Any, path: str | None = None) -> "FittedNetwork | DAG":
                 if var in levels and levels[var] != lev:
                     raise FileFormatError(f"variable {var!r} has different levels in two tables", path)
                 levels[var] = lev
-        # bnlearn stores NA for parent configurations never seen (mle); make them uniform
+        # bnlearn's mle stores NA for parent configurations never seen; make them
+        # uniform, as bnlearn's own write.bif does, and say so
         for n, t in tables.items():
             if np.isnan(t).any():
                 col_nan = np.isnan(t).any(axis=0)
-                t[:, col_nan] = 1.0 / t.shape[0]
+                if t.ndim == 1:
+                    t[:] = 1.0 / t.shape[0]
+                else:
+                    t[:, col_nan] = 1.0 / t.shape[0]
+                warnings.warn(
+                    f"node {n!r}: {int(np.sum(col_nan))} parent configuration(s) are NA in the bn.fit "
+                    "object (no data); they are made uniform, as bnlearn's write.bif does",
+                    stacklevel=3,
+                )
         dag = DAG(parents, nodes=nodes)
         schema = Schema({n: tuple(levels[n]) for n in nodes}, frozenset(nodes))
         cpds = {n: TableCPD(n, parents[n], tables[n]) for n in nodes}
@@ -213,8 +223,13 @@ def to_r_bn(dag: "DAG") -> Any:
         nbr[i] = vec(list(set(dag.parents(n)) | set(dag.children(n))))
     arcs = dag.arcs
     return _helpers().rx2("make_bn")(
-        ro.StrVector(nodes), parents, children, mb, nbr,
-        ro.StrVector([a for a, _ in arcs]), ro.StrVector([b for _, b in arcs]),
+        ro.StrVector(nodes),
+        parents,
+        children,
+        mb,
+        nbr,
+        ro.StrVector([a for a, _ in arcs]),
+        ro.StrVector([b for _, b in arcs]),
     )
 
 

@@ -119,7 +119,11 @@ class TreeCPD(CPD):
         known = P.min(axis=1) >= 0 if P.shape[1] else np.ones(n, dtype=bool)
         if self.n_configs * self.card <= QUERY_DENSE_CELLS and known.all():
             m = self._query_matrix()
-            cfg = _mixed_radix([P[:, j] for j in range(P.shape[1])], self.parent_cards) if P.shape[1] else np.zeros(n, dtype=np.int64)
+            cfg = (
+                _mixed_radix([P[:, j] for j in range(P.shape[1])], self.parent_cards)
+                if P.shape[1]
+                else np.zeros(n, dtype=np.int64)
+            )
             return m[cfg]
         level, node, unseen = self.tree.find(P)
         flat, offsets = self._flat_probs

@@ -13,9 +13,7 @@ def _pyplot() -> Any:
     try:
         import matplotlib.pyplot as plt
     except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "plotting needs matplotlib: pip install 'pybncsmooth[plot]'"
-        ) from e
+        raise ImportError("plotting needs matplotlib: pip install 'pybncsmooth[plot]'") from e
     return plt
 
 
@@ -49,8 +47,7 @@ def plot_cpt(net: Any, node: str, ax: Any = None, *, cmap: str = "viridis", anno
         annotate = m.size <= 120
     if annotate:
         for (i, j), v in np.ndenumerate(m):
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
-                    color="white" if v < 0.5 else "black")
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7, color="white" if v < 0.5 else "black")
     title = f"P({node} | {', '.join(pa)})" if pa else f"P({node})"
     ax.set_title(title)
     ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.02)

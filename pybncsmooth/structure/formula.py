@@ -27,9 +27,7 @@ def _parse_name(token: str, formula: str, side: str) -> str:
             raise FormulaError(f"unbalanced backticks in {t!r}", formula)
         return t[1:-1]
     if not _NAME.match(t):
-        raise FormulaError(
-            f"{t!r} is not a plain name; quote names with other characters in backticks", formula
-        )
+        raise FormulaError(f"{t!r} is not a plain name; quote names with other characters in backticks", formula)
     return t
 
 

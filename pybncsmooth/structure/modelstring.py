@@ -43,9 +43,7 @@ def r_sorted(names: Sequence[str]) -> list[str]:
     return sorted(names, key=r_collation_key)
 
 
-def parse_modelstring(
-    modelstring: str, *, order: str = "bnlearn", node_order: Sequence[str] | None = None
-) -> DAG:
+def parse_modelstring(modelstring: str, *, order: str = "bnlearn", node_order: Sequence[str] | None = None) -> DAG:
     """Parse a bnlearn model string into a :class:`DAG` (see :meth:`DAG.from_modelstring`)."""
     if not isinstance(modelstring, str):
         raise ModelStringError(f"expected a string, got {type(modelstring).__name__}", str(modelstring))
@@ -75,9 +73,7 @@ def parse_modelstring(
         if not node:
             raise ModelStringError("a block has an empty node name", s, pos)
         if ":" in node:
-            raise ModelStringError(
-                f"node name {node!r} contains ':' (parents go after '|')", s, pos + 1
-            )
+            raise ModelStringError(f"node name {node!r} contains ':' (parents go after '|')", s, pos + 1)
         if "|" in pa_txt:
             raise ModelStringError(f"block of node {node!r} has more than one '|'", s, pos)
         pa: list[str] = []
@@ -101,17 +97,13 @@ def parse_modelstring(
     for node, pa in parents.items():
         for p in pa:
             if p not in parents:
-                raise UnknownNodeError(
-                    p, f"(parent of {node!r} has no block [{p}] of its own in the model string)"
-                )
+                raise UnknownNodeError(p, f"(parent of {node!r} has no block [{p}] of its own in the model string)")
     if node_order is not None:
         nodes = [str(x) for x in node_order]
         if sorted(nodes) != sorted(written):
             missing = sorted(set(written) - set(nodes))
             extra = sorted(set(nodes) - set(written))
-            raise ModelStringError(
-                f"node_order does not list the same nodes (missing {missing}, extra {extra})", s
-            )
+            raise ModelStringError(f"node_order does not list the same nodes (missing {missing}, extra {extra})", s)
     elif order == "bnlearn":
         nodes = r_sorted(written)
     else:
