@@ -97,3 +97,17 @@ def test_console_script_entry_point(asia_csv):
         text=True,
     )
     assert res.returncode == 2 and "extension" in res.stderr
+
+
+def test_fit_and_predict_from_parquet(tmp_path, asia):
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "asia.parquet"
+    asia.to_parquet(path)
+    out = tmp_path / "asia.pbn"
+    assert main(["fit", str(path), "-s", modelstring_of("asia"), "-m", "mle", "-o", str(out)]) == 0
+    net = bs.read_network(out)
+    ref = bs.fit(modelstring_of("asia"), asia, method="mle")
+    assert net.max_abs_diff(ref) == 0.0
+    preds = tmp_path / "p.csv"
+    assert main(["predict", str(out), str(path), "-t", "E", "-o", str(preds)]) == 0
+    assert len(pd.read_csv(preds)) == 5000
