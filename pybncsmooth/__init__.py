@@ -27,6 +27,17 @@ from .frontends.api import fit
 from .interop import read_network, write_network
 from .model import FittedNetwork
 from .structure import DAG
+from .structure.learning import learn_structure
+from .classifiers import (
+    BNClassifier,
+    EqualFrequencyDiscretizer,
+    EqualWidthDiscretizer,
+    MDLDiscretizer,
+    evaluate,
+    learn_skdb,
+    sign_test,
+    win_draw_loss,
+)
 
 try:
     __version__ = version("pybncsmooth")
@@ -41,6 +52,15 @@ def modelstring(obj: "DAG | FittedNetwork") -> str:
 
 __all__ = [
     "fit",
+    "learn_structure",
+    "learn_skdb",
+    "BNClassifier",
+    "EqualWidthDiscretizer",
+    "EqualFrequencyDiscretizer",
+    "MDLDiscretizer",
+    "evaluate",
+    "win_draw_loss",
+    "sign_test",
     "DAG",
     "FittedNetwork",
     "ContextTree",

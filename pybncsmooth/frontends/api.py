@@ -104,6 +104,11 @@ def fit(
     /,
     method: str | Estimator = "bayes",
     *,
+    structure: str | None = None,
+    k: int | None = None,
+    discretize: Any = None,
+    n_bins: int = 5,
+    root: str | None = None,
     domain: str | None = None,
     na: NAPolicy = "error",
     random_state: Any = None,
@@ -132,6 +137,14 @@ def fit(
     method:
         ``"mle"``, ``"bayes"`` (BDeu, ``iss``), ``"mestimate"`` (``m``), or an
         estimator object.  See :func:`pybncsmooth.available_methods`.
+    structure, k, root:
+        With a classifier formula ``"Class ~ ."`` (or ``"Class ~ A + B"``): learn a
+        ``"nb"``, ``"tan"`` (``root``), ``"kdb"`` or ``"skdb"`` (``k``) structure on
+        ``data`` first; the result is the model :class:`BNClassifier` builds.
+    discretize, n_bins:
+        ``"mdl"``, ``"equal_frequency"`` or ``"equal_width"`` (or a transformer)
+        for numeric columns, fitted on ``data`` (MDL uses the class of the
+        formula); the fitted network applies it to the data it is queried with.
     domain:
         A column naming the domain of each row (user, site, ...): every node's
         context tree then splits on it first, giving domain-specific CPTs that back
@@ -155,6 +168,21 @@ def fit(
     >>> round(float(net.cpt("A")[1]), 7)
     0.0084983
     """
+    if structure is not None or discretize is not None:
+        return _fit_classifier(
+            spec,
+            data,
+            method=method,
+            structure=structure,
+            k=k,
+            discretize=discretize,
+            n_bins=n_bins,
+            root=root,
+            domain=domain,
+            na=na,
+            random_state=random_state,
+            **hyper,
+        )
     estimator = make_estimator(method, random_state=random_state, **hyper)
     dag, file_schema = resolve_structure(spec, _columns_of(data))
     if domain is not None:
@@ -181,6 +209,73 @@ def fit(
         "random_state": random_state if isinstance(random_state, (int, type(None))) else repr(random_state),
     }
     return estimate_network(dag, schema, trees, estimator, domain=domain, info=info)
+
+
+def _fit_classifier(
+    spec: Any,
+    data: Any,
+    *,
+    method: Any,
+    structure: str | None,
+    k: int | None,
+    discretize: Any,
+    n_bins: int,
+    root: str | None,
+    domain: str | None,
+    na: str,
+    random_state: Any,
+    **hyper: Any,
+) -> FittedNetwork:
+    """``fit("Class ~ .", df, structure="tan", discretize="mdl")``: the BNClassifier model."""
+    from ..classifiers.classifier import build_classifier_network
+    from ..classifiers.discretize import make_discretizer
+    from ..data.sources import read_table
+    from ..structure.formula import parse_formula
+
+    if isinstance(data, (str, os.PathLike)):
+        data = read_table(data)
+    if not isinstance(data, pd.DataFrame):
+        raise StructureError(
+            "learning a classifier structure needs the data in memory: pass a DataFrame or a file path"
+        )
+    if not isinstance(spec, str) or "~" not in spec:
+        raise StructureError(
+            f"with structure={structure!r} the first argument is a classifier formula such as 'Class ~ .', not {spec!r}"
+        )
+    columns = [str(c) for c in data.columns if c != domain]
+    target, features = parse_formula(spec, columns)
+    if target not in columns:
+        raise MissingColumnError(target, "class", columns)
+    for f in features:
+        if f not in columns:
+            raise MissingColumnError(f, "feature", columns)
+    transformer = make_discretizer(discretize, n_bins)
+    frame = data
+    if transformer is not None:
+        transformer.fit(data[features], data[target].to_numpy())
+        frame = data.copy()
+        frame[features] = transformer.transform(data[features])
+    if structure is None:
+        dag = DAG({target: [], **{f: [target] for f in features}}, nodes=[target, *features])
+        net = fit(dag, frame, method, domain=domain, na=na, random_state=random_state, **hyper)
+    else:
+        if domain is not None:
+            raise StructureError("domain= with a learned classifier structure: learn the structure first, then fit it")
+        net, _, ignored = build_classifier_network(
+            frame,
+            target,
+            structure=structure,
+            k=k if k is not None else 1,
+            method=method,
+            na=na,
+            root=root,
+            random_state=random_state,
+            features=features,
+            **hyper,
+        )
+        net.info["ignored_features"] = ignored
+    net.transformer = transformer
+    return net
 
 
 def _check_columns(df: Any, dag: DAG, domain: str | None) -> None:

@@ -5,6 +5,7 @@
     pybncsmooth fit DATA --structure S [--method M] [-p NAME=VALUE ...] -o OUT
     pybncsmooth predict MODEL DATA --target T [-o OUT.csv] [--on-unseen backoff]
     pybncsmooth info MODEL [--cpt NODE]
+    pybncsmooth evaluate DATA --class C --models nb tan kdb2:mestimate [--cv 5x2]
     pybncsmooth demo
 
 DATA is a CSV or Parquet file; MODEL and OUT are ``.bif``, ``.dsc``, ``.net``,
@@ -116,6 +117,62 @@ def _cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def parse_model_spec(spec: str) -> Any:
+    """``STRUCTURE[:METHOD][:NAME=VALUE,...]`` -> a BNClassifier; STRUCTURE is ``nb``,
+    ``tan``, ``kdb<k>`` or ``skdb<k>`` (e.g. ``kdb2:mestimate:m=1``)."""
+    import re
+
+    from ..classifiers.classifier import BNClassifier
+
+    parts = spec.split(":")
+    m = re.fullmatch(r"(nb|tan|kdb|skdb)(\d*)", parts[0])
+    if not m:
+        raise PyBNCSmoothError(f"model {spec!r}: the structure must be nb, tan, kdb<k> or skdb<k>")
+    structure, k = m.group(1), int(m.group(2) or 1)
+    method = parts[1] if len(parts) > 1 and parts[1] else "bayes"
+    hyper = _hyper([p for chunk in parts[2:] for p in chunk.split(",") if p]) if len(parts) > 2 else {}
+    return BNClassifier(structure=structure, k=k, method=method, **hyper)
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from ..classifiers.evaluation import evaluate, win_draw_loss
+    from ..data.sources import read_table
+
+    if args.discretize:
+        data = (
+            pd.read_csv(args.data, keep_default_na=False, na_values=["", "NA"])
+            if not args.data.endswith((".parquet", ".pq"))
+            else read_table(args.data)
+        )
+    else:
+        data = read_table(args.data)
+    models = {}
+    for spec in args.models:
+        clf = parse_model_spec(spec)
+        if args.discretize:
+            clf.set_params(discretize=args.discretize)
+        models[spec] = clf
+    res = evaluate(models, data, args.target, cv=args.cv, random_state=args.seed, progress=not args.quiet)
+    metrics = ["zero_one", "rmse", "log_loss", "auc"]
+    table = res.groupby("model", sort=False)[metrics + ["fit_seconds"]].mean()
+    with pd.option_context("display.width", 160, "display.float_format", "{:.4f}".format):
+        print(f"{args.data}: {len(data)} rows, class {args.target!r}, {args.cv} cross-validation (seed {args.seed})")
+        print(table.to_string())
+    names = list(models)
+    if len(names) > 1:
+        print(f"\nwin-draw-loss of {names[0]!r} against each model over the folds (two-tailed sign test)")
+        for other in names[1:]:
+            cells = []
+            for metric in ("zero_one", "rmse"):
+                w = win_draw_loss(res, names[0], other, metric, by="fold")
+                cells.append(f"{metric} {w['wins']}-{w['draws']}-{w['losses']} (p={w['p_value']:.3g})")
+            print(f"  vs {other}: " + "; ".join(cells))
+    if args.output:
+        res.to_csv(args.output, index=False)
+        print(f"wrote per-fold results to {args.output}")
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
@@ -174,6 +231,28 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("model")
     i.add_argument("--cpt", action="append", metavar="NODE", help="also print this node's CPT (repeatable)")
     i.set_defaults(func=_cmd_info)
+
+    e = sub.add_parser("evaluate", help="cross-validate Bayesian network classifiers and print win-draw-loss")
+    e.add_argument("data", help="CSV or Parquet file")
+    e.add_argument("-c", "--class", dest="target", required=True, help="the class column")
+    e.add_argument(
+        "-m",
+        "--models",
+        nargs="+",
+        default=["nb", "tan", "kdb2"],
+        help="models as STRUCTURE[:METHOD][:NAME=VALUE,...], e.g. nb tan:mestimate:m=1 kdb2 skdb3",
+    )
+    e.add_argument("--cv", default="5x2", help="'5x2' (repeats x folds) or '10'")
+    e.add_argument(
+        "--discretize",
+        default=None,
+        choices=["mdl", "equal_frequency", "equal_width"],
+        help="discretise numeric columns inside each training fold",
+    )
+    e.add_argument("--seed", type=int, default=0)
+    e.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    e.add_argument("-o", "--output", help="CSV file for the per-fold results")
+    e.set_defaults(func=_cmd_evaluate)
 
     d = sub.add_parser("demo", help="compare estimators on a bundled data set (held-out log-likelihood)")
     d.add_argument("--seed", type=int, default=2024)

@@ -75,6 +75,13 @@ def save_native(net: "FittedNetwork", fh: Any) -> None:
         else:
             raise FileFormatError(f"cannot save the CPD of {node!r} of type {type(cpd).__name__}")
     est = net.estimator
+    transformer = None
+    if net.transformer is not None:
+        if not hasattr(net.transformer, "to_dict"):
+            raise FileFormatError(
+                f"cannot save the network's transformer {type(net.transformer).__name__} in the native format"
+            )
+        transformer = _json_safe(net.transformer.to_dict())
     header = {
         "magic": _MAGIC,
         "version": NATIVE_VERSION,
@@ -85,6 +92,7 @@ def save_native(net: "FittedNetwork", fh: Any) -> None:
         "info": _json_safe(net.info),
         "estimator": None if est is None else {"name": est.name, "params": _json_safe(est.get_params())},
         "cpds": nodes_meta,
+        "transformer": transformer,
     }
     arrays["header"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
     np.savez_compressed(fh, **arrays)
@@ -136,7 +144,12 @@ def load_native(fh: Any, path: str | None = None) -> "FittedNetwork":
             est = make_estimator(header["estimator"]["name"], **header["estimator"]["params"])
         except Exception:  # an estimator this version does not know: keep the tables
             est = None
-    return FittedNetwork(dag, schema, cpds, domain=header.get("domain"), estimator=est, info=header.get("info"))
+    net = FittedNetwork(dag, schema, cpds, domain=header.get("domain"), estimator=est, info=header.get("info"))
+    if header.get("transformer"):
+        from ..classifiers.discretize import _Discretizer
+
+        net.transformer = _Discretizer.from_dict(header["transformer"])
+    return net
 
 
 def to_bytes(net: "FittedNetwork") -> bytes:

@@ -17,7 +17,8 @@ from ..errors import (
     ZeroProbabilityWarning,
 )
 from ..structure.dag import DAG
-from .cpd import CPD, DEFAULT_MAX_CELLS, FixedPrefixCPD, TreeCPD
+from ..counting.context_tree import _mixed_radix
+from .cpd import CPD, DEFAULT_MAX_CELLS, QUERY_DENSE_CELLS, FixedPrefixCPD, TreeCPD
 
 __all__ = ["FittedNetwork"]
 
@@ -59,6 +60,8 @@ class FittedNetwork:
         self.schema = schema.subset(list(self._prefix) + dag.nodes)
         self.estimator = estimator
         self.info = dict(info or {})
+        #: optional transformer (e.g. a discretiser) applied to data before every query
+        self.transformer: Any = None
         missing = [n for n in dag.nodes if n not in cpds]
         if missing:
             raise UnknownNodeError(missing[0], "has no CPD")
@@ -177,7 +180,9 @@ class FittedNetwork:
         code = self.schema.code(self.domain, level)
         cpds = {n: FixedPrefixCPD(self._cpds[n], [code]) for n in self.nodes}
         info = dict(self.info, domain_level=level)
-        return FittedNetwork(self.dag, self.schema, cpds, estimator=self.estimator, info=info)
+        out = FittedNetwork(self.dag, self.schema, cpds, estimator=self.estimator, info=info)
+        out.transformer = self.transformer
+        return out
 
     # ------------------------------------------------------------------ queries
     def _predict_na(self, on_unseen: str) -> str:
@@ -186,6 +191,8 @@ class FittedNetwork:
         return "available" if on_unseen == "backoff" else "error"
 
     def _encode(self, df: pd.DataFrame, variables: Sequence[str], on_unseen: str) -> EncodedData:
+        if self.transformer is not None:
+            df = self.transformer.transform(df)
         return encode(
             df,
             self.schema,
@@ -252,24 +259,80 @@ class FittedNetwork:
         else:  # an isolated node: its posterior is its marginal
             n, index = len(data), data.index
             enc = EncodedData(self.schema.subset([]), {}, index)
+        logp = self._log_joint_by_target(enc, target, n)
+        post = _normalise_log(logp, target)
+        cols_idx = pd.CategoricalIndex(self.schema[target], categories=self.schema[target], name=target)
+        return pd.DataFrame(post, index=index, columns=cols_idx)
+
+    def _factor_tables(self, target: str) -> list[tuple[list[str], tuple[int, ...], np.ndarray]] | None:
+        """Log-tables of the factors that involve ``target`` (its CPT and its children's),
+        each reshaped to ``(configurations of the other variables, levels of target)``.
+
+        Cached; ``None`` when some table is too large to materialise.
+        """
+        cache = self.__dict__.setdefault("_factor_cache", {})
+        if target in cache:
+            return cache[target]
+        out: list[tuple[list[str], tuple[int, ...], np.ndarray]] | None = []
         r = self.schema.cardinality(target)
+        for node in [target, *self.children(target)]:
+            cpd = self._cpds[node]
+            if cpd.n_configs * cpd.card > QUERY_DENSE_CELLS:
+                out = None
+                break
+            axes = [node, *self._prefix, *self.parents(node)]
+            t = np.moveaxis(cpd.table(QUERY_DENSE_CELLS), axes.index(target), -1)
+            other = [v for v in axes if v != target]
+            with np.errstate(divide="ignore"):
+                out.append((other, self.schema.cardinalities(other), np.log(t.reshape(-1, r))))
+        cache[target] = out
+        return out
+
+    def _log_joint_by_target(self, enc: EncodedData, target: str, n: int) -> np.ndarray:
+        """``(n, r)`` matrix of :math:`\\log P(t \\mid \\pi_t) + \\sum_c \\log P(x_c \\mid \\pi_c)`
+        with ``target = t``: one gather per factor from its cached log-table; rows with
+        an unobserved value go through the CPDs (which back off)."""
+        r = self.schema.cardinality(target)
+        tables = self._factor_tables(target)
+        if tables is None:
+            return self._log_joint_slow(enc, target, np.arange(n))
+        logp = np.zeros((n, r))
+        unknown = np.zeros(n, dtype=bool)
+        for other, cards, L in tables:
+            if other:
+                cols = [enc[v] for v in other]
+                for c in cols:
+                    if c.size and c.min() < 0:
+                        unknown |= c < 0
+                idx = _mixed_radix([np.maximum(c, 0) for c in cols], cards)
+                logp += L[idx]
+            else:
+                logp += L[0]
+        if unknown.any():
+            rows = np.flatnonzero(unknown)
+            logp[rows] = self._log_joint_slow(enc, target, rows)
+        return logp
+
+    def _log_joint_slow(self, enc: EncodedData, target: str, rows: np.ndarray) -> np.ndarray:
+        """The same through the CPDs, one target level at a time (handles unobserved values)."""
+        r = self.schema.cardinality(target)
+        n = len(rows)
+        sub = EncodedData(enc.schema, {v: c[rows] for v, c in enc.codes.items()}, enc.index[rows])
         logp = np.zeros((n, r))
         with np.errstate(divide="ignore"):
             for t in range(r):
                 tcol = np.full(n, t, dtype=np.int64)
                 over = {target: tcol}
-                logp[:, t] += np.log(self._cpds[target].prob_of(tcol, self._cond_codes(enc, target, over)))
+                logp[:, t] += np.log(self._cpds[target].prob_of(tcol, self._cond_codes(sub, target, over)))
                 for c in self.children(target):
-                    x = enc[c].astype(np.int64)
+                    x = sub[c].astype(np.int64)
                     ok = x >= 0
                     if ok.all():
-                        logp[:, t] += np.log(self._cpds[c].prob_of(x, self._cond_codes(enc, c, over)))
+                        logp[:, t] += np.log(self._cpds[c].prob_of(x, self._cond_codes(sub, c, over)))
                     elif ok.any():
-                        P = self._cond_codes(enc, c, over)[ok]
+                        P = self._cond_codes(sub, c, over)[ok]
                         logp[ok, t] += np.log(self._cpds[c].prob_of(x[ok], P))
-        post = _normalise_log(logp, target)
-        cols_idx = pd.CategoricalIndex(self.schema[target], categories=self.schema[target], name=target)
-        return pd.DataFrame(post, index=index, columns=cols_idx)
+        return logp
 
     def predict(self, data: pd.DataFrame, target: str, *, on_unseen: str = "error") -> pd.Series:
         """Most probable level of ``target`` for each row (ties: the first level)."""

@@ -1,0 +1,244 @@
+"""``BNClassifier``: Bayesian network classifiers with scikit-learn's estimator contract."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from ..errors import DataError, HyperparameterError
+from ..estimators.base import Estimator, _REGISTRY
+from ..structure.dag import DAG
+from .discretize import make_discretizer
+
+__all__ = ["BNClassifier", "build_classifier_network", "STRUCTURES"]
+
+STRUCTURES = ("nb", "tan", "kdb", "skdb")
+
+
+def _hyper_names() -> set[str]:
+    names: set[str] = set()
+    for cls in _REGISTRY.values():
+        names.update(n for n in cls.param_names() if n != "random_state")
+    return names
+
+
+def build_classifier_network(
+    frame: pd.DataFrame,
+    target: str,
+    *,
+    structure: str | DAG = "tan",
+    k: int | None = 1,
+    method: str | Estimator = "bayes",
+    na: str = "level",
+    root: str | None = None,
+    random_state: Any = None,
+    features: list[str] | None = None,
+    skdb_m: float = 1.0,
+    skdb_loss: str = "rmse",
+    **hyper: Any,
+):
+    """Learn a classifier structure on ``frame`` and fit its parameters.
+
+    Returns ``(network, dag, ignored)``: features with a single observed level
+    carry no information about the class and are left out (``ignored``).
+    """
+    from ..frontends.api import fit
+    from ..structure.learning import learn_structure
+    from .skdb import learn_skdb
+
+    if target not in frame.columns:
+        from ..errors import MissingColumnError
+
+        raise MissingColumnError(target, "class", [str(c) for c in frame.columns])
+    if features is None:
+        features = [c for c in frame.columns if c != target]
+    ignored = [f for f in features if frame[f].nunique(dropna=na != "level") < 2]
+    features = [f for f in features if f not in ignored]
+    if not features:
+        raise DataError(f"no feature with at least two values besides the class {target!r}")
+    if isinstance(structure, DAG):
+        dag = structure
+    elif structure == "skdb":
+        dag = learn_skdb(frame, target, k if k is not None else 1, features=features, na=na, m=skdb_m, loss=skdb_loss)
+    elif structure in ("nb", "tan", "kdb"):
+        dag = learn_structure(frame, target, structure, k, features=features, na=na, root=root)
+    else:
+        raise HyperparameterError(f"structure must be one of {STRUCTURES} or a DAG, not {structure!r}")
+    count_na = "available" if na == "pairwise" else na
+    net = fit(dag, frame, method=method, na=count_na, random_state=random_state, **hyper)
+    return net, dag, ignored
+
+
+class BNClassifier(ClassifierMixin, BaseEstimator):
+    """A Bayesian network classifier (naive Bayes, TAN, kDB, selective kDB) whose
+    CPTs are estimated by any pybncsmooth estimator.
+
+    Parameters
+    ----------
+    structure:
+        ``"nb"``, ``"tan"``, ``"kdb"`` or ``"skdb"``; every context tree branches on
+        the class first, then on the other parents by decreasing CMI.
+    k:
+        Non-class parents per feature for kDB; the largest ``k`` tried by SkDB.
+    method:
+        Estimator name (``"bayes"``, ``"mestimate"``, ``"mle"``, ...) or object.
+    na:
+        Missing values: ``"level"`` (a value of its own, as paper 000), ``"drop"``,
+        ``"error"``; ``"pairwise"`` learns the structure by pairwise deletion (as
+        bnlearn's TAN) and counts each CPT on its observed rows.
+    discretize:
+        ``None``, ``"mdl"``, ``"equal_frequency"``, ``"equal_width"`` or a fitted-on-
+        training transformer, applied to numeric columns.
+    n_bins:
+        Bins of the unsupervised discretisers.
+    root:
+        TAN root (default: the first feature).
+    on_unseen:
+        A level unseen in training at prediction: ``"error"`` or ``"backoff"``.
+    random_state:
+        Passed to stochastic estimators.
+    **hyper:
+        Hyperparameters of the estimator (``iss=``, ``m=``, ...), also settable
+        with ``set_params`` and searchable with ``GridSearchCV``.
+
+    Attributes
+    ----------
+    classes_, network_, dag_, discretizer_, feature_names_in_, n_features_in_, ignored_features_
+    """
+
+    def __init__(
+        self,
+        structure: str = "tan",
+        k: int = 1,
+        method: str | Estimator = "bayes",
+        na: str = "level",
+        discretize: Any = None,
+        n_bins: int = 5,
+        root: str | None = None,
+        on_unseen: str = "error",
+        random_state: Any = None,
+        **hyper: Any,
+    ) -> None:
+        self.structure = structure
+        self.k = k
+        self.method = method
+        self.na = na
+        self.discretize = discretize
+        self.n_bins = n_bins
+        self.root = root
+        self.on_unseen = on_unseen
+        self.random_state = random_state
+        self._hyper = dict(hyper)
+        for name, value in hyper.items():
+            setattr(self, name, value)
+
+    # ------------------------------------------------------------------ params
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        params = super().get_params(deep=deep)
+        params.update(self._hyper)
+        return params
+
+    def set_params(self, **params: Any) -> "BNClassifier":
+        own = set(super().get_params(deep=False))
+        known = _hyper_names()
+        for name, value in params.items():
+            if name in own:
+                setattr(self, name, value)
+            elif name in known or name in self._hyper:
+                self._hyper[name] = value
+                setattr(self, name, value)
+            else:
+                raise ValueError(f"invalid parameter {name!r} for BNClassifier; valid: {sorted(own | known)}")
+        return self
+
+    def __sklearn_tags__(self):  # scikit-learn >= 1.6
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        tags.input_tags.allow_nan = True
+        return tags
+
+    # ------------------------------------------------------------------ fitting
+    def _frame(self, X: Any) -> pd.DataFrame:
+        if isinstance(X, pd.DataFrame):
+            return X
+        arr = np.asarray(X, dtype=object)
+        if arr.ndim != 2:
+            raise DataError(f"X must be 2-dimensional, got shape {arr.shape}")
+        return pd.DataFrame(arr, columns=[f"x{i}" for i in range(arr.shape[1])])
+
+    def fit(self, X: Any, y: Any) -> "BNClassifier":
+        """Learn the structure and the CPTs from features ``X`` and classes ``y``."""
+        X = self._frame(X)
+        if len(X) == 0:
+            from ..errors import EmptyDataError
+
+            raise EmptyDataError("X has no rows")
+        y_ser = y if isinstance(y, pd.Series) else pd.Series(np.asarray(y))
+        if len(y_ser) != len(X):
+            raise DataError(f"X has {len(X)} rows but y has {len(y_ser)}")
+        if y_ser.isna().any():
+            raise DataError("y has missing values; drop those rows first")
+        target = str(y_ser.name) if y_ser.name is not None else "class"
+        while target in X.columns:
+            target = "_" + target
+        self.discretizer_ = make_discretizer(self.discretize, self.n_bins)
+        Xd = X
+        if self.discretizer_ is not None:
+            Xd = self.discretizer_.fit(X, y_ser.to_numpy()).transform(X)
+        frame = Xd.reset_index(drop=True).copy()
+        if isinstance(y_ser.dtype, pd.CategoricalDtype):
+            frame[target] = pd.Categorical(y_ser.to_numpy(), categories=y_ser.cat.categories)
+        else:
+            frame[target] = y_ser.to_numpy()
+        features = [str(c) for c in Xd.columns]
+        frame.columns = [*features, target]
+        self.network_, self.dag_, self.ignored_features_ = build_classifier_network(
+            frame,
+            target,
+            structure=self.structure,
+            k=self.k,
+            method=self.method,
+            na=self.na,
+            root=self.root,
+            random_state=self.random_state,
+            features=features,
+            **self._hyper,
+        )
+        self.target_ = target
+        self.classes_ = np.array(self.network_.levels(target), dtype=object)
+        self.feature_names_in_ = np.array([str(c) for c in X.columns], dtype=object)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "network_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError("this BNClassifier is not fitted yet; call fit first")
+
+    def _prepare(self, X: Any) -> pd.DataFrame:
+        self._check_fitted()
+        X = self._frame(X)
+        if self.discretizer_ is not None:
+            X = self.discretizer_.transform(X)
+        X = X.copy() if X.columns.dtype != object else X
+        X.columns = [str(c) for c in X.columns]
+        return X
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class posteriors, columns in the order of ``classes_``."""
+        Xp = self._prepare(X)
+        return self.network_.predict_proba(Xp, self.target_, on_unseen=self.on_unseen).to_numpy()
+
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The most probable class of each row (ties: the first class)."""
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]

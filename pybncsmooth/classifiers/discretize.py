@@ -1,0 +1,266 @@
+"""Discretisers for numeric columns, fitted on training data only.
+
+Each is a scikit-learn transformer on data frames: numeric columns (integers
+and floats, not booleans) are cut into intervals and become ordered pandas
+Categoricals labelled ``"(a,b]"``; other columns pass through unchanged.
+Missing values stay missing.  Cut points are learned by ``fit`` and reused by
+``transform``, so test data are cut where the training data were.
+
+* :class:`EqualWidthDiscretizer`: ``n_bins`` intervals of equal width over the
+  training range (thesis 002 Sec. 2.7.1.1).
+* :class:`EqualFrequencyDiscretizer`: cut points at the training quantiles, so
+  that intervals hold about the same number of rows (Sec. 2.7.1.2); repeated
+  quantiles are merged.
+* :class:`MDLDiscretizer`: Fayyad & Irani's (1993) recursive entropy split with
+  the minimum-description-length stopping rule (Sec. 2.7.2.1): a cut ``T`` of the
+  set ``S`` (``N`` rows, ``k`` classes) is accepted iff
+  ``Gain(T) > (log2(N - 1) + log2(3^k - 2) - [k Ent(S) - k1 Ent(S1) - k2 Ent(S2)]) / N``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataError, HyperparameterError
+
+__all__ = [
+    "EqualWidthDiscretizer",
+    "EqualFrequencyDiscretizer",
+    "MDLDiscretizer",
+    "make_discretizer",
+    "mdl_cut_points",
+]
+
+try:  # scikit-learn is a dependency of the classifier layer
+    from sklearn.base import BaseEstimator, TransformerMixin
+except ImportError:  # pragma: no cover - depends on the environment
+    BaseEstimator = object  # type: ignore[assignment,misc]
+    TransformerMixin = object  # type: ignore[assignment,misc]
+
+
+def _numeric_columns(X: pd.DataFrame, columns: Sequence[str] | None) -> list[str]:
+    if columns is not None:
+        missing = [c for c in columns if c not in X.columns]
+        if missing:
+            from ..errors import MissingColumnError
+
+            raise MissingColumnError(str(missing[0]), "column to discretise", [str(c) for c in X.columns])
+        return list(columns)
+    out = []
+    for c in X.columns:
+        dt = X[c].dtype
+        if pd.api.types.is_bool_dtype(dt) or isinstance(dt, pd.CategoricalDtype):
+            continue
+        if pd.api.types.is_numeric_dtype(dt):
+            out.append(c)
+    return out
+
+
+def _fmt(v: float, digits: int) -> str:
+    if np.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return f"{v:.{digits}g}"
+
+
+def _labels(cuts: np.ndarray) -> list[str]:
+    edges = np.concatenate(([-np.inf], cuts, [np.inf]))
+    for digits in range(6, 18):
+        labels = [f"({_fmt(a, digits)},{_fmt(b, digits)}]" for a, b in zip(edges[:-1], edges[1:])]
+        labels[-1] = labels[-1][:-1] + ")"
+        if len(set(labels)) == len(labels):
+            return labels
+    return [f"bin{i}" for i in range(len(edges) - 1)]  # pragma: no cover - cut points always differ
+
+
+class _Discretizer(TransformerMixin, BaseEstimator):
+    """Shared transform: cut each learned column at its cut points."""
+
+    def _learn(self, values: np.ndarray, y: np.ndarray | None) -> np.ndarray:  # pragma: no cover - abstract
+        raise TypeError
+
+    def _needs_y(self) -> bool:
+        return False
+
+    def fit(self, X: pd.DataFrame, y: Any = None) -> "_Discretizer":
+        if not isinstance(X, pd.DataFrame):
+            X = pd.DataFrame(X)
+        cols = _numeric_columns(X, getattr(self, "columns", None))
+        yv = None
+        if self._needs_y():
+            if y is None:
+                raise DataError(f"{type(self).__name__} is supervised: fit it with the class (fit(X, y))")
+            yv = pd.Series(np.asarray(y)).astype(str).to_numpy()
+            if len(yv) != len(X):
+                raise DataError(f"X has {len(X)} rows but y has {len(yv)}")
+        self.cut_points_: dict[str, np.ndarray] = {}
+        for c in cols:
+            v = pd.to_numeric(X[c], errors="coerce").to_numpy(dtype=np.float64)
+            ok = np.isfinite(v)
+            self.cut_points_[c] = np.asarray(self._learn(v[ok], None if yv is None else yv[ok]), dtype=np.float64)
+        self.feature_names_in_ = np.array([str(c) for c in X.columns], dtype=object)
+        return self
+
+    def transform(self, X: pd.DataFrame) -> pd.DataFrame:
+        if not hasattr(self, "cut_points_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
+        if not isinstance(X, pd.DataFrame):
+            X = pd.DataFrame(X)
+        out = X.copy()
+        for c, cuts in self.cut_points_.items():
+            if c not in X.columns:  # a query may hold only the columns it needs
+                continue
+            v = pd.to_numeric(X[c], errors="coerce").to_numpy(dtype=np.float64)
+            codes = np.searchsorted(cuts, v, side="left")  # (a, b]: a value equal to a cut goes left
+            codes = np.where(np.isnan(v), -1, codes)
+            labels = _labels(cuts)
+            out[c] = pd.Categorical.from_codes(codes, categories=labels, ordered=True)
+        return out
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        return self.feature_names_in_
+
+    def to_dict(self) -> dict:
+        """Cut points as JSON-friendly data (for saving a fitted model)."""
+        return {
+            "kind": type(self).__name__,
+            "params": self.get_params(),
+            "cut_points": {c: v.tolist() for c, v in self.cut_points_.items()},
+        }
+
+    @staticmethod
+    def from_dict(d: dict) -> "_Discretizer":
+        cls = {c.__name__: c for c in (EqualWidthDiscretizer, EqualFrequencyDiscretizer, MDLDiscretizer)}[d["kind"]]
+        obj = cls(**d["params"])
+        obj.cut_points_ = {c: np.asarray(v, dtype=np.float64) for c, v in d["cut_points"].items()}
+        obj.feature_names_in_ = np.array(list(d["cut_points"]), dtype=object)
+        return obj
+
+
+class EqualWidthDiscretizer(_Discretizer):
+    """``n_bins`` equal-width intervals over each column's training range."""
+
+    def __init__(self, n_bins: int = 5, columns: Sequence[str] | None = None) -> None:
+        self.n_bins = n_bins
+        self.columns = columns
+
+    def _learn(self, values: np.ndarray, y: np.ndarray | None) -> np.ndarray:
+        if not isinstance(self.n_bins, (int, np.integer)) or self.n_bins < 1:
+            raise HyperparameterError(f"n_bins must be a positive integer, not {self.n_bins!r}")
+        if values.size == 0 or values.min() == values.max():
+            return np.zeros(0)
+        return np.linspace(values.min(), values.max(), self.n_bins + 1)[1:-1]
+
+
+class EqualFrequencyDiscretizer(_Discretizer):
+    """Cut points at the ``1/n_bins, 2/n_bins, ...`` training quantiles (repeats merged)."""
+
+    def __init__(self, n_bins: int = 5, columns: Sequence[str] | None = None) -> None:
+        self.n_bins = n_bins
+        self.columns = columns
+
+    def _learn(self, values: np.ndarray, y: np.ndarray | None) -> np.ndarray:
+        if not isinstance(self.n_bins, (int, np.integer)) or self.n_bins < 1:
+            raise HyperparameterError(f"n_bins must be a positive integer, not {self.n_bins!r}")
+        if values.size == 0:
+            return np.zeros(0)
+        q = np.quantile(values, np.arange(1, self.n_bins) / self.n_bins)
+        cuts = np.unique(q)
+        return cuts[cuts < values.max()]
+
+
+class MDLDiscretizer(_Discretizer):
+    """Fayyad & Irani's supervised MDL discretisation (fit needs the class)."""
+
+    def __init__(self, columns: Sequence[str] | None = None) -> None:
+        self.columns = columns
+
+    def _needs_y(self) -> bool:
+        return True
+
+    def _learn(self, values: np.ndarray, y: np.ndarray | None) -> np.ndarray:
+        assert y is not None
+        return mdl_cut_points(values, y)
+
+
+def _entropy(counts: np.ndarray) -> np.ndarray:
+    """Entropy in bits of each row of a count matrix."""
+    tot = counts.sum(axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(tot > 0, counts / np.where(tot > 0, tot, 1), 0.0)
+        logs = np.where(p > 0, np.log2(np.where(p > 0, p, 1)), 0.0)
+    return -(p * logs).sum(axis=-1)
+
+
+def mdl_cut_points(values: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Cut points of Fayyad & Irani's MDL discretisation of ``values`` given classes ``y``.
+
+    Candidate cuts are the midpoints between consecutive distinct values; the
+    best cut minimises the class entropy of the two sides, and is kept while the
+    MDL criterion accepts it (then both sides are split recursively).
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if values.size < 2:
+        return np.zeros(0)
+    order = np.argsort(values, kind="stable")
+    v = values[order]
+    _, yc = np.unique(np.asarray(y)[order], return_inverse=True)
+    K = int(yc.max()) + 1
+    onehot = np.zeros((len(v), K), dtype=np.int64)
+    onehot[np.arange(len(v)), yc] = 1
+    cum = np.cumsum(onehot, axis=0)
+    cuts: list[float] = []
+    stack = [(0, len(v))]
+    while stack:
+        lo, hi = stack.pop()
+        n = hi - lo
+        if n < 2:
+            continue
+        # candidate split positions s (left = [lo, s), right = [s, hi)) between distinct values
+        pos = np.arange(lo + 1, hi)
+        pos = pos[v[pos] != v[pos - 1]]
+        if pos.size == 0:
+            continue
+        base = cum[lo - 1] if lo > 0 else np.zeros(K, dtype=np.int64)
+        total = cum[hi - 1] - base
+        left = cum[pos - 1] - base
+        right = total - left
+        nl = (pos - lo).astype(np.float64)
+        ent_l = _entropy(left)
+        ent_r = _entropy(right)
+        e = (nl * ent_l + (n - nl) * ent_r) / n
+        b = int(np.argmin(e))
+        ent_s = float(_entropy(total[None, :])[0])
+        gain = ent_s - e[b]
+        k = int((total > 0).sum())
+        k1 = int((left[b] > 0).sum())
+        k2 = int((right[b] > 0).sum())
+        delta = np.log2(3.0**k - 2) - (k * ent_s - k1 * ent_l[b] - k2 * ent_r[b])
+        if gain > (np.log2(n - 1) + delta) / n:
+            s = int(pos[b])
+            cuts.append((v[s - 1] + v[s]) / 2.0)
+            stack.append((lo, s))
+            stack.append((s, hi))
+    return np.array(sorted(cuts))
+
+
+def make_discretizer(spec: Any, n_bins: int = 5) -> Any:
+    """A discretiser from ``"mdl"``, ``"equal_frequency"``, ``"equal_width"`` or an object."""
+    if spec is None:
+        return None
+    if isinstance(spec, str):
+        key = spec.lower().replace("-", "_")
+        if key == "mdl":
+            return MDLDiscretizer()
+        if key in ("equal_frequency", "quantile", "ef"):
+            return EqualFrequencyDiscretizer(n_bins=n_bins)
+        if key in ("equal_width", "uniform", "ew"):
+            return EqualWidthDiscretizer(n_bins=n_bins)
+        raise HyperparameterError(f"unknown discretiser {spec!r}; use 'mdl', 'equal_frequency' or 'equal_width'")
+    if hasattr(spec, "fit") and hasattr(spec, "transform"):
+        return spec
+    raise HyperparameterError(f"discretize must be a name or a transformer, not {type(spec).__name__}")

@@ -1,0 +1,162 @@
+"""Selective kDB (Martinez et al. 2016; thesis 002 Sec. 3.1.3.4, Algorithm 5).
+
+A full kDB-``k`` is learned and counted once.  Its context trees already hold
+every sub-model: the tree of attribute ``X`` branches on the class and then on
+its parents by decreasing CMI, so the estimate of ``X`` with only its first
+``k'`` parents is the one at depth ``1 + k'``.  One pass over the training rows
+then scores every sub-model ``(k', l)`` -- at most ``k'`` parents, the ``l``
+attributes with the highest mutual information with the class -- by
+leave-one-out cross-validation, *incrementally*: each row's own counts are
+subtracted from the nodes on its path (no refit).  The pair with the lowest
+leave-one-out loss (RMSE by default) is kept.
+
+Leave-one-out probabilities use m-estimates with back-off (paper 000 Sec. 6.1),
+whose dependence on one row is closed-form; the selected structure is then
+fitted with any estimator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..counting.network import count_network
+from ..errors import HyperparameterError
+from ..structure.dag import DAG
+from ..structure.learning import StructureInfo, check_k, encode_for_structure, structure_from_codes
+from ._loo import loo_attribute_logprobs
+
+__all__ = ["learn_skdb", "SkdbSelection"]
+
+_LOSSES = ("rmse", "log_loss", "zero_one")
+
+
+@dataclass
+class SkdbSelection:
+    """The outcome of the selection.
+
+    ``loss[k', l - 1]`` is the leave-one-out loss of the sub-model with at most
+    ``k'`` extra parents and the first ``l`` attributes of ``order``.
+    """
+
+    k: int
+    n_attributes: int
+    order: list[str]
+    loss: np.ndarray
+    loss_name: str
+
+
+def learn_skdb(
+    data: pd.DataFrame,
+    target: str,
+    k: int,
+    *,
+    features: Sequence[str] | None = None,
+    na: str = "level",
+    m: float = 1.0,
+    loss: str = "rmse",
+    return_info: bool = False,
+) -> DAG | tuple[DAG, StructureInfo]:
+    """Selective kDB structure: ``k* <= k`` and the attribute prefix chosen by
+    incremental leave-one-out cross-validation.
+
+    Parameters
+    ----------
+    k:
+        Largest number of non-class parents (``0 <= k <= n_features``).
+    na:
+        Missing values, as in :func:`~pybncsmooth.structure.learning.learn_structure`
+        (``"pairwise"`` is not available here; use ``"level"`` or ``"drop"``).
+    m:
+        m of the leave-one-out m-estimates.
+    loss:
+        ``"rmse"`` (over all classes, as paper 000), ``"log_loss"`` or ``"zero_one"``.
+
+    Returns
+    -------
+    DAG
+        The class, and the selected attributes each with the class and its first
+        ``k*`` kDB parents.  With ``return_info`` also a :class:`StructureInfo`
+        whose ``extra["selection"]`` is a :class:`SkdbSelection`.
+    """
+    if loss not in _LOSSES:
+        raise HyperparameterError(f"loss must be one of {_LOSSES}, not {loss!r}")
+    if na == "pairwise":
+        raise HyperparameterError(
+            'selective kDB does not take na="pairwise" (it counts complete rows): use na="level" or na="drop"'
+        )
+    if not np.isfinite(m) or m < 0:
+        raise HyperparameterError(f"m must be non-negative, not {m!r}")
+    enc, features = encode_for_structure(data, target, features, na)
+    k = check_k(k, len(features))
+    full, info = structure_from_codes(enc, target, features, "kdb", k)
+    trees = count_network(enc, full)
+    schema = enc.schema
+    y = enc[target].astype(np.int64)
+    n = len(y)
+    K = schema.cardinality(target)
+    order = info.order
+
+    # leave-one-out class prior
+    ny = np.bincount(y, minlength=K).astype(np.float64)
+    prior = (ny[None, :] - np.eye(K)[y] + m / K) / (n - 1 + m) if n - 1 + m > 0 else np.full((n, K), 1.0 / K)
+    with np.errstate(divide="ignore"):
+        logpost = np.repeat(np.log(prior)[None, :, :], k + 1, axis=0)
+    losses = np.zeros((k + 1, len(order)))
+    onehot = np.eye(K)[y]
+    for li, f in enumerate(order):
+        tree = trees[f]
+        pa = full.parents(f)
+        P = np.zeros((n, len(pa)), dtype=np.int64)
+        for j, p in enumerate(pa[1:], start=1):
+            P[:, j] = enc[p]
+        keys = np.concatenate(tree.keys)
+        offsets = np.cumsum([0] + [len(kk) for kk in tree.keys]).astype(np.int64)
+        counts = np.concatenate([lev.counts for lev in tree.levels], axis=0).astype(np.int64)
+        loo_attribute_logprobs(
+            enc[f].astype(np.int64),
+            P,
+            y,
+            K,
+            tree.child_card,
+            np.asarray(tree.parent_cards, dtype=np.int64),
+            keys.astype(np.int64),
+            offsets,
+            counts,
+            float(m),
+            logpost,
+        )
+        for kk in range(k + 1):
+            losses[kk, li] = _loss(logpost[kk], y, onehot, loss)
+    # the lowest loss; ties go to fewer attributes, then fewer parents
+    best = np.min(losses)
+    tol = 1e-12 * max(1.0, abs(best))
+    cand = [(li, kk) for kk in range(k + 1) for li in range(len(order)) if losses[kk, li] <= best + tol]
+    li, kk = min(cand)
+    chosen = order[: li + 1]
+    parents = {target: []}
+    for f in chosen:
+        parents[f] = full.parents(f)[: 1 + kk]
+    nodes = [target] + [f for f in features if f in chosen]
+    dag = DAG(parents, nodes=nodes)
+    if not return_info:
+        return dag
+    info.kind = "skdb"
+    info.extra["selection"] = SkdbSelection(kk, li + 1, list(order), losses, loss)
+    info.extra["full_kdb"] = full
+    return dag, info
+
+
+def _loss(logpost: np.ndarray, y: np.ndarray, onehot: np.ndarray, loss: str) -> float:
+    mx = logpost.max(axis=1, keepdims=True)
+    mx = np.where(np.isfinite(mx), mx, 0.0)
+    p = np.exp(logpost - mx)
+    p /= p.sum(axis=1, keepdims=True)
+    if loss == "rmse":
+        return float(np.sqrt(np.sum((p - onehot) ** 2) / len(y)))
+    if loss == "log_loss":
+        return float(-np.mean(np.log(np.maximum(p[np.arange(len(y)), y], 1e-300))))
+    return float(np.mean(np.argmax(p, axis=1) != y))

@@ -1,0 +1,284 @@
+"""Classifier structures learned from data: naive Bayes, TAN and kDB.
+
+Every structure comes back as a :class:`DAG` whose parent lists are the
+branching order of each context tree: the class first, then the other parents
+by decreasing conditional mutual information with the child given the class
+(paper 000 Sec. 3.3; paper 004 Sec. 3.1).  The node order is the class, then the
+features in the data's column order.
+
+* naive Bayes: the class is the only parent of every feature.
+* TAN (Friedman, Geiger & Goldszmidt 1997): a maximum-weight spanning tree over
+  the features, weighted by :math:`I(X_i; X_j \\mid C)` (Chow-Liu), directed away
+  from the root (default: the first feature, as bnlearn's ``tree.bayes``).
+* kDB (Sahami 1996; thesis 002 Sec. 3.1.3.3, Algorithm 3): features in decreasing
+  :math:`I(X_i; C)`; each takes as parents the ``k`` earlier features with the
+  largest :math:`I(X_i; X_j \\mid C)`.
+
+Selective kDB is in :mod:`pybncsmooth.classifiers.skdb` (it needs the counts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..data.encode import DEFAULT_MAX_LEVELS, EncodedData, encode
+from ..errors import DataError, HyperparameterError, MissingColumnError, SingleLevelError
+from .dag import DAG
+from .information import mutual_information, pairwise_cmi
+
+__all__ = ["learn_structure", "structure_from_codes", "StructureInfo", "KINDS", "check_k", "encode_for_structure"]
+
+KINDS = ("nb", "tan", "kdb", "skdb")
+_STRUCTURE_NA = ("error", "level", "drop", "pairwise")
+
+
+@dataclass
+class StructureInfo:
+    """What structure learning computed (for inspection and for SkDB).
+
+    ``mi[f]`` is :math:`I(f; C)`; ``cmi`` the matrix of :math:`I(X_i; X_j \\mid C)` over
+    ``features`` (when computed); ``order`` the features by decreasing MI (kDB);
+    ``tree_arcs`` and ``tree_weight`` the TAN tree.
+    """
+
+    target: str
+    features: list[str]
+    kind: str
+    mi: dict[str, float] = field(default_factory=dict)
+    cmi: np.ndarray | None = None
+    order: list[str] = field(default_factory=list)
+    tree_arcs: list[tuple[str, str]] = field(default_factory=list)
+    tree_weight: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def check_k(k: Any, n_features: int) -> int:
+    """``k`` must be an integer with ``0 <= k <= n_features``."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise HyperparameterError(f"k must be an integer, not {k!r}")
+    if k < 0:
+        raise HyperparameterError(f"k must be >= 0, not {k}")
+    if k > n_features:
+        raise HyperparameterError(f"k = {k} is larger than the number of features ({n_features})")
+    return int(k)
+
+
+def encode_for_structure(
+    data: pd.DataFrame,
+    target: str,
+    features: Sequence[str] | None,
+    na: str,
+    max_levels: int = DEFAULT_MAX_LEVELS,
+) -> tuple[EncodedData, list[str]]:
+    """Validate the class and features and encode them (``na="pairwise"`` keeps -1 codes)."""
+    if not isinstance(data, pd.DataFrame):
+        raise DataError(f"data must be a pandas DataFrame, not {type(data).__name__}")
+    cols = [str(c) for c in data.columns]
+    if target not in cols:
+        raise MissingColumnError(target, "class", cols)
+    if features is None:
+        features = [c for c in cols if c != target]
+    else:
+        features = [str(f) for f in features]
+        for f in features:
+            if f not in cols:
+                raise MissingColumnError(f, "feature", cols)
+        if target in features:
+            raise DataError(f"the class {target!r} is also listed as a feature")
+    if not features:
+        raise DataError(f"there is no feature besides the class {target!r}")
+    if na not in _STRUCTURE_NA:
+        raise DataError(f"na must be one of {_STRUCTURE_NA} for structure learning, not {na!r}")
+    enc = encode(data, variables=[target, *features], na="available" if na == "pairwise" else na, max_levels=max_levels)
+    if na == "pairwise" and (enc[target] < 0).any():
+        raise DataError(f"the class {target!r} has missing values; drop those rows first")
+    levels = enc.schema[target]
+    observed = np.unique(enc[target][enc[target] >= 0])
+    if len(levels) < 2 or len(observed) < 2:
+        raise SingleLevelError(target, [levels[i] for i in observed] if len(observed) < 2 else levels)
+    _check_not_the_class(enc, target, features)
+    return enc, list(features)
+
+
+def _check_not_the_class(enc: EncodedData, target: str, features: Sequence[str]) -> None:
+    """A feature that is the class under another name (a one-to-one relabelling) is an error."""
+    c = enc[target].astype(np.int64)
+    rc = enc.schema.cardinality(target)
+    for f in features:
+        x = enc[f].astype(np.int64)
+        ok = (x >= 0) & (c >= 0)
+        if not ok.any():
+            continue
+        pairs = np.unique(x[ok] * rc + c[ok])
+        xs, cs = np.divmod(pairs, rc)
+        if len(np.unique(xs)) == len(pairs) and len(np.unique(cs)) == len(pairs) and ok.all():
+            raise DataError(f"feature {f!r} is identical to the class {target!r} (a relabelling of it); remove it")
+
+
+def _cmi_matrix(enc: EncodedData, target: str, features: Sequence[str]) -> np.ndarray:
+    s = enc.schema
+    return pairwise_cmi([enc[f] for f in features], s.cardinalities(features), enc[target], s.cardinality(target))
+
+
+def _mi(enc: EncodedData, target: str, features: Sequence[str]) -> dict[str, float]:
+    s = enc.schema
+    rc = s.cardinality(target)
+    c = enc[target].astype(np.int64)
+    return {f: mutual_information(enc[f].astype(np.int64), c, s.cardinality(f), rc) for f in features}
+
+
+def maximum_spanning_tree(weights: np.ndarray) -> list[tuple[int, int]]:
+    """Kruskal's algorithm; ties broken by the order of the pairs ``(i, j), i < j``."""
+    p = weights.shape[0]
+    iu, ju = np.triu_indices(p, k=1)
+    order = np.argsort(-weights[iu, ju], kind="stable")
+    parent = list(range(p))
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    edges = []
+    for e in order:
+        a, b = int(iu[e]), int(ju[e])
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[ra] = rb
+            edges.append((a, b))
+            if len(edges) == p - 1:
+                break
+    return edges
+
+
+def _orient(edges: list[tuple[int, int]], p: int, root: int) -> list[tuple[int, int]]:
+    """Direct an undirected tree away from ``root`` (breadth first)."""
+    adj: dict[int, list[int]] = {i: [] for i in range(p)}
+    for a, b in edges:
+        adj[a].append(b)
+        adj[b].append(a)
+    out, seen, queue = [], {root}, [root]
+    while queue:
+        a = queue.pop(0)
+        for b in sorted(adj[a]):
+            if b not in seen:
+                seen.add(b)
+                out.append((a, b))
+                queue.append(b)
+    return out
+
+
+def learn_structure(
+    data: pd.DataFrame,
+    target: str,
+    kind: str = "tan",
+    k: int | None = None,
+    *,
+    features: Sequence[str] | None = None,
+    root: str | None = None,
+    na: str = "level",
+    return_info: bool = False,
+    max_levels: int = DEFAULT_MAX_LEVELS,
+) -> DAG | tuple[DAG, StructureInfo]:
+    """Learn a classifier structure: ``kind="nb"``, ``"tan"`` or ``"kdb"`` (with ``k``).
+
+    Parameters
+    ----------
+    data:
+        Categorical data frame holding ``target`` and the features.
+    target:
+        The class column.
+    kind:
+        ``"nb"``, ``"tan"`` or ``"kdb"``; for ``"skdb"`` use
+        :func:`pybncsmooth.classifiers.skdb.learn_skdb` (it needs an estimator).
+    k:
+        Number of non-class parents for kDB (``0 <= k <= n_features``).
+    features:
+        Feature columns (default: every other column, in column order).
+    root:
+        Root of the TAN tree (default: the first feature, as bnlearn).
+    na:
+        ``"level"`` (missing is a level, paper 000's protocol), ``"pairwise"``
+        (each (C)MI on the rows where its variables are observed: bnlearn's TAN),
+        ``"drop"`` (complete rows only) or ``"error"``.
+    return_info:
+        Also return a :class:`StructureInfo` (MI, CMI, tree weights).
+
+    Returns
+    -------
+    DAG
+        Nodes: the class, then the features; each feature's parents are the class
+        first, then its other parents by decreasing CMI given the class.
+    """
+    if kind not in ("nb", "tan", "kdb"):
+        if kind == "skdb":
+            raise HyperparameterError(
+                "selective kDB needs counts and an estimator: use pybncsmooth.classifiers.learn_skdb "
+                "or BNClassifier(structure='skdb')"
+            )
+        raise HyperparameterError(f"kind must be one of 'nb', 'tan', 'kdb', not {kind!r}")
+    enc, features = encode_for_structure(data, target, features, na, max_levels)
+    dag, info = structure_from_codes(enc, target, features, kind, k, root=root)
+    return (dag, info) if return_info else dag
+
+
+def structure_from_codes(
+    enc: EncodedData,
+    target: str,
+    features: Sequence[str],
+    kind: str,
+    k: int | None = None,
+    *,
+    root: str | None = None,
+) -> tuple[DAG, StructureInfo]:
+    """:func:`learn_structure` on data already encoded by :func:`encode_for_structure`."""
+    features = list(features)
+    info = StructureInfo(target=target, features=features, kind=kind)
+    parents: dict[str, list[str]] = {target: []}
+    if kind == "nb":
+        for f in features:
+            parents[f] = [target]
+    elif kind == "tan":
+        if root is None:
+            root = features[0]
+        if root not in features:
+            raise MissingColumnError(root, "TAN root (not a feature)", features)
+        w = _cmi_matrix(enc, target, features)
+        info.cmi = w
+        tree = _orient(maximum_spanning_tree(w), len(features), features.index(root))
+        tree_parent = {features[b]: features[a] for a, b in tree}
+        info.tree_arcs = [(features[a], features[b]) for a, b in tree]
+        info.tree_weight = float(sum(w[a, b] for a, b in tree))
+        info.extra["root"] = root
+        for f in features:
+            parents[f] = [target] + ([tree_parent[f]] if f in tree_parent else [])
+    elif kind == "kdb":
+        if k is None:
+            raise HyperparameterError("kDB needs k (the number of non-class parents)")
+        k = check_k(k, len(features))
+        info.mi = _mi(enc, target, features)
+        pos = {f: i for i, f in enumerate(features)}
+        mi_vals = np.array([info.mi[f] for f in features])
+        order = [features[i] for i in np.argsort(-mi_vals, kind="stable")]
+        info.order = order
+        w = _cmi_matrix(enc, target, features) if k > 0 else None
+        info.cmi = w
+        for i, f in enumerate(order):
+            parents[f] = [target] + _kdb_parents(f, order[:i], k, w, pos)
+    else:
+        raise HyperparameterError(f"kind must be one of 'nb', 'tan', 'kdb', not {kind!r}")
+    return DAG(parents, nodes=[target, *features]), info
+
+
+def _kdb_parents(f: str, earlier: Sequence[str], k: int, w: np.ndarray | None, pos: dict[str, int]) -> list[str]:
+    """The ``min(k, len(earlier))`` earlier features with the largest CMI with ``f``, by decreasing CMI."""
+    if k == 0 or not earlier or w is None:
+        return []
+    scores = np.array([w[pos[f], pos[e]] for e in earlier])
+    best = np.argsort(-scores, kind="stable")[: min(k, len(earlier))]
+    return [earlier[i] for i in best]
