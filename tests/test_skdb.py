@@ -52,6 +52,15 @@ def test_incremental_loo_equals_refits(small, loss, fn):
     assert sel.loss[sel.k, sel.n_attributes - 1] == pytest.approx(sel.loss.min())
 
 
+def test_binary_search_path_equals_dense_maps(small, monkeypatch):
+    import pybncsmooth.classifiers.skdb as skdb_mod
+
+    _, dense = bs.learn_skdb(small, "Class", 3, return_info=True)
+    monkeypatch.setattr(skdb_mod, "_DENSE_MAP_LIMIT", 0)
+    _, searched = bs.learn_skdb(small, "Class", 3, return_info=True)
+    np.testing.assert_array_equal(dense.extra["selection"].loss, searched.extra["selection"].loss)
+
+
 def test_zero_one_loss_selection(small):
     dag, info = bs.learn_skdb(small, "Class", 1, loss="zero_one", return_info=True)
     sel = info.extra["selection"]

@@ -27,7 +27,7 @@ from ..counting.network import count_network
 from ..errors import HyperparameterError
 from ..structure.dag import DAG
 from ..structure.learning import StructureInfo, check_k, encode_for_structure, structure_from_codes
-from ._loo import loo_attribute_logprobs
+from ._loo import loo_attribute_logprobs, loo_losses
 
 __all__ = ["learn_skdb", "SkdbSelection"]
 
@@ -106,7 +106,6 @@ def learn_skdb(
     with np.errstate(divide="ignore"):
         logpost = np.repeat(np.log(prior)[None, :, :], k + 1, axis=0)
     losses = np.zeros((k + 1, len(order)))
-    onehot = np.eye(K)[y]
     for li, f in enumerate(order):
         tree = trees[f]
         pa = full.parents(f)
@@ -116,21 +115,31 @@ def learn_skdb(
         keys = np.concatenate(tree.keys)
         offsets = np.cumsum([0] + [len(kk) for kk in tree.keys]).astype(np.int64)
         counts = np.concatenate([lev.counts for lev in tree.levels], axis=0).astype(np.int64)
+        totals = counts.sum(axis=1)
+        r = tree.child_card
+        logtab = np.log((counts + m / r) / (totals[:, None] + m)) if m > 0 or totals.min() > 0 else None
+        if logtab is None:  # m = 0 with an empty node: only the root can be empty
+            with np.errstate(divide="ignore", invalid="ignore"):
+                logtab = np.log(np.where(totals[:, None] > 0, counts / np.maximum(totals, 1)[:, None], 1.0 / r))
+        dense, dense_offsets = _dense_node_maps(tree)
         loo_attribute_logprobs(
             enc[f].astype(np.int64),
             P,
             y,
             K,
-            tree.child_card,
+            r,
             np.asarray(tree.parent_cards, dtype=np.int64),
             keys.astype(np.int64),
             offsets,
+            dense,
+            dense_offsets,
             counts,
+            totals,
+            logtab,
             float(m),
             logpost,
         )
-        for kk in range(k + 1):
-            losses[kk, li] = _loss(logpost[kk], y, onehot, loss)
+        loo_losses(logpost, y, _LOSSES.index(loss), losses[:, li])
     # the lowest loss; ties go to fewer attributes, then fewer parents
     best = np.min(losses)
     tol = 1e-12 * max(1.0, abs(best))
@@ -150,13 +159,28 @@ def learn_skdb(
     return dag, info
 
 
-def _loss(logpost: np.ndarray, y: np.ndarray, onehot: np.ndarray, loss: str) -> float:
-    mx = logpost.max(axis=1, keepdims=True)
-    mx = np.where(np.isfinite(mx), mx, 0.0)
-    p = np.exp(logpost - mx)
-    p /= p.sum(axis=1, keepdims=True)
-    if loss == "rmse":
-        return float(np.sqrt(np.sum((p - onehot) ** 2) / len(y)))
-    if loss == "log_loss":
-        return float(-np.mean(np.log(np.maximum(p[np.arange(len(y)), y], 1e-300))))
-    return float(np.mean(np.argmax(p, axis=1) != y))
+_DENSE_MAP_LIMIT = 1 << 22
+
+
+def _dense_node_maps(tree) -> tuple[np.ndarray, np.ndarray]:
+    """Per tree level, an array from mixed-radix configuration code to node index
+    (-1: not in the tree), where the level's configuration space is small enough."""
+    maps = []
+    offs = np.full(tree.depth + 1, -1, dtype=np.int64)
+    start = 0
+    q = 1
+    for j in range(1, tree.depth + 1):
+        q *= tree.parent_cards[j - 1]
+        if q > _DENSE_MAP_LIMIT:
+            break
+        cfg = tree.node_configs(j)
+        code = np.zeros(len(cfg), dtype=np.int64)
+        for col, card in zip(cfg.T, tree.parent_cards[:j]):
+            code = code * card + col
+        arr = np.full(q, -1, dtype=np.int64)
+        arr[code] = np.arange(len(cfg))
+        maps.append(arr)
+        offs[j] = start
+        start += q
+    dense = np.concatenate(maps) if maps else np.zeros(1, dtype=np.int64)
+    return dense, offs
