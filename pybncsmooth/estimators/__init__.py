@@ -2,6 +2,7 @@
 
 from .base import Estimator, TreeEstimate, available_methods, make_estimator, register_estimator
 from .classical import MLE, Bayes, MEstimate
+from .hdp import HDP
 
 __all__ = [
     "Estimator",
@@ -12,4 +13,5 @@ __all__ = [
     "MLE",
     "Bayes",
     "MEstimate",
+    "HDP",
 ]

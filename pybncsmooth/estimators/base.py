@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Mapping
 
 import numpy as np
 
@@ -67,6 +67,11 @@ class Estimator:
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} does not define estimate()")
+
+    def estimate_all(self, trees: "Mapping[str, ContextTree]") -> dict[str, TreeEstimate]:
+        """Estimate the trees of every node of a network (estimators that can work
+        on several trees at once, e.g. in parallel threads, override this)."""
+        return {name: self.estimate(tree) for name, tree in trees.items()}
 
     # ------------------------------------------------------------------ params
     @classmethod

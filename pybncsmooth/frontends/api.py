@@ -92,7 +92,8 @@ def estimate_network(
     info: dict | None = None,
 ) -> FittedNetwork:
     """Apply ``estimator`` to every node's context tree."""
-    cpds = {n: TreeCPD(trees[n], estimator.estimate(trees[n])) for n in dag.nodes}
+    estimates = estimator.estimate_all({n: trees[n] for n in dag.nodes})
+    cpds = {n: TreeCPD(trees[n], estimates[n]) for n in dag.nodes}
     full_info = {"method": estimator.name, "hyperparameters": estimator.get_params()}
     full_info.update(info or {})
     return FittedNetwork(dag, schema, cpds, domain=domain, estimator=estimator, info=full_info)

@@ -378,8 +378,11 @@ class FittedNetwork:
 
     def summary(self) -> pd.DataFrame:
         """One row per node: levels, parents, parent configurations (possible and
-        observed), context-tree nodes, rows counted and free parameters."""
+        observed), context-tree nodes, rows counted, free parameters and, for
+        multi-chain HDP fits, the split-R-hat of the leaf estimates (``<NA>`` where a
+        quantity does not apply, e.g. for tables read from a file)."""
         rows = []
+        any_rhat = False
         for node in self.nodes:
             cpd = self._cpds[node]
             row = {
@@ -387,20 +390,27 @@ class FittedNetwork:
                 "levels": cpd.card,
                 "parents": ", ".join(self.parents(node)),
                 "configurations": cpd.n_configs,
-                "observed": np.nan,
-                "tree_nodes": np.nan,
-                "n": np.nan,
+                "observed": pd.NA,
+                "tree_nodes": pd.NA,
+                "n": pd.NA,
                 "parameters": cpd.n_params,
+                "rhat": pd.NA,
             }
             if isinstance(cpd, TreeCPD):
                 row["observed"] = cpd.tree.n_leaves
                 row["tree_nodes"] = cpd.tree.n_nodes
                 row["n"] = cpd.tree.total
+                if "rhat" in cpd.estimate.info:
+                    row["rhat"] = float(cpd.estimate.info["rhat"])
+                    any_rhat = True
             rows.append(row)
         out = pd.DataFrame(rows).set_index("node")
         for c in ("observed", "tree_nodes", "n"):
-            if out[c].notna().all():
-                out[c] = out[c].astype(np.int64)
+            out[c] = out[c].astype("Int64")
+        if any_rhat:
+            out["rhat"] = out["rhat"].astype("Float64")
+        else:
+            out = out.drop(columns="rhat")
         return out
 
     def __repr__(self) -> str:

@@ -1,0 +1,222 @@
+"""Unsigned Stirling numbers of the first kind, on the log scale, for the HDP sampler.
+
+:math:`S(n, t)` counts the permutations of ``n`` items with ``t`` cycles;
+:math:`\\Gamma(\\alpha + n) / \\Gamma(\\alpha) = \\sum_t \\alpha^t S(n, t)` (paper 000, eq. 7).
+The sampler needs :math:`\\log S(n, t)` for the counts ``n`` and table counts ``t``
+of every context-tree node.
+
+* An exact table for ``n <= n_max`` (all ``t <= n``), computed by the recurrence
+  :math:`S(n + 1, t) = n S(n, t) + S(n, t - 1)` in log space, stored as a flat
+  triangle, grown on demand and shared by every tree of a process
+  (:class:`LogStirlingTable`), capped at ``MAX_TABLE_N`` rows.
+* Beyond the table: exact closed forms for ``t <= 3`` and ``t >= n - 1``, and
+  otherwise the saddle-point approximation of the generating-function integral
+  with its second-order correction (relative error of ``S`` about ``1e-5`` where the
+  table stops; the sampler only uses differences of neighbouring values, whose
+  error is far smaller).  Values are memoised per sampler run.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+from numba import njit
+
+__all__ = ["LogStirlingTable", "log_stirling", "digamma", "polygamma", "MAX_TABLE_N", "SHARED_TABLE"]
+
+#: Largest n of the exact triangle (n_max^2 / 2 doubles: 67 MB at 4096).
+MAX_TABLE_N = 4096
+
+
+# ----------------------------------------------------------------------------- polygamma
+
+
+@njit(cache=True, nogil=True)
+def digamma(x):  # pragma: no cover - compiled
+    """:math:`\\psi(x)` for ``x > 0``: recurrence up to 10, then the asymptotic series."""
+    r = 0.0
+    while x < 10.0:
+        r -= 1.0 / x
+        x += 1.0
+    f = 1.0 / (x * x)
+    s = f * (-1.0 / 12 + f * (1.0 / 120 + f * (-1.0 / 252 + f * (1.0 / 240 + f * (-1.0 / 132 + f * (691.0 / 32760))))))
+    return r + math.log(x) - 0.5 / x + s
+
+
+@njit(cache=True, nogil=True)
+def polygamma(k, x):  # pragma: no cover - compiled
+    """:math:`\\psi^{(k)}(x)` for ``k = 1, 2, 3`` and ``x > 0``."""
+    r = 0.0
+    if k == 1:
+        while x < 10.0:
+            r += 1.0 / (x * x)
+            x += 1.0
+        f = 1.0 / (x * x)
+        return (
+            r
+            + 1.0 / x
+            + 0.5 * f
+            + (1.0 / x) * f * (1.0 / 6 + f * (-1.0 / 30 + f * (1.0 / 42 + f * (-1.0 / 30 + f * (5.0 / 66)))))
+        )
+    if k == 2:
+        while x < 10.0:
+            r -= 2.0 / (x * x * x)
+            x += 1.0
+        f = 1.0 / (x * x)
+        return r - f * (1.0 + 1.0 / x + f * (0.5 + f * (-1.0 / 6 + f * (1.0 / 6 + f * (-3.0 / 10 + f * (5.0 / 6))))))
+    while x < 10.0:
+        r += 6.0 / (x * x * x * x)
+        x += 1.0
+    f = 1.0 / (x * x)
+    return r + (1.0 / x) * f * (2.0 + 3.0 / x + f * (2.0 + f * (-1.0 + f * (4.0 / 3 + f * (-3.0 + f * 10.0)))))
+
+
+# ----------------------------------------------------------------------------- exact table
+
+
+@njit(cache=True, nogil=True)
+def _extend_triangle(tab, n_old, n_new):  # pragma: no cover - compiled
+    """Fill rows ``n_old + 1 .. n_new`` of the flat triangle ``tab`` (row n at n(n+1)/2)."""
+    for n in range(n_old + 1, n_new + 1):
+        prev = (n - 1) * n // 2
+        row = n * (n + 1) // 2
+        tab[row] = -np.inf  # S(n, 0) = 0 for n >= 1
+        lm = math.log(n - 1) if n > 1 else -np.inf
+        for t in range(1, n + 1):
+            a = tab[prev + t] + lm if t <= n - 1 else -np.inf
+            b = tab[prev + t - 1]
+            if a == -np.inf:
+                tab[row + t] = b
+            elif b == -np.inf:
+                tab[row + t] = a
+            elif a > b:
+                tab[row + t] = a + math.log1p(math.exp(b - a))
+            else:
+                tab[row + t] = b + math.log1p(math.exp(a - b))
+
+
+class LogStirlingTable:
+    """The exact triangle of :math:`\\log S(n, t)`, grown on demand (thread-safe).
+
+    ``ensure(n)`` makes rows up to ``min(n, MAX_TABLE_N)`` available; ``array`` and
+    ``n_max`` are what the compiled sampler reads.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.n_max = 0
+        self.array = np.zeros(1)  # S(0, 0) = 1
+
+    def ensure(self, n: int) -> tuple[np.ndarray, int]:
+        n = min(int(n), MAX_TABLE_N)
+        with self._lock:
+            if n > self.n_max:
+                target = min(MAX_TABLE_N, max(n, int(self.n_max * 1.5) + 16))
+                new = np.empty((target + 1) * (target + 2) // 2)
+                new[: self.array.shape[0]] = self.array
+                _extend_triangle(new, self.n_max, target)
+                self.array, self.n_max = new, target
+            return self.array, self.n_max
+
+
+#: The table shared by every sampler of the process.
+SHARED_TABLE = LogStirlingTable()
+
+
+# ----------------------------------------------------------------------------- beyond the table
+
+
+@njit(cache=True, nogil=True)
+def _saddle_log_stirling(n, t):  # pragma: no cover - compiled
+    """Saddle-point approximation of :math:`\\log S(n, t)` for ``4 <= t <= n - 2``.
+
+    :math:`S(n, t) = \\frac{1}{2\\pi i}\\oint \\frac{\\Gamma(x + n)}{\\Gamma(x)} x^{-t-1} dx`;
+    with :math:`H(x) = \\log\\Gamma(x+n) - \\log\\Gamma(x) - (t+1)\\log x`, the saddle
+    :math:`H'(x_0) = 0` gives :math:`e^{H(x_0)} / \\sqrt{2\\pi H''(x_0)}` times the
+    correction :math:`1 + H^{(4)}/(8 H''^2) - 5 H'''^2 / (24 H''^3)`.
+    """
+    M = t + 1.0
+    # solve x (psi(x + n) - psi(x)) = M for y = log x (increasing in x)
+    lo = -40.0
+    hi = math.log(10.0 * n * n + 10.0)
+    y = math.log(max(M - 1.0, 1e-3)) - math.log(max(math.log(n), 1.0))
+    if y < lo or y > hi:
+        y = 0.5 * (lo + hi)
+    for _ in range(100):
+        x = math.exp(y)
+        d0 = digamma(x + n) - digamma(x)
+        g = x * d0 - M
+        if g > 0:
+            hi = y
+        else:
+            lo = y
+        dg = x * (d0 + x * (polygamma(1, x + n) - polygamma(1, x)))
+        step = g / dg if dg != 0 else 0.0
+        y_new = y - step
+        if not (lo < y_new < hi):
+            y_new = 0.5 * (lo + hi)
+        if abs(y_new - y) < 1e-14:
+            y = y_new
+            break
+        y = y_new
+    x = math.exp(y)
+    h0 = math.lgamma(x + n) - math.lgamma(x) - M * y
+    h2 = polygamma(1, x + n) - polygamma(1, x) + M / (x * x)
+    h3 = polygamma(2, x + n) - polygamma(2, x) - 2.0 * M / (x * x * x)
+    h4 = polygamma(3, x + n) - polygamma(3, x) + 6.0 * M / (x * x * x * x)
+    corr = 1.0 + h4 / (8.0 * h2 * h2) - 5.0 * h3 * h3 / (24.0 * h2 * h2 * h2)
+    out = h0 - 0.5 * math.log(2.0 * math.pi * h2)
+    if corr > 0.5:
+        out += math.log(corr)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def log_stirling(n, t, tab, n_max, ckeys, cvals):  # pragma: no cover - compiled
+    """:math:`\\log S(n, t)` (``-inf`` where ``S = 0``).
+
+    ``tab``/``n_max``: the exact triangle; ``ckeys``/``cvals``: a direct-mapped
+    memo (size a power of two) for values beyond it.
+    """
+    if t > n or t < 0:
+        return -np.inf
+    if t == n:
+        return 0.0
+    if t == 0:
+        return -np.inf
+    if n <= n_max:
+        return tab[n * (n + 1) // 2 + t]
+    if t == 1:
+        return math.lgamma(n)
+    if t == n - 1:
+        return math.log(n * (n - 1.0) / 2.0)
+    key = n * 4294967296 + t
+    slot = ((key * 0x9E3779B97F4A7C1) >> 17) & (ckeys.shape[0] - 1)
+    if ckeys[slot] == key:
+        return cvals[slot]
+    if t == 2:
+        v = math.lgamma(n) + math.log(digamma(n) + 0.5772156649015329)
+    elif t == 3:
+        h = digamma(n) + 0.5772156649015329
+        h2 = math.pi * math.pi / 6.0 - polygamma(1, n)
+        v = math.lgamma(n) - math.log(2.0) + math.log(h * h - h2)
+    else:
+        v = _saddle_log_stirling(n, t)
+    ckeys[slot] = key
+    cvals[slot] = v
+    return v
+
+
+def new_memo(size_log2: int = 16) -> tuple[np.ndarray, np.ndarray]:
+    """Empty memo arrays for :func:`log_stirling`."""
+    size = 1 << size_log2
+    return np.full(size, -1, dtype=np.int64), np.zeros(size)
+
+
+def log_stirling_py(n: int, t: int) -> float:
+    """:math:`\\log S(n, t)` from Python (grows the shared table as needed)."""
+    tab, n_max = SHARED_TABLE.ensure(n)
+    keys, vals = new_memo(4)
+    return float(log_stirling(int(n), int(t), tab, n_max, keys, vals))

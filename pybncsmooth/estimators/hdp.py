@@ -1,0 +1,446 @@
+"""Hierarchical Dirichlet process smoothing of a context tree (Petitjean et al. 2018).
+
+Model (paper 000, Sec. 4.1): for child ``X`` and ordered parents, every tree node
+holds a probability vector drawn around its parent's,
+
+.. math::
+    \\phi_{X} \\sim \\mathrm{Dir}(\\tfrac{1}{|X|}\\mathbf 1, \\alpha_0), \\quad
+    \\phi_{X \\mid y, x_1 \\dots x_i} \\sim \\mathrm{Dir}(\\phi_{X \\mid y, x_1 \\dots x_{i-1}},
+    \\alpha_{y, x_1 \\dots x_i}), \\quad
+    \\theta_{X \\mid \\text{leaf}} \\sim \\mathrm{Dir}(\\phi_{\\text{parent}}, \\alpha_{\\text{leaf}}),
+
+and the leaves' data are multinomial.  Inference is the collapsed Gibbs sampler
+of Sec. 4.2-4.5: the vectors are integrated out and every count ``n[x]`` of a
+node is augmented with a table count ``t[x]`` (``1 <= t <= n``) passed up to the
+parent (eq. 9), sampled within a window of its current value from
+
+.. math::
+    P(t \\mid \\dots) \\propto \\alpha^{T} S^{n}_{t}\\,
+    \\frac{S^{n_{\\mathrm{pa}}}_{t_{\\mathrm{pa}}}}{\\alpha_{\\mathrm{pa}}^{(N_{\\mathrm{pa}})}}
+
+with unsigned Stirling numbers :math:`S` (Algorithms 3-4).  Tied concentrations
+are resampled with the auxiliary-variable scheme of thesis 002 (Sec. 4.2.5,
+Algorithm 14) under a Gamma(shape, rate) prior: :math:`q_j \\sim \\mathrm{Beta}(\\alpha, n_j)`,
+:math:`\\alpha \\sim \\mathrm{Gamma}(\\text{shape} + \\sum_j t_j, \\text{rate} + \\sum_j \\log 1/q_j)`.
+After burn-in, each sweep's estimates (eqs. 12-14)
+
+.. math::
+    \\hat\\phi_{x \\mid \\text{node}} = \\frac{n_x + \\alpha\\, \\hat\\phi_{x \\mid \\text{parent}}}{N + \\alpha}
+
+are averaged.  Unseen parent configurations back off to the deepest existing
+node, as the reference's query does.
+
+Defaults are those of the authors' Java implementation: 5000 sweeps, burn-in
+``min(1000, iterations / 10)``, level tying, concentrations starting at 2 with a
+Gamma(2, 1) prior, capped at 4000 and resampled every 5 sweeps, the root's kept
+at its initial value, table counts moving within +-10 of their value, at most
+10000, initialised by eq. 15.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..counting.context_tree import ContextTree
+from ..errors import HyperparameterError
+from ._hdp_kernels import hdp_init, hdp_sweeps, refresh_rise, seed_rng
+from ._stirling import SHARED_TABLE, new_memo
+from .base import Estimator, TreeEstimate, register_estimator
+
+__all__ = ["HDP", "split_rhat"]
+
+_TYINGS = ("level", "single", "parent", "none")
+_BLOCK = 250  # sweeps per compiled call (granularity of the progress bar)
+
+
+@dataclass
+class _TreeState:
+    """Flat arrays of one context tree for the compiled sampler."""
+
+    parent: np.ndarray
+    lstart: np.ndarray
+    leaf_counts: np.ndarray
+    group: np.ndarray
+    group_nodes: np.ndarray
+    group_off: np.ndarray
+    group_level: np.ndarray
+    n_nodes: int
+    r: int
+
+    @classmethod
+    def build(cls, tree: ContextTree, tying: str) -> "_TreeState":
+        sizes = tree.level_sizes()
+        lstart = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+        N, r, d = int(lstart[-1]), tree.child_card, tree.depth
+        parent = np.full(N, -1, dtype=np.int64)
+        for i in range(1, d + 1):
+            parent[lstart[i] : lstart[i + 1]] = tree.levels[i].parent + lstart[i - 1]
+        leaf_counts = np.zeros((N, r), dtype=np.int64)
+        leaf_counts[lstart[d] : lstart[d + 1]] = tree.levels[d].counts
+        group = np.full(N, -1, dtype=np.int64)
+        members: list[np.ndarray] = []
+        levels: list[int] = []
+        if tying == "level":
+            for i in range(1, d + 1):
+                members.append(np.arange(lstart[i], lstart[i + 1]))
+                levels.append(i)
+        elif tying == "single":
+            if d >= 1:
+                members.append(np.arange(lstart[1], N))
+                levels.append(1)
+        elif tying == "parent":
+            for i in range(1, d + 1):
+                par = parent[lstart[i] : lstart[i + 1]]
+                bounds = np.flatnonzero(np.diff(par)) + 1
+                for chunk in np.split(np.arange(lstart[i], lstart[i + 1]), bounds):
+                    members.append(chunk)
+                    levels.append(i)
+        else:  # none
+            for i in range(1, d + 1):
+                for j in range(lstart[i], lstart[i + 1]):
+                    members.append(np.array([j]))
+                    levels.append(i)
+        for g, m in enumerate(members):
+            group[m] = g
+        group_off = np.concatenate(([0], np.cumsum([len(m) for m in members]))).astype(np.int64)
+        group_nodes = np.concatenate(members).astype(np.int64) if members else np.zeros(0, dtype=np.int64)
+        return cls(
+            parent,
+            lstart,
+            leaf_counts,
+            group,
+            group_nodes,
+            group_off,
+            np.asarray(levels, dtype=np.int64),
+            N,
+            r,
+        )
+
+
+_LOGINT: list[np.ndarray] = []
+
+
+def _log_integers() -> tuple[np.ndarray, np.ndarray]:
+    """log(m) and log Gamma(m) = log (m - 1)! for m < 65536, shared by the samplers."""
+    if not _LOGINT:
+        with np.errstate(divide="ignore"):
+            logs = np.log(np.arange(1 << 16, dtype=np.float64))
+        lg = np.empty_like(logs)
+        lg[0] = np.inf
+        lg[1] = 0.0
+        lg[2:] = np.cumsum(logs[1:-1])
+        _LOGINT.extend([logs, lg])
+    return _LOGINT[0], _LOGINT[1]
+
+
+def split_rhat(draws: np.ndarray) -> float:
+    """Largest split-R-hat over the columns of ``draws`` (chains x draws x entries).
+
+    Each chain is cut in two halves; constant entries count as converged.
+    """
+    m, n, _ = draws.shape
+    half = n // 2
+    if half < 2:
+        return float("nan")
+    seqs = np.concatenate([draws[:, :half], draws[:, half : 2 * half]], axis=0)  # (2m, half, p)
+    means = seqs.mean(axis=1)
+    W = seqs.var(axis=1, ddof=1).mean(axis=0)
+    B = half * means.var(axis=0, ddof=1)
+    var_plus = (half - 1) / half * W + B / half
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.sqrt(np.where(W > 0, var_plus / W, 1.0))
+    return float(np.nanmax(r)) if r.size else float("nan")
+
+
+@register_estimator
+class HDP(Estimator):
+    """HDP estimates of every context-tree node by a collapsed Gibbs sampler (see the
+    module docstring for the model and the defaults).
+
+    Parameters
+    ----------
+    iterations:
+        Gibbs sweeps per chain.
+    burn_in:
+        Sweeps discarded before averaging (default ``min(1000, iterations // 10)``).
+    tying:
+        Concentration tying: ``"level"`` (one per tree level, default), ``"single"``
+        (one for the whole tree), ``"parent"`` (siblings share one), ``"none"``.
+    window:
+        Table counts move within ``+-window`` of their current value per sweep.
+    concentration_every:
+        Concentrations are resampled every that many sweeps.
+    prior_shape, prior_rate:
+        Gamma(shape, rate) prior of the concentrations; ``0, 0`` is the improper
+        prior of paper 000.
+    initial_concentration, max_concentration, max_tables:
+        Starting value (also the fixed root concentration), cap of the
+        concentrations, cap of a table count.
+    n_chains:
+        Independent chains per tree; their estimates are averaged and, with two or
+        more, a split-R-hat over the leaf estimates is reported (``info["rhat"]``).
+    n_jobs:
+        Threads sampling trees (and chains) in parallel (default: all cores).
+    progress:
+        Progress bar over sweeps (default: when standard error is a terminal).
+    debug:
+        Check the tree invariants after every sweep (slower).
+    random_state:
+        Seed (int), ``numpy.random.Generator`` or ``None``.  Each tree and chain
+        gets its own stream derived from it and from the node name, so the result
+        does not depend on the number of threads.
+    """
+
+    name = "hdp"
+    stochastic = True
+
+    def __init__(
+        self,
+        iterations: int = 5000,
+        burn_in: int | None = None,
+        tying: str = "level",
+        window: int = 10,
+        concentration_every: int = 5,
+        prior_shape: float = 2.0,
+        prior_rate: float = 1.0,
+        initial_concentration: float = 2.0,
+        max_concentration: float = 4000.0,
+        max_tables: int = 10000,
+        n_chains: int = 1,
+        n_jobs: int | None = None,
+        progress: bool | None = None,
+        debug: bool = False,
+        random_state: Any = None,
+    ) -> None:
+        def pos_int(name: str, v: Any, minimum: int = 1) -> int:
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < minimum:
+                raise HyperparameterError(f"{name} must be an integer >= {minimum}, not {v!r}")
+            return int(v)
+
+        self.iterations = pos_int("iterations", iterations)
+        if burn_in is not None:
+            burn_in = pos_int("burn_in", burn_in, 0)
+            if burn_in >= self.iterations:
+                raise HyperparameterError(f"burn_in ({burn_in}) must be smaller than iterations ({iterations})")
+        self.burn_in = burn_in
+        if tying not in _TYINGS:
+            raise HyperparameterError(f"tying must be one of {_TYINGS}, not {tying!r}")
+        self.tying = tying
+        self.window = pos_int("window", window)
+        self.concentration_every = pos_int("concentration_every", concentration_every)
+        for name, v in (("prior_shape", prior_shape), ("prior_rate", prior_rate)):
+            if not np.isfinite(v) or v < 0:
+                raise HyperparameterError(f"{name} must be >= 0, not {v!r}")
+        self.prior_shape = float(prior_shape)
+        self.prior_rate = float(prior_rate)
+        if not initial_concentration > 0 or not max_concentration >= initial_concentration:
+            raise HyperparameterError("need 0 < initial_concentration <= max_concentration")
+        self.initial_concentration = float(initial_concentration)
+        self.max_concentration = float(max_concentration)
+        self.max_tables = pos_int("max_tables", max_tables)
+        self.n_chains = pos_int("n_chains", n_chains)
+        self.n_jobs = None if n_jobs is None else pos_int("n_jobs", n_jobs)
+        self.progress = progress
+        self.debug = bool(debug)
+        self.random_state = random_state
+
+    @property
+    def effective_burn_in(self) -> int:
+        return self.burn_in if self.burn_in is not None else min(1000, self.iterations // 10)
+
+    # ------------------------------------------------------------------ estimation
+    def estimate(self, tree: ContextTree) -> TreeEstimate:
+        return self.estimate_all({tree.child: tree})[tree.child]
+
+    def _entropy(self) -> int | None:
+        rs = self.random_state
+        if rs is None:
+            return None
+        if isinstance(rs, np.random.Generator):
+            return int(rs.integers(0, 2**63 - 1))
+        if isinstance(rs, (int, np.integer)):
+            return int(rs)
+        raise HyperparameterError(f"random_state must be an int, a numpy Generator or None, not {rs!r}")
+
+    def _seed(self, entropy: int | None, name: str, chain: int) -> int:
+        key = zlib.crc32(name.encode("utf-8"))
+        ss = np.random.SeedSequence(entropy, spawn_key=(key, chain))
+        return int(ss.generate_state(1, np.uint32)[0])
+
+    def estimate_all(self, trees: Mapping[str, ContextTree]) -> dict[str, TreeEstimate]:
+        """Estimate several trees (the CPTs of a network) in parallel threads."""
+        entropy = self._entropy()
+        if entropy is None:
+            entropy = int(np.random.SeedSequence().entropy % (2**63))
+        states = {name: _TreeState.build(tree, self.tying) for name, tree in trees.items()}
+        n_needed = 1
+        for tree in trees.values():
+            for lev in tree.levels[1:]:
+                if lev.counts.size:
+                    n_needed = max(n_needed, int(lev.counts.max()))
+        SHARED_TABLE.ensure(n_needed)
+        tasks = [(name, c) for name in trees for c in range(self.n_chains)]
+        bar = self._progress_bar(len(tasks) * self.iterations, trees)
+        workers = self.n_jobs or os.cpu_count() or 1
+        try:
+            if workers == 1 or len(tasks) == 1:
+                results = [self._run_chain(states[nm], self._seed(entropy, nm, c), nm, bar) for nm, c in tasks]
+            else:
+                with ThreadPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
+                    futs = [
+                        pool.submit(self._run_chain, states[nm], self._seed(entropy, nm, c), nm, bar) for nm, c in tasks
+                    ]
+                    results = [f.result() for f in futs]
+        finally:
+            if bar is not None:
+                bar.close()
+        by_tree: dict[str, list] = {name: [] for name in trees}
+        for (name, _), res in zip(tasks, results):
+            by_tree[name].append(res)
+        return {name: self._combine(trees[name], states[name], by_tree[name]) for name in trees}
+
+    def _progress_bar(self, total: int, trees: Mapping[str, ContextTree]) -> Any:
+        show = self.progress
+        if show is None:
+            work = total * sum(t.n_nodes for t in trees.values()) / max(len(trees), 1)
+            show = sys.stderr.isatty() and work > 5e6
+        if not show:
+            return None
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:  # pragma: no cover
+            return None
+        return tqdm(total=total, desc="HDP sweeps", unit="sweep", leave=False)
+
+    def _run_chain(self, st: _TreeState, seed: int, name: str, bar: Any) -> tuple:
+        N, r = st.n_nodes, st.r
+        n = st.leaf_counts.copy()
+        t = np.zeros((N, r), dtype=np.int64)
+        nsum = np.zeros(N, dtype=np.int64)
+        tsum = np.zeros(N, dtype=np.int64)
+        seed_rng(seed)
+        hdp_init(n, t, nsum, tsum, st.parent, st.lstart, self.initial_concentration)
+        G = len(st.group_off) - 1
+        conc = np.full(G, self.initial_concentration)
+        logc = np.log(conc)
+        tab, n_max = SHARED_TABLE.ensure(0)
+        ckeys, cvals = new_memo(16)
+        logint, lgint = _log_integers()
+        is_parent = np.zeros(N, dtype=np.bool_)
+        is_parent[st.parent[st.parent >= 0]] = True
+        bound = int(nsum[is_parent].max()) if is_parent.any() else 0
+        max_len = int(min(8192, 4 * bound + 8 * self.window + 8))
+        rise_tab = np.zeros((G + 1, max_len))
+        rise_len = np.zeros(G + 1, dtype=np.int64)
+        refresh_rise(
+            rise_tab,
+            rise_len,
+            conc,
+            self.initial_concentration,
+            st.group_nodes,
+            st.group_off,
+            nsum,
+            is_parent,
+            self.window,
+            max_len,
+        )
+        pk = np.zeros((N, r))
+        acc = np.zeros((N, r))
+        n_levels = len(st.lstart) - 1
+        events = self.iterations // self.concentration_every + 2
+        conc_trace = np.full((events, n_levels), np.nan)
+        burn = self.effective_burn_in
+        kept = self.iterations - burn
+        thin = 0
+        n_leaf = int(st.lstart[-1] - st.lstart[-2])
+        leaf_trace = np.zeros((0, n_leaf * r))
+        if self.n_chains > 1:
+            thin = max(1, kept // 500)
+            leaf_trace = np.zeros((kept // thin + 1, n_leaf * r))
+        n_rec = n_ev = n_draws = 0
+        it = 0
+        while it < self.iterations:
+            block = min(_BLOCK, self.iterations - it)
+            rec, ev, dr, bad = hdp_sweeps(
+                n,
+                t,
+                nsum,
+                tsum,
+                st.parent,
+                st.lstart,
+                st.group,
+                conc,
+                logc,
+                self.initial_concentration,
+                st.group_nodes,
+                st.group_off,
+                st.group_level,
+                it,
+                block,
+                burn,
+                self.concentration_every,
+                self.window,
+                self.max_tables,
+                self.prior_shape,
+                self.prior_rate,
+                self.max_concentration,
+                n_ev,
+                tab,
+                n_max,
+                ckeys,
+                cvals,
+                logint,
+                lgint,
+                rise_tab,
+                rise_len,
+                is_parent,
+                pk,
+                acc,
+                conc_trace,
+                leaf_trace,
+                thin,
+                self.debug,
+            )
+            if bad >= 0:
+                raise RuntimeError(
+                    f"HDP invariant violated at node {bad} of the context tree of {name!r} "
+                    f"after sweep {it + rec} (0 <= t <= n, t >= 1 where n >= 1, n = sum of children's t)"
+                )
+            n_rec += rec
+            n_ev += ev
+            n_draws += dr
+            it += block
+            if bar is not None:
+                bar.update(block)
+        est = acc / max(n_rec, 1)
+        est /= est.sum(axis=1, keepdims=True)
+        return est, conc_trace[:n_ev], leaf_trace[:n_draws], n_rec
+
+    def _combine(self, tree: ContextTree, st: _TreeState, results: list) -> TreeEstimate:
+        est = np.mean([res[0] for res in results], axis=0)
+        est /= est.sum(axis=1, keepdims=True)
+        probs = tuple(est[st.lstart[i] : st.lstart[i + 1]] for i in range(len(st.lstart) - 1))
+        conc = results[0][1]
+        if self.tying == "single" and conc.size:
+            conc = np.repeat(conc[:, 1:2], conc.shape[1], axis=1)
+            conc[:, 0] = np.nan
+        info: dict[str, Any] = {
+            "concentrations": conc,
+            "concentration_levels": np.arange(conc.shape[1] if conc.ndim == 2 else 0),
+            "root_concentration": self.initial_concentration,
+            "n_records": int(sum(res[3] for res in results)),
+            "n_chains": self.n_chains,
+        }
+        if self.n_chains > 1:
+            draws = [res[2] for res in results]
+            m = min(d.shape[0] for d in draws)
+            if m >= 4 and draws[0].shape[1] > 0:
+                info["rhat"] = split_rhat(np.stack([d[:m] for d in draws]))
+        return TreeEstimate(probs, "backoff", info)

@@ -1,0 +1,217 @@
+"""The HDP estimator: invariants, the authors' Java outputs, the worked example,
+reproducibility, back-off, diagnostics and multi-domain fits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pybncsmooth as bs
+from pybncsmooth.errors import HyperparameterError
+from pybncsmooth.estimators import HDP
+from pybncsmooth.estimators._hdp_kernels import check_invariants, hdp_init, seed_rng
+from pybncsmooth.estimators._stirling import SHARED_TABLE, log_stirling_py
+from pybncsmooth.estimators.hdp import _TreeState
+from conftest import DATA
+
+HDPDATA = DATA / "hdp"
+
+
+def table3(card: int, n: int) -> pd.DataFrame:
+    suffix = ".gz" if n == 100000 else ""
+    df = pd.read_csv(HDPDATA / "table3" / f"table3_card{card}_n{n}.csv{suffix}")
+    return pd.DataFrame({c: pd.Categorical(df[c], categories=list(range(card))) for c in df.columns})
+
+
+def java(iterations: int, card: int, n: int) -> np.ndarray:
+    ref = pd.read_csv(HDPDATA / f"java_hdp_{iterations}it_card{card}_n{n}.csv")
+    return ref[[f"p{k}" for k in range(card)]].to_numpy()
+
+
+def ours(net: bs.FittedNetwork, card: int) -> np.ndarray:
+    # rows: parent configurations with P1 slowest, as the Java files
+    return np.moveaxis(net.cpt("X"), 0, -1).reshape(-1, card)
+
+
+def test_stirling_numbers_exact():
+    # S(5, k) = 24, 50, 35, 10, 1
+    for k, s in zip(range(1, 6), [24, 50, 35, 10, 1]):
+        assert log_stirling_py(5, k) == pytest.approx(np.log(s), abs=1e-12)
+    assert log_stirling_py(5, 0) == -np.inf and log_stirling_py(0, 0) == 0.0
+    # sum_t S(n, t) = n!
+    row = np.array([log_stirling_py(30, t) for t in range(1, 31)])
+    assert np.logaddexp.reduce(row) == pytest.approx(np.sum(np.log(np.arange(1, 31))), rel=1e-12)
+    # beyond the exact table the approximation stays within 1e-4 (relative to S)
+    from pybncsmooth.estimators._stirling import _saddle_log_stirling
+
+    tab, _ = SHARED_TABLE.ensure(3000)
+    for t in (4, 10, 100, 1500):
+        assert _saddle_log_stirling(3000, t) == pytest.approx(tab[3000 * 3001 // 2 + t], abs=1e-4)
+
+
+@pytest.mark.parametrize("tying", ["level", "single", "parent", "none"])
+def test_invariants_hold_after_every_sweep(tying):
+    df = table3(5, 1000)
+    est = HDP(iterations=300, tying=tying, debug=True, random_state=3)
+    net = bs.fit(["X ~ P1 + P2 + P3 + P4"], df, method=est)
+    t = net.cpt("X")
+    assert np.allclose(t.sum(axis=0), 1.0) and np.isfinite(t).all()
+    # and directly on the state after a run
+    tree = net.tree("X")
+    st = _TreeState.build(tree, tying)
+    n = st.leaf_counts.copy()
+    tt = np.zeros_like(n)
+    nsum = np.zeros(st.n_nodes, dtype=np.int64)
+    tsum = nsum.copy()
+    seed_rng(5)
+    hdp_init(n, tt, nsum, tsum, st.parent, st.lstart, 2.0)
+    assert check_invariants(n, tt, st.parent, st.lstart) == -1
+    tt[st.lstart[-2], 0] += 1  # a broken state is detected
+    assert check_invariants(n, tt, st.parent, st.lstart) >= 0
+
+
+# The Java outputs: mean absolute difference of the CPT entries below 0.005 (the
+# Java output's own 5000-vs-50000-iteration spread is 0.0017 on card5_n1000).
+JAVA_TOL = 0.005
+
+
+@pytest.mark.parametrize("card,iterations", [(2, 20000), (5, 20000)])
+def test_agrees_with_java_on_1000_rows(card, iterations):
+    net = bs.fit(["X ~ P1 + P2 + P3 + P4"], table3(card, 1000), method="hdp", iterations=iterations, random_state=11)
+    diff = np.abs(ours(net, card) - java(50000, card, 1000))
+    assert diff.mean() < JAVA_TOL
+    assert diff.max() < 0.05
+
+
+def test_agrees_with_java_on_100000_rows():
+    net = bs.fit(["X ~ P1 + P2 + P3 + P4"], table3(2, 100000), method="hdp", iterations=5000, random_state=11)
+    diff = np.abs(ours(net, 2) - java(5000, 2, 100000))
+    assert diff.mean() < JAVA_TOL
+
+
+@pytest.mark.parametrize(
+    "ds,prior,ref",
+    [
+        ("dataset1", {}, "java_dataset1_50000it.csv"),
+        ("dataset2", {}, "java_dataset2_50000it.csv"),
+        ("dataset1", {"prior_shape": 0.0, "prior_rate": 0.0}, "java_dataset1_50000it_improper_prior.csv"),
+        ("dataset2", {"prior_shape": 0.0, "prior_rate": 0.0}, "java_dataset2_50000it_improper_prior.csv"),
+    ],
+)
+def test_worked_example_of_table_1(ds, prior, ref):
+    df = pd.read_csv(HDPDATA / "worked_example" / f"{ds}.csv").astype(str)
+    # under the improper prior the concentration's posterior is heavy-tailed and 50000
+    # sweeps leave a Monte-Carlo spread of about 0.01 on P(X1 | Y = 0); a million sweeps
+    # of this two-leaf tree take half a second and bring it to about 0.003
+    iterations = 1_000_000 if prior else 50000
+    net = bs.fit("[Y][X1|Y]", df, method="hdp", iterations=iterations, random_state=2, **prior)
+    expected = pd.read_csv(HDPDATA / "worked_example" / ref)[["p0", "p1"]].to_numpy()
+    np.testing.assert_allclose(net.cpt("X1").T, expected, atol=0.01)
+
+
+def test_single_level_tree_is_a_closed_form_dirichlet():
+    # a node without parents: its root is not sampled, so the estimate is the
+    # posterior mean under Dirichlet(alpha0 / r) with alpha0 = the initial concentration
+    df = pd.DataFrame({"A": list("aaaaaabbbc")})
+    net = bs.fit("[A]", df, method="hdp", iterations=100, random_state=0, initial_concentration=3.0)
+    n = np.array([6, 3, 1])
+    np.testing.assert_allclose(net.cpt("A"), (n + 1.0) / (10 + 3.0), rtol=1e-12)
+
+
+def test_same_seed_same_answer_whatever_the_threads():
+    df = bs.load_dataset("asia")
+    ms = "[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]"
+    a = bs.fit(ms, df, method="hdp", iterations=400, random_state=7, n_jobs=1)
+    b = bs.fit(ms, df, method="hdp", iterations=400, random_state=7, n_jobs=2)
+    c = bs.fit(ms, df, method="hdp", iterations=400, random_state=8, n_jobs=2)
+    for node in a.nodes:
+        assert np.array_equal(a.cpt(node), b.cpt(node))
+    assert any(not np.array_equal(a.cpt(n), c.cpt(n)) for n in a.nodes)
+    # an estimator object with a Generator is reproducible from the generator's seed
+    g1 = bs.fit(ms, df, method="hdp", iterations=200, random_state=np.random.default_rng(5))
+    g2 = bs.fit(ms, df, method="hdp", iterations=200, random_state=np.random.default_rng(5))
+    assert all(np.array_equal(g1.cpt(n), g2.cpt(n)) for n in g1.nodes)
+
+
+def test_unseen_configurations_back_off_to_the_deepest_ancestor():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(
+        {
+            "A": pd.Categorical(rng.choice(["a0", "a1"], 300), categories=["a0", "a1", "a2"]),
+            "B": rng.choice(["b0", "b1"], 300),
+            "C": rng.choice(["c0", "c1"], 300),
+        }
+    )
+    net = bs.fit(["C ~ A + B"], df, method="hdp", iterations=500, random_state=1)
+    probs = net.cpd("C").estimate.probs
+    t = net.cpt("C")  # axes C, A, B; A = a2 never occurs
+    np.testing.assert_allclose(t[:, 2, 0], probs[0][0])  # back off to the root
+    np.testing.assert_allclose(t[:, 2, 1], probs[0][0])
+    q = pd.DataFrame({"A": ["a2", "a0"], "B": ["b1", "b0"], "C": ["c0", "c1"]})
+    lp = net.logpdf(q.assign(A=pd.Categorical(q["A"], categories=["a0", "a1", "a2"])))
+    assert np.isfinite(lp).all()
+
+
+def test_chains_rhat_concentrations_and_summary():
+    df = table3(2, 1000)
+    net = bs.fit(["X ~ P1 + P2 + P3 + P4"], df, method="hdp", iterations=2000, n_chains=3, random_state=4)
+    info = net.cpd("X").estimate.info
+    assert info["n_chains"] == 3
+    assert 0.99 < info["rhat"] < 1.1  # converged chains on this easy tree
+    conc = info["concentrations"]
+    assert conc.shape == (2000 // 5, 5)  # one column per tree level (root not sampled: nan)
+    assert np.isnan(conc[:, 0]).all() and np.isfinite(conc[:, 1:]).all()
+    assert (conc[:, 1:] > 0).all() and (conc[:, 1:] <= 4000).all()
+    summ = net.summary()
+    assert "rhat" in summ.columns and summ.loc["X", "rhat"] == pytest.approx(info["rhat"])
+
+
+def test_more_data_pulls_estimates_toward_the_mle():
+    # a statistical check: on the large table3 set the leaves have thousands of rows,
+    # so the HDP estimates must be close to the relative frequencies
+    df = table3(2, 100000)
+    hdp = bs.fit(["X ~ P1 + P2 + P3 + P4"], df, method="hdp", iterations=1000, random_state=0)
+    mle = bs.fit(["X ~ P1 + P2 + P3 + P4"], df, method="mle")
+    assert np.abs(hdp.cpt("X") - mle.cpt("X")).max() < 0.01
+
+
+def test_multi_domain_shrinks_small_domains_toward_the_pool():
+    # the domain is the first split of every context tree: P(B) -> P(B | site) ->
+    # P(B | site, A).  A site with few rows has its node P(B | site) pulled toward the
+    # pooled P(B), and its leaves toward that node.
+    rng = np.random.default_rng(9)
+    n = 3000
+    dom = rng.choice(["big", "small"], n, p=[0.98, 0.02])
+    a = rng.choice(["x", "y"], n)
+    p_on = np.where(dom == "small", 0.85, np.where(a == "x", 0.8, 0.3))
+    b = np.where(rng.random(n) < p_on, "on", "off")
+    df = pd.DataFrame({"site": dom, "A": a, "B": b})
+    net = bs.fit("[A][B|A]", df, method="hdp", domain="site", iterations=3000, random_state=2)
+    cpd = net.cpd("B")
+    assert cpd.tree.parents == ("site", "A")
+    level1 = cpd.estimate.probs[1]  # P(B | site) for big, small
+    small_rows = df[df.site == "small"]
+    own = (small_rows["B"] == "off").mean()
+    pooled = (df["B"] == "off").mean()
+    p_small = level1[1, 0]  # P(B = off | small)
+    assert min(own, pooled) < p_small < max(own, pooled)
+    # a site's table comes back through for_domain and matches the tree's leaves
+    t_small = net.for_domain("small").cpt("B")
+    np.testing.assert_allclose(t_small[:, 0], cpd.estimate.probs[2][2])
+    assert np.allclose(net.cpt("B")[..., 1], t_small)
+
+
+def test_hyperparameter_validation():
+    with pytest.raises(HyperparameterError, match="tying"):
+        HDP(tying="bogus")
+    with pytest.raises(HyperparameterError, match="burn_in"):
+        HDP(iterations=100, burn_in=100)
+    with pytest.raises(HyperparameterError, match="iterations"):
+        HDP(iterations=0)
+    with pytest.raises(HyperparameterError, match="prior_shape"):
+        HDP(prior_shape=-1)
+    with pytest.raises(HyperparameterError, match="random_state"):
+        bs.fit("[A]", pd.DataFrame({"A": ["a", "b"]}), method="hdp", random_state="seed")
+    assert HDP(iterations=5000).effective_burn_in == 500
+    assert HDP(iterations=50000).effective_burn_in == 1000
