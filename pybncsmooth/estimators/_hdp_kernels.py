@@ -18,15 +18,10 @@ import math
 import numpy as np
 from numba import njit
 
+from ._rng import beta, gamma, uniform
 from ._stirling import log_stirling
 
-__all__ = ["seed_rng", "hdp_init", "hdp_sweeps", "check_invariants"]
-
-
-@njit(cache=True, nogil=True)
-def seed_rng(seed):  # pragma: no cover - compiled
-    """Seed this thread's numba random generator."""
-    np.random.seed(seed)
+__all__ = ["hdp_init", "hdp_sweeps", "check_invariants"]
 
 
 @njit(cache=True, nogil=True)
@@ -115,7 +110,7 @@ def refresh_rise(  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _sample_concentrations(  # pragma: no cover - compiled
-    nsum, tsum, conc, logc, group_nodes, group_off, prior_shape, prior_rate, cap
+    rng, nsum, tsum, conc, logc, group_nodes, group_off, prior_shape, prior_rate, cap
 ):
     """Auxiliary-variable sampling (thesis 002, Algorithm 14): for the tied nodes j,
     q_j ~ Beta(alpha, n_j); alpha ~ Gamma(shape + sum t_j, rate + sum log(1/q_j))."""
@@ -128,14 +123,14 @@ def _sample_concentrations(  # pragma: no cover - compiled
             j = group_nodes[jj]
             if nsum[j] <= 0:
                 continue
-            q = np.random.beta(a, nsum[j])
+            q = beta(rng, a, nsum[j])
             if q < 1e-75:
                 q = 1e-75
             rate -= math.log(q)
             shape += tsum[j]
         if shape <= 0 or rate <= 0:
             continue
-        c = np.random.gamma(shape, 1.0 / rate)
+        c = gamma(rng, shape) / rate
         if c > cap:
             c = cap
         if c < 1e-300:
@@ -195,6 +190,7 @@ def check_invariants(n, t, parent, lstart):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def hdp_sweeps(  # pragma: no cover - compiled
+    rng,
     n,
     t,
     nsum,
@@ -337,7 +333,7 @@ def hdp_sweeps(  # pragma: no cover - compiled
                         e = math.exp(buf[j] - best)
                         buf[j] = e
                         total += e
-                    u = np.random.random() * total
+                    u = uniform(rng) * total
                     chosen = m - 1
                     cum = 0.0
                     for j in range(m):
@@ -353,7 +349,7 @@ def hdp_sweeps(  # pragma: no cover - compiled
                     nsum[p] += inc
 
         if conc.shape[0] > 0 and (it + every // 2) % every == 0:
-            _sample_concentrations(nsum, tsum, conc, logc, group_nodes, group_off, prior_shape, prior_rate, cap)
+            _sample_concentrations(rng, nsum, tsum, conc, logc, group_nodes, group_off, prior_shape, prior_rate, cap)
             refresh_rise(
                 rise_tab, rise_len, conc, c_root, group_nodes, group_off, nsum, is_parent, window, rise_tab.shape[1]
             )

@@ -50,7 +50,8 @@ import numpy as np
 
 from ..counting.context_tree import ContextTree
 from ..errors import HyperparameterError
-from ._hdp_kernels import hdp_init, hdp_sweeps, refresh_rise, seed_rng
+from ._hdp_kernels import hdp_init, hdp_sweeps, refresh_rise
+from ._rng import new_state
 from ._stirling import SHARED_TABLE, new_memo
 from .base import Estimator, TreeEstimate, register_estimator
 
@@ -272,7 +273,7 @@ class HDP(Estimator):
     def _seed(self, entropy: int | None, name: str, chain: int) -> int:
         key = zlib.crc32(name.encode("utf-8"))
         ss = np.random.SeedSequence(entropy, spawn_key=(key, chain))
-        return int(ss.generate_state(1, np.uint32)[0])
+        return int(ss.generate_state(1, np.uint64)[0])
 
     def estimate_all(self, trees: Mapping[str, ContextTree]) -> dict[str, TreeEstimate]:
         """Estimate several trees (the CPTs of a network) in parallel threads."""
@@ -325,7 +326,7 @@ class HDP(Estimator):
         t = np.zeros((N, r), dtype=np.int64)
         nsum = np.zeros(N, dtype=np.int64)
         tsum = np.zeros(N, dtype=np.int64)
-        seed_rng(seed)
+        rng = new_state(seed)
         hdp_init(n, t, nsum, tsum, st.parent, st.lstart, self.initial_concentration)
         G = len(st.group_off) - 1
         conc = np.full(G, self.initial_concentration)
@@ -369,6 +370,7 @@ class HDP(Estimator):
         while it < self.iterations:
             block = min(_BLOCK, self.iterations - it)
             rec, ev, dr, bad = hdp_sweeps(
+                rng,
                 n,
                 t,
                 nsum,
