@@ -252,3 +252,20 @@ def test_random_generator_moments():
         assert abs(q.mean() - m) < 0.005 and abs(q.var() - v) < 0.05 * v + 1e-4
     # same seed, same stream
     assert np.array_equal(draws(new_state(9), 3, 2.0, 3.0, 100), draws(new_state(9), 3, 2.0, 3.0, 100))
+
+
+def test_shrinkage_plot():
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt
+
+    net = bs.fit(["X ~ P1 + P2 + P3 + P4"], table3(5, 1000), method="hdp", iterations=200, random_state=0)
+    ax = net.plot_shrinkage("X", value=1)
+    offsets = ax.collections[1].get_offsets()  # the estimates of the 400 largest leaves
+    leaves = net.tree("X").levels[-1]
+    biggest = np.argsort(-leaves.counts.sum(axis=1), kind="stable")[:400]
+    assert len(offsets) == 400
+    np.testing.assert_allclose(
+        np.sort(offsets[:, 1]), np.sort(net.cpd("X").estimate.probs[-1][biggest, 1])
+    )
+    plt.close("all")

@@ -245,3 +245,26 @@ print(
 
 # %% [markdown]
 # ![concentrations](figures/hdp_concentrations.png)
+
+# %% [markdown]
+# ## Shrinkage toward the parent
+#
+# Each leaf of that CPT's context tree: its relative frequency (hollow), its HDP estimate
+# (filled) and the estimate of its parent node (cross). Leaves with few rows are pulled
+# most of the way to their parent; leaves with many keep their frequencies.
+
+# %%
+ax = net.plot_shrinkage(node)
+ax.figure.tight_layout()
+ax.figure.savefig(FIG / "hdp_shrinkage.png", dpi=90)
+plt.close(ax.figure)
+tree = net.tree(node)
+n_leaf = tree.levels[-1].counts.sum(axis=1)
+moved = np.abs(net.cpd(node).estimate.probs[-1][:, 0] - tree.levels[-1].counts[:, 0] / n_leaf)
+for lo, hi in [(1, 3), (3, 10), (10, 1000)]:
+    sel = (n_leaf >= lo) & (n_leaf < hi)
+    if sel.any():
+        print(f"leaves with {lo}-{hi - 1} rows: {int(sel.sum()):3d}, mean |estimate - frequency| = {moved[sel].mean():.3f}")
+
+# %% [markdown]
+# ![shrinkage](figures/hdp_shrinkage.png)

@@ -448,6 +448,13 @@ class FittedNetwork:
 
         write_network(self, path, format=format)
 
+    def plot_shrinkage(self, node: str, value: Any = None, ax: Any = None) -> Any:
+        """Leaf estimates against relative frequencies and parent estimates (needs
+        matplotlib); see :func:`pybncsmooth.model.plotting.plot_shrinkage`."""
+        from .plotting import plot_shrinkage
+
+        return plot_shrinkage(self, node, value, ax=ax)
+
     def plot_cpt(self, node: str, ax: Any = None, *, cmap: str = "viridis", annotate: bool | None = None) -> Any:
         """Heatmap of the CPT of ``node``: one column per parent configuration, one
         row per level (needs matplotlib).  Returns the matplotlib Axes."""

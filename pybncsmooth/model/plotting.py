@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["plot_cpt"]
+__all__ = ["plot_cpt", "plot_shrinkage"]
 
 
 def _pyplot() -> Any:
@@ -51,4 +51,41 @@ def plot_cpt(net: Any, node: str, ax: Any = None, *, cmap: str = "viridis", anno
     title = f"P({node} | {', '.join(pa)})" if pa else f"P({node})"
     ax.set_title(title)
     ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.02)
+    return ax
+
+
+def plot_shrinkage(net: Any, node: str, value: Any = None, ax: Any = None, *, max_leaves: int = 400) -> Any:
+    """How far the estimate of each context-tree leaf moved from its relative frequency.
+
+    For one level ``value`` of ``node`` (default: its first level), each leaf is drawn
+    at its number of rows (x, log scale): a hollow marker at the relative frequency,
+    a filled one at the estimate, a line between them, and a cross at the estimate of
+    its parent node, the vector it is shrunk toward.  Small leaves move most.
+    """
+    plt = _pyplot()
+    tree = net.tree(node)
+    cpd = net.cpd(node)
+    k = 0 if value is None else net.levels(node).index(value)
+    leaves = tree.levels[-1]
+    counts = leaves.counts
+    n = counts.sum(axis=1)
+    mle = counts[:, k] / np.maximum(n, 1)
+    est = cpd.estimate.probs[-1][:, k]
+    parent_est = cpd.estimate.probs[-2][leaves.parent, k] if tree.depth >= 1 else np.full(len(n), np.nan)
+    order = np.argsort(-n, kind="stable")[:max_leaves]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4))
+    jitter = np.exp(np.random.default_rng(0).uniform(-0.05, 0.05, len(order)))
+    x = n[order] * jitter
+    for xi, a, b in zip(x, mle[order], est[order]):
+        ax.plot([xi, xi], [a, b], color="0.7", lw=0.8, zorder=1)
+    ax.scatter(x, mle[order], facecolors="none", edgecolors="C0", s=18, label="relative frequency", zorder=2)
+    ax.scatter(x, est[order], color="C1", s=14, label=f"{net.method or 'estimate'}", zorder=3)
+    if tree.depth >= 1:
+        ax.scatter(x, parent_est[order], marker="x", color="C2", s=14, label="parent node's estimate", zorder=2)
+    ax.set_xscale("log")
+    ax.set_xlabel("rows in the leaf")
+    ax.set_ylabel(f"P({node} = {net.levels(node)[k]} | leaf)")
+    ax.set_title(f"shrinkage of the leaves of P({node} | {', '.join(tree.parents) or '-'})")
+    ax.legend(fontsize=8)
     return ax
