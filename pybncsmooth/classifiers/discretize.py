@@ -141,31 +141,34 @@ class _Discretizer(TransformerMixin, BaseEstimator):
         return obj
 
 
-class EqualWidthDiscretizer(_Discretizer):
-    """``n_bins`` equal-width intervals over each column's training range."""
+class _BinnedDiscretizer(_Discretizer):
+    """Unsupervised discretisers with a number of bins."""
 
     def __init__(self, n_bins: int = 5, columns: Sequence[str] | None = None) -> None:
         self.n_bins = n_bins
         self.columns = columns
 
-    def _learn(self, values: np.ndarray, y: np.ndarray | None) -> np.ndarray:
+    def _bins(self) -> int:
         if not isinstance(self.n_bins, (int, np.integer)) or self.n_bins < 1:
             raise HyperparameterError(f"n_bins must be a positive integer, not {self.n_bins!r}")
+        return int(self.n_bins)
+
+
+class EqualWidthDiscretizer(_BinnedDiscretizer):
+    """``n_bins`` equal-width intervals over each column's training range."""
+
+    def _learn(self, values: np.ndarray, y: np.ndarray | None) -> np.ndarray:
+        self._bins()
         if values.size == 0 or values.min() == values.max():
             return np.zeros(0)
         return np.linspace(values.min(), values.max(), self.n_bins + 1)[1:-1]
 
 
-class EqualFrequencyDiscretizer(_Discretizer):
+class EqualFrequencyDiscretizer(_BinnedDiscretizer):
     """Cut points at the ``1/n_bins, 2/n_bins, ...`` training quantiles (repeats merged)."""
 
-    def __init__(self, n_bins: int = 5, columns: Sequence[str] | None = None) -> None:
-        self.n_bins = n_bins
-        self.columns = columns
-
     def _learn(self, values: np.ndarray, y: np.ndarray | None) -> np.ndarray:
-        if not isinstance(self.n_bins, (int, np.integer)) or self.n_bins < 1:
-            raise HyperparameterError(f"n_bins must be a positive integer, not {self.n_bins!r}")
+        self._bins()
         if values.size == 0:
             return np.zeros(0)
         q = np.quantile(values, np.arange(1, self.n_bins) / self.n_bins)

@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from ._rng import beta, gamma, uniform
-from ._stirling import log_stirling
+from ._stirling import digamma, log_stirling
 
 __all__ = ["hdp_init", "hdp_sweeps", "check_invariants"]
 
@@ -45,7 +45,7 @@ def hdp_init(n, t, nsum, tsum, parent, lstart, c0):  # pragma: no cover - compil
                 elif nk <= 1:
                     tk = nk
                 else:
-                    tk = int(math.floor(c0 * (_digamma(c0 + nk) - _digamma(c0))))
+                    tk = int(math.floor(c0 * (digamma(c0 + nk) - digamma(c0))))
                     if tk < 1:
                         tk = 1
                     if tk > nk:
@@ -57,25 +57,6 @@ def hdp_init(n, t, nsum, tsum, parent, lstart, c0):  # pragma: no cover - compil
             if p >= 0:
                 for k in range(r):
                     n[p, k] += t[i, k]
-
-
-@njit(cache=True, nogil=True)
-def _digamma(x):  # pragma: no cover - compiled
-    r = 0.0
-    while x < 10.0:
-        r -= 1.0 / x
-        x += 1.0
-    f = 1.0 / (x * x)
-    s = f * (-1.0 / 12 + f * (1.0 / 120 + f * (-1.0 / 252 + f * (1.0 / 240 + f * (-1.0 / 132)))))
-    return r + math.log(x) - 0.5 / x + s
-
-
-@njit(cache=True, nogil=True)
-def _lograise(c, m):  # pragma: no cover - compiled
-    """log of the rising factorial c (c + 1) ... (c + m - 1)."""
-    if m <= 0:
-        return 0.0
-    return math.lgamma(c + m) - math.lgamma(c)
 
 
 @njit(cache=True, nogil=True)
