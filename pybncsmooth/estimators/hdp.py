@@ -287,6 +287,7 @@ class HDP(Estimator):
                 if lev.counts.size:
                     n_needed = max(n_needed, int(lev.counts.max()))
         SHARED_TABLE.ensure(n_needed)
+        _log_integers()  # build the shared tables before the threads start
         tasks = [(name, c) for name in trees for c in range(self.n_chains)]
         bar = self._progress_bar(len(tasks) * self.iterations, trees)
         workers = self.n_jobs or os.cpu_count() or 1
