@@ -122,23 +122,23 @@ def _sample_concentrations(  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True, inline="always")
 def _record(n, nsum, parent, group, conc, c_root, lstart, pk, acc):  # pragma: no cover - compiled
-    """Estimates at every node (eqs. 12-14), top-down, added to ``acc``."""
+    """Estimates at every node (eqs. 12-14), top-down, added to ``acc``.
+
+    Each vector sums to one by construction ((n + c base) / (N + c) with a base that
+    does), so no renormalisation pass is needed (the final average is normalised).
+    """
     N, r = n.shape
     L = lstart.shape[0] - 1
     for lev in range(L):
         for i in range(lstart[lev], lstart[lev + 1]):
             p = parent[i]
             c = c_root if group[i] < 0 else conc[group[i]]
-            denom = nsum[i] + c
-            s = 0.0
+            inv = 1.0 / (nsum[i] + c)
             for k in range(r):
                 base = (1.0 / r) if p < 0 else pk[p, k]
-                v = (n[i, k] + c * base) / denom
+                v = (n[i, k] + c * base) * inv
                 pk[i, k] = v
-                s += v
-            for k in range(r):
-                pk[i, k] /= s
-                acc[i, k] += pk[i, k]
+                acc[i, k] += v
 
 
 @njit(cache=True, nogil=True)
