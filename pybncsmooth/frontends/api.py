@@ -136,8 +136,10 @@ def fit(
         (counted one at a time, same result as the concatenation), or a path to a
         CSV or Parquet file (read in ``chunksize`` rows at a time if given).
     method:
-        ``"mle"``, ``"bayes"`` (BDeu, ``iss``), ``"mestimate"`` (``m``), or an
-        estimator object.  See :func:`pybncsmooth.available_methods`.
+        ``"mle"``, ``"bayes"`` (BDeu, ``iss``), ``"mestimate"`` (``m``), ``"hdp"``
+        (hierarchical Dirichlet process: ``iterations``, ``burn_in``, ``tying``,
+        ``n_chains``, ...), or an estimator object.  See
+        :func:`pybncsmooth.available_methods`.
     structure, k, root:
         With a classifier formula ``"Class ~ ."`` (or ``"Class ~ A + B"``): learn a
         ``"nb"``, ``"tan"`` (``root``), ``"kdb"`` or ``"skdb"`` (``k``) structure on
