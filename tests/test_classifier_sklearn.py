@@ -144,6 +144,22 @@ def test_single_level_features_are_left_out():
     assert clf.predict_proba(X).shape == (100, 2)
 
 
+def test_k_is_clipped_when_single_level_features_are_left_out():
+    # k = 2 is valid for the three given features; with "c1" and "c2" constant only
+    # "a" remains, and kDB-2 on it is the naive Bayes model (k clipped, not refused).
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.choice(["x", "y"], 100), "c1": ["k"] * 100, "c2": ["j"] * 100})
+    y = pd.Series(rng.choice(["u", "v"], 100))
+    for structure in ("kdb", "skdb"):
+        clf = bs.BNClassifier(structure=structure, k=2).fit(X, y)
+        assert clf.ignored_features_ == ["c1", "c2"]
+        assert clf.network_.parents("a") == [clf.target_]
+        nb = bs.BNClassifier(structure="nb").fit(X, y)
+        np.testing.assert_allclose(clf.predict_proba(X), nb.predict_proba(X), atol=1e-12)
+    with pytest.raises(bs.errors.HyperparameterError, match="larger than the number of features"):
+        bs.BNClassifier(structure="kdb", k=4).fit(X, y)
+
+
 def test_arrays_and_unnamed_y():
     rng = np.random.default_rng(1)
     X = rng.integers(0, 3, (200, 4))

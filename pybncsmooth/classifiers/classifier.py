@@ -55,10 +55,19 @@ def build_classifier_network(
         raise MissingColumnError(target, "class", [str(c) for c in frame.columns])
     if features is None:
         features = [c for c in frame.columns if c != target]
+    if structure in ("kdb", "skdb") and k is not None:
+        # k is checked against the features the caller gave; once single-valued
+        # features are left out, a larger k means "every earlier feature", the same as
+        # k = (number of remaining features), so it is clipped rather than refused.
+        from ..structure.learning import check_k
+
+        k = check_k(k, len(features))
     ignored = [f for f in features if frame[f].nunique(dropna=na != "level") < 2]
     features = [f for f in features if f not in ignored]
     if not features:
         raise DataError(f"no feature with at least two values besides the class {target!r}")
+    if structure in ("kdb", "skdb") and k is not None:
+        k = min(k, len(features))
     if isinstance(structure, DAG):
         dag = structure
     elif structure == "skdb":
