@@ -154,9 +154,15 @@ print(pd.DataFrame(rows).to_string(index=False))
 
 # %% [markdown]
 # A win is a data set where HDP has the lower mean loss over the ten folds. As in the
-# paper's Table 2, HDP's advantage on RMSE grows with the number of parents: naive
-# Bayes-like trees have a single level, kDB-3 trees four, and it is there that
-# thinly populated leaves gain most from borrowing from their ancestors.
+# paper's Table 2, HDP has the lower RMSE on most data sets for every structure (9, 7, 7
+# and 6 of 10 for TAN and kDB-1..3; significant at 5% for TAN only, with ten data sets
+# the sign test needs 9 wins). Where HDP gains, it gains most with deep trees on large
+# data: on letter recognition kDB-3's RMSE drops from 0.464 to 0.389 and its error rate
+# from 14.0% to 10.2%, more than any other change of structure or estimator here. Its
+# losses are on the smallest data sets (zoo, 101 rows; sonar, 208 rows), where kDB-2 and
+# kDB-3 trees have mostly one or two rows per leaf and HDP, run here for 1000 sweeps
+# instead of the paper's 5000, pulls the leaves more strongly toward their ancestors than
+# the m-estimate does.
 #
 # ## Learning curves on letter recognition
 #
@@ -205,6 +211,13 @@ plt.close(fig)
 
 # %% [markdown]
 # ![learning curves](figures/hdp_learning_curves.png)
+#
+# From 500 training rows on, HDP's RMSE is below the m-estimate's for both structures;
+# for TAN (two-level trees) the gap stays around 0.001 to 0.01, for kDB-3 (four
+# levels) it widens from 0.01 at 500 rows to about 0.07 from 5000 rows on: the
+# m-estimate's kDB-3 on 15000 rows (0.422) is worse than HDP's on 10000 (0.395). At 250 rows
+# (26 classes, so about ten rows a class) MDL keeps few features and the two
+# estimators are within 0.002.
 #
 # ## Sampled concentrations
 #
