@@ -50,6 +50,21 @@ def test_stirling_numbers_exact():
         assert _saddle_log_stirling(3000, t) == pytest.approx(tab[3000 * 3001 // 2 + t], abs=1e-4)
 
 
+
+def test_stirling_memo_keeps_neighbouring_counts_apart():
+    # Beyond the exact table values are memoised by (n, t). The sampler asks for a few
+    # large leaf counts n with the same window of t; a slot function that ignored n
+    # made those evict each other and recompute the saddle point at every sweep.
+    from pybncsmooth.estimators._stirling import log_stirling, new_memo
+
+    tab, n_max = SHARED_TABLE.ensure(0)
+    keys, vals = new_memo(16)
+    wanted = [(n, t) for n in (n_max + 104, n_max + 404, n_max + 904, n_max + 1304) for t in range(15, 36)]
+    first = [log_stirling(n, t, tab, n_max, keys, vals) for n, t in wanted]
+    assert (keys >= 0).sum() == len(wanted)
+    again = [log_stirling(n, t, tab, n_max, keys, vals) for n, t in wanted]
+    assert again == first
+
 @pytest.mark.parametrize("tying", ["level", "single", "parent", "none"])
 def test_invariants_hold_after_every_sweep(tying):
     df = table3(5, 1000)

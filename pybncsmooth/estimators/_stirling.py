@@ -193,7 +193,8 @@ def log_stirling(n, t, tab, n_max, ckeys, cvals):  # pragma: no cover - compiled
     if t == n - 1:
         return math.log(n * (n - 1.0) / 2.0)
     key = n * 4294967296 + t
-    slot = ((key * 0x9E3779B97F4A7C1) >> 17) & (ckeys.shape[0] - 1)
+    h = key * 0x9E3779B97F4A7C1  # Fibonacci hashing; fold the high half, which depends
+    slot = (h ^ (h >> 32)) & (ckeys.shape[0] - 1)  # on n as well as t, into the slot bits
     if ckeys[slot] == key:
         return cvals[slot]
     if t == 2:
