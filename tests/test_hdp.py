@@ -50,7 +50,6 @@ def test_stirling_numbers_exact():
         assert _saddle_log_stirling(3000, t) == pytest.approx(tab[3000 * 3001 // 2 + t], abs=1e-4)
 
 
-
 def test_stirling_memo_keeps_neighbouring_counts_apart():
     # Beyond the exact table values are memoised by (n, t). The sampler asks for a few
     # large leaf counts n with the same window of t; a slot function that ignored n
@@ -64,6 +63,7 @@ def test_stirling_memo_keeps_neighbouring_counts_apart():
     assert (keys >= 0).sum() == len(wanted)
     again = [log_stirling(n, t, tab, n_max, keys, vals) for n, t in wanted]
     assert again == first
+
 
 @pytest.mark.parametrize("tying", ["level", "single", "parent", "none"])
 def test_invariants_hold_after_every_sweep(tying):
@@ -280,7 +280,5 @@ def test_shrinkage_plot():
     leaves = net.tree("X").levels[-1]
     biggest = np.argsort(-leaves.counts.sum(axis=1), kind="stable")[:400]
     assert len(offsets) == 400
-    np.testing.assert_allclose(
-        np.sort(offsets[:, 1]), np.sort(net.cpd("X").estimate.probs[-1][biggest, 1])
-    )
+    np.testing.assert_allclose(np.sort(offsets[:, 1]), np.sort(net.cpd("X").estimate.probs[-1][biggest, 1]))
     plt.close("all")

@@ -161,7 +161,7 @@ print(pd.DataFrame(rows).to_string(index=False))
 # from 14.0% to 10.2%, more than any other change of structure or estimator here. Its
 # losses are on the smallest data sets (zoo, 101 rows; sonar, 208 rows), where kDB-2 and
 # kDB-3 trees have mostly one or two rows per leaf and HDP, run here for 1000 sweeps
-# instead of the paper's 5000, pulls the leaves more strongly toward their ancestors than
+# instead of the paper's 50,000, pulls the leaves more strongly toward their ancestors than
 # the m-estimate does.
 #
 # ## Learning curves on letter recognition
@@ -277,7 +277,8 @@ moved = np.abs(net.cpd(node).estimate.probs[-1][:, 0] - tree.levels[-1].counts[:
 for lo, hi in [(1, 3), (3, 10), (10, 1000)]:
     sel = (n_leaf >= lo) & (n_leaf < hi)
     if sel.any():
-        print(f"leaves with {lo}-{hi - 1} rows: {int(sel.sum()):3d}, mean |estimate - frequency| = {moved[sel].mean():.3f}")
+        gap = moved[sel].mean()
+        print(f"leaves with {lo}-{hi - 1} rows: {int(sel.sum()):3d}, mean |estimate - frequency| = {gap:.3f}")
 
 # %% [markdown]
 # ![shrinkage](figures/hdp_shrinkage.png)
