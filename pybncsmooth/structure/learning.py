@@ -116,7 +116,10 @@ def _check_not_the_class(enc: EncodedData, target: str, features: Sequence[str])
         pairs = np.unique(x[ok] * rc + c[ok])
         xs, cs = np.divmod(pairs, rc)
         if len(np.unique(xs)) == len(pairs) and len(np.unique(cs)) == len(pairs) and ok.all():
-            raise DataError(f"feature {f!r} is identical to the class {target!r} (a relabelling of it); remove it")
+            raise DataError(
+                f"feature {f!r} is identical to the class {target!r} on these {len(c)} rows (a relabelling of "
+                "it); remove it"
+            )
 
 
 def _cmi_matrix(enc: EncodedData, target: str, features: Sequence[str]) -> np.ndarray:
