@@ -244,6 +244,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         return self.network_.predict_proba(Xp, self.target_, on_unseen=self.on_unseen).to_numpy()
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
+        """``log predict_proba(X)`` (``-inf`` only where an estimator such as ``mle``
+        gives a class probability zero)."""
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 

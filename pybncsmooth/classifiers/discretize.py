@@ -85,6 +85,8 @@ class _Discretizer(TransformerMixin, BaseEstimator):
         return False
 
     def fit(self, X: pd.DataFrame, y: Any = None) -> "_Discretizer":
+        """Learn cut points of every numeric column on its finite values (``y`` is the
+        class, needed by the supervised MDL discretiser)."""
         if not isinstance(X, pd.DataFrame):
             X = pd.DataFrame(X)
         cols = _numeric_columns(X, getattr(self, "columns", None))
@@ -104,6 +106,7 @@ class _Discretizer(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X: pd.DataFrame) -> pd.DataFrame:
+        """A copy of ``X`` with each fitted column cut into ordered Categorical bins."""
         if not hasattr(self, "cut_points_"):
             from sklearn.exceptions import NotFittedError
 

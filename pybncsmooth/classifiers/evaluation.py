@@ -43,16 +43,19 @@ METRICS = {"zero_one": False, "rmse": False, "log_loss": False, "auc": True}
 
 
 def zero_one_loss(proba: np.ndarray, y: np.ndarray) -> float:
+    """Share of rows whose most probable class (first on ties) is not ``y``."""
     return float(np.mean(np.argmax(proba, axis=1) != y))
 
 
 def rmse(proba: np.ndarray, y: np.ndarray) -> float:
+    r""":math:`\sqrt{\frac1N \sum_i \sum_k (\hat p_{ik} - [y_i = k])^2}` (thesis 002, eq. 29)."""
     onehot = np.zeros_like(proba)
     onehot[np.arange(len(y)), y] = 1.0
     return float(np.sqrt(np.sum((proba - onehot) ** 2) / len(y)))
 
 
 def log_loss(proba: np.ndarray, y: np.ndarray) -> float:
+    r""":math:`-\frac1N \sum_i \log \hat p_{i y_i}`, each probability floored at ``1e-15``."""
     return float(-np.mean(np.log(np.maximum(proba[np.arange(len(y)), y], 1e-15))))
 
 

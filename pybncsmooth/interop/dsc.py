@@ -22,6 +22,8 @@ __all__ = ["parse_dsc", "write_dsc"]
 
 
 def parse_dsc(text: str, path: str | None = None) -> NetworkParts:
+    """Parse DSC text (``belief network``, ``node`` and ``probability`` blocks) into its
+    nodes, levels, parents and tables; errors name the file line."""
     cur = Cursor(tokenize(text, line_comments=("//",), block_comments=True, path=path), path)
     parts = NetworkParts(path=path, format="dsc")
     second = cur.peek(1)

@@ -26,6 +26,8 @@ __all__ = ["parse_net", "write_net"]
 
 
 def parse_net(text: str, path: str | None = None) -> NetworkParts:
+    """Parse Hugin NET text (``net``, ``node`` and ``potential`` blocks) into its nodes,
+    levels, parents and tables; errors name the file line."""
     cur = Cursor(tokenize(text, line_comments=("%",), block_comments=False, path=path), path)
     parts = NetworkParts(path=path, format="net")
     if not cur.is_word("net"):
