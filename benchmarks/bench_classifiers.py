@@ -14,7 +14,6 @@ Run: ``python benchmarks/bench_classifiers.py``.
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -22,17 +21,9 @@ import pandas as pd
 
 import pybncsmooth as bs
 
+from _timing import best_time  # benchmarks/ is on sys.path when a script runs
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def best(fn, repeat=3):
-    fn()
-    ts = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return min(ts)
 
 
 def tan_throughput() -> None:
@@ -50,7 +41,7 @@ def tan_throughput() -> None:
     clf = bs.BNClassifier(structure="tan", method="mestimate").fit(X, pd.Series(y.astype(str)))
     N = 1_000_000
     Xt = pd.DataFrame({f"f{i}": pd.Categorical.from_codes(rng.integers(0, 4, N), categories=cats) for i in range(p)})
-    t = best(lambda: clf.predict_proba(Xt))
+    t = best_time(lambda: clf.predict_proba(Xt))
 
     # naive: one Python loop per row over the dense tables
     net, target = clf.network_, clf.target_
@@ -71,7 +62,7 @@ def tan_throughput() -> None:
             out[i] = e / e.sum()
         return out
 
-    t_naive = best(naive, 1) / len(small) * N
+    t_naive = best_time(naive, 1) / len(small) * N
     np.testing.assert_allclose(naive(), clf.predict_proba(small), rtol=1e-10)
     print(f"TAN predict_proba, {p} features, {N:,} rows: {t:.3f} s = {N / t:,.0f} rows/s (goal >= 1,000,000)")
     print(f"  naive per-row loop (timed on 2000 rows): {N / t_naive:,.0f} rows/s; speed-up {t_naive / t:,.0f}x")
@@ -83,12 +74,12 @@ def skdb_cost() -> None:
     X = bs.EqualFrequencyDiscretizer(n_bins=5).fit(raw.iloc[:, 1:]).transform(raw.iloc[:, 1:])
     df = X.assign(lettr=y.to_numpy())
     k = 5
-    t_kdb = best(lambda: bs.fit("lettr ~ .", df, structure="kdb", k=k, method="mestimate", na="error"))
-    t_struct = best(lambda: bs.learn_structure(df, "lettr", "kdb", k=k))
-    t_skdb = best(lambda: bs.learn_skdb(df, "lettr", k, na="error"))
+    t_kdb = best_time(lambda: bs.fit("lettr ~ .", df, structure="kdb", k=k, method="mestimate", na="error"))
+    t_struct = best_time(lambda: bs.learn_structure(df, "lettr", "kdb", k=k))
+    t_skdb = best_time(lambda: bs.learn_skdb(df, "lettr", k, na="error"))
     dag, info = bs.learn_skdb(df, "lettr", k, na="error", return_info=True)
     sel = info.extra["selection"]
-    t_one = best(lambda: bs.fit(info.extra["full_kdb"], df, method="mestimate"), 1)
+    t_one = best_time(lambda: bs.fit(info.extra["full_kdb"], df, method="mestimate"), 1)
     n_sub = (k + 1) * len(sel.order)
     print(
         f"SkDB-{k} on letter recognition ({len(df)} rows, {df.shape[1] - 1} features, 26 classes): "

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +25,8 @@ import pybncsmooth as bs
 from pybncsmooth.counting import count_network
 from pybncsmooth.data import encode
 from pybncsmooth.estimators import Bayes
+
+from _timing import best_time  # benchmarks/ is on sys.path when a script runs
 
 ROOT = Path(__file__).resolve().parents[1]
 REF = ROOT / "tests" / "data" / "bnlearn"
@@ -52,16 +53,6 @@ def naive_bayes_fit(df: pd.DataFrame, dag: bs.DAG, iss: float = 1.0) -> dict[str
         a = iss / (r * q)
         out[node] = (t + a) / (t.sum(axis=0, keepdims=True) + r * a)
     return out
-
-
-def best_time(fn, repeat: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main(argv: list[str] | None = None) -> int:
