@@ -30,7 +30,10 @@ __all__ = [
     "FileFormatError",
     "HyperparameterError",
     "DenseTableTooLargeError",
+    "StatisticUnavailableError",
     "ZeroProbabilityWarning",
+    "ConvergenceWarning",
+    "UnseenDomainWarning",
 ]
 
 
@@ -240,8 +243,30 @@ class DenseTableTooLargeError(PyBNCSmoothError, MemoryError):
         )
 
 
+class StatisticUnavailableError(PyBNCSmoothError, ValueError):
+    """A statistic (e.g. the posterior sd of a CPT entry) that the estimator cannot give."""
+
+    def __init__(self, stat: str, method: str | None, node: str | None = None):
+        self.stat = stat
+        self.method = method
+        what = f"method {method!r}" if method else "a table read from a file"
+        where = f" of node {node!r}" if node else ""
+        super().__init__(
+            f"{what} gives no posterior {stat}{where}: use a Bayesian estimator "
+            "('bayes', 'mestimate', 'hmd', 'hdp')"
+        )
+
+
 # ----------------------------------------------------------------------- warnings
 
 
 class ZeroProbabilityWarning(UserWarning):
     """Some rows have probability zero under every value of the target."""
+
+
+class ConvergenceWarning(UserWarning):
+    """An iterative estimator stopped at its iteration cap before converging."""
+
+
+class UnseenDomainWarning(UserWarning):
+    """A domain absent from the training data: its rows get the population-level CPTs."""

@@ -3,6 +3,7 @@
 from .base import Estimator, TreeEstimate, available_methods, make_estimator, register_estimator
 from .classical import MLE, Bayes, MEstimate
 from .hdp import HDP
+from .hmd import HMD
 
 __all__ = [
     "Estimator",
@@ -14,4 +15,5 @@ __all__ = [
     "Bayes",
     "MEstimate",
     "HDP",
+    "HMD",
 ]

@@ -6,7 +6,11 @@ probability vectors at *every* node of the tree, leaves and internal nodes
 alike (:class:`TreeEstimate`).  Queries for a parent configuration absent from
 the tree are answered by the estimate's ``unseen`` rule: ``"backoff"`` uses the
 deepest existing ancestor's vector (paper 000's back-off), ``"uniform"`` the
-uniform distribution (the BDeu posterior of an empty configuration).
+uniform distribution (the BDeu posterior of an empty configuration), and
+``"fallback"`` a table indexed by the trailing tree variables (the
+population-level CPT of a domain-pooled fit, for domains and configurations
+that have no data).  Estimators that quantify uncertainty also give the
+posterior standard deviation of every entry (``TreeEstimate.sd``).
 
 The same estimator objects serve every front end; :func:`make_estimator` turns
 ``method="bayes", iss=10`` into one and rejects unknown hyperparameters by name.
@@ -25,7 +29,7 @@ from ..errors import HyperparameterError
 
 __all__ = ["Estimator", "TreeEstimate", "make_estimator", "register_estimator", "available_methods"]
 
-UnseenRule = Literal["backoff", "uniform"]
+UnseenRule = Literal["backoff", "uniform", "fallback"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -41,17 +45,50 @@ class TreeEstimate:
         How a configuration that is not in the tree is answered (see module doc).
     info:
         Estimator-specific diagnostics (e.g. sampled concentrations).
+    sd:
+        Optional posterior standard deviations, shaped like ``probs``.
+    fallback:
+        For ``unseen="fallback"``: an ``(q, r)`` table indexed (configuration-major)
+        by the tree variables from ``fallback_from`` on.  A query that does not reach
+        a leaf but whose codes from ``fallback_from`` on are all known gets its row;
+        one with an unknown code there backs off to the deepest ancestor.
+    fallback_sd:
+        Standard deviations of ``fallback`` (with ``unseen="uniform"``: one row, the
+        prior's).
+    fallback_from:
+        Index of the first tree variable the fallback table is indexed by.
     """
 
     probs: tuple[np.ndarray, ...]
     unseen: UnseenRule = "backoff"
     info: dict[str, Any] = field(default_factory=dict)
+    sd: tuple[np.ndarray, ...] | None = None
+    fallback: np.ndarray | None = None
+    fallback_sd: np.ndarray | None = None
+    fallback_from: int = 0
 
     def __post_init__(self) -> None:
         for i, p in enumerate(self.probs):
             # probabilities are bounded, so their sum is finite iff every entry is
             if not np.isfinite(p.sum()):
                 raise FloatingPointError(f"non-finite probabilities at tree level {i}")
+        if self.unseen == "fallback" and self.fallback is None:
+            raise ValueError("unseen='fallback' needs a fallback table")
+        if self.sd is not None:
+            if len(self.sd) != len(self.probs) or any(a.shape != b.shape for a, b in zip(self.sd, self.probs)):
+                raise ValueError("sd must have the shapes of probs")
+            for i, v in enumerate(self.sd):
+                if v.size and not (np.isfinite(v).all() and v.min() >= 0):
+                    raise FloatingPointError(f"negative or non-finite standard deviations at tree level {i}")
+        for name in ("fallback", "fallback_sd"):
+            v = getattr(self, name)
+            if v is not None and v.size and not (np.isfinite(v).all() and v.min() >= 0):
+                raise FloatingPointError(f"negative or non-finite entries in the {name} table")
+
+    @property
+    def has_sd(self) -> bool:
+        """Whether the estimate carries posterior standard deviations."""
+        return self.sd is not None
 
 
 class Estimator:
@@ -68,9 +105,17 @@ class Estimator:
     def estimate(self, tree: ContextTree) -> TreeEstimate:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} does not define estimate()")
 
-    def estimate_all(self, trees: "Mapping[str, ContextTree]") -> dict[str, TreeEstimate]:
-        """Estimate the trees of every node of a network (estimators that can work
-        on several trees at once, e.g. in parallel threads, override this)."""
+    def estimate_all(
+        self, trees: "Mapping[str, ContextTree]", *, domain: str | None = None
+    ) -> dict[str, TreeEstimate]:
+        """Estimate the trees of every node of a network.
+
+        ``domain`` names the variable of a multi-domain fit when it is the first
+        split of every tree.  Most estimators treat it as any other split (each
+        domain's tables shrink toward the pooled ones above it); estimators with a
+        model of their own for domains (``hmd``) use it.  Estimators that can work
+        on several trees at once (e.g. in parallel threads) override this.
+        """
         return {name: self.estimate(tree) for name, tree in trees.items()}
 
     # ------------------------------------------------------------------ params

@@ -275,8 +275,9 @@ class HDP(Estimator):
         ss = np.random.SeedSequence(entropy, spawn_key=(key, chain))
         return int(ss.generate_state(1, np.uint64)[0])
 
-    def estimate_all(self, trees: Mapping[str, ContextTree]) -> dict[str, TreeEstimate]:
-        """Estimate several trees (the CPTs of a network) in parallel threads."""
+    def estimate_all(self, trees: Mapping[str, ContextTree], *, domain: str | None = None) -> dict[str, TreeEstimate]:
+        """Estimate several trees (the CPTs of a network) in parallel threads (a
+        domain is the first split of every tree, like any other)."""
         entropy = self._entropy()
         if entropy is None:
             entropy = int(np.random.SeedSequence().entropy % (2**63))

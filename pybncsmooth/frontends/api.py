@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..counting.network import NetworkCounter
 from ..data.encode import DEFAULT_MAX_LEVELS, NAPolicy
 from ..data.schema import NA_LABEL, Schema
 from ..data.sources import iter_frames
-from ..errors import MissingColumnError, StructureError
+from ..errors import DataError, MissingColumnError, StructureError
 from ..estimators.base import Estimator, make_estimator
 from ..model.cpd import TreeCPD
 from ..model.network import FittedNetwork
@@ -68,10 +69,18 @@ def _strip_domain(dag: DAG, domain: str) -> DAG:
     if domain not in dag:
         return dag
     others = [n for n in dag.nodes if n != domain]
-    if dag.parents(domain) or any(domain not in dag.parents(n) for n in others):
+    if dag.parents(domain):
         raise StructureError(
-            f"the domain {domain!r} is a node of the structure but not a root parent of every other "
-            "node (bnlearn's layout for grouped fits); remove it from the structure"
+            f"the domain {domain!r} is a node of the structure with parents {dag.parents(domain)}; in "
+            "bnlearn's layout for grouped fits it is a root parent of every other node"
+        )
+    lacking = [n for n in others if domain not in dag.parents(n)]
+    if lacking:
+        raise StructureError(
+            f"the domain {domain!r} is a parent of some nodes but not of {lacking[0]!r}"
+            + (f" (and {len(lacking) - 1} more)" if len(lacking) > 1 else "")
+            + "; in bnlearn's layout for grouped fits it is a root parent of every other node, "
+            "otherwise leave it out of the structure"
         )
     return DAG({n: [p for p in dag.parents(n) if p != domain] for n in others}, nodes=others)
 
@@ -92,7 +101,7 @@ def estimate_network(
     info: dict | None = None,
 ) -> FittedNetwork:
     """Apply ``estimator`` to every node's context tree."""
-    estimates = estimator.estimate_all({n: trees[n] for n in dag.nodes})
+    estimates = estimator.estimate_all({n: trees[n] for n in dag.nodes}, domain=domain)
     cpds = {n: TreeCPD(trees[n], estimates[n]) for n in dag.nodes}
     full_info = {"method": estimator.name, "hyperparameters": estimator.get_params()}
     full_info.update(info or {})
@@ -138,7 +147,9 @@ def fit(
     method:
         ``"mle"``, ``"bayes"`` (BDeu, ``iss``), ``"mestimate"`` (``m``), ``"hdp"``
         (hierarchical Dirichlet process: ``iterations``, ``burn_in``, ``tying``,
-        ``n_chains``, ...), or an estimator object.  See
+        ``n_chains``, ...), ``"hmd"`` (hierarchical Multinomial-Dirichlet by
+        variational inference: ``s``, ``alpha0``, ``iss``, ``compat="bnlearn"``,
+        ``tol``, ``max_iter``), or an estimator object.  See
         :func:`pybncsmooth.available_methods`.
     structure, k, root:
         With a classifier formula ``"Class ~ ."`` (or ``"Class ~ A + B"``): learn a
@@ -151,8 +162,12 @@ def fit(
     domain:
         A column naming the domain of each row (user, site, ...): every node's
         context tree then splits on it first, giving domain-specific CPTs that back
-        off to pooled ones.  A structure that already has this column as a root
-        parent of every node (bnlearn's grouped layout) is accepted.
+        off to pooled ones; with ``method="hmd"`` each domain's joint table of
+        node and parents is shrunk toward the other domains' (paper 001 Sec. 5,
+        bnlearn's ``hdir``).  ``group=`` is accepted as bnlearn's name for it.  A
+        structure that already has this column as a root parent of every node
+        (bnlearn's grouped layout) is accepted.  A domain level with no rows gets
+        the pooled (population-level) tables.
     na:
         Missing values: ``"error"`` (default), ``"level"`` (a level of its own),
         ``"drop"`` (drop incomplete rows), ``"available"`` (each node uses the rows
@@ -186,6 +201,11 @@ def fit(
             random_state=random_state,
             **hyper,
         )
+    if "group" in hyper:  # bnlearn's name for the domain (bn.fit(method = "hdir", group = ))
+        group = hyper.pop("group")
+        if domain is not None and group != domain:
+            raise StructureError(f"domain={domain!r} and group={group!r} name different columns; give one")
+        domain = group
     estimator = make_estimator(method, random_state=random_state, **hyper)
     dag, file_schema = resolve_structure(spec, _columns_of(data))
     if domain is not None:
@@ -200,11 +220,17 @@ def fit(
         na_label=na_label,
         prefix=(domain,) if domain is not None else (),
     )
+    domain_rows: dict = {}
     for chunk in iter_frames(data, chunksize=chunksize):
         _check_columns(chunk, dag, domain)
+        if domain is not None and isinstance(chunk, pd.DataFrame):
+            for level, cnt in chunk[domain].value_counts(dropna=True).items():
+                domain_rows[level] = domain_rows.get(level, 0) + int(cnt)
         counter.add(chunk)
     schema, trees = counter.result()
     schema.check_min_levels(dag.nodes)
+    if domain is not None:
+        _check_domain(domain, schema, trees, domain_rows, na)
     info = {
         "n_rows": counter.n_rows,
         "n_dropped": counter.n_dropped,
@@ -279,6 +305,33 @@ def _fit_classifier(
         net.info["ignored_features"] = ignored
     net.transformer = transformer
     return net
+
+
+def _check_domain(domain: str, schema: Schema, trees: dict, raw_rows: dict, na: str) -> None:
+    """A multi-domain fit needs two domains or more, each with data after NA handling.
+
+    A level of a categorical domain column with no rows at all is allowed (bnlearn
+    keeps such a group: it gets the population-level tables); a domain whose rows
+    were all removed by missing values is an error.
+    """
+    levels = list(schema[domain])
+    if len(levels) < 2:
+        raise DataError(
+            f"the domain column {domain!r} has {len(levels)} level ({levels[0]!r}); a multi-domain "
+            "fit needs two domains or more"
+            if levels
+            else f"the domain column {domain!r} has no levels"
+        )
+    kept = np.zeros(len(levels), dtype=np.int64)
+    for t in trees.values():
+        if t.depth and len(t.levels[1].value):
+            np.add.at(kept, t.levels[1].value, t.levels[1].counts.sum(axis=1))
+    for code, level in enumerate(levels):
+        if kept[code] == 0 and raw_rows.get(level, 0) > 0:
+            raise DataError(
+                f"domain {level!r} of {domain!r} has {raw_rows[level]} row(s) but none is left after "
+                f"missing values are handled (na={na!r}) for any node"
+            )
 
 
 def _check_columns(df: Any, dag: DAG, domain: str | None) -> None:

@@ -5,7 +5,9 @@ Two representations answer the same queries:
 * :class:`TreeCPD`: a context tree with an estimate at every node (what the
   estimators produce).  Unseen parent configurations follow the estimate's
   ``unseen`` rule; a parent value that is not observed at query time (code
-  ``-1``) stops the descent, so the deepest ancestor answers (back-off).
+  ``-1``) stops the descent, so the deepest ancestor answers (back-off), unless
+  the estimate has a fallback table that the known codes index (a domain-pooled
+  fit answers an unknown domain with the population-level CPT).
 * :class:`TableCPD`: a dense table (what a BIF/DSC/NET file holds).  A parent
   value not observed at query time is averaged over uniformly.
 
@@ -18,12 +20,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from functools import cached_property
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from ..counting.context_tree import ContextTree, _mixed_radix
-from ..errors import DenseTableTooLargeError
+from ..errors import DenseTableTooLargeError, StatisticUnavailableError
 from ..estimators.base import TreeEstimate
 
 __all__ = ["CPD", "TreeCPD", "TableCPD", "FixedPrefixCPD", "DEFAULT_MAX_CELLS", "QUERY_DENSE_CELLS"]
@@ -68,9 +70,27 @@ class CPD(ABC):
     def _matrix(self, max_cells: int) -> np.ndarray:
         """The dense table as a configuration-major ``(q, r)`` matrix."""
 
-    def table(self, max_cells: int = DEFAULT_MAX_CELLS) -> np.ndarray:
-        """Dense table with axes ``(node, parent_1, ..., parent_d)``; columns sum to 1."""
-        m = self._matrix(max_cells)
+    def _sd_matrix(self, max_cells: int) -> np.ndarray:
+        """Posterior standard deviations in the layout of :meth:`_matrix`."""
+        raise StatisticUnavailableError("standard deviation", None, self.node)
+
+    @property
+    def has_sd(self) -> bool:
+        """Whether :meth:`table` can give ``stat="sd"``."""
+        return False
+
+    def table(self, max_cells: int = DEFAULT_MAX_CELLS, stat: str = "mean") -> np.ndarray:
+        """Dense table with axes ``(node, parent_1, ..., parent_d)``; columns sum to 1.
+
+        ``stat="sd"`` gives the posterior standard deviation of every entry instead
+        (estimators that quantify uncertainty only).
+        """
+        if stat == "mean":
+            m = self._matrix(max_cells)
+        elif stat == "sd":
+            m = self._sd_matrix(max_cells)
+        else:
+            raise ValueError(f"stat must be 'mean' or 'sd', not {stat!r}")
         return np.moveaxis(m.reshape(*self.parent_cards, self.card), -1, 0)
 
     @abstractmethod
@@ -113,6 +133,10 @@ class TreeCPD(CPD):
         offsets = np.cumsum([0] + [len(p) for p in self.estimate.probs])
         return np.concatenate(self.estimate.probs, axis=0), offsets
 
+    @property
+    def has_sd(self) -> bool:
+        return self.estimate.has_sd
+
     def probs(self, parent_codes: np.ndarray) -> np.ndarray:
         P = _as_matrix(parent_codes, len(self.parents))
         n = P.shape[0]
@@ -125,32 +149,87 @@ class TreeCPD(CPD):
                 else np.zeros(n, dtype=np.int64)
             )
             return m[cfg]
+        return self._tree_values(P, self.estimate.probs, self.estimate.fallback, 1.0 / self.card)
+
+    def _tree_values(self, P: np.ndarray, levels: tuple, fallback: np.ndarray | None, uniform: Any) -> np.ndarray:
+        """Per-row vectors from the tree (``levels``: per-level arrays) and the unseen rule."""
         level, node, unseen = self.tree.find(P)
-        flat, offsets = self._flat_probs
-        out = flat[offsets[level] + node]
-        if self.estimate.unseen == "uniform" and unseen.any():
-            out[unseen] = 1.0 / self.card
+        offsets = np.cumsum([0] + [len(p) for p in levels])
+        out = np.concatenate(levels, axis=0)[offsets[level] + node]
+        rule = self.estimate.unseen
+        if rule == "uniform" and unseen.any():
+            out[unseen] = uniform
+        elif rule == "fallback":
+            k = self.estimate.fallback_from
+            tail = P[:, k:]
+            use = level < self.tree.depth
+            if tail.shape[1]:
+                use &= tail.min(axis=1) >= 0
+            if use.any():
+                rows = np.flatnonzero(use)
+                cfg = (
+                    _mixed_radix([tail[rows, j] for j in range(tail.shape[1])], self.parent_cards[k:])
+                    if tail.shape[1]
+                    else np.zeros(len(rows), dtype=np.int64)
+                )
+                out[rows] = fallback[cfg]
         return out
 
-    def _matrix(self, max_cells: int) -> np.ndarray:
+    def _dense(self, max_cells: int, levels: tuple, fallback: np.ndarray | None, uniform: Any) -> np.ndarray:
         cells = self.n_configs * self.card
         if cells > max_cells:
             raise DenseTableTooLargeError(self.node, cells, max_cells)
-        probs = self.estimate.probs
-        uniform = self.estimate.unseen == "uniform"
-        cur = probs[0].reshape(1, self.card).copy()
+        rule = self.estimate.unseen
+        if rule == "fallback":
+            # every configuration starts from the fallback row of its trailing codes;
+            # the tree's leaves then overwrite the observed ones
+            k = self.estimate.fallback_from
+            q_head = int(np.prod(self.parent_cards[:k], dtype=np.int64)) if k else 1
+            full = np.tile(fallback, (q_head, 1))
+            configs = self.tree.node_configs(self.tree.depth)
+            if len(configs):
+                cfg = (
+                    _mixed_radix([configs[:, j] for j in range(configs.shape[1])], self.parent_cards)
+                    if configs.shape[1]
+                    else np.zeros(len(configs), dtype=np.int64)
+                )
+                full[cfg] = levels[-1]
+            return full
+        cur = levels[0].reshape(1, self.card).copy()
         cfg_idx = np.zeros(1, dtype=np.int64)
         for i in range(1, len(self.tree.levels)):
             c = self.parent_cards[i - 1]
             lev = self.tree.levels[i]
-            if uniform:
-                nxt = np.full((cur.shape[0] * c, self.card), 1.0 / self.card)
+            if rule == "uniform":
+                nxt = np.empty((cur.shape[0] * c, self.card))
+                nxt[:] = uniform
             else:
                 nxt = np.repeat(cur, c, axis=0)
             idx = cfg_idx[lev.parent] * c + lev.value
-            nxt[idx] = probs[i]
+            nxt[idx] = levels[i]
             cur, cfg_idx = nxt, idx
         return cur
+
+    def _matrix(self, max_cells: int) -> np.ndarray:
+        return self._dense(max_cells, self.estimate.probs, self.estimate.fallback, 1.0 / self.card)
+
+    def _sd_matrix(self, max_cells: int) -> np.ndarray:
+        est = self.estimate
+        if est.sd is None:
+            raise StatisticUnavailableError("standard deviation", None, self.node)
+        fb_sd = est.fallback_sd
+        uniform = fb_sd[0] if (est.unseen == "uniform" and fb_sd is not None) else np.nan
+        return self._dense(max_cells, est.sd, fb_sd, uniform)
+
+    def sds(self, parent_codes: np.ndarray) -> np.ndarray:
+        """Posterior standard deviations of the vectors :meth:`probs` returns."""
+        est = self.estimate
+        if est.sd is None:
+            raise StatisticUnavailableError("standard deviation", None, self.node)
+        P = _as_matrix(parent_codes, len(self.parents))
+        fb_sd = est.fallback_sd
+        uniform = fb_sd[0] if (est.unseen == "uniform" and fb_sd is not None) else np.nan
+        return self._tree_values(P, est.sd, fb_sd, uniform)
 
 
 class TableCPD(CPD):
@@ -192,7 +271,11 @@ class TableCPD(CPD):
     def _matrix(self, max_cells: int) -> np.ndarray:
         return np.moveaxis(self._table, 0, -1).reshape(self.n_configs, self.card)
 
-    def table(self, max_cells: int = DEFAULT_MAX_CELLS) -> np.ndarray:
+    def table(self, max_cells: int = DEFAULT_MAX_CELLS, stat: str = "mean") -> np.ndarray:
+        if stat == "sd":
+            raise StatisticUnavailableError("standard deviation", None, self.node)
+        if stat != "mean":
+            raise ValueError(f"stat must be 'mean' or 'sd', not {stat!r}")
         return self._table.copy()
 
     def probs(self, parent_codes: np.ndarray) -> np.ndarray:
@@ -245,12 +328,32 @@ class FixedPrefixCPD(CPD):
     def probs(self, parent_codes: np.ndarray) -> np.ndarray:
         return self.inner.probs(self._with_prefix(parent_codes))
 
-    def _matrix(self, max_cells: int) -> np.ndarray:
+    @property
+    def has_sd(self) -> bool:
+        return self.inner.has_sd
+
+    def _slice(self, max_cells: int, stat: str) -> np.ndarray:
         if self.n_configs * self.card > max_cells:
             raise DenseTableTooLargeError(self.node, self.n_configs * self.card, max_cells)
-        full = self.inner._matrix(self.inner.n_configs * self.card)
+        if min(self.prefix_codes, default=0) < 0:
+            # a prefix unseen in training (an unknown domain): query every configuration
+            all_cfg = np.indices(self.parent_cards).reshape(len(self.parent_cards), -1).T
+            P = self._with_prefix(all_cfg)
+            if stat == "sd":
+                if not isinstance(self.inner, TreeCPD):
+                    raise StatisticUnavailableError("standard deviation", None, self.node)
+                return self.inner.sds(P)
+            return self.inner.probs(P)
+        cells = self.inner.n_configs * self.card
+        full = self.inner._sd_matrix(cells) if stat == "sd" else self.inner._matrix(cells)
         q = self.n_configs
         start = 0
         for c, k in zip(self.prefix_codes, self.inner.parent_cards):
             start = start * k + c
         return full[start * q : (start + 1) * q]
+
+    def _matrix(self, max_cells: int) -> np.ndarray:
+        return self._slice(max_cells, "mean")
+
+    def _sd_matrix(self, max_cells: int) -> np.ndarray:
+        return self._slice(max_cells, "sd")

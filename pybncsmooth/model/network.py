@@ -12,6 +12,8 @@ from ..data.encode import EncodedData, encode
 from ..data.schema import Schema
 from ..errors import (
     DataError,
+    StatisticUnavailableError,
+    UnseenDomainWarning,
     MissingColumnError,
     UnknownNodeError,
     ZeroProbabilityWarning,
@@ -118,14 +120,23 @@ class FittedNetwork:
         return cpd.tree
 
     # ------------------------------------------------------------------ tables
-    def cpt(self, node: str, *, max_cells: int = DEFAULT_MAX_CELLS) -> np.ndarray:
+    def cpt(self, node: str, *, stat: str = "mean", max_cells: int = DEFAULT_MAX_CELLS) -> np.ndarray:
         """Dense CPT of ``node`` with axes ``(node, *parents)`` in level order (bnlearn's
         layout); a multi-domain fit adds the domain as the last axis, as bnlearn's ``hdir``.
 
         Parent configurations absent from the data are filled by the estimator's
-        rule (back-off to the deepest observed ancestor, or uniform for ``bayes``).
+        rule (back-off to the deepest observed ancestor, uniform for ``bayes``, the
+        population-level CPT for domain-pooled ``hmd``).
+
+        ``stat="sd"``: the posterior standard deviation of every entry instead of
+        the posterior mean (``bayes``, ``mestimate``, ``hmd``, ``hdp``); a method
+        that gives none (``mle``, tables read from BIF/DSC/NET) raises
+        :class:`~pybncsmooth.errors.StatisticUnavailableError` naming it.
         """
-        t = self.cpd(node).table(max_cells)
+        cpd = self.cpd(node)
+        if stat == "sd" and not cpd.has_sd:
+            raise StatisticUnavailableError("standard deviation", self.method, node)
+        t = cpd.table(max_cells, stat)
         if self._prefix:
             k = len(self._prefix)
             t = np.moveaxis(t, list(range(1, 1 + k)), list(range(t.ndim - k, t.ndim)))
@@ -134,16 +145,35 @@ class FittedNetwork:
     def _table_dims(self, node: str) -> list[str]:
         return [node] + self.parents(node) + list(self._prefix)
 
-    def cpt_frame(self, node: str, *, wide: bool = False, max_cells: int = DEFAULT_MAX_CELLS) -> pd.DataFrame:
+    def cpt_frame(
+        self,
+        node: str,
+        *,
+        wide: bool = False,
+        interval: float | None = None,
+        max_cells: int = DEFAULT_MAX_CELLS,
+    ) -> pd.DataFrame:
         """The CPT of ``node`` as a labelled data frame.
 
         Tidy (default): one row per cell with columns ``node, *parents, "prob"``,
         the node varying fastest (as R's ``as.data.frame()`` of a ``bn.fit`` table).
         ``wide=True``: one row per parent configuration (a MultiIndex) and one
         column per level of ``node``.
+
+        ``interval=0.95`` (tidy only) adds the columns ``sd``, ``lower`` and
+        ``upper``: the posterior standard deviation of each entry and the
+        equal-tailed credible interval of the Beta distribution with the entry's
+        posterior mean and variance (the exact marginal of a Dirichlet posterior,
+        a moment-matched approximation otherwise).
         """
         t = self.cpt(node, max_cells=max_cells)
         dims = self._table_dims(node)
+        if interval is not None:
+            if wide:
+                raise ValueError("interval= needs the tidy layout (wide=False)")
+            if not (isinstance(interval, (int, float)) and 0 < interval < 1):
+                raise ValueError(f"interval must be a probability in (0, 1), not {interval!r}")
+            sd = self.cpt(node, stat="sd", max_cells=max_cells)
         if wide:
             m = np.moveaxis(t, 0, -1).reshape(-1, t.shape[0])
             if len(dims) > 1:
@@ -161,6 +191,10 @@ class FittedNetwork:
             codes = g.reshape(-1, order="F")
             data[d] = pd.Categorical.from_codes(codes, categories=list(self.schema[d]))
         data["prob"] = t.reshape(-1, order="F")
+        if interval is not None:
+            sdv = sd.reshape(-1, order="F")
+            data["sd"] = sdv
+            data["lower"], data["upper"] = _beta_interval(data["prob"], sdv, float(interval))
         return pd.DataFrame(data)
 
     # ------------------------------------------------------------------ domains
@@ -177,7 +211,16 @@ class FittedNetwork:
         """
         if self.domain is None:
             raise DataError("this network was not fitted with domain=")
-        code = self.schema.code(self.domain, level)
+        if level in set(self.schema[self.domain]):
+            code = self.schema.code(self.domain, level)
+        else:
+            warnings.warn(
+                f"domain {level!r} of {self.domain!r} was not seen in training: its tables are the "
+                "population-level ones (pooled estimates)",
+                UnseenDomainWarning,
+                stacklevel=2,
+            )
+            code = -1
         cpds = {n: FixedPrefixCPD(self._cpds[n], [code]) for n in self.nodes}
         info = dict(self.info, domain_level=level)
         out = FittedNetwork(self.dag, self.schema, cpds, estimator=self.estimator, info=info)
@@ -193,13 +236,28 @@ class FittedNetwork:
     def _encode(self, df: pd.DataFrame, variables: Sequence[str], on_unseen: str) -> EncodedData:
         if self.transformer is not None:
             df = self.transformer.transform(df)
-        return encode(
-            df,
-            self.schema,
-            variables=list(dict.fromkeys(variables)),
-            na=self._predict_na(on_unseen),
-            on_unseen=on_unseen,
-        )
+        variables = list(dict.fromkeys(variables))
+        if self.domain is None or self.domain not in variables:
+            return encode(df, self.schema, variables=variables, na=self._predict_na(on_unseen), on_unseen=on_unseen)
+        # a domain unseen in training is answered by the population-level tables
+        others = [v for v in variables if v != self.domain]
+        dom = encode(df, self.schema, variables=[self.domain], na=self._predict_na(on_unseen), on_unseen="backoff")
+        col = df[self.domain]
+        bad = (dom[self.domain] < 0) & col.notna().to_numpy()
+        new = list(pd.unique(col[bad])) if bad.any() else []
+        if new:
+            shown = ", ".join(repr(v) for v in new[:5]) + (" ..." if len(new) > 5 else "")
+            warnings.warn(
+                f"domain(s) {shown} of {self.domain!r} not seen in training: their rows get the "
+                "population-level (pooled) tables",
+                UnseenDomainWarning,
+                stacklevel=3,
+            )
+        codes = {self.domain: dom[self.domain]}
+        if others:
+            enc = encode(df, self.schema, variables=others, na=self._predict_na(on_unseen), on_unseen=on_unseen)
+            codes.update(enc.codes)
+        return EncodedData(self.schema.subset([v for v in self.schema if v in codes]), codes, dom.index)
 
     def _cond_codes(self, enc: EncodedData, node: str, override: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
         vars_ = list(self._prefix) + self.parents(node)
@@ -379,8 +437,9 @@ class FittedNetwork:
     def summary(self) -> pd.DataFrame:
         """One row per node: levels, parents, parent configurations (possible and
         observed), context-tree nodes, rows counted, free parameters and, for
-        multi-chain HDP fits, the split-R-hat of the leaf estimates (``<NA>`` where a
-        quantity does not apply, e.g. for tables read from a file)."""
+        multi-chain HDP fits, the split-R-hat of the leaf estimates; for iterative
+        fits (``hmd``), the iterations run and whether they converged (``<NA>`` where
+        a quantity does not apply, e.g. for tables read from a file)."""
         rows = []
         any_rhat = False
         for node in self.nodes:
@@ -403,10 +462,16 @@ class FittedNetwork:
                 if "rhat" in cpd.estimate.info:
                     row["rhat"] = float(cpd.estimate.info["rhat"])
                     any_rhat = True
+                if "converged" in cpd.estimate.info:
+                    row["iterations"] = int(cpd.estimate.info.get("iterations", 0))
+                    row["converged"] = bool(cpd.estimate.info["converged"])
             rows.append(row)
         out = pd.DataFrame(rows).set_index("node")
         for c in ("observed", "tree_nodes", "n"):
             out[c] = out[c].astype("Int64")
+        if "converged" in out:
+            out["iterations"] = out["iterations"].astype("Int64")
+            out["converged"] = out["converged"].astype("boolean")
         if any_rhat:
             out["rhat"] = out["rhat"].astype("Float64")
         else:
@@ -461,6 +526,24 @@ class FittedNetwork:
         from .plotting import plot_cpt
 
         return plot_cpt(self, node, ax=ax, cmap=cmap, annotate=annotate)
+
+
+def _beta_interval(mean: np.ndarray, sd: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Equal-tailed ``level`` interval of the Beta distribution with the given mean and sd."""
+    from scipy.stats import beta
+
+    m = np.clip(np.asarray(mean, dtype=float), 0.0, 1.0)
+    v = np.asarray(sd, dtype=float) ** 2
+    lo = np.where(v > 0, 0.0, m)
+    hi = np.where(v > 0, 1.0, m)
+    ok = (v > 0) & (m > 0) & (m < 1) & (v < m * (1 - m))
+    if ok.any():
+        k = m[ok] * (1 - m[ok]) / v[ok] - 1.0
+        a, b = m[ok] * k, (1 - m[ok]) * k
+        tail = (1.0 - level) / 2
+        lo[ok] = beta.ppf(tail, a, b)
+        hi[ok] = beta.isf(tail, a, b)
+    return lo, hi
 
 
 def _normalise_log(logp: np.ndarray, target: str) -> np.ndarray:

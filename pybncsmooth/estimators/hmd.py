@@ -1,0 +1,399 @@
+r"""Hierarchical Multinomial-Dirichlet estimation by variational inference
+(Azzimonti, Corani and Zaffalon 2019, paper 001).
+
+**One CPT at a time** (Sec. 2.2-4).  The columns of the CPT of ``X`` (one per
+observed parent configuration ``y``) share a latent Dirichlet parameter:
+
+.. math::
+    \alpha \sim s \cdot \mathrm{Dir}(\alpha_0), \qquad
+    \theta_{X \mid y} \mid \alpha \sim \mathrm{Dir}(\alpha), \qquad
+    X \mid y, \theta \sim \mathrm{Cat}(\theta_{X \mid y}).
+
+The estimate is the posterior mean (eq. 8) with the variational moments,
+:math:`\hat\theta_{x \mid y} = (n_{xy} + s \kappa_x) / (n_y + s)`: every column is
+shrunk toward the learned pooled distribution :math:`\kappa = E_q[\alpha] / s`
+and tends to the relative frequencies as its counts grow.  A parent
+configuration with no data (and every internal node of the context tree, which
+back-off reaches) gets :math:`\kappa`.  Defaults: ``s = |X|`` and
+``alpha0 = 1`` per state, the paper's choice (Sec. 4.1).  Only observed parent
+configurations enter the model: the exact posterior of :math:`\alpha` does not
+depend on empty columns (they integrate out), so this keeps the fit independent
+of how many configurations were never seen.
+
+**Domain-pooled CPTs** (Sec. 5, bnlearn's ``bn.fit(method = "hdir", group = )``).
+With ``domain=`` the model is put on the *joint* cells :math:`x' = (x, \pi)` of the
+node and its parents, with one column per domain (every level of the domain
+variable, with or without rows): each domain's joint table is shrunk toward the
+others, :math:`s = \mathrm{iss} / J` and the same ``alpha0`` for every cell (as
+bnlearn).  A domain's CPT is its :math:`\nu` normalised over ``x`` in each parent
+configuration; a domain or configuration with no data gets the population-level
+CPT :math:`\kappa(x, \pi) / \sum_{x'} \kappa(x', \pi)`.
+
+**Fitting.**  The variational parameters :math:`(\nu, \tau, \kappa)` of eq. (12)
+maximise the bound L~ (App. B.1) by coordinate ascent (Algorithm 1): the
+closed-form :math:`\nu = s\kappa + n` (eq. 14), Newton on :math:`\log\tau`
+(App. B.3.1) and constrained Newton on :math:`\kappa` (App. B.3.2).  By default
+it runs to the fixed point (relative change of the bound below ``tol``), the
+bound never decreasing; ``compat="bnlearn"`` replays bnlearn's own iteration
+(its starting values, restarts, line search and stopping rules), whose tables
+stop short of the fixed point by up to about 2e-3, and reproduces them.
+
+**Uncertainty.**  Posterior standard deviations of every entry from eq. (9) with
+the variational moments :math:`E_q[\alpha] = s\kappa`,
+:math:`\mathrm{Cov}_q(\alpha) = s^2 (\mathrm{diag}\,\kappa - \kappa\kappa^T) / (\tau + 1)`;
+for a domain's CPT (a ratio of joint cells) the second term uses the delta method.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..counting.context_tree import ContextTree, _mixed_radix
+from ..errors import ConvergenceWarning, DataError, DenseTableTooLargeError, HyperparameterError
+from ._hmd_kernels import (
+    W_INNER_CAP,
+    W_KAPPA_CAP,
+    W_OUTER_CAP,
+    W_TAU_CAP,
+    W_TAU_RESTART,
+    outer_bound,
+    vi_bnlearn,
+    vi_converge,
+)
+from .base import Estimator, TreeEstimate, register_estimator
+
+__all__ = ["HMD", "fit_hmd_matrix", "HMDFit"]
+
+#: largest joint table (cells x domains) a domain-pooled fit builds
+MAX_JOINT_CELLS = 50_000_000
+_TRACE_LEN = 10_000
+
+_WARNING_TEXT = {
+    W_TAU_RESTART: "the Newton iteration on tau left the positive reals and was restarted",
+    W_TAU_CAP: "the Newton iteration on tau reached its cap of 200 steps",
+    W_KAPPA_CAP: "the Newton iteration on kappa reached its cap of 200 steps",
+    W_INNER_CAP: "the inner (tau, kappa) loop reached its cap of 200 iterations",
+    W_OUTER_CAP: "the outer loop reached its iteration cap before converging",
+}
+
+
+def _positive(name: str, value: Any, *, optional: bool = False) -> float | None:
+    if value is None and optional:
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise HyperparameterError(f"{name} must be a positive number, not {value!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise HyperparameterError(f"{name} must be positive and finite, not {value!r}")
+    return v
+
+
+class HMDFit:
+    """The variational fit of one count matrix (rows: states, columns: groups).
+
+    Attributes: ``nu`` (R x J), ``kappa`` (R), ``tau``, ``s``, ``elbo`` (the bound
+    L~, constants included), ``elbo_trace`` (after each outer iteration; default
+    mode only), ``iterations``, ``converged``, ``warnings`` (texts).
+    """
+
+    def __init__(self, N, alpha0, s, nu, kappa, tau, iterations, converged, flags, trace) -> None:
+        self.N = N
+        self.alpha0 = alpha0
+        self.s = s
+        self.nu = nu
+        self.kappa = kappa
+        self.tau = float(tau)
+        self.iterations = int(iterations)
+        self.converged = bool(converged)
+        self.warnings = [txt for bit, txt in _WARNING_TEXT.items() if flags & bit]
+        s0 = float(alpha0.sum())
+        self.elbo = float(outer_bound(N, nu, kappa, tau, alpha0, s)) + math.lgamma(s0)
+        self.elbo_trace = trace + math.lgamma(s0) if trace is not None else None
+
+    @property
+    def alpha_mean(self) -> np.ndarray:
+        """:math:`E_q[\\alpha] = s\\kappa`."""
+        return self.s * self.kappa
+
+    @property
+    def alpha_cov(self) -> np.ndarray:
+        """:math:`\\mathrm{Cov}_q(\\alpha) = s^2 (\\mathrm{diag}\\,\\kappa - \\kappa\\kappa^T) / (\\tau + 1)`."""
+        k = self.kappa
+        return self.s**2 * (np.diag(k) - np.outer(k, k)) / (self.tau + 1.0)
+
+
+def fit_hmd_matrix(
+    N: np.ndarray,
+    s: float,
+    alpha0: float | np.ndarray = 1.0,
+    *,
+    compat: str | None = None,
+    tol: float = 1e-10,
+    max_iter: int = 1000,
+) -> HMDFit:
+    """Variational fit of the hierarchical MD model to a count matrix.
+
+    ``N[x, y]``: counts of state ``x`` under conditioning state (column) ``y``;
+    ``s``: the concentration of the columns around :math:`\\alpha`; ``alpha0``:
+    the Dirichlet parameter of :math:`\\alpha / s` (a scalar for every state, or a
+    vector).  ``compat="bnlearn"`` runs bnlearn's ``hdir`` iteration instead of
+    iterating to the fixed point.
+    """
+    N = np.ascontiguousarray(N, dtype=np.float64)
+    if N.ndim != 2 or N.shape[0] < 1 or N.shape[1] < 1:
+        raise ValueError(f"N must be a non-empty matrix, got shape {N.shape}")
+    R, J = N.shape
+    a0 = np.broadcast_to(np.asarray(alpha0, dtype=np.float64), (R,)).copy()
+    flags = np.zeros(1, dtype=np.int64)
+    if compat == "bnlearn":
+        nu, kappa, tau, it = vi_bnlearn(N, a0, float(s), flags)
+        return HMDFit(N, a0, s, nu, kappa, tau, it, not (flags[0] & W_OUTER_CAP), int(flags[0]), None)
+    k0 = N.sum(axis=1) + a0
+    k0 /= k0.sum()
+    trace = np.full(min(max_iter, _TRACE_LEN), np.nan)
+    nu, kappa, tau, it, conv = vi_converge(N, a0, float(s), k0, float(tol), int(max_iter), trace, flags)
+    return HMDFit(N, a0, s, nu, kappa, tau, it, conv, int(flags[0]), trace[: min(it, len(trace))])
+
+
+def _entry_sd(n: np.ndarray, k: np.ndarray, s: float, tau: float) -> np.ndarray:
+    """Posterior sd of the entries of columns with counts ``n`` (m, r) whose
+    pooled parameters are ``s * k`` (m, r), ``alpha ~ s Dir(tau kappa)``.
+
+    With :math:`m = (n_x + s k_x)/(n + sK)`, :math:`K = \\sum_x k_x`:
+    :math:`\\mathrm{Var} = m(1-m)/(sK + n + 1) + V_\\alpha (sK + n)/(sK + n + 1)`, where
+    :math:`V_\\alpha` is the variance of :math:`m` due to :math:`\\alpha`.  For one CPT
+    (``K = 1``) this is eq. (9) exactly; for a sub-table of a joint (a domain's CPT)
+    :math:`V_\\alpha` is the delta-method variance of the ratio.
+    """
+    K = k.sum(axis=1, keepdims=True)
+    nt = n.sum(axis=1, keepdims=True)
+    denom = s * K + nt
+    m = (n + s * k) / denom
+    quad = k - 2.0 * m * k + m * m * K - (k - m * K) ** 2
+    v_alpha = s * s / ((tau + 1.0) * denom * denom) * np.maximum(quad, 0.0)
+    var = m * (1.0 - m) / (denom + 1.0) + v_alpha * denom / (denom + 1.0)
+    return np.sqrt(np.maximum(var, 0.0))
+
+
+@register_estimator
+class HMD(Estimator):
+    r"""Hierarchical Multinomial-Dirichlet CPTs by variational inference (paper 001).
+
+    See the module documentation for the model.  Hyperparameters:
+
+    s:
+        Concentration of the columns around the pooled :math:`\alpha`.  Default:
+        the number of levels of the node (one CPT, the paper's choice); ``iss / J``
+        with ``J`` domains (domain-pooled fits, bnlearn's choice).
+    alpha0:
+        Dirichlet parameter of :math:`\alpha / s`, the same for every state (default 1).
+    iss:
+        bnlearn's imaginary sample size of a domain-pooled fit: ``s = iss / J``
+        (default 1).  Domain-pooled fits only; give ``iss`` or ``s``, not both.
+    compat:
+        ``"bnlearn"`` reproduces ``bn.fit(method = "hdir")`` exactly (domain-pooled
+        fits only; ``s``, ``tol`` and ``max_iter`` are then bnlearn's and cannot be set).
+    tol, max_iter:
+        Stop when the relative change of the bound is below ``tol`` (default 1e-10)
+        and ``kappa`` has settled, or after ``max_iter`` outer iterations (default
+        1000; a :class:`ConvergenceWarning` says so).
+    n_jobs:
+        Threads over the nodes of a network (default: all cores).
+    """
+
+    name = "hmd"
+
+    def __init__(
+        self,
+        s: float | None = None,
+        alpha0: float = 1.0,
+        iss: float | None = None,
+        compat: str | None = None,
+        tol: float | None = None,
+        max_iter: int | None = None,
+        n_jobs: int | None = None,
+    ) -> None:
+        self.s = _positive("s", s, optional=True)
+        self.alpha0 = _positive("alpha0", alpha0)
+        self.iss = _positive("iss", iss, optional=True)
+        if compat not in (None, "bnlearn"):
+            raise HyperparameterError(f"compat must be None or 'bnlearn', not {compat!r}")
+        self.compat = compat
+        if compat == "bnlearn":
+            for name, val, why in (
+                ("s", s, "it sets s = iss / number of groups; give iss"),
+                ("tol", tol, "its stopping rule is fixed (relative change below 1.49e-8)"),
+                ("max_iter", max_iter, "its iteration caps are fixed (200)"),
+            ):
+                if val is not None:
+                    raise HyperparameterError(f"compat='bnlearn' does not take {name}= (bnlearn's hdir has no such option: {why})")
+        if s is not None and iss is not None:
+            raise HyperparameterError("give iss (s = iss / number of domains) or s, not both")
+        self.tol = _positive("tol", tol, optional=True)
+        if max_iter is not None and (not isinstance(max_iter, (int, np.integer)) or max_iter < 1):
+            raise HyperparameterError(f"max_iter must be a positive integer, not {max_iter!r}")
+        self.max_iter = None if max_iter is None else int(max_iter)
+        if n_jobs is not None and (not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1):
+            raise HyperparameterError(f"n_jobs must be a positive integer or None, not {n_jobs!r}")
+        self.n_jobs = n_jobs
+
+    # ------------------------------------------------------------------ helpers
+    def _run(self, N: np.ndarray, s: float) -> HMDFit:
+        return fit_hmd_matrix(
+            N,
+            s,
+            self.alpha0,
+            compat=self.compat,
+            tol=self.tol if self.tol is not None else 1e-10,
+            max_iter=self.max_iter if self.max_iter is not None else 1000,
+        )
+
+    @staticmethod
+    def _info(fit: HMDFit) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "kappa": fit.kappa,
+            "tau": fit.tau,
+            "s": float(fit.s),
+            "elbo": fit.elbo,
+            "iterations": fit.iterations,
+            "converged": fit.converged,
+        }
+        if fit.elbo_trace is not None:
+            info["elbo_trace"] = fit.elbo_trace
+        if fit.warnings:
+            info["warnings"] = "; ".join(fit.warnings)
+        return info
+
+    @staticmethod
+    def _warn(results: Mapping[str, TreeEstimate]) -> None:
+        for node, est in results.items():
+            if est.info.get("warnings"):
+                warnings.warn(f"hmd, node {node!r}: {est.info['warnings']}", ConvergenceWarning, stacklevel=3)
+
+    # ------------------------------------------------------------------ one CPT
+    def estimate(self, tree: ContextTree) -> TreeEstimate:
+        """Hierarchical MD over the observed parent configurations of one tree."""
+        out = self._estimate_one(tree)
+        self._warn({tree.child: out})
+        return out
+
+    def _estimate_one(self, tree: ContextTree) -> TreeEstimate:
+        if self.compat == "bnlearn":
+            raise HyperparameterError(
+                "compat='bnlearn' reproduces bnlearn's hdir, which pools domains: pass domain= "
+                "(bnlearn's group=) or drop compat"
+            )
+        if self.iss is not None:
+            raise HyperparameterError(
+                "iss= applies to domain-pooled fits (bnlearn's hdir: s = iss / number of domains); "
+                "for one CPT at a time set s="
+            )
+        r = tree.child_card
+        s = self.s if self.s is not None else float(r)
+        leaves = tree.levels[-1].counts.astype(np.float64)
+        if leaves.shape[0] == 0:  # no data at all: the prior
+            kappa = np.full(r, 1.0 / r)
+            tau = r * self.alpha0
+            info: dict[str, Any] = {"kappa": kappa, "tau": tau, "s": s, "iterations": 0, "converged": True}
+            leaf_p = np.empty((0, r))
+            leaf_sd = np.empty((0, r))
+        else:
+            fit = self._run(leaves.T, s)
+            kappa, tau = fit.kappa, fit.tau
+            info = self._info(fit)
+            leaf_p = (fit.nu / fit.nu.sum(axis=0, keepdims=True)).T
+            leaf_sd = _entry_sd(leaves, np.broadcast_to(kappa, leaves.shape), s, tau)
+        prior_sd = _entry_sd(np.zeros((1, r)), kappa.reshape(1, r), s, tau)
+        probs, sds = [], []
+        for i, lev in enumerate(tree.levels):
+            m = len(lev.value)
+            if i == tree.depth:
+                probs.append(np.ascontiguousarray(leaf_p))
+                sds.append(np.ascontiguousarray(leaf_sd))
+            else:
+                probs.append(np.tile(kappa, (m, 1)))
+                sds.append(np.tile(prior_sd, (m, 1)))
+        return TreeEstimate(tuple(probs), "backoff", info, sd=tuple(sds))
+
+    # ------------------------------------------------------------------ domains
+    def _estimate_domain(self, tree: ContextTree) -> TreeEstimate:
+        """Domain-pooled joint tables (paper 001 Sec. 5, bnlearn's hdir): the first
+        split of ``tree`` is the domain."""
+        r = tree.child_card
+        J = tree.parent_cards[0]
+        pcards = tree.parent_cards[1:]
+        q = int(np.prod(pcards, dtype=np.int64)) if pcards else 1
+        R = r * q
+        if R * J > MAX_JOINT_CELLS:
+            raise DenseTableTooLargeError(tree.child, R * J, MAX_JOINT_CELLS)
+        s = self.s if self.s is not None else (self.iss if self.iss is not None else 1.0) / J
+        configs, counts = tree.leaf_table()
+        N = np.zeros((q, r, J))
+        if len(counts):
+            cfg = _mixed_radix([configs[:, j] for j in range(1, configs.shape[1])], pcards) if pcards else 0
+            N[cfg, :, configs[:, 0]] = counts
+        fit = self._run(N.reshape(R, J), s)
+        info = self._info(fit)
+        nu = fit.nu.reshape(q, r, J)
+        kap = fit.kappa.reshape(q, r)
+        tau = fit.tau
+        Nd = N
+        probs, sds = [], []
+        for i, lev in enumerate(tree.levels):
+            m = len(lev.value)
+            if i == 0:  # the population marginal of the node
+                kx = kap.sum(axis=0, keepdims=True)
+                probs.append(kx / kx.sum())
+                sds.append(_entry_sd(np.zeros((1, r)), kx, s, tau))
+                continue
+            # nodes (domain, p1..p_{i-1}): aggregate the deeper parents
+            node_cfg = tree.node_configs(i)
+            dom = node_cfg[:, 0]
+            head = pcards[: i - 1]
+            tail = int(np.prod(pcards[i - 1 :], dtype=np.int64)) if pcards[i - 1 :] else 1
+            qh = int(np.prod(head, dtype=np.int64)) if head else 1
+            hcfg = _mixed_radix([node_cfg[:, j] for j in range(1, i)], head) if head else np.zeros(m, dtype=np.int64)
+            nu_h = nu.reshape(qh, tail, r, J).sum(axis=1)
+            k_h = kap.reshape(qh, tail, r).sum(axis=1)
+            n_h = Nd.reshape(qh, tail, r, J).sum(axis=1)
+            v = nu_h[hcfg, :, dom]
+            probs.append(v / v.sum(axis=1, keepdims=True))
+            sds.append(_entry_sd(n_h[hcfg, :, dom], k_h[hcfg], s, tau))
+        fallback = kap / kap.sum(axis=1, keepdims=True)
+        fallback_sd = _entry_sd(np.zeros((q, r)), kap, s, tau)
+        info["domain_counts"] = N.sum(axis=(0, 1))
+        return TreeEstimate(
+            tuple(probs),
+            "fallback",
+            info,
+            sd=tuple(sds),
+            fallback=fallback,
+            fallback_sd=fallback_sd,
+            fallback_from=1,
+        )
+
+    def estimate_all(self, trees: Mapping[str, ContextTree], *, domain: str | None = None) -> dict[str, TreeEstimate]:
+        """Estimate the CPTs of a network (independent problems, in threads)."""
+        if domain is not None:
+            for name, t in trees.items():
+                if not t.parents or t.parents[0] != domain:
+                    raise DataError(f"the context tree of {name!r} does not split on the domain {domain!r} first")
+            fn = self._estimate_domain
+        else:
+            fn = self._estimate_one
+        names = list(trees)
+        workers = min(self.n_jobs or os.cpu_count() or 1, len(names))
+        if workers <= 1:
+            out = {n: fn(trees[n]) for n in names}
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                out = dict(zip(names, pool.map(lambda n: fn(trees[n]), names)))
+        self._warn(out)
+        return out
