@@ -252,8 +252,7 @@ class StatisticUnavailableError(PyBNCSmoothError, ValueError):
         what = f"method {method!r}" if method else "a table read from a file"
         where = f" of node {node!r}" if node else ""
         super().__init__(
-            f"{what} gives no posterior {stat}{where}: use a Bayesian estimator "
-            "('bayes', 'mestimate', 'hmd', 'hdp')"
+            f"{what} gives no posterior {stat}{where}: use a Bayesian estimator ('bayes', 'mestimate', 'hmd', 'hdp')"
         )
 
 

@@ -53,5 +53,3 @@ def polygamma(k, x):  # pragma: no cover - compiled
         x += 1.0
     f = 1.0 / (x * x)
     return r + (1.0 / x) * f * (2.0 + 3.0 / x + f * (2.0 + f * (-1.0 + f * (4.0 / 3 + f * (-3.0 + f * 10.0)))))
-
-

@@ -105,9 +105,7 @@ class Estimator:
     def estimate(self, tree: ContextTree) -> TreeEstimate:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} does not define estimate()")
 
-    def estimate_all(
-        self, trees: "Mapping[str, ContextTree]", *, domain: str | None = None
-    ) -> dict[str, TreeEstimate]:
+    def estimate_all(self, trees: "Mapping[str, ContextTree]", *, domain: str | None = None) -> dict[str, TreeEstimate]:
         """Estimate the trees of every node of a network.
 
         ``domain`` names the variable of a multi-domain fit when it is the first

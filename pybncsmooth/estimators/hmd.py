@@ -68,7 +68,7 @@ from ._hmd_kernels import (
 )
 from .base import Estimator, TreeEstimate, register_estimator
 
-__all__ = ["HMD", "fit_hmd_matrix", "HMDFit"]
+__all__ = ["HMD", "fit_hmd_matrix", "HMDFit", "exact_alpha_moments"]
 
 #: largest joint table (cells x domains) a domain-pooled fit builds
 MAX_JOINT_CELLS = 50_000_000
@@ -233,7 +233,9 @@ class HMD(Estimator):
                 ("max_iter", max_iter, "its iteration caps are fixed (200)"),
             ):
                 if val is not None:
-                    raise HyperparameterError(f"compat='bnlearn' does not take {name}= (bnlearn's hdir has no such option: {why})")
+                    raise HyperparameterError(
+                        f"compat='bnlearn' does not take {name}= (bnlearn's hdir has no such option: {why})"
+                    )
         if s is not None and iss is not None:
             raise HyperparameterError("give iss (s = iss / number of domains) or s, not both")
         self.tol = _positive("tol", tol, optional=True)
@@ -397,3 +399,63 @@ class HMD(Estimator):
                 out = dict(zip(names, pool.map(lambda n: fn(trees[n]), names)))
         self._warn(out)
         return out
+
+
+def exact_alpha_moments(N: np.ndarray, s: float, alpha0: float | np.ndarray = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    r"""Exact posterior mean and covariance of :math:`\alpha` for small problems.
+
+    The posterior (paper 001, eq. A.3) of :math:`u = \alpha / s` on the simplex,
+
+    .. math:: p(u \mid D) \propto \prod_{x, y} \frac{\Gamma(s u_x + n_{xy})}{\Gamma(s u_x)}
+              \prod_x u_x^{[\alpha_0]_x - 1},
+
+    integrated by adaptive quadrature (relative tolerance 1e-10) instead of the
+    paper's symbolic polynomial integration (App. A.3, Algorithm 2): the same
+    integrals, for two or three states.  Used to check the variational moments.
+    """
+    from scipy import integrate
+    from scipy.special import gammaln
+
+    N = np.asarray(N, dtype=np.float64)
+    R = N.shape[0]
+    a0 = np.broadcast_to(np.asarray(alpha0, dtype=np.float64), (R,))
+    if R not in (2, 3):
+        raise ValueError(f"exact integration is implemented for 2 or 3 states, not {R}")
+
+    def logp(u: np.ndarray) -> float:
+        a = s * u
+        return float((gammaln(a[:, None] + N) - gammaln(a[:, None])).sum() + ((a0 - 1.0) * np.log(u)).sum())
+
+    def point(*v: float) -> np.ndarray:
+        return np.array([*v, 1.0 - sum(v)])
+
+    if R == 2:
+        grid = [point(u) for u in np.linspace(1e-6, 1 - 1e-6, 2001)]
+    else:
+        grid = [
+            point(a, b) for a in np.linspace(1e-3, 0.998, 80) for b in np.linspace(1e-3, 0.998, 80) if a + b < 0.999
+        ]
+    c = max(logp(u) for u in grid)  # scale: keeps the integrand near 1 at its peak
+
+    def integral(f) -> float:
+        if R == 2:
+            return integrate.quad(
+                lambda a: math.exp(logp(point(a)) - c) * f(point(a)), 0, 1, epsabs=0, epsrel=1e-10, limit=200
+            )[0]
+        return integrate.dblquad(
+            lambda b, a: math.exp(logp(point(a, b)) - c) * f(point(a, b)),
+            0,
+            1,
+            0,
+            lambda a: 1 - a,
+            epsabs=0,
+            epsrel=1e-10,
+        )[0]
+
+    Z = integral(lambda u: 1.0)
+    m = np.array([integral(lambda u, i=i: u[i]) / Z for i in range(R)])
+    m2 = np.empty((R, R))
+    for i in range(R):
+        for j in range(i, R):
+            m2[i, j] = m2[j, i] = integral(lambda u, i=i, j=j: u[i] * u[j]) / Z
+    return s * m, s * s * (m2 - np.outer(m, m))

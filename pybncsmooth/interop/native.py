@@ -54,6 +54,12 @@ def save_native(net: "FittedNetwork", fh: Any) -> None:
                 arrays[f"n{k}_value_{i}"] = lev.value
                 arrays[f"n{k}_counts_{i}"] = lev.counts
                 arrays[f"n{k}_probs_{i}"] = cpd.estimate.probs[i]
+                if cpd.estimate.sd is not None:
+                    arrays[f"n{k}_sd_{i}"] = cpd.estimate.sd[i]
+            for extra in ("fallback", "fallback_sd"):
+                val = getattr(cpd.estimate, extra)
+                if val is not None:
+                    arrays[f"n{k}_{extra}"] = val
             info_arrays = {}
             info_json = {}
             for key, val in cpd.estimate.info.items():
@@ -66,6 +72,8 @@ def save_native(net: "FittedNetwork", fh: Any) -> None:
                 "kind": "tree",
                 "tree_parents": list(t.parents),
                 "unseen": cpd.estimate.unseen,
+                "has_sd": cpd.estimate.sd is not None,
+                "fallback_from": cpd.estimate.fallback_from,
                 "info_json": info_json,
                 "info_arrays": info_arrays,
             }
@@ -137,7 +145,10 @@ def load_native(fh: Any, path: str | None = None) -> "FittedNetwork":
         for key, name in meta.get("info_arrays", {}).items():
             info[key] = z[name]
         probs = tuple(z[f"n{k}_probs_{i}"] for i in range(d + 1))
-        cpds[node] = TreeCPD(tree, TreeEstimate(probs, meta["unseen"], info))
+        sd = tuple(z[f"n{k}_sd_{i}"] for i in range(d + 1)) if meta.get("has_sd") else None
+        extra = {e: z[f"n{k}_{e}"] for e in ("fallback", "fallback_sd") if f"n{k}_{e}" in z.files}
+        est = TreeEstimate(probs, meta["unseen"], info, sd=sd, fallback_from=meta.get("fallback_from", 0), **extra)
+        cpds[node] = TreeCPD(tree, est)
     est = None
     if header.get("estimator"):
         try:

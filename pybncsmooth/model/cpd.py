@@ -337,7 +337,8 @@ class FixedPrefixCPD(CPD):
             raise DenseTableTooLargeError(self.node, self.n_configs * self.card, max_cells)
         if min(self.prefix_codes, default=0) < 0:
             # a prefix unseen in training (an unknown domain): query every configuration
-            all_cfg = np.indices(self.parent_cards).reshape(len(self.parent_cards), -1).T
+            d = len(self.parent_cards)
+            all_cfg = np.indices(self.parent_cards).reshape(d, -1).T if d else np.zeros((1, 0), dtype=np.int64)
             P = self._with_prefix(all_cfg)
             if stat == "sd":
                 if not isinstance(self.inner, TreeCPD):

@@ -565,8 +565,8 @@ def _normalise_log(logp: np.ndarray, target: str) -> np.ndarray:
 def _align_table(net: FittedNetwork, node: str, parents: Sequence[str], schema: Schema) -> np.ndarray:
     """``net``'s CPT of ``node`` with its axes and levels in the order of ``parents``/``schema``."""
     t = net.cpt(node)
-    dims = [node] + net.parents(node)
-    want = [node] + list(parents)
+    dims = net._table_dims(node)
+    want = [node] + list(parents) + list(net._prefix)
     if sorted(dims) != sorted(want):
         raise DataError(f"node {node!r} has parents {dims[1:]} in one network and {want[1:]} in the other")
     t = np.transpose(t, [dims.index(w) for w in want])
