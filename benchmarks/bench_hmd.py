@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("alarm_grouped", "asia_grouped"):
         df, ms = load(name)
 
-        def run(**kw):
+        def run(ms=ms, df=df, **kw):
             return bs.fit(ms, df, method="hmd", group="group", **kw)
 
         t1 = best_time(lambda: run(compat="bnlearn", n_jobs=1), args.repeat)
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         net = run(compat="bnlearn")
         gold = golden(name)
         diff = max(float(np.abs(net.cpt(n) - gold[n]).max()) for n in net.nodes)
-        tn = best_time(lambda: naive_fit(df, net), 1)
+        tn = best_time(lambda df=df, net=net: naive_fit(df, net), 1)
         naive = naive_fit(df, net)
         ndiff = max(float(np.abs(net.cpt(n) - naive[n]).max()) for n in net.nodes)
         if ndiff > 1e-6:
