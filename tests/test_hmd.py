@@ -420,3 +420,49 @@ def test_bad_domains_are_named(asia_grouped):
         bs.fit(ms, nas, method="hmd", domain="group", na="drop")
     # the caller's data are untouched by every fit above
     assert asia_grouped.equals(load_reference_csv("asia_grouped"))
+
+
+# ----------------------------------------------------------------------------- sd of the other estimators
+
+
+def test_sd_of_bayes_and_mestimate_are_the_dirichlet_posteriors(learning_test):
+    ms = modelstring_of("learning_test")
+    bay = bs.fit(ms, learning_test, method="bayes", iss=10)
+    mest = bs.fit(ms, learning_test, method="mestimate", m=2)
+    for node in bay.nodes:
+        n = bay.tree(node).levels[-1].counts
+        q = int(np.prod([len(bay.levels(p)) for p in bay.parents(node)]))
+        p = bay.cpd(node).estimate.probs[-1]
+        np.testing.assert_allclose(
+            bay.cpd(node).estimate.sd[-1], np.sqrt(p * (1 - p) / (n.sum(1, keepdims=True) + 10 / q + 1))
+        )
+        pm = mest.cpd(node).estimate.probs[-1]
+        np.testing.assert_allclose(
+            mest.cpd(node).estimate.sd[-1], np.sqrt(pm * (1 - pm) / (n.sum(1, keepdims=True) + 2 + 1))
+        )
+    # an unseen configuration under bayes: the prior's sd
+    d = _frame({"A": pd.Categorical(["a"] * 4, categories=["a", "b"]), "B": ["x", "y", "y", "y"]})
+    net = bs.fit(["B ~ A"], d, method="bayes", iss=1)
+    alpha = 1 / 4
+    np.testing.assert_allclose(net.cpt("B", stat="sd")[:, 1], np.sqrt(0.25 / (2 * alpha + 1)))
+
+
+def test_sd_of_hdp_on_a_parentless_node_is_exact():
+    # depth 0: the estimate is (n + c/r) / (N + c) with the root concentration c = 2 fixed,
+    # the mean of a Dirichlet(n + c/r) posterior; its sd is sqrt(p (1 - p) / (N + c + 1))
+    rng = np.random.default_rng(0)
+    df = _frame({"X": rng.choice(list("abc"), 40)})
+    net = bs.fit("[X]", df, method="hdp", iterations=200, random_state=1)
+    p = net.cpt("X")
+    np.testing.assert_allclose(net.cpt("X", stat="sd"), np.sqrt(p * (1 - p) / (40 + 2 + 1)), rtol=1e-10)
+
+
+def test_sd_of_hdp_leaves_is_positive_and_shrinks_with_data():
+    df = bs.load_dataset("asia")
+    ms = "[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]"
+    small = bs.fit(ms, df.iloc[:300], method="hdp", iterations=600, random_state=0)
+    large = bs.fit(ms, df, method="hdp", iterations=600, random_state=0)
+    for node in ("D", "E", "X"):
+        a, b = small.cpt(node, stat="sd"), large.cpt(node, stat="sd")
+        assert np.isfinite(a).all() and (a >= 0).all()
+        assert np.median(b) < np.median(a)

@@ -121,11 +121,13 @@ def _sample_concentrations(  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _record(n, nsum, parent, group, conc, c_root, lstart, pk, acc):  # pragma: no cover - compiled
+def _record(n, nsum, parent, group, conc, c_root, lstart, pk, acc, acc2):  # pragma: no cover - compiled
     """Estimates at every node (eqs. 12-14), top-down, added to ``acc``.
 
     Each vector sums to one by construction ((n + c base) / (N + c) with a base that
     does), so no renormalisation pass is needed (the final average is normalised).
+    ``acc2`` receives the second moments given the sweep's state,
+    :math:`v^2 + v(1 - v)/(N + c + 1)` (the Dirichlet's), for posterior variances.
     """
     N, r = n.shape
     L = lstart.shape[0] - 1
@@ -134,11 +136,13 @@ def _record(n, nsum, parent, group, conc, c_root, lstart, pk, acc):  # pragma: n
             p = parent[i]
             c = c_root if group[i] < 0 else conc[group[i]]
             inv = 1.0 / (nsum[i] + c)
+            inv1 = 1.0 / (nsum[i] + c + 1.0)
             for k in range(r):
                 base = (1.0 / r) if p < 0 else pk[p, k]
                 v = (n[i, k] + c * base) * inv
                 pk[i, k] = v
                 acc[i, k] += v
+                acc2[i, k] += v * v + v * (1.0 - v) * inv1
 
 
 @njit(cache=True, nogil=True)
@@ -206,6 +210,7 @@ def hdp_sweeps(  # pragma: no cover - compiled
     is_parent,
     pk,
     acc,
+    acc2,
     conc_trace,
     leaf_trace,
     thin,
@@ -353,7 +358,7 @@ def hdp_sweeps(  # pragma: no cover - compiled
             if bad >= 0:
                 return n_rec, n_events, n_draws, bad
         if it >= burn_in:
-            _record(n, nsum, parent, group, conc, c_root, lstart, pk, acc)
+            _record(n, nsum, parent, group, conc, c_root, lstart, pk, acc, acc2)
             n_rec += 1
             if thin > 0 and (it - burn_in) % thin == 0:
                 d = (it - burn_in) // thin

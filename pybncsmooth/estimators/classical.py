@@ -35,6 +35,12 @@ def _check_nonneg(name: str, value: float, strict: bool) -> float:
     return v
 
 
+def _dirichlet_sd(p: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """Marginal sd of each component of a Dirichlet with mean ``p`` and total ``total``:
+    :math:`\\sqrt{p (1 - p) / (\\text{total} + 1)}`."""
+    return np.sqrt(np.maximum(p * (1.0 - p), 0.0) / (total + 1.0))
+
+
 @register_estimator
 class MLE(Estimator):
     r"""Relative frequencies: :math:`\hat p(x \mid \pi) = n(x, \pi) / n(\pi)`.
@@ -74,7 +80,8 @@ class Bayes(Estimator):
     :math:`q_i = \prod_{j \le i} |P_j|` is the BDeu estimate of the marginal table
     over the first ``i`` parents.  A configuration absent from the data has the
     prior mean, the uniform distribution (``unseen="uniform"``, bnlearn's answer);
-    ``unseen="backoff"`` uses the ancestor's estimate instead.
+    ``unseen="backoff"`` uses the ancestor's estimate instead.  Posterior standard
+    deviations are the Dirichlet posterior's, :math:`\\sqrt{p(1-p)/(n(\\pi) + iss/q + 1)}`.
     """
 
     name = "bayes"
@@ -85,15 +92,20 @@ class Bayes(Estimator):
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:
         r = tree.child_card
-        probs = []
+        probs, sds = [], []
         q = 1
         for i, lev in enumerate(tree.levels):
             if i > 0:
                 q *= tree.parent_cards[i - 1]
             alpha = self.iss / (r * q)
             n = lev.counts.astype(np.float64)
-            probs.append((n + alpha) / (n.sum(axis=1, keepdims=True) + r * alpha))
-        return TreeEstimate(tuple(probs), self.unseen)
+            tot = n.sum(axis=1, keepdims=True) + r * alpha
+            p = (n + alpha) / tot
+            probs.append(p)
+            sds.append(_dirichlet_sd(p, tot))
+        # an unseen configuration: the prior Dirichlet(alpha, ..., alpha) of the leaf level
+        prior_sd = _dirichlet_sd(np.full((1, r), 1.0 / r), np.array([[r * alpha]]))
+        return TreeEstimate(tuple(probs), self.unseen, sd=tuple(sds), fallback_sd=prior_sd)
 
 
 @register_estimator
@@ -105,7 +117,8 @@ class MEstimate(Estimator):
     at every tree node.  A parent configuration with no data backs off to the
     deepest ancestor in the tree that has data (``counts(x4, x0, x3) = 0`` gives
     :math:`\hat p(x_4 \mid x_0)`), which the paper shows m-estimates need to be
-    competitive.
+    competitive.  As the posterior mean of a Dirichlet(m/r, ..., m/r) prior, its
+    standard deviations are :math:`\\sqrt{p(1-p)/(n(\\pi) + m + 1)}`.
     """
 
     name = "mestimate"
@@ -117,8 +130,11 @@ class MEstimate(Estimator):
         r = tree.child_card
         if self.m == 0 and tree.total == 0:
             raise DataError(f"node {tree.child!r} has no complete rows and m = 0")
-        probs = []
+        probs, sds = [], []
         for lev in tree.levels:
             n = lev.counts.astype(np.float64)
-            probs.append((n + self.m / r) / (n.sum(axis=1, keepdims=True) + self.m))
-        return TreeEstimate(tuple(probs), "backoff")
+            tot = n.sum(axis=1, keepdims=True) + self.m
+            p = (n + self.m / r) / tot
+            probs.append(p)
+            sds.append(_dirichlet_sd(p, tot))
+        return TreeEstimate(tuple(probs), "backoff", sd=tuple(sds))

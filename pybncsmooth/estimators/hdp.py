@@ -28,7 +28,10 @@ After burn-in, each sweep's estimates (eqs. 12-14)
     \\hat\\phi_{x \\mid \\text{node}} = \\frac{n_x + \\alpha\\, \\hat\\phi_{x \\mid \\text{parent}}}{N + \\alpha}
 
 are averaged.  Unseen parent configurations back off to the deepest existing
-node, as the reference's query does.
+node, as the reference's query does.  Posterior standard deviations
+(``cpt(node, stat="sd")``) follow from the law of total variance over the
+recorded sweeps: each sweep contributes its Dirichlet second moment given the
+state, :math:`\\hat\\phi^2 + \\hat\\phi(1 - \\hat\\phi) / (N + \\alpha + 1)`.
 
 Defaults are those of the authors' Java implementation: 5000 sweeps, burn-in
 ``min(1000, iterations / 10)``, level tying, concentrations starting at 2 with a
@@ -356,6 +359,7 @@ class HDP(Estimator):
         )
         pk = np.zeros((N, r))
         acc = np.zeros((N, r))
+        acc2 = np.zeros((N, r))
         n_levels = len(st.lstart) - 1
         events = self.iterations // self.concentration_every + 2
         conc_trace = np.full((events, n_levels), np.nan)
@@ -407,6 +411,7 @@ class HDP(Estimator):
                 is_parent,
                 pk,
                 acc,
+                acc2,
                 conc_trace,
                 leaf_trace,
                 thin,
@@ -424,13 +429,17 @@ class HDP(Estimator):
             if bar is not None:
                 bar.update(block)
         est = acc / max(n_rec, 1)
-        est /= est.sum(axis=1, keepdims=True)
-        return est, conc_trace[:n_ev], leaf_trace[:n_draws], n_rec
+        second = acc2 / max(n_rec, 1)
+        return est, conc_trace[:n_ev], leaf_trace[:n_draws], n_rec, second
 
     def _combine(self, tree: ContextTree, st: _TreeState, results: list) -> TreeEstimate:
-        est = np.mean([res[0] for res in results], axis=0)
-        est /= est.sum(axis=1, keepdims=True)
+        mean = np.mean([res[0] for res in results], axis=0)
+        # posterior sd by the law of total variance over the recorded sweeps (and chains):
+        # E[theta^2] averages each sweep's Dirichlet second moment given its state
+        sd_all = np.sqrt(np.maximum(np.mean([res[4] for res in results], axis=0) - mean * mean, 0.0))
+        est = mean / mean.sum(axis=1, keepdims=True)
         probs = tuple(est[st.lstart[i] : st.lstart[i + 1]] for i in range(len(st.lstart) - 1))
+        sds = tuple(sd_all[st.lstart[i] : st.lstart[i + 1]] for i in range(len(st.lstart) - 1))
         conc = results[0][1]
         if self.tying == "single" and conc.size:
             conc = np.repeat(conc[:, 1:2], conc.shape[1], axis=1)
@@ -447,4 +456,4 @@ class HDP(Estimator):
             m = min(d.shape[0] for d in draws)
             if m >= 4 and draws[0].shape[1] > 0:
                 info["rhat"] = split_rhat(np.stack([d[:m] for d in draws]))
-        return TreeEstimate(probs, "backoff", info)
+        return TreeEstimate(probs, "backoff", info, sd=sds)
