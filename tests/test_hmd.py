@@ -466,3 +466,11 @@ def test_sd_of_hdp_leaves_is_positive_and_shrinks_with_data():
         a, b = small.cpt(node, stat="sd"), large.cpt(node, stat="sd")
         assert np.isfinite(a).all() and (a >= 0).all()
         assert np.median(b) < np.median(a)
+
+
+def test_domain_default_s_is_the_number_of_joint_states(asia_grouped):
+    net = bs.fit(modelstring_of("asia"), asia_grouped, method="hmd", domain="group")
+    assert net.cpd("E").estimate.info["s"] == 2 * 2 * 2  # E | L, T: two levels each
+    assert net.cpd("A").estimate.info["s"] == 2
+    comp = bs.fit(modelstring_of("asia"), asia_grouped, method="hmd", domain="group", compat="bnlearn")
+    assert comp.cpd("E").estimate.info["s"] == pytest.approx(1 / 8)  # bnlearn: iss / J, iss = 1

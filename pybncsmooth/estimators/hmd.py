@@ -24,8 +24,9 @@ of how many configurations were never seen.
 With ``domain=`` the model is put on the *joint* cells :math:`x' = (x, \pi)` of the
 node and its parents, with one column per domain (every level of the domain
 variable, with or without rows): each domain's joint table is shrunk toward the
-others, :math:`s = \mathrm{iss} / J` and the same ``alpha0`` for every cell (as
-bnlearn).  A domain's CPT is its :math:`\nu` normalised over ``x`` in each parent
+others, with the same ``alpha0`` for every cell (as bnlearn) and :math:`s = |X'|`,
+the number of joint cells (the paper's convention), or bnlearn's
+:math:`s = \mathrm{iss} / J` when ``iss`` is given.  A domain's CPT is its :math:`\nu` normalised over ``x`` in each parent
 configuration; a domain or configuration with no data gets the population-level
 CPT :math:`\kappa(x, \pi) / \sum_{x'} \kappa(x', \pi)`.
 
@@ -189,14 +190,17 @@ class HMD(Estimator):
     See the module documentation for the model.  Hyperparameters:
 
     s:
-        Concentration of the columns around the pooled :math:`\alpha`.  Default:
-        the number of levels of the node (one CPT, the paper's choice); ``iss / J``
-        with ``J`` domains (domain-pooled fits, bnlearn's choice).
+        Concentration of the columns around the pooled :math:`\alpha`.  Default: the
+        paper's :math:`s = |X|`, the number of states that share :math:`\alpha`: the
+        levels of the node for one CPT, the joint states ``r * q`` of node and parents
+        for a domain-pooled fit; with ``iss`` (or ``compat="bnlearn"``) bnlearn's
+        ``iss / J`` with ``J`` domains.
     alpha0:
         Dirichlet parameter of :math:`\alpha / s`, the same for every state (default 1).
     iss:
         bnlearn's imaginary sample size of a domain-pooled fit: ``s = iss / J``
-        (default 1).  Domain-pooled fits only; give ``iss`` or ``s``, not both.
+        (bnlearn's default 1 under ``compat="bnlearn"``).  Domain-pooled fits only;
+        give ``iss`` or ``s``, not both.
     compat:
         ``"bnlearn"`` reproduces ``bn.fit(method = "hdir")`` exactly (domain-pooled
         fits only; ``s``, ``tol`` and ``max_iter`` are then bnlearn's and cannot be set).
@@ -335,7 +339,12 @@ class HMD(Estimator):
         R = r * q
         if R * J > MAX_JOINT_CELLS:
             raise DenseTableTooLargeError(tree.child, R * J, MAX_JOINT_CELLS)
-        s = self.s if self.s is not None else (self.iss if self.iss is not None else 1.0) / J
+        if self.s is not None:
+            s = self.s
+        elif self.iss is not None or self.compat == "bnlearn":
+            s = (self.iss if self.iss is not None else 1.0) / J  # bnlearn: s = iss / J, iss = 1
+        else:
+            s = float(R)  # the paper's s = |X'|, the number of joint states
         configs, counts = tree.leaf_table()
         N = np.zeros((q, r, J))
         if len(counts):
