@@ -26,9 +26,9 @@ node and its parents, with one column per domain (every level of the domain
 variable, with or without rows): each domain's joint table is shrunk toward the
 others, with the same ``alpha0`` for every cell (as bnlearn) and :math:`s = |X'|`,
 the number of joint cells (the paper's convention), or bnlearn's
-:math:`s = \mathrm{iss} / J` when ``iss`` is given.  A domain's CPT is its :math:`\nu` normalised over ``x`` in each parent
-configuration; a domain or configuration with no data gets the population-level
-CPT :math:`\kappa(x, \pi) / \sum_{x'} \kappa(x', \pi)`.
+:math:`s = \mathrm{iss} / J` when ``iss`` is given.  A domain's CPT is its
+:math:`\nu` normalised over ``x`` in each parent configuration; a domain or
+configuration with no data gets the population-level CPT :math:`\kappa(x, \pi) / \sum_{x'} \kappa(x', \pi)`.
 
 **Fitting.**  The variational parameters :math:`(\nu, \tau, \kappa)` of eq. (12)
 maximise the bound L~ (App. B.1) by coordinate ascent (Algorithm 1): the

@@ -21,6 +21,7 @@ DEMO_METHODS: list[tuple[str, str, dict]] = [
     ("bayes iss=10", "bayes", {"iss": 10}),
     ("mestimate m=1", "mestimate", {"m": 1}),
     ("hdp", "hdp", {"iterations": 2000, "random_state": 0}),
+    ("hmd", "hmd", {}),
 ]
 
 
