@@ -280,7 +280,10 @@ def test_no_nan_on_awkward_inputs():
         {
             "X": pd.Categorical(X, categories=[f"x{i}" for i in range(50)]),
             "P": pd.Categorical(rng.choice(["p", "q", "r"], 400), categories=["p", "q", "r", "never"]),
-            "u": pd.Categorical(["solo"] + list(rng.choice(["a", "b", "c"], 399))),
+            # "solo" has one row, "empty" none (an all-zero column of every joint table)
+            "u": pd.Categorical(
+                ["solo"] + list(rng.choice(["a", "b", "c"], 399)), categories=["a", "b", "c", "empty", "solo"]
+            ),
         }
     )
     for kw in ({}, {"domain": "u"}, {"domain": "u", "compat": "bnlearn"}):
