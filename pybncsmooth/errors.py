@@ -233,14 +233,14 @@ class HyperparameterError(PyBNCSmoothError, ValueError):
 class DenseTableTooLargeError(PyBNCSmoothError, MemoryError):
     """Materialising a dense CPT over all parent configurations would be too large."""
 
-    def __init__(self, node: str, cells: int, limit: int):
+    def __init__(self, node: str, cells: int, limit: int, what: str | None = None, hint: str | None = None):
         self.node = node
         self.cells = cells
-        super().__init__(
-            f"the dense table of node {node!r} would have {cells:,} cells (limit {limit:,}); "
-            "query it row by row (logpdf / predict_proba / cpt_frame(observed_only=True)) "
-            "or raise max_cells"
+        what = what or f"the dense table of node {node!r}"
+        hint = hint or (
+            "query it row by row (logpdf / predict_proba / cpt_frame(observed_only=True)) or raise max_cells"
         )
+        super().__init__(f"{what} would have {cells:,} cells (limit {limit:,}); {hint}")
 
 
 class StatisticUnavailableError(PyBNCSmoothError, ValueError):

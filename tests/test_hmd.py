@@ -477,3 +477,13 @@ def test_domain_default_s_is_the_number_of_joint_states(asia_grouped):
     assert net.cpd("A").estimate.info["s"] == 2
     comp = bs.fit(modelstring_of("asia"), asia_grouped, method="hmd", domain="group", compat="bnlearn")
     assert comp.cpd("E").estimate.info["s"] == pytest.approx(1 / 8)  # bnlearn: iss / J, iss = 1
+
+
+def test_domain_model_too_large_is_refused_with_the_node_named(monkeypatch):
+    from pybncsmooth.errors import DenseTableTooLargeError
+    from pybncsmooth.estimators import hmd as hmd_module
+
+    monkeypatch.setattr(hmd_module, "MAX_JOINT_CELLS", 5)
+    d = _frame({"A": ["a", "b", "a", "b", "a"], "B": list("xyyyx"), "u": list("pqpqp")})
+    with pytest.raises(DenseTableTooLargeError, match="hmd model of node 'B' \\(4 joint states x 2 domains\\)"):
+        bs.fit(["B ~ A", "A ~ 1"], d, method="hmd", domain="u")

@@ -338,7 +338,14 @@ class HMD(Estimator):
         q = int(np.prod(pcards, dtype=np.int64)) if pcards else 1
         R = r * q
         if R * J > MAX_JOINT_CELLS:
-            raise DenseTableTooLargeError(tree.child, R * J, MAX_JOINT_CELLS)
+            raise DenseTableTooLargeError(
+                tree.child,
+                R * J,
+                MAX_JOINT_CELLS,
+                what=f"the domain-pooled hmd model of node {tree.child!r} ({R:,} joint states x {J:,} domains)",
+                hint="the model covers every configuration of the node and its parents in every domain; "
+                "use fewer parents or domains, or method='hdp' / 'mestimate' with domain=, which stay sparse",
+            )
         if self.s is not None:
             s = self.s
         elif self.iss is not None or self.compat == "bnlearn":
