@@ -3,6 +3,7 @@
 from .base import Estimator, TreeEstimate, available_methods, make_estimator, register_estimator
 from .classical import MLE, Bayes, MEstimate
 from .hdp import HDP
+from .hls import HLS
 from .hmd import HMD
 
 __all__ = [
@@ -16,4 +17,5 @@ __all__ = [
     "MEstimate",
     "HDP",
     "HMD",
+    "HLS",
 ]
