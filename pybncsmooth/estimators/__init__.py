@@ -4,6 +4,7 @@ from .base import Estimator, TreeEstimate, available_methods, make_estimator, re
 from .classical import MLE, Bayes, MEstimate
 from .hdp import HDP
 from .hls import HLS
+from .hls_bayes import HLSBayes
 from .hmd import HMD
 
 __all__ = [
@@ -18,4 +19,5 @@ __all__ = [
     "HDP",
     "HMD",
     "HLS",
+    "HLSBayes",
 ]

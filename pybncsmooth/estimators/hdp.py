@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import os
 import sys
-import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -56,6 +55,7 @@ from ..errors import HyperparameterError
 from ._hdp_kernels import hdp_init, hdp_sweeps, refresh_rise
 from ._rng import new_state
 from ._stirling import SHARED_TABLE, new_memo
+from ._mcmc import chain_seed, entropy_of, split_rhat
 from .base import Estimator, TreeEstimate, register_estimator
 
 __all__ = ["HDP", "split_rhat"]
@@ -142,25 +142,6 @@ def _log_integers() -> tuple[np.ndarray, np.ndarray]:
         lg[2:] = np.cumsum(logs[1:-1])
         _LOGINT.extend([logs, lg])
     return _LOGINT[0], _LOGINT[1]
-
-
-def split_rhat(draws: np.ndarray) -> float:
-    """Largest split-R-hat over the columns of ``draws`` (chains x draws x entries).
-
-    Each chain is cut in two halves; constant entries count as converged.
-    """
-    m, n, _ = draws.shape
-    half = n // 2
-    if half < 2:
-        return float("nan")
-    seqs = np.concatenate([draws[:, :half], draws[:, half : 2 * half]], axis=0)  # (2m, half, p)
-    means = seqs.mean(axis=1)
-    W = seqs.var(axis=1, ddof=1).mean(axis=0)
-    B = half * means.var(axis=0, ddof=1)
-    var_plus = (half - 1) / half * W + B / half
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.sqrt(np.where(W > 0, var_plus / W, 1.0))
-    return float(np.nanmax(r)) if r.size else float("nan")
 
 
 @register_estimator
@@ -264,19 +245,10 @@ class HDP(Estimator):
         return self.estimate_all({tree.child: tree})[tree.child]
 
     def _entropy(self) -> int | None:
-        rs = self.random_state
-        if rs is None:
-            return None
-        if isinstance(rs, np.random.Generator):
-            return int(rs.integers(0, 2**63 - 1))
-        if isinstance(rs, (int, np.integer)):
-            return int(rs)
-        raise HyperparameterError(f"random_state must be an int, a numpy Generator or None, not {rs!r}")
+        return entropy_of(self.random_state)
 
     def _seed(self, entropy: int | None, name: str, chain: int) -> int:
-        key = zlib.crc32(name.encode("utf-8"))
-        ss = np.random.SeedSequence(entropy, spawn_key=(key, chain))
-        return int(ss.generate_state(1, np.uint64)[0])
+        return chain_seed(entropy, name, chain)
 
     def estimate_all(self, trees: Mapping[str, ContextTree], *, domain: str | None = None) -> dict[str, TreeEstimate]:
         """Estimate several trees (the CPTs of a network) in parallel threads (a
