@@ -35,7 +35,9 @@ standard deviations come from the same draws (``cpt(node, stat="sd")``).
 from __future__ import annotations
 
 import math
+import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping
 
 import numpy as np
@@ -46,57 +48,121 @@ from ..errors import HyperparameterError
 from ._hls_kernels import node_probs, tree_gaussian_sample
 from ._mcmc import chain_seed, entropy_of, split_rhat
 from .base import Estimator, TreeEstimate, register_estimator
-from .hls import flatten_tree, run_threads, split_levels
+from .hls import flatten_tree, split_levels
 
 __all__ = ["HLSBayes"]
 
 
 @njit(cache=True, nogil=True)
-def _class_offsets(eta, leaf0, m, k, K, psi):  # pragma: no cover - compiled
-    """``psi_i = eta_ik - log sum_{j != k} exp(eta_ij)`` at the leaves (binary: eta_i0)."""
-    for j in range(m):
-        i = leaf0 + j
-        if K == 1:
-            psi[j] = eta[i, 0]
+def _psi_all(eta, node_off, leaf_off, n_leaf, leaf0, K_t, k, psi):  # pragma: no cover - compiled
+    """For every tree with a class ``k``: ``psi_i = eta_ik - log sum_{j != k} exp(eta_ij)``
+    at its leaves (binary trees: ``eta_i0``), into the network-wide leaf array ``psi``."""
+    for t in range(node_off.shape[0]):
+        K = K_t[t]
+        if K <= k:
             continue
-        mx = -1e300
-        for c in range(K):
-            if c != k and eta[i, c] > mx:
-                mx = eta[i, c]
-        s = 0.0
-        for c in range(K):
-            if c != k:
-                s += math.exp(eta[i, c] - mx)
-        psi[j] = eta[i, k] - (mx + math.log(s))
+        base = node_off[t] + leaf0[t]
+        for j in range(n_leaf[t]):
+            i = base + j
+            g = leaf_off[t] + j
+            if K == 1:
+                psi[g] = eta[i, 0]
+                continue
+            mx = -1e300
+            for c in range(K):
+                if c != k and eta[i, c] > mx:
+                    mx = eta[i, c]
+            acc = 0.0
+            for c in range(K):
+                if c != k:
+                    acc += math.exp(eta[i, c] - mx)
+            psi[g] = eta[i, k] - (mx + math.log(acc))
 
 
 @njit(cache=True, nogil=True)
-def _evidence(omega, kappa_k, psi, eta, leaf0, k, J, h):  # pragma: no cover - compiled
-    """Leaf evidence on eta_k: exp(-omega/2 eta^2 + (kappa + omega C) eta), C = eta - psi."""
-    for j in range(omega.shape[0]):
-        c = eta[leaf0 + j, k] - psi[j]
-        J[j] = omega[j]
-        h[j] = kappa_k[j] + omega[j] * c
+def _sample_all(
+    parent, node_off, n_nodes, leaf_off, n_leaf, leaf0, K_t, k, omega, kappa, psi, eta, B, var_t, z
+):  # pragma: no cover - compiled
+    """Given the Polya-Gamma weights, draw class ``k``'s coefficients of every tree
+    (``parent``: tree-local indices, trees stored one after the other)."""
+    for t in range(node_off.shape[0]):
+        if K_t[t] <= k:
+            continue
+        no, nn, lo, m, l0 = node_off[t], n_nodes[t], leaf_off[t], n_leaf[t], leaf0[t]
+        J = np.empty(m)
+        h = np.empty(m)
+        for j in range(m):
+            g = lo + j
+            c = eta[no + l0 + j, k] - psi[g]  # log sum_{j != k} exp(eta_ij)
+            J[j] = omega[g]
+            h[j] = kappa[k, g] + omega[g] * c
+        beta = np.empty(nn)
+        tree_gaussian_sample(parent[no : no + nn], l0, J, h, var_t[t], z[no : no + nn], beta)
+        eta[no, k] = 0.0
+        B[no, k] = 0.0
+        for a in range(1, nn):
+            B[no + a, k] = beta[a]
+            eta[no + a, k] = eta[no + parent[no + a], k] + beta[a]
 
 
 @njit(cache=True, nogil=True)
-def _set_class(B, beta, parent, eta, k):  # pragma: no cover - compiled
-    n = B.shape[0]
-    for i in range(n):
-        B[i, k] = beta[i]
-    eta[0, k] = 0.0
-    for i in range(1, n):
-        eta[i, k] = eta[parent[i], k] + B[i, k]
+def _sumsq_all(B, node_off, n_nodes, K_t, out):  # pragma: no cover - compiled
+    for t in range(node_off.shape[0]):
+        acc = 0.0
+        for a in range(1, n_nodes[t]):
+            for c in range(K_t[t]):
+                v = B[node_off[t] + a, c]
+                acc += v * v
+        out[t] = acc
 
 
 @njit(cache=True, nogil=True)
-def _accumulate(B, parent, r, acc, acc2):  # pragma: no cover - compiled
-    P = node_probs(B, parent, r)
-    for i in range(P.shape[0]):
-        for x in range(r):
-            acc[i, x] += P[i, x]
-            acc2[i, x] += P[i, x] * P[i, x]
-    return P
+def _accumulate_all(B, parent, node_off, n_nodes, r_t, K_t, acc, acc2):  # pragma: no cover - compiled
+    """Add every tree node's CPT column (softmax of its path sum) and its square."""
+    for t in range(node_off.shape[0]):
+        no, nn = node_off[t], n_nodes[t]
+        P = node_probs(B[no : no + nn, : K_t[t]], parent[no : no + nn], r_t[t])
+        for a in range(nn):
+            for x in range(r_t[t]):
+                acc[no + a, x] += P[a, x]
+                acc2[no + a, x] += P[a, x] * P[a, x]
+
+
+class _Network:
+    """The trees of a network laid out one after the other for the batched kernels."""
+
+    def __init__(self, trees: list[ContextTree]) -> None:
+        flats = [flatten_tree(t) for t in trees]
+        self.T = len(trees)
+        self.n_nodes = np.array([len(f[0]) for f in flats], dtype=np.int64)
+        self.node_off = np.concatenate([[0], np.cumsum(self.n_nodes)[:-1]]).astype(np.int64)
+        self.leaf0 = np.array([f[1] for f in flats], dtype=np.int64)
+        self.n_leaf = np.array([f[2].shape[0] for f in flats], dtype=np.int64)
+        self.leaf_off = np.concatenate([[0], np.cumsum(self.n_leaf)[:-1]]).astype(np.int64)
+        self.r_t = np.array([t.child_card for t in trees], dtype=np.int64)
+        self.K_t = np.where(self.r_t >= 3, self.r_t, 1).astype(np.int64)
+        self.K_max = int(self.K_t.max()) if self.T else 1
+        self.r_max = int(self.r_t.max()) if self.T else 1
+        self.parent = np.concatenate([f[0] for f in flats]).astype(np.int64)
+        self.parent[self.node_off] = 0  # roots: never read (their coefficients stay 0)
+        L = int(self.n_leaf.sum())
+        self.N = np.zeros(L)
+        self.kappa = np.zeros((self.K_max, L))
+        for t, f in enumerate(flats):
+            c = f[2]
+            sl = slice(self.leaf_off[t], self.leaf_off[t] + self.n_leaf[t])
+            n = c.sum(axis=1)
+            self.N[sl] = n
+            if self.K_t[t] == 1:
+                self.kappa[0, sl] = c[:, 1] - n / 2.0
+            else:
+                self.kappa[: self.r_t[t], sl] = (c - n[:, None] / 2.0).T
+        self.dims = (self.n_nodes - 1) * self.K_t
+        # per class slot, the network-wide leaves that take part (trees with that class, rows > 0)
+        leaf_tree = np.repeat(np.arange(self.T), self.n_leaf)
+        self.active = [np.flatnonzero((self.K_t[leaf_tree] > k) & (self.N > 0)) for k in range(self.K_max)]
+        self.offsets = [f[3] for f in flats]
+        self.virtual = [f[4] for f in flats]
 
 
 @register_estimator
@@ -165,54 +231,51 @@ class HLSBayes(Estimator):
         return self.burn_in if self.burn_in is not None else self.iterations // 2
 
     # ------------------------------------------------------------------ sampling
-    def _chain(self, tree: ContextTree, seed: int, bar: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    def _chain(self, net: _Network, seed: int, bar: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """One chain over every tree of the network: per sweep and class slot one
+        Polya-Gamma call for all trees' leaves and one compiled pass over the trees."""
         from polyagamma import random_polyagamma
 
-        parent, leaf0, counts, _, _ = flatten_tree(tree)
-        n = len(parent)
-        m, r = counts.shape
-        K = r if r >= 3 else 1
-        N = counts.sum(axis=1)
-        kappa = (counts - N[:, None] / 2.0) if K == r else (counts[:, 1:2] - N[:, None] / 2.0)
-        kappa = np.ascontiguousarray(kappa.T)  # (K, m)
         rng = np.random.default_rng(seed)
-        B = np.zeros((n, K))
-        eta = np.zeros((n, K))
-        psi = np.empty(m)
-        Jl = np.empty(m)
-        hl = np.empty(m)
-        beta = np.empty(n)
-        acc = np.zeros((n, r))
-        acc2 = np.zeros((n, r))
-        var = self.variance if self.variance is not None else 1.0
-        d = (n - 1) * K
+        n_all = int(net.n_nodes.sum())
+        L = int(net.n_leaf.sum())
+        B = np.zeros((n_all, net.K_max))
+        eta = np.zeros((n_all, net.K_max))
+        psi = np.zeros(L)
+        omega = np.zeros(L)
+        acc = np.zeros((n_all, net.r_max))
+        acc2 = np.zeros((n_all, net.r_max))
+        var_t = np.full(net.T, self.variance if self.variance is not None else 1.0)
+        ss = np.zeros(net.T)
         burn = self.effective_burn_in
-        thin = max(1, (self.iterations - burn) // 500)
+        thin = max(1, (self.iterations - burn) // 200)
+        # R-hat watches up to 100 leaves of each tree
+        watch = np.concatenate(
+            [net.node_off[t] + net.leaf0[t] + np.arange(min(net.n_leaf[t], 100)) for t in range(net.T)]
+        )
         trace = []
-        has_rows = N > 0  # PG(0, .) is 0: leaves without rows (a parentless node with no data)
-        all_rows = bool(has_rows.all())
         for it in range(self.iterations):
-            for k in range(K):
-                _class_offsets(eta, leaf0, m, k, K, psi)
-                if all_rows:
-                    omega = random_polyagamma(N, psi, random_state=rng)
-                else:
-                    omega = np.zeros(m)
-                    omega[has_rows] = random_polyagamma(N[has_rows], psi[has_rows], random_state=rng)
-                _evidence(omega, kappa[k], psi, eta, leaf0, k, Jl, hl)
-                tree_gaussian_sample(parent, leaf0, Jl, hl, var, rng.standard_normal(n), beta)
-                _set_class(B, beta, parent, eta, k)
+            for k in range(net.K_max):
+                idx = net.active[k]
+                _psi_all(eta, net.node_off, net.leaf_off, net.n_leaf, net.leaf0, net.K_t, k, psi)
+                if len(idx):
+                    omega[idx] = random_polyagamma(net.N[idx], psi[idx], random_state=rng)
+                z = rng.standard_normal(n_all)
+                _sample_all(
+                    net.parent, net.node_off, net.n_nodes, net.leaf_off, net.n_leaf, net.leaf0,
+                    net.K_t, k, omega, net.kappa, psi, eta, B, var_t, z,
+                )  # fmt: skip
             if self.variance is None:
-                ss = float((B[1:] ** 2).sum())
-                var = 1.0 / rng.gamma(self.prior_shape + d / 2.0, 1.0 / (self.prior_scale + ss / 2.0))
+                _sumsq_all(B, net.node_off, net.n_nodes, net.K_t, ss)
+                var_t = 1.0 / rng.gamma(self.prior_shape + net.dims / 2.0, 1.0 / (self.prior_scale + ss / 2.0))
             if it >= burn:
-                P = _accumulate(B, parent, r, acc, acc2)
+                _accumulate_all(B, net.parent, net.node_off, net.n_nodes, net.r_t, net.K_t, acc, acc2)
                 if self.n_chains > 1 and (it - burn) % thin == 0:
-                    trace.append(P[leaf0:].ravel().copy())
+                    trace.append(node_probs_rows(B, net, watch))
             if bar is not None and (it + 1) % 100 == 0:
                 bar.update(100)
         kept = self.iterations - burn
-        draws = np.array(trace) if trace else np.zeros((0, (n - leaf0) * r))
+        draws = np.array(trace) if trace else np.zeros((0, 0))
         return acc / kept, acc2 / kept, draws, kept
 
     def _progress_bar(self, total: int, trees: Mapping[str, ContextTree]) -> Any:
@@ -228,35 +291,66 @@ class HLSBayes(Estimator):
             return None
         return tqdm(total=total, desc="HLS-bayes sweeps", unit="sweep", leave=False)
 
-    def _estimate_tree(self, tree: ContextTree, entropy: int | None, name: str, bar: Any) -> TreeEstimate:
-        results = [self._chain(tree, chain_seed(entropy, name, c), bar) for c in range(self.n_chains)]
-        mean = np.mean([res[0] for res in results], axis=0)
-        second = np.mean([res[1] for res in results], axis=0)
-        sd = np.sqrt(np.maximum(second - mean * mean, 0.0))
-        mean = mean / mean.sum(axis=1, keepdims=True)
-        _, _, _, offsets, virtual = flatten_tree(tree)
-        if virtual:
-            mean, sd, offsets = mean[1:], sd[1:], [0, 1]
-        info: dict[str, Any] = {"n_records": int(sum(res[3] for res in results)), "n_chains": self.n_chains}
-        if self.n_chains > 1:
-            draws = [res[2] for res in results]
-            k = min(d.shape[0] for d in draws)
-            if k >= 4:
-                info["rhat"] = split_rhat(np.stack([d[:k] for d in draws]))
-        return TreeEstimate(split_levels(mean, offsets), "backoff", info, sd=split_levels(sd, offsets))
-
     def estimate(self, tree: ContextTree) -> TreeEstimate:
         return self.estimate_all({tree.child: tree})[tree.child]
 
     def estimate_all(self, trees: Mapping[str, ContextTree], *, domain: str | None = None) -> dict[str, TreeEstimate]:
-        """Sample every node's tree (each tree and chain its own stream from
-        ``random_state``, so threads do not change the answer)."""
+        """Sample the CPTs of a network together (chains in parallel threads); the
+        draws depend on ``random_state`` and on the set of trees, not on the threads."""
+        names = list(trees)
+        net = _Network([trees[n] for n in names])
         entropy = entropy_of(self.random_state)
         if entropy is None:
             entropy = int(np.random.SeedSequence().entropy % (2**63))
-        bar = self._progress_bar(len(trees) * self.n_chains * self.iterations, trees)
+        bar = self._progress_bar(self.n_chains * self.iterations, trees)
+        seeds = [chain_seed(entropy, "hls-bayes", c) for c in range(self.n_chains)]
         try:
-            return run_threads(lambda t: self._estimate_tree(t, entropy, t.child, bar), trees, self.n_jobs)
+            workers = min(self.n_jobs or os.cpu_count() or 1, self.n_chains)
+            if workers <= 1:
+                results = [self._chain(net, sd, bar) for sd in seeds]
+            else:
+                with ThreadPoolExecutor(max_workers=workers) as pool:
+                    results = list(pool.map(lambda sd: self._chain(net, sd, bar), seeds))
         finally:
             if bar is not None:
                 bar.close()
+        mean = np.mean([res[0] for res in results], axis=0)
+        second = np.mean([res[1] for res in results], axis=0)
+        sd_all = np.sqrt(np.maximum(second - mean * mean, 0.0))
+        out = {}
+        for t, name in enumerate(names):
+            no, nn, r = int(net.node_off[t]), int(net.n_nodes[t]), int(net.r_t[t])
+            m = mean[no : no + nn, :r]
+            m = m / m.sum(axis=1, keepdims=True)
+            sd = sd_all[no : no + nn, :r]
+            offsets = net.offsets[t]
+            if net.virtual[t]:
+                m, sd, offsets = m[1:], sd[1:], [0, 1]
+            info: dict[str, Any] = {"n_records": int(sum(res[3] for res in results)), "n_chains": self.n_chains}
+            if self.n_chains > 1:
+                info["rhat"] = _tree_rhat(results, net, t)
+            out[name] = TreeEstimate(split_levels(m, offsets), "backoff", info, sd=split_levels(sd, offsets))
+        return out
+
+
+def node_probs_rows(B: np.ndarray, net: _Network, rows: np.ndarray) -> np.ndarray:
+    """The CPT columns of the watched leaves (for R-hat), one row per leaf, padded to r_max."""
+    out = np.zeros((len(rows), net.r_max))
+    start = 0
+    for t in range(net.T):
+        cnt = min(int(net.n_leaf[t]), 100)
+        no, nn, r = int(net.node_off[t]), int(net.n_nodes[t]), int(net.r_t[t])
+        P = node_probs(np.ascontiguousarray(B[no : no + nn, : net.K_t[t]]), net.parent[no : no + nn], r)
+        out[start : start + cnt, :r] = P[net.leaf0[t] : net.leaf0[t] + cnt]
+        start += cnt
+    return out
+
+
+def _tree_rhat(results: list, net: _Network, t: int) -> float:
+    start = int(sum(min(int(net.n_leaf[u]), 100) for u in range(t)))
+    cnt = min(int(net.n_leaf[t]), 100)
+    draws = [res[2][:, start : start + cnt, : net.r_t[t]].reshape(res[2].shape[0], -1) for res in results]
+    k = min(d.shape[0] for d in draws)
+    if k < 4:
+        return float("nan")
+    return split_rhat(np.stack([d[:k] for d in draws]))
