@@ -22,6 +22,7 @@ DEMO_METHODS: list[tuple[str, str, dict]] = [
     ("mestimate m=1", "mestimate", {"m": 1}),
     ("hdp", "hdp", {"iterations": 2000, "random_state": 0}),
     ("hmd", "hmd", {}),
+    ("hls", "hls", {}),
 ]
 
 
