@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 import zlib
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
 from ..errors import HyperparameterError
 
-__all__ = ["entropy_of", "chain_seed", "split_rhat"]
+__all__ = ["entropy_of", "chain_seed", "split_rhat", "progress_bar"]
 
 
 def entropy_of(random_state: Any) -> int | None:
@@ -49,3 +50,19 @@ def split_rhat(draws: np.ndarray) -> float:
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.sqrt(np.where(W > 0, var_plus / W, 1.0))
     return float(np.nanmax(r)) if r.size else float("nan")
+
+
+def progress_bar(progress: bool | None, total: int, trees: Mapping[str, Any], desc: str) -> Any:
+    """A tqdm bar of ``total`` sweeps, or None.  ``progress=None``: shown for long fits
+    (sweeps x mean tree nodes above 5e6) at a terminal."""
+    show = progress
+    if show is None:
+        work = total * sum(t.n_nodes for t in trees.values()) / max(len(trees), 1)
+        show = sys.stderr.isatty() and work > 5e6
+    if not show:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover
+        return None
+    return tqdm(total=total, desc=desc, unit="sweep", leave=False)

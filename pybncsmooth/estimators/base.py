@@ -19,6 +19,7 @@ The same estimator objects serve every front end; :func:`make_estimator` turns
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Mapping
 
@@ -27,7 +28,7 @@ import numpy as np
 from ..counting.context_tree import ContextTree
 from ..errors import HyperparameterError
 
-__all__ = ["Estimator", "TreeEstimate", "make_estimator", "register_estimator", "available_methods"]
+__all__ = ["Estimator", "TreeEstimate", "make_estimator", "register_estimator", "available_methods", "positive_param"]
 
 UnseenRule = Literal["backoff", "uniform", "fallback"]
 
@@ -135,6 +136,20 @@ class Estimator:
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, tuple(sorted((k, repr(v)) for k, v in self.get_params().items()))))
+
+
+def positive_param(name: str, value: Any, *, optional: bool = False) -> float | None:
+    """``value`` as a positive finite float (``None`` passes when ``optional``); anything
+    else raises :class:`HyperparameterError` naming ``name``."""
+    if value is None and optional:
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise HyperparameterError(f"{name} must be a positive number, not {value!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise HyperparameterError(f"{name} must be positive and finite, not {value!r}")
+    return v
 
 
 _REGISTRY: dict[str, type[Estimator]] = {}

@@ -43,7 +43,6 @@ at its initial value, table counts moving within +-10 of their value, at most
 from __future__ import annotations
 
 import os
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -55,7 +54,7 @@ from ..errors import HyperparameterError
 from ._hdp_kernels import hdp_init, hdp_sweeps, refresh_rise
 from ._rng import new_state
 from ._stirling import SHARED_TABLE, new_memo
-from ._mcmc import chain_seed, entropy_of, split_rhat
+from ._mcmc import chain_seed, entropy_of, progress_bar, split_rhat
 from .base import Estimator, TreeEstimate, register_estimator
 
 __all__ = ["HDP", "split_rhat"]
@@ -285,17 +284,7 @@ class HDP(Estimator):
         return {name: self._combine(trees[name], states[name], by_tree[name]) for name in trees}
 
     def _progress_bar(self, total: int, trees: Mapping[str, ContextTree]) -> Any:
-        show = self.progress
-        if show is None:
-            work = total * sum(t.n_nodes for t in trees.values()) / max(len(trees), 1)
-            show = sys.stderr.isatty() and work > 5e6
-        if not show:
-            return None
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:  # pragma: no cover
-            return None
-        return tqdm(total=total, desc="HDP sweeps", unit="sweep", leave=False)
+        return progress_bar(self.progress, total, trees, "HDP sweeps")
 
     def _run_chain(self, st: _TreeState, seed: int, name: str, bar: Any) -> tuple:
         N, r = st.n_nodes, st.r

@@ -34,7 +34,6 @@ pooled ones.
 
 from __future__ import annotations
 
-import math
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -45,7 +44,7 @@ import numpy as np
 from ..counting.context_tree import ContextTree
 from ..errors import ConvergenceWarning, HyperparameterError
 from ._hls_kernels import node_probs, ridge_newton
-from .base import Estimator, TreeEstimate, register_estimator
+from .base import Estimator, TreeEstimate, positive_param, register_estimator
 
 __all__ = ["HLS", "flatten_tree"]
 
@@ -68,16 +67,6 @@ def flatten_tree(tree: ContextTree) -> tuple[np.ndarray, int, np.ndarray, list[i
         parent[offsets[i] : offsets[i + 1]] = offsets[i - 1] + tree.levels[i].parent
     leaves = tree.levels[-1].counts.astype(np.float64)
     return parent, int(offsets[-2]), leaves, [int(o) for o in offsets[:-1]] + [int(offsets[-1])], False
-
-
-def check_tau(tau: Any) -> float:
-    try:
-        v = float(tau)
-    except (TypeError, ValueError):
-        raise HyperparameterError(f"tau must be a positive number, not {tau!r}") from None
-    if not math.isfinite(v) or v <= 0:
-        raise HyperparameterError(f"tau must be positive and finite, not {tau!r}")
-    return v
 
 
 def split_levels(flat: np.ndarray, offsets: list[int]) -> tuple[np.ndarray, ...]:
@@ -124,13 +113,8 @@ class HLS(Estimator):
     name = "hls"
 
     def __init__(self, tau: float = 1.0, tol: float = 1e-9, max_iter: int = 100, n_jobs: int | None = None) -> None:
-        self.tau = check_tau(tau)
-        try:
-            self.tol = float(tol)
-        except (TypeError, ValueError):
-            raise HyperparameterError(f"tol must be a positive number, not {tol!r}") from None
-        if not math.isfinite(self.tol) or self.tol <= 0:
-            raise HyperparameterError(f"tol must be positive and finite, not {tol!r}")
+        self.tau = positive_param("tau", tau)
+        self.tol = positive_param("tol", tol)
         if not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
             raise HyperparameterError(f"max_iter must be a positive integer, not {max_iter!r}")
         self.max_iter = int(max_iter)

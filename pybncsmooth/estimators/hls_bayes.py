@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping
 
@@ -46,7 +45,7 @@ from numba import njit
 from ..counting.context_tree import ContextTree
 from ..errors import HyperparameterError
 from ._hls_kernels import node_probs, tree_gaussian_sample
-from ._mcmc import chain_seed, entropy_of, split_rhat
+from ._mcmc import chain_seed, entropy_of, progress_bar, split_rhat
 from .base import Estimator, TreeEstimate, register_estimator
 from .hls import flatten_tree, split_levels
 
@@ -279,17 +278,7 @@ class HLSBayes(Estimator):
         return acc / kept, acc2 / kept, draws, kept
 
     def _progress_bar(self, total: int, trees: Mapping[str, ContextTree]) -> Any:
-        show = self.progress
-        if show is None:
-            work = total * sum(t.n_nodes for t in trees.values()) / max(len(trees), 1)
-            show = sys.stderr.isatty() and work > 5e6
-        if not show:
-            return None
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:  # pragma: no cover
-            return None
-        return tqdm(total=total, desc="HLS-bayes sweeps", unit="sweep", leave=False)
+        return progress_bar(self.progress, total, trees, "HLS-bayes sweeps")
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:
         return self.estimate_all({tree.child: tree})[tree.child]

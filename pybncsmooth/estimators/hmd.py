@@ -67,7 +67,7 @@ from ._hmd_kernels import (
     vi_bnlearn,
     vi_converge,
 )
-from .base import Estimator, TreeEstimate, register_estimator
+from .base import Estimator, TreeEstimate, positive_param, register_estimator
 
 __all__ = ["HMD", "fit_hmd_matrix", "HMDFit", "exact_alpha_moments"]
 
@@ -82,18 +82,6 @@ _WARNING_TEXT = {
     W_INNER_CAP: "the inner (tau, kappa) loop reached its cap of 200 iterations",
     W_OUTER_CAP: "the outer loop reached its iteration cap before converging",
 }
-
-
-def _positive(name: str, value: Any, *, optional: bool = False) -> float | None:
-    if value is None and optional:
-        return None
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise HyperparameterError(f"{name} must be a positive number, not {value!r}") from None
-    if not math.isfinite(v) or v <= 0:
-        raise HyperparameterError(f"{name} must be positive and finite, not {value!r}")
-    return v
 
 
 class HMDFit:
@@ -224,9 +212,9 @@ class HMD(Estimator):
         max_iter: int | None = None,
         n_jobs: int | None = None,
     ) -> None:
-        self.s = _positive("s", s, optional=True)
-        self.alpha0 = _positive("alpha0", alpha0)
-        self.iss = _positive("iss", iss, optional=True)
+        self.s = positive_param("s", s, optional=True)
+        self.alpha0 = positive_param("alpha0", alpha0)
+        self.iss = positive_param("iss", iss, optional=True)
         if compat not in (None, "bnlearn"):
             raise HyperparameterError(f"compat must be None or 'bnlearn', not {compat!r}")
         self.compat = compat
@@ -242,7 +230,7 @@ class HMD(Estimator):
                     )
         if s is not None and iss is not None:
             raise HyperparameterError("give iss (s = iss / number of domains) or s, not both")
-        self.tol = _positive("tol", tol, optional=True)
+        self.tol = positive_param("tol", tol, optional=True)
         if max_iter is not None and (not isinstance(max_iter, (int, np.integer)) or max_iter < 1):
             raise HyperparameterError(f"max_iter must be a positive integer, not {max_iter!r}")
         self.max_iter = None if max_iter is None else int(max_iter)
