@@ -28,8 +28,10 @@ observed ancestors' coefficients, which is what back-off to the deepest ancestor
 gives.  The problem is solved to its optimum (``max |gradient| <= tol``) by a
 preconditioned Newton-CG whose gradient, Hessian-vector products and Hessian
 diagonal cost O(tree nodes x values) (``_hls_kernels``).  With ``domain=`` the
-domain is the first split, so each domain's coefficients are deviations from the
-pooled ones.
+domain is the first split, as for the other estimators: a domain's coefficient acts
+as its own intercept and its configurations' coefficients are deviations from it,
+all shrunk toward zero, so a domain with little data stays close to uniform-plus-
+its-intercept rather than to the other domains' tables (``hmd`` pools domains).
 """
 
 from __future__ import annotations
