@@ -1,0 +1,153 @@
+"""The Python half of the R package ``bncsmooth`` (``r-wrapper/``), called through
+reticulate.
+
+R hands over data as plain vectors, so that nothing depends on how reticulate
+converts factors: per column its name, its 0-based integer codes (``-1`` for
+``NA``) and its levels in order.  Results come back as plain lists too: per node
+its parents, children and the CPT flattened in R's column-major order (the
+node's level fastest), as bnlearn stores ``prob`` tables.  Level order, missing
+values and node order survive both ways.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataError
+
+__all__ = [
+    "frame_from_codes",
+    "frame_to_codes",
+    "frame_to_columns",
+    "as_strings",
+    "array_to_list",
+    "network_tables",
+    "describe_methods",
+    "integer_params",
+]
+
+
+def frame_from_codes(names: Sequence[str], codes: Sequence[Any], levels: Sequence[Any]) -> pd.DataFrame:
+    """A data frame of pandas Categoricals from R factors given as codes and levels.
+
+    ``codes[j]``: 0-based integer codes of column ``names[j]`` (``-1`` = ``NA``);
+    ``levels[j]``: its levels as strings, in the factor's order.
+    """
+    names = [str(n) for n in (names if isinstance(names, (list, tuple)) else [names])]
+    codes = list(codes) if isinstance(codes, (list, tuple)) else [codes]
+    levels = list(levels) if isinstance(levels, (list, tuple)) else [levels]
+    if not (len(names) == len(codes) == len(levels)):
+        raise DataError("names, codes and levels must have one entry per column")
+    cols = {}
+    for name, c, lev in zip(names, codes, levels):
+        lev = [str(v) for v in (lev if isinstance(lev, (list, tuple, np.ndarray)) else [lev])]
+        arr = np.asarray(c, dtype=np.int64).reshape(-1)
+        if arr.size and (arr.min() < -1 or arr.max() >= len(lev)):
+            raise DataError(f"column {name!r}: codes outside its {len(lev)} levels")
+        cols[name] = pd.Categorical.from_codes(arr, categories=lev)
+    return pd.DataFrame(cols)
+
+
+def network_tables(net: Any, group_first: bool = False) -> dict[str, Any]:
+    """Every node's CPT in bnlearn's layout, for building a ``bn.fit`` in R.
+
+    Returns ``nodes`` (node order), and per node ``parents`` (a multi-domain fit adds
+    the domain last, as bnlearn's ``hdir``), ``children``, ``dims``, ``levels`` (per
+    dimension) and ``prob`` (flattened column-major).
+    """
+    out: dict[str, Any] = {"nodes": list(net.nodes), "domain": net.domain, "tables": {}}
+    prefix = [net.domain] if net.domain is not None else []
+    for node in net.nodes:
+        t = net.cpt(node)
+        parents = list(net.parents(node)) + prefix
+        dims = [node] + parents
+        out["tables"][node] = {
+            "parents": parents,
+            "children": list(net.children(node)),
+            "dims": dims,
+            "levels": [[str(v) for v in net.levels(d)] for d in dims],
+            "prob": np.asarray(t, dtype=np.float64).reshape(-1, order="F").tolist(),
+        }
+    if net.domain is not None:
+        out["domain_levels"] = [str(v) for v in net.levels(net.domain)]
+    return out
+
+
+def _param_default(v: Any) -> Any:
+    if v is inspect.Parameter.empty:
+        return None
+    if isinstance(v, (int, float, str, bool)) or v is None:
+        return v
+    return repr(v)
+
+
+def describe_methods() -> dict[str, dict[str, Any]]:
+    """Every registered estimator with its hyperparameters and their defaults."""
+    from ..estimators.base import _REGISTRY
+
+    out = {}
+    for name in sorted(_REGISTRY):
+        sig = inspect.signature(_REGISTRY[name].__init__)
+        out[name] = {p: _param_default(q.default) for p, q in sig.parameters.items() if p != "self"}
+    return out
+
+
+def integer_params(method: str) -> list[str]:
+    """Hyperparameters of ``method`` whose default is an integer (R passes whole
+    numbers as doubles; the wrapper converts these)."""
+    from ..estimators.base import _REGISTRY
+
+    if method not in _REGISTRY:
+        return []
+    sig = inspect.signature(_REGISTRY[method].__init__)
+    return [
+        p
+        for p, q in sig.parameters.items()
+        if isinstance(q.default, int)
+        and not isinstance(q.default, bool)
+        or p in ("iterations", "burn_in", "n_chains", "max_iter", "n_jobs", "random_state", "k")
+    ]
+
+
+def frame_to_codes(df: pd.DataFrame) -> dict[str, Any]:
+    """The inverse of :func:`frame_from_codes`: column names, 0-based codes (-1 = NA) and
+    levels as strings (non-categorical columns are encoded with their sorted values)."""
+    names, codes, levels = [], [], []
+    for c in df.columns:
+        s = df[c]
+        if not isinstance(s.dtype, pd.CategoricalDtype):
+            s = pd.Categorical(s)
+        else:
+            s = s.array
+        names.append(str(c))
+        codes.append(np.asarray(s.codes, dtype=np.int64).tolist())
+        levels.append([str(v) for v in s.categories])
+    return {"names": names, "codes": codes, "levels": levels}
+
+
+def frame_to_columns(df: pd.DataFrame) -> dict[str, list]:
+    """A results table as plain columns (numbers stay numbers, the rest becomes text)."""
+    out = {}
+    for c in df.columns:
+        s = df[c]
+        if pd.api.types.is_bool_dtype(s) or pd.api.types.is_numeric_dtype(s):
+            out[str(c)] = [None if pd.isna(v) else v for v in s.tolist()]
+        else:
+            out[str(c)] = [None if pd.isna(v) else str(v) for v in s.tolist()]
+    return out
+
+
+def as_strings(values: Any) -> list[str]:
+    """Any sequence (e.g. a classifier's ``classes_``) as a list of strings."""
+    return [str(v) for v in values]
+
+
+def array_to_list(a: Any) -> dict[str, list]:
+    """A numpy array as ``shape`` and its values in row-major order (plain lists: the
+    reticulate shipped by Debian does not convert NumPy 2 arrays)."""
+    arr = np.asarray(a, dtype=np.float64)
+    return {"shape": list(arr.shape), "values": arr.ravel().tolist()}

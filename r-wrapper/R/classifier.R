@@ -1,0 +1,67 @@
+bncs.classifier <- function(formula, data, structure = "tan", method = "mestimate", k = 1, ...) {
+  bs <- bncs.python()
+  if (inherits(formula, "formula")) formula <- paste(deparse(formula, width.cutoff = 500L), collapse = " ")
+  if (!is.character(formula) || length(formula) != 1L || !grepl("~", formula, fixed = TRUE)) {
+    stop("formula must be a classifier formula such as Class ~ . or \"Class ~ A + B\"", call. = FALSE)
+  }
+  if (!is.data.frame(data)) stop("data must be a data.frame of factors, not ", class(data)[1], call. = FALSE)
+  target <- trimws(strsplit(formula, "~", fixed = TRUE)[[1]][1])
+  rhs <- trimws(strsplit(formula, "~", fixed = TRUE)[[1]][2])
+  if (!target %in% names(data)) stop("the class '", target, "' is not a column of the data", call. = FALSE)
+  features <- if (rhs == ".") setdiff(names(data), target) else trimws(strsplit(rhs, "+", fixed = TRUE)[[1]])
+  available <- names(bncs.methods(details = FALSE))
+  if (!method %in% available) {
+    stop("unknown method '", method, "'; available: ", paste(available, collapse = ", "), call. = FALSE)
+  }
+  args <- .hyper(method, list(...))
+  X <- .df_to_py(data, features)
+  y <- .df_to_py(data, target)[[target]]
+  clf <- .py_call(do.call(bs$BNClassifier, c(list(structure = structure, method = method, k = as.integer(k)), args)))
+  .py_call(clf$fit(X, y))
+  classes <- as.character(unlist(reticulate::py_to_r(.py_call(.bridge()$as_strings(clf$classes_)))))
+  structure(list(py = clf, target = target, features = features, classes = classes,
+                 structure = structure, method = method, formula = formula, n = nrow(data)),
+            class = "bncs.classifier")
+}
+
+predict.bncs.classifier <- function(object, newdata, prob = FALSE, ...) {
+  if (!is.data.frame(newdata)) stop("newdata must be a data.frame of factors", call. = FALSE)
+  X <- .df_to_py(newdata, object$features)
+  a <- reticulate::py_to_r(.py_call(.bridge()$array_to_list(object$py$predict_proba(X))))
+  p <- matrix(as.numeric(unlist(a$values)), nrow = nrow(newdata), byrow = TRUE,
+              dimnames = list(rownames(newdata), object$classes))
+  if (prob) return(p)
+  factor(object$classes[max.col(p, ties.method = "first")], levels = object$classes)
+}
+
+print.bncs.classifier <- function(x, ...) {
+  cat("bncsmooth classifier:", x$structure, "with", x$method, "estimates\n")
+  cat("  class:", x$target, "(", length(x$classes), "levels );", length(x$features), "features;",
+      x$n, "training rows\n")
+  invisible(x)
+}
+
+bncs.evaluate <- function(models, data, target, cv = "5x2", random_state = 0L) {
+  bs <- bncs.python()
+  if (!is.list(models) || is.null(names(models)) || any(!nzchar(names(models)))) {
+    stop("models must be a named list of classifier settings, e.g. ",
+         "list(tan = list(structure = \"tan\", method = \"hdp\"))", call. = FALSE)
+  }
+  specs <- list()
+  for (nm in names(models)) {
+    a <- models[[nm]]
+    method <- if (is.null(a$method)) "mestimate" else a$method
+    a <- .hyper(method, a)
+    if (!is.null(a$k)) a$k <- as.integer(a$k)
+    specs[[nm]] <- .py_call(do.call(bs$BNClassifier, a))
+  }
+  pydf <- .df_to_py(data)
+  res <- .py_call(bs$evaluate(reticulate::dict(specs), pydf, target, cv = cv,
+                              random_state = as.integer(random_state), progress = FALSE))
+  cols <- reticulate::py_to_r(.py_call(.bridge()$frame_to_columns(res)))
+  out <- lapply(cols, function(v) {
+    v[vapply(v, is.null, logical(1))] <- NA
+    unlist(v)
+  })
+  as.data.frame(out, stringsAsFactors = FALSE, check.names = FALSE)
+}

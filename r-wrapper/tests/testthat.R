@@ -1,0 +1,3 @@
+library(testthat)
+library(bncsmooth)
+test_check("bncsmooth")

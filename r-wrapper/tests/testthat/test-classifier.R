@@ -1,0 +1,34 @@
+test_that("classifiers predict classes and probabilities", {
+  skip_if_no_python()
+  votes <- bncs.dataset("housevotes84")
+  clf <- bncs.classifier(Class ~ ., votes, structure = "tan", method = "hls", na = "level")
+  expect_s3_class(clf, "bncs.classifier")
+  p <- predict(clf, votes, prob = TRUE)
+  expect_identical(colnames(p), levels(votes$Class))
+  expect_equal(unname(rowSums(p)), rep(1, nrow(votes)), tolerance = 1e-12)
+  cls <- predict(clf, votes)
+  expect_identical(levels(cls), levels(votes$Class))
+  expect_gt(mean(cls == votes$Class), 0.9)
+  expect_output(print(clf), "tan with hls")
+})
+
+test_that("evaluate cross-validates several settings on the same folds", {
+  skip_if_no_python()
+  votes <- bncs.dataset("housevotes84")
+  res <- bncs.evaluate(list(nb = list(structure = "nb", na = "level"),
+                            kdb = list(structure = "kdb", k = 2, method = "hmd", na = "level")),
+                       votes, "Class", cv = "2x2")
+  expect_setequal(unique(res$model), c("nb", "kdb"))
+  expect_equal(nrow(res), 8)
+  expect_true(all(res$rmse > 0 & res$rmse < 1))
+  expect_error(bncs.evaluate(list(list(structure = "nb")), votes, "Class"), "named list")
+})
+
+test_that("methods lists every estimator of the Python package with its defaults", {
+  skip_if_no_python()
+  m <- bncs.methods()
+  expect_true(all(c("mle", "bayes", "mestimate", "hdp", "hmd", "hls", "hls-bayes") %in% m$method))
+  expect_identical(m$default[m$method == "hls" & m$parameter == "tau"], "1")
+  l <- bncs.methods(details = FALSE)
+  expect_equal(l$hdp$iterations, 5000)
+})

@@ -1,0 +1,103 @@
+test_that("bayes fits equal bnlearn's own bn.fit object, field by field", {
+  skip_if_no_python()
+  asia <- bncs.dataset("asia")
+  fit <- bncs.fit(asia_string, asia, method = "bayes", iss = 1)
+  ref <- readRDS(test_path("asia.bn.fit.rds"))
+  expect_identical(class(fit), class(ref))
+  expect_identical(names(fit), names(ref))
+  for (n in names(ref)) {
+    expect_identical(class(fit[[n]]), class(ref[[n]]))
+    expect_identical(names(unclass(fit[[n]])), names(unclass(ref[[n]])))
+    expect_identical(fit[[n]]$node, ref[[n]]$node)
+    expect_identical(fit[[n]]$parents, ref[[n]]$parents)
+    expect_identical(fit[[n]]$children, ref[[n]]$children)
+    expect_identical(class(fit[[n]]$prob), class(ref[[n]]$prob))
+    expect_identical(dimnames(fit[[n]]$prob), dimnames(ref[[n]]$prob))
+    expect_equal(unclass(fit[[n]]$prob), unclass(ref[[n]]$prob), tolerance = 1e-10)
+  }
+})
+
+test_that("a bn object, formulas and a model string give the same fit", {
+  skip_if_no_python()
+  asia <- bncs.dataset("asia")
+  dag <- readRDS(test_path("asia.bn.rds"))
+  a <- bncs.fit(dag, asia, method = "mestimate", m = 1)
+  b <- bncs.fit(asia_string, asia, method = "mestimate", m = 1)
+  f <- c("A ~ 1", "S ~ 1", "T ~ A", "L ~ S", "B ~ S", "D ~ B + E", "E ~ L + T", "X ~ E")
+  d <- bncs.fit(f, asia, method = "mestimate", m = 1)
+  for (n in names(b)) {
+    expect_equal(a[[n]]$prob, b[[n]]$prob)
+    expect_equal(unclass(d[[n]]$prob), unclass(b[[n]]$prob))
+  }
+})
+
+test_that("every estimator runs from R, hyperparameters pass with R's types", {
+  skip_if_no_python()
+  asia <- bncs.dataset("asia")[1:500, ]
+  args <- list(hdp = list(iterations = 200, random_state = 1), hmd = list(alpha0 = 1),
+               hls = list(tau = 1), "hls-bayes" = list(iterations = 100, random_state = 2))
+  for (m in names(args)) {
+    fit <- do.call(bncs.fit, c(list(asia_string, asia, method = m), args[[m]]))[["D"]]
+    expect_equal(as.numeric(apply(fit$prob, c(2, 3), sum)), rep(1, 4), tolerance = 1e-12)
+  }
+})
+
+test_that("group = gives bnlearn's hdir shape: the group last, one table per group", {
+  skip_if_no_python()
+  asia <- bncs.dataset("asia")
+  asia$site <- factor(rep(c("s1", "s2", "s3"), length.out = nrow(asia)), levels = c("s3", "s1", "s2"))
+  fit <- bncs.fit(asia_string, asia, method = "hmd", group = "site", compat = "bnlearn")
+  expect_identical(fit$D$parents, c("B", "E", "site"))
+  expect_identical(dim(fit$D$prob), c(2L, 2L, 2L, 3L))
+  expect_identical(dimnames(fit$D$prob)$site, c("s3", "s1", "s2"))
+  expect_identical(fit$site$parents, character(0))
+  expect_equal(as.numeric(fit$site$prob), as.numeric(table(asia$site)) / nrow(asia))
+  expect_equal(as.numeric(apply(fit$D$prob, c(2, 3, 4), sum)), rep(1, 12), tolerance = 1e-12)
+})
+
+test_that("factor level order and NA survive the trip", {
+  skip_if_no_python()
+  d <- data.frame(A = factor(c("z", "a", NA, "z", "m", "a"), levels = c("z", "m", "a")),
+                  B = factor(c("u", "v", "v", NA, "u", "v")))
+  fit <- bncs.fit(c("A ~ 1", "B ~ A"), d, method = "mle")
+  expect_identical(dimnames(fit$B$prob)$A, c("z", "m", "a"))
+  # available-case counting, as bnlearn: A has 5 observed values (z, a, z, m, a)
+  expect_equal(as.numeric(fit$A$prob), c(2, 1, 2) / 5)
+  # B | A = z: rows 1 (u) and 4 (NA) -> only row 1 counts
+  expect_equal(as.numeric(fit$B$prob[, "z"]), c(1, 0))
+  back <- bncsmooth:::.df_from_py(bncsmooth:::.df_to_py(d))
+  expect_identical(back, d)
+})
+
+test_that("bad input gets R errors with the Python message, never a traceback", {
+  skip_if_no_python()
+  asia <- bncs.dataset("asia")
+  expect_error(bncs.fit(42, asia), "not an object of class 'numeric'")
+  expect_error(bncs.fit(asia_string, asia, method = "nope"), "unknown method 'nope'; available: .*hls")
+  expect_error(bncs.fit(asia_string, asia, method = "hls", tau = -1), "tau must be positive")
+  bad <- asia
+  bad$A <- as.numeric(bad$A)
+  expect_error(bncs.fit(asia_string, bad, method = "bayes"), "column 'A' is numeric, not a factor")
+  ref <- readRDS(test_path("asia.bn.fit.rds"))
+  relev <- asia
+  relev$S <- factor(relev$S, levels = c("yes", "no"))
+  expect_error(bncs.fit(ref, relev, method = "bayes"), "levels of 'S' disagree")
+  gnet <- structure(list(), class = c("bn.fit", "bn.fit.gnet"))
+  expect_error(bncs.fit(gnet, asia), "discrete networks only")
+  err <- tryCatch(bncs.fit("[A|S][S|A]", asia, method = "bayes"), error = function(e) conditionMessage(e))
+  expect_match(err, "cycle")
+  expect_false(grepl("pybncsmooth.errors", err, fixed = TRUE))
+  expect_false(grepl("Traceback|py_call_impl", err))
+})
+
+test_that("bnlearn's own functions accept the result", {
+  skip_if_no_python()
+  skip_if_not_installed("bnlearn")
+  asia <- bncs.dataset("asia")
+  fit <- bncs.fit(asia_string, asia, method = "hdp", iterations = 300, random_state = 1)
+  expect_true(is.finite(stats::logLik(fit, asia)))
+  expect_s3_class(stats::predict(fit, "L", asia[1:10, ]), "factor")
+  tmp <- tempfile(fileext = ".bif")
+  bnlearn::write.bif(tmp, fit)
+  expect_true(file.exists(tmp))
+})
