@@ -18,6 +18,10 @@ Quick start::
 
 from importlib.metadata import PackageNotFoundError, version
 
+from ._cache import configure_numba_cache
+
+configure_numba_cache()  # before any module compiles a kernel: caches in the user cache folder
+
 from . import errors
 from .counting import ContextTree
 from .data import NA_LABEL, Schema, encode, read_table
