@@ -34,6 +34,7 @@ __all__ = [
     "ZeroProbabilityWarning",
     "ConvergenceWarning",
     "UnseenDomainWarning",
+    "ClassRelabellingWarning",
 ]
 
 
@@ -129,10 +130,11 @@ class UnseenLevelError(DataError, KeyError):
 class SingleLevelError(DataError):
     """A variable of the network has fewer than two levels."""
 
-    def __init__(self, column: str, levels: Sequence[Any]):
+    def __init__(self, column: str, levels: Sequence[Any], message: str | None = None):
         self.column = column
         super().__init__(
-            f"variable {column!r} has {len(levels)} level(s) ({list(levels)!r}); "
+            message
+            or f"variable {column!r} has {len(levels)} level(s) ({list(levels)!r}); "
             "a node of a discrete network needs at least two"
         )
 
@@ -269,3 +271,8 @@ class ConvergenceWarning(UserWarning):
 
 class UnseenDomainWarning(UserWarning):
     """A domain absent from the training data: its rows get the population-level CPTs."""
+
+
+class ClassRelabellingWarning(UserWarning):
+    """A feature is the class under another name on the training rows (leakage, or chance
+    on a tiny sample): predictions will rest on it."""

@@ -167,3 +167,33 @@ def test_arrays_and_unnamed_y():
     clf = bs.BNClassifier(structure="kdb", k=1).fit(X, y)
     assert list(clf.classes_) == [0, 1]
     assert clf.predict(X).shape == (200,)
+
+
+# ----------------------------------------------------------------------------- scikit-learn's own checks
+
+
+@pytest.mark.parametrize("structure", ["nb", "tan", "kdb", "skdb"])
+@pytest.mark.parametrize("discretize", ["equal_frequency", "equal_width", "mdl"])
+def test_sklearn_check_estimator_passes(structure, discretize):
+    """scikit-learn's check_estimator (its 54 checks: numeric arrays, pickling, sparse and
+    empty input refused with its messages, sample-order invariance, n_features_in_, ...)."""
+    import warnings
+
+    from sklearn.utils.estimator_checks import check_estimator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the checks' tiny random samples trip our data warnings
+        results = check_estimator(bs.BNClassifier(structure=structure, discretize=discretize, k=2), on_fail=None)
+    failed = [f"{r['check_name']}: {r['exception']}" for r in results if r["status"] == "failed"]
+    assert len(results) >= 50 and not failed, failed
+
+
+def test_numeric_arrays_without_a_discretiser_keep_a_clear_error():
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    y = np.array([0, 1] * 10)
+    with pytest.raises(bs.errors.NonCategoricalError, match="'x0'"):
+        bs.BNClassifier(structure="nb").fit(X, y)
+    with pytest.raises(TypeError, match="[Ss]parse"):
+        import scipy.sparse
+
+        bs.BNClassifier(structure="nb", discretize="mdl").fit(scipy.sparse.csr_matrix(X), y)

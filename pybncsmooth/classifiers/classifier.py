@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from typing import Any
 
 import numpy as np
@@ -64,10 +66,28 @@ def build_classifier_network(
         k = check_k(k, len(features))
     ignored = [f for f in features if frame[f].nunique(dropna=na != "level") < 2]
     features = [f for f in features if f not in ignored]
-    if not features:
-        raise DataError(f"no feature with at least two values besides the class {target!r}")
     if structure in ("kdb", "skdb") and k is not None:
         k = min(k, len(features))
+    if not features and not isinstance(structure, DAG):
+        # nothing informs the class (e.g. MDL found no cut point on a small sample): the
+        # classifier is the class prior, as a scikit-learn classifier would still fit
+        warnings.warn(
+            f"no feature has two values or more besides the class {target!r}"
+            + (f" (left out: {', '.join(map(repr, ignored[:5]))})" if ignored else "")
+            + ": predictions are the class prior",
+            UserWarning,
+            stacklevel=3,
+        )
+        dag = DAG({target: []}, nodes=[target])
+        net = fit(
+            dag,
+            frame[[target]],
+            method=method,
+            na="available" if na == "pairwise" else na,
+            random_state=random_state,
+            **hyper,
+        )
+        return net, dag, ignored
     if isinstance(structure, DAG):
         dag = structure
     elif structure == "skdb":
@@ -79,6 +99,24 @@ def build_classifier_network(
     count_na = "available" if na == "pairwise" else na
     net = fit(dag, frame, method=method, na=count_na, random_state=random_state, **hyper)
     return net, dag, ignored
+
+
+def _nan_ok() -> dict[str, Any]:
+    import inspect
+
+    from sklearn.utils.validation import check_array
+
+    params = inspect.signature(check_array).parameters
+    name = "ensure_all_finite" if "ensure_all_finite" in params else "force_all_finite"
+    return {name: "allow-nan"}
+
+
+_NAN_OK = _nan_ok()
+
+
+def _is_text(y: Any) -> bool:
+    arr = np.asarray(y)
+    return arr.dtype.kind in "OUS"
 
 
 class BNClassifier(ClassifierMixin, BaseEstimator):
@@ -172,21 +210,44 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
     def _frame(self, X: Any) -> pd.DataFrame:
+        """A data frame of the features.  Data frames pass as they are (categoricals
+        keep their levels); anything else goes through scikit-learn's ``check_array``
+        (dense, 2-d, at least one row and column, numbers kept as numbers: a numeric
+        array needs ``discretize=``) with columns ``x0, x1, ...``."""
         if isinstance(X, pd.DataFrame):
             return X
-        arr = np.asarray(X, dtype=object)
-        if arr.ndim != 2:
-            raise DataError(f"X must be 2-dimensional, got shape {arr.shape}")
-        return pd.DataFrame(arr, columns=[f"x{i}" for i in range(arr.shape[1])])
+        from sklearn.utils.validation import check_array
+
+        arr = check_array(X, accept_sparse=False, dtype=None, **_NAN_OK)
+        df = pd.DataFrame(arr, columns=[f"x{i}" for i in range(arr.shape[1])])
+        # an object array holding numbers is numeric data (discretisers see numbers)
+        return df.infer_objects() if arr.dtype == object else df
 
     def fit(self, X: Any, y: Any) -> "BNClassifier":
         """Learn the structure and the CPTs from features ``X`` and classes ``y``."""
+        if y is None:
+            raise ValueError("BNClassifier requires y to be passed, but the target y is None")
         X = self._frame(X)
         if len(X) == 0:
             from ..errors import EmptyDataError
 
             raise EmptyDataError("X has no rows")
+        if not isinstance(y, pd.Series):
+            from sklearn.utils.multiclass import check_classification_targets
+            from sklearn.utils.validation import column_or_1d
+
+            y = column_or_1d(np.asarray(y, dtype=object) if _is_text(y) else y, warn=True)
+            check_classification_targets(y)
         y_ser = y if isinstance(y, pd.Series) else pd.Series(np.asarray(y))
+        if y_ser.nunique(dropna=True) < 2:
+            from ..errors import SingleLevelError
+
+            only = y_ser.dropna().unique()[:1].tolist()
+            raise SingleLevelError(
+                "y",
+                only,
+                f"y has 1 class ({only[0]!r}); a classifier needs at least two classes" if only else "y has no classes",
+            )
         if len(y_ser) != len(X):
             raise DataError(f"X has {len(X)} rows but y has {len(y_ser)}")
         if y_ser.isna().any():
@@ -218,7 +279,10 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             **self._hyper,
         )
         self.target_ = target
-        self.classes_ = np.array(self.network_.levels(target), dtype=object)
+        # the classes keep y's type (numbers stay numbers), as scikit-learn's classifiers
+        levels = list(self.network_.levels(target))
+        classes = np.asarray(levels)
+        self.classes_ = classes if classes.dtype.kind in "biufU" else np.array(levels, dtype=object)
         self.feature_names_in_ = np.array([str(c) for c in X.columns], dtype=object)
         self.n_features_in_ = X.shape[1]
         return self
@@ -231,7 +295,12 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 
     def _prepare(self, X: Any) -> pd.DataFrame:
         self._check_fitted()
+        positional = not isinstance(X, pd.DataFrame)  # an array: columns matched by position
         X = self._frame(X)
+        if positional and X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but BNClassifier is expecting {self.n_features_in_} features as input"
+            )
         if self.discretizer_ is not None:
             X = self.discretizer_.transform(X)
         X = X.copy() if X.columns.dtype != object else X

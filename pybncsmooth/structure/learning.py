@@ -19,6 +19,8 @@ Selective kDB is in :mod:`pybncsmooth.classifiers.skdb` (it needs the counts).
 
 from __future__ import annotations
 
+import warnings
+
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -26,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.encode import DEFAULT_MAX_LEVELS, EncodedData, encode
-from ..errors import DataError, HyperparameterError, MissingColumnError, SingleLevelError
+from ..errors import ClassRelabellingWarning, DataError, HyperparameterError, MissingColumnError, SingleLevelError
 from .dag import DAG
 from .information import mutual_information, pairwise_cmi
 
@@ -63,7 +65,7 @@ def check_k(k: Any, n_features: int) -> int:
     if k < 0:
         raise HyperparameterError(f"k must be >= 0, not {k}")
     if k > n_features:
-        raise HyperparameterError(f"k = {k} is larger than the number of features ({n_features})")
+        raise HyperparameterError(f"k = {k} is larger than the number of features (n_features = {n_features})")
     return int(k)
 
 
@@ -105,7 +107,8 @@ def encode_for_structure(
 
 
 def _check_not_the_class(enc: EncodedData, target: str, features: Sequence[str]) -> None:
-    """A feature that is the class under another name (a one-to-one relabelling) is an error."""
+    """A feature that is the class under another name (a one-to-one relabelling) gets a
+    :class:`ClassRelabellingWarning`: usually leakage, sometimes chance on few rows."""
     c = enc[target].astype(np.int64)
     rc = enc.schema.cardinality(target)
     for f in features:
@@ -116,9 +119,11 @@ def _check_not_the_class(enc: EncodedData, target: str, features: Sequence[str])
         pairs = np.unique(x[ok] * rc + c[ok])
         xs, cs = np.divmod(pairs, rc)
         if len(np.unique(xs)) == len(pairs) and len(np.unique(cs)) == len(pairs) and ok.all():
-            raise DataError(
+            warnings.warn(
                 f"feature {f!r} is identical to the class {target!r} on these {len(c)} rows (a relabelling of "
-                "it); remove it"
+                "it): the classifier's predictions will rest on it; remove it if it leaks the class",
+                ClassRelabellingWarning,
+                stacklevel=4,
             )
 
 
