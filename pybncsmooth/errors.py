@@ -21,6 +21,7 @@ __all__ = [
     "UnseenLevelError",
     "SingleLevelError",
     "TooManyLevelsError",
+    "ParseError",
     "StructureError",
     "CycleError",
     "UnknownNodeError",
@@ -154,6 +155,11 @@ class TooManyLevelsError(DataError):
 # ---------------------------------------------------------------------- structure
 
 
+class ParseError(PyBNCSmoothError, ValueError):
+    """Text that cannot be parsed: a model string or formula (the character is named) or a
+    BIF / DSC / NET / native file (the line is named)."""
+
+
 class StructureError(PyBNCSmoothError, ValueError):
     """The network structure is not a valid DAG."""
 
@@ -186,7 +192,7 @@ class DuplicateNodeError(StructureError):
         super().__init__(f"node {node!r} is declared more than once" + (f" {context}" if context else ""))
 
 
-class ModelStringError(StructureError):
+class ModelStringError(StructureError, ParseError):
     """A bnlearn model string is malformed."""
 
     def __init__(self, message: str, modelstring: str, position: int | None = None):
@@ -200,7 +206,7 @@ class ModelStringError(StructureError):
         super().__init__(f"malformed model string{where}: {message}")
 
 
-class FormulaError(StructureError):
+class FormulaError(StructureError, ParseError):
     """A node formula such as ``"D ~ A + C"`` is malformed."""
 
     def __init__(self, message: str, formula: str):
@@ -211,7 +217,7 @@ class FormulaError(StructureError):
 # -------------------------------------------------------------------------- files
 
 
-class FileFormatError(PyBNCSmoothError, ValueError):
+class FileFormatError(ParseError):
     """A BIF / DSC / NET / native file cannot be parsed."""
 
     def __init__(self, message: str, path: str | None = None, line: int | None = None):

@@ -184,3 +184,26 @@ class Cursor:
         start = self.pos
         self.skip_block()
         return Cursor(self.tokens[start : self.pos], self.path)
+
+
+def check_writable_names(net: Any, fmt: str) -> None:
+    """Node and level names a text format cannot hold (a double quote ends every quoted
+    string of BIF, DSC and NET) are refused before anything is written."""
+    for node in net.nodes:
+        if '"' in str(node):
+            raise FileFormatError(f"node name {node!r} contains a double quote, which {fmt} files cannot hold")
+        for lev in net.levels(node):
+            if '"' in str(lev):
+                raise FileFormatError(
+                    f"level {str(lev)!r} of {node!r} contains a double quote, which {fmt} files cannot hold; "
+                    "rename it or write the native .pbn format"
+                )
+
+
+def word_or_quoted(name: str) -> str:
+    """``name`` as it is when it reads back as one word (what bnlearn writes), else in
+    double quotes (spaces, punctuation, comment markers, the empty name)."""
+    plain = (
+        name != "" and not any(ch.isspace() or ch in _PUNCT for ch in name) and "//" not in name and "/*" not in name
+    )
+    return name if plain else f'"{name}"'

@@ -16,7 +16,7 @@ import numpy as np
 
 from ._build import NetworkParts, table_columns, write_probability_blocks
 from ._grammar import TableQueue, discrete_type, node_block
-from ._tokens import Cursor, tokenize
+from ._tokens import Cursor, check_writable_names, tokenize, word_or_quoted
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..model.network import FittedNetwork
@@ -104,13 +104,16 @@ def _probability_body(
 
 def write_bif(net: "FittedNetwork", fh: TextIO) -> None:
     """Write ``net`` as bnlearn's ``write.bif`` does."""
+    check_writable_names(net, "BIF")
     fh.write("network unknown {\n}\n")
     for node in net.nodes:
-        lev = [str(l) for l in net.levels(node)]
-        fh.write(f"variable {node} {{\n  type discrete [ {len(lev)} ] {{ {', '.join(lev)} }};\n}}\n")
+        lev = [word_or_quoted(str(l)) for l in net.levels(node)]
+        fh.write(
+            f"variable {word_or_quoted(str(node))} {{\n  type discrete [ {len(lev)} ] {{ {', '.join(lev)} }};\n}}\n"
+        )
     write_probability_blocks(
         net,
         fh,
         "  table ",
-        lambda codes, labels: "  (" + ", ".join(lab[c] for lab, c in zip(labels, codes)) + ") ",
+        lambda codes, labels: "  (" + ", ".join(word_or_quoted(str(lab[c])) for lab, c in zip(labels, codes)) + ") ",
     )

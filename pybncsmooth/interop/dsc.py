@@ -13,7 +13,7 @@ import numpy as np
 
 from ._build import NetworkParts, table_columns, write_probability_blocks
 from ._grammar import TableQueue, discrete_type, node_block
-from ._tokens import Cursor, tokenize
+from ._tokens import Cursor, check_writable_names, tokenize
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..model.network import FittedNetwork
@@ -105,6 +105,7 @@ def _body(cur: Cursor, node: str, parents: list[str], parts: NetworkParts, heade
 
 def write_dsc(net: "FittedNetwork", fh: TextIO) -> None:
     """Write ``net`` as bnlearn's ``write.dsc`` does."""
+    check_writable_names(net, "DSC")
     fh.write('belief network "unknown"\n')
     for node in net.nodes:
         lev = '", "'.join(str(l) for l in net.levels(node))

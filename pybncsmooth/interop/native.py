@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import io
 import json
+import zipfile
+import zlib
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -106,8 +108,36 @@ def save_native(net: "FittedNetwork", fh: Any) -> None:
     np.savez_compressed(fh, **arrays)
 
 
+#: what a corrupted or truncated archive can raise while it is read
+_CORRUPT = (
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    ValueError,
+    KeyError,
+    IndexError,
+    TypeError,
+    OSError,
+    UnicodeDecodeError,
+    json.JSONDecodeError,
+)
+
+
 def load_native(fh: Any, path: str | None = None) -> "FittedNetwork":
-    """Read a network written by :func:`save_native`."""
+    """Read a network written by :func:`save_native`.
+
+    A corrupted or truncated file raises :class:`FileFormatError` (never another
+    exception): the archive's checksums catch damaged data.
+    """
+    try:
+        return _load_native(fh, path)
+    except FileFormatError:
+        raise
+    except _CORRUPT as e:
+        raise FileFormatError(f"corrupted or truncated network file ({type(e).__name__}: {e})", path) from None
+
+
+def _load_native(fh: Any, path: str | None = None) -> "FittedNetwork":
     from ..counting.context_tree import ContextTree, TreeLevel
     from ..data.schema import Schema
     from ..estimators.base import TreeEstimate, make_estimator

@@ -17,7 +17,7 @@ import numpy as np
 from ._build import NetworkParts, table_columns
 from ._grammar import TableQueue, node_block
 from ._rformat import format_r
-from ._tokens import Cursor, tokenize
+from ._tokens import Cursor, check_writable_names, tokenize
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..model.network import FittedNetwork
@@ -109,6 +109,7 @@ def _body(cur: Cursor, node: str, parents: list[str], parts: NetworkParts, heade
 
 def write_net(net: "FittedNetwork", fh: TextIO) -> None:
     """Write ``net`` as bnlearn's ``write.net`` does."""
+    check_writable_names(net, "NET")
     fh.write("net \n{ \n}\n")
     for node in net.nodes:
         states = '" "'.join(str(l) for l in net.levels(node))
