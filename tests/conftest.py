@@ -46,21 +46,41 @@ def modelstring_of(name: str) -> str:
     return (BNLEARN / f"{name}.modelstring.txt").read_text().strip()
 
 
+# Data frames shared by many tests, with a pristine copy each: after every test they must be
+# unchanged (no public call may mutate the caller's data).
+_SHARED: dict[str, tuple[pd.DataFrame, pd.DataFrame]] = {}
+
+
+def _shared(name: str) -> pd.DataFrame:
+    df = load_reference_csv(name)
+    _SHARED[name] = (df, df.copy(deep=True))
+    return df
+
+
+@pytest.fixture(autouse=True)
+def _caller_data_unchanged():
+    yield
+    for name, (df, pristine) in _SHARED.items():
+        assert df.equals(pristine) and list(df.dtypes) == list(pristine.dtypes), (
+            f"a public call modified the caller's data frame {name!r}"
+        )
+
+
 @pytest.fixture(scope="session")
 def asia() -> pd.DataFrame:
-    return load_reference_csv("asia")
+    return _shared("asia")
 
 
 @pytest.fixture(scope="session")
 def learning_test() -> pd.DataFrame:
-    return load_reference_csv("learning_test")
+    return _shared("learning_test")
 
 
 @pytest.fixture(scope="session")
 def alarm() -> pd.DataFrame:
-    return load_reference_csv("alarm")
+    return _shared("alarm")
 
 
 @pytest.fixture(scope="session")
 def insurance() -> pd.DataFrame:
-    return load_reference_csv("insurance")
+    return _shared("insurance")

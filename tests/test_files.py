@@ -243,3 +243,27 @@ def test_gzipped_bif(tmp_path):
         fh.write((BNLEARN / "asia.bif").read_bytes())
     net = bs.read_network(tmp_path / "asia.bif.gz")
     assert net.max_abs_diff(bs.read_network(BNLEARN / "asia.bif")) == 0.0
+
+
+def test_writes_are_atomic(tmp_path, asia, monkeypatch):
+    """A writer that fails midway leaves no partial file, and an existing file intact."""
+    import pybncsmooth.interop.bif as bif_module
+
+    net = bs.fit("[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]", asia, method="bayes")
+    target = tmp_path / "net.bif"
+    net.write(target)
+    before = target.read_bytes()
+
+    def broken(net, fh):
+        fh.write("network unknown {\n")
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(bif_module, "write_bif", broken)
+    with pytest.raises(RuntimeError, match="disk full"):
+        net.write(target)
+    assert target.read_bytes() == before
+    fresh = tmp_path / "new.bif"
+    with pytest.raises(RuntimeError):
+        net.write(fresh)
+    assert not fresh.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["net.bif"]  # no temporary left behind

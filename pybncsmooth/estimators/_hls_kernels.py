@@ -15,8 +15,9 @@ and a bottom-up pass for subtree sums (the design matrix is never formed).
 
 * Ridge (``hls``): objective ``sum_leaves [N lse(eta) - n . eta] + tau/2 ||B||^2``,
   its gradient and Hessian-vector products; Newton's method whose exact step is
-  computed by dynamic programming on the tree (O(nodes x K^3), no matrix formed),
-  with an Armijo line search, to ``max |gradient| <= gtol``.
+  computed by dynamic programming on the tree (O(nodes x K^3), no matrix formed;
+  conjugate gradients instead when K > 64), with an Armijo line search, to
+  ``max |gradient| <= gtol``.
 * Bayesian ridge (``hls-bayes``): given Polya-Gamma weights, the coefficients of
   one class are a Gaussian Markov tree (``s_v = s_parent + beta_v``, observations
   at the leaves), sampled exactly by upward information filtering and downward
@@ -285,6 +286,49 @@ def newton_direction(parent, leaf0, counts, p, tau, G, A, b, Minv, d):  # pragma
         d[0, a] = 0.0
 
 
+#: above this many coefficients per node the exact step (K x K matrices per node) gives
+#: way to conjugate gradients (O(nodes K) memory)
+DP_MAX_K = 64
+
+
+@njit(cache=True, nogil=True)
+def cg_direction(parent, leaf0, counts, p, tau, G, D, d, res, z, q, Hq, dn):  # pragma: no cover - compiled
+    """An inexact Newton step by conjugate gradients with the Hessian diagonal as
+    preconditioner (for many child values, where the exact step is too large)."""
+    n, K = G.shape
+    _hess_diag(parent, leaf0, counts, p, tau, K, D)
+    gnorm = math.sqrt(_dot(G, G))
+    forcing = min(0.5, math.sqrt(gnorm)) * gnorm
+    for i in range(n):
+        for k in range(K):
+            d[i, k] = 0.0
+            res[i, k] = -G[i, k]
+            z[i, k] = res[i, k] / D[i, k]
+            q[i, k] = z[i, k]
+    rz = _dot(res, z)
+    for _ in range(1000):
+        hessp(q, parent, leaf0, counts, p, tau, dn, Hq)
+        qHq = _dot(q, Hq)
+        if qHq <= 0.0:
+            break
+        alpha = rz / qHq
+        for i in range(1, n):
+            for k in range(K):
+                d[i, k] += alpha * q[i, k]
+                res[i, k] -= alpha * Hq[i, k]
+        if math.sqrt(_dot(res, res)) <= forcing:
+            break
+        for i in range(1, n):
+            for k in range(K):
+                z[i, k] = res[i, k] / D[i, k]
+        rz_new = _dot(res, z)
+        beta = rz_new / rz
+        rz = rz_new
+        for i in range(1, n):
+            for k in range(K):
+                q[i, k] = z[i, k] + beta * q[i, k]
+
+
 @njit(cache=True, nogil=True)
 def ridge_newton(parent, leaf0, counts, tau, K, B, gtol, max_iter):  # pragma: no cover - compiled
     """Minimise the ridge objective from ``B`` (updated in place) by Newton's method
@@ -301,9 +345,17 @@ def ridge_newton(parent, leaf0, counts, tau, K, B, gtol, max_iter):  # pragma: n
     pt = np.empty((m, r))
     D = np.empty((n, K))
     d = np.zeros((n, K))
-    Amat = np.empty((n, K, K))
-    bvec = np.empty((n, K))
-    Minv = np.empty((n, K, K))
+    exact = K <= DP_MAX_K
+    KK = K if exact else 1
+    Amat = np.empty((n, KK, KK))
+    bvec = np.empty((n, KK))
+    Minv = np.empty((n, KK, KK))
+    cg_shape = (n, K) if not exact else (1, 1)
+    res = np.empty(cg_shape)
+    z = np.empty(cg_shape)
+    q = np.empty(cg_shape)
+    Hq = np.empty(cg_shape)
+    dn = np.empty(cg_shape)
     Bt = np.empty((n, K))
     Gt = np.empty((n, K))
     f = objective_grad(B, parent, leaf0, counts, tau, eta, G, p)
@@ -316,7 +368,10 @@ def ridge_newton(parent, leaf0, counts, tau, K, B, gtol, max_iter):  # pragma: n
                     gmax = a
         if gmax <= gtol:
             return f, gmax, it, True
-        newton_direction(parent, leaf0, counts, p, tau, G, Amat, bvec, Minv, d)
+        if exact:
+            newton_direction(parent, leaf0, counts, p, tau, G, Amat, bvec, Minv, d)
+        else:
+            cg_direction(parent, leaf0, counts, p, tau, G, D, d, res, z, q, Hq, dn)
         slope = _dot(G, d)
         if slope >= 0.0:  # not a descent direction (rounding): diagonally scaled gradient
             _hess_diag(parent, leaf0, counts, p, tau, K, D)

@@ -21,6 +21,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from .._atomic import atomic_path
 from ..errors import PyBNCSmoothError
 
 __all__ = ["main"]
@@ -91,7 +92,8 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     for lev in proba.columns:
         out[f"P({args.target}={lev})"] = proba[lev].to_numpy()
     if args.output:
-        out.to_csv(args.output, index=False)
+        with atomic_path(args.output) as tmp:
+            out.to_csv(tmp, index=False)
         print(f"wrote {len(out)} predictions to {args.output}")
     else:
         out.to_csv(sys.stdout, index=False)
@@ -168,7 +170,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
                 cells.append(f"{metric} {w['wins']}-{w['draws']}-{w['losses']} (p={w['p_value']:.3g})")
             print(f"  vs {other}: " + "; ".join(cells))
     if args.output:
-        res.to_csv(args.output, index=False)
+        with atomic_path(args.output) as tmp:
+            res.to_csv(tmp, index=False)
         print(f"wrote per-fold results to {args.output}")
     return 0
 

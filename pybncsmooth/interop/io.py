@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from pathlib import Path
-from typing import Iterator, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
+from .._atomic import atomic_open
 from ..errors import FileFormatError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -100,7 +99,7 @@ def write_network(net: Any, path: str | os.PathLike, *, format: str | None = Non
     if fmt == "native":
         from .native import save_native
 
-        with _atomic(p, "wb") as fh:
+        with atomic_open(p, "wb") as fh:
             save_native(net, fh)
         return
     if net.domain is not None:
@@ -114,25 +113,5 @@ def write_network(net: Any, path: str | os.PathLike, *, format: str | None = Non
         from .dsc import write_dsc as writer
     else:
         from .net import write_net as writer
-    with _atomic(p, "w") as fh:
+    with atomic_open(p, "w") as fh:
         writer(net, fh)
-
-
-@contextlib.contextmanager
-def _atomic(path: str, mode: str) -> Iterator[Any]:
-    """Write to a temporary file beside ``path`` and move it into place only when the
-    writer finished: a failure midway leaves no partial file (and an old file intact)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".pbncs-", suffix=".tmp", dir=folder)
-    try:
-        if "b" in mode:
-            fh = os.fdopen(fd, mode)
-        else:
-            fh = os.fdopen(fd, mode, encoding="utf-8", newline="\n")
-        with fh:
-            yield fh
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise

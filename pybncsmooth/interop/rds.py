@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._atomic import atomic_path
 from ..errors import FileFormatError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -239,4 +240,5 @@ def write_rds(obj: "FittedNetwork | DAG", path: str | Path) -> None:
 
     ro = _robjects()
     robj = to_r_bn(obj) if isinstance(obj, DAG) else to_r_bn_fit(obj)
-    ro.r["saveRDS"](robj, str(path))
+    with atomic_path(path) as tmp:
+        ro.r["saveRDS"](robj, tmp)
