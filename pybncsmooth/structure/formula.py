@@ -59,10 +59,6 @@ def parse_formula(formula: str, variables: Sequence[str] | None = None) -> tuple
     if formula.count("~") != 1:
         raise FormulaError("a node formula needs exactly one '~'", formula)
     lhs, rhs = formula.split("~")
-    if lhs.strip() == "1":
-        raise FormulaError(
-            "'1' on the left-hand side is the constant, not a variable (write `1` for a column named 1)", formula
-        )
     node = _parse_name(lhs, formula, "left")
     rhs = rhs.strip()
     if rhs in ("1", ""):
