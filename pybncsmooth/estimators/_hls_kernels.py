@@ -34,6 +34,27 @@ from numba import njit
 __all__ = ["ridge_newton", "newton_direction", "objective_grad", "hessp", "tree_gaussian_sample", "node_probs"]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _total(counts, j):  # pragma: no cover - compiled
+    """Rows of leaf ``j``."""
+    acc = 0.0
+    for x in range(counts.shape[1]):
+        acc += counts[j, x]
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def _max_abs(G):  # pragma: no cover - compiled
+    """Largest |entry| of the coefficient rows below the root."""
+    m = 0.0
+    for i in range(1, G.shape[0]):
+        for k in range(G.shape[1]):
+            a = abs(G[i, k])
+            if a > m:
+                m = a
+    return m
+
+
 @njit(cache=True, nogil=True)
 def _path_sums(B, parent, eta):  # pragma: no cover - compiled
     n, K = B.shape
@@ -83,9 +104,7 @@ def objective_grad(B, parent, leaf0, counts, tau, eta, G, p):  # pragma: no cove
             G[i, k] = 0.0
     for j in range(counts.shape[0]):
         i = leaf0 + j
-        N = 0.0
-        for x in range(r):
-            N += counts[j, x]
+        N = _total(counts, j)
         lse = _softmax_row(eta[i], K, r, p[j])
         f += N * lse
         if K == r:
@@ -121,9 +140,7 @@ def hessp(V, parent, leaf0, counts, p, tau, dn, out):  # pragma: no cover - comp
             out[i, k] = 0.0
     for j in range(counts.shape[0]):
         i = leaf0 + j
-        N = 0.0
-        for x in range(r):
-            N += counts[j, x]
+        N = _total(counts, j)
         if K == r:
             dot = 0.0
             for k in range(r):
@@ -153,9 +170,7 @@ def _hess_diag(parent, leaf0, counts, p, tau, K, D):  # pragma: no cover - compi
             D[i, k] = 0.0
     for j in range(counts.shape[0]):
         i = leaf0 + j
-        N = 0.0
-        for x in range(r):
-            N += counts[j, x]
+        N = _total(counts, j)
         if K == r:
             for k in range(r):
                 D[i, k] = N * p[j, k] * (1.0 - p[j, k])
@@ -231,9 +246,7 @@ def newton_direction(parent, leaf0, counts, p, tau, G, A, b, Minv, d):  # pragma
                 A[i, a, c] = 0.0
     for j in range(counts.shape[0]):
         i = leaf0 + j
-        N = 0.0
-        for x in range(r):
-            N += counts[j, x]
+        N = _total(counts, j)
         if K == r:
             for a in range(K):
                 for c in range(K):
@@ -360,12 +373,7 @@ def ridge_newton(parent, leaf0, counts, tau, K, B, gtol, max_iter):  # pragma: n
     Gt = np.empty((n, K))
     f = objective_grad(B, parent, leaf0, counts, tau, eta, G, p)
     for it in range(max_iter):
-        gmax = 0.0
-        for i in range(1, n):
-            for k in range(K):
-                a = abs(G[i, k])
-                if a > gmax:
-                    gmax = a
+        gmax = _max_abs(G)
         if gmax <= gtol:
             return f, gmax, it, True
         if exact:
@@ -393,13 +401,7 @@ def ridge_newton(parent, leaf0, counts, tau, K, B, gtol, max_iter):  # pragma: n
                 accepted = True
                 break
             if tiny:
-                gt = 0.0
-                for i in range(1, n):
-                    for k in range(K):
-                        a = abs(Gt[i, k])
-                        if a > gt:
-                            gt = a
-                if gt < gmax:
+                if _max_abs(Gt) < gmax:
                     accepted = True
                     break
             t *= 0.5
@@ -414,12 +416,7 @@ def ridge_newton(parent, leaf0, counts, tau, K, B, gtol, max_iter):  # pragma: n
             for x in range(r):
                 p[j, x] = pt[j, x]
         f = ft
-    gmax = 0.0
-    for i in range(1, n):
-        for k in range(K):
-            a = abs(G[i, k])
-            if a > gmax:
-                gmax = a
+    gmax = _max_abs(G)
     return f, gmax, max_iter, gmax <= gtol
 
 
