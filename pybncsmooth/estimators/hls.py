@@ -54,9 +54,10 @@ __all__ = ["HLS", "flatten_tree"]
 def flatten_tree(tree: ContextTree) -> tuple[np.ndarray, int, np.ndarray, list[int], bool]:
     """Level-order arrays of a tree for the kernels.
 
-    Returns ``(parent, leaf0, leaf_counts, level_offsets, virtual_root)``.  A tree
-    without parents gets a virtual root above its root, so that the root's own
-    coefficient (an intercept) is fitted.
+    Returns ``(parent, leaf0, leaf_counts, level_offsets, virtual_root)``:
+    ``level_offsets[i]:level_offsets[i + 1]`` are the flat rows of tree level ``i``.  A
+    tree without parents gets a virtual root (flat row 0) above its root (row 1), so
+    that the root's own coefficient (an intercept) is fitted.
     """
     sizes = tree.level_sizes()
     if tree.depth == 0:
@@ -144,11 +145,8 @@ class HLS(Estimator):
 
     def _estimate_one(self, tree: ContextTree) -> TreeEstimate:
         B, info = self.fit_coefficients(tree)
-        parent, _, _, offsets, virtual = flatten_tree(tree)
+        parent, _, _, offsets, _ = flatten_tree(tree)
         probs = node_probs(B, parent, tree.child_card)
-        if virtual:
-            probs = probs[1:]
-            offsets = [0, 1]
         return TreeEstimate(split_levels(probs, offsets), "backoff", info)
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:

@@ -161,7 +161,6 @@ class _Network:
         leaf_tree = np.repeat(np.arange(self.T), self.n_leaf)
         self.active = [np.flatnonzero((self.K_t[leaf_tree] > k) & (self.N > 0)) for k in range(self.K_max)]
         self.offsets = [f[3] for f in flats]
-        self.virtual = [f[4] for f in flats]
 
 
 @register_estimator
@@ -312,9 +311,7 @@ class HLSBayes(Estimator):
             m = mean[no : no + nn, :r]
             m = m / m.sum(axis=1, keepdims=True)
             sd = sd_all[no : no + nn, :r]
-            offsets = net.offsets[t]
-            if net.virtual[t]:
-                m, sd, offsets = m[1:], sd[1:], [0, 1]
+            offsets = net.offsets[t]  # a virtual root's row 0 falls outside them
             info: dict[str, Any] = {"n_records": int(sum(res[3] for res in results)), "n_chains": self.n_chains}
             if self.n_chains > 1:
                 info["rhat"] = _tree_rhat(results, net, t)

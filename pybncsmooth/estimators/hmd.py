@@ -350,7 +350,6 @@ class HMD(Estimator):
         nu = fit.nu.reshape(q, r, J)
         kap = fit.kappa.reshape(q, r)
         tau = fit.tau
-        Nd = N
         probs, sds = [], []
         for i, lev in enumerate(tree.levels):
             m = len(lev.value)
@@ -368,7 +367,7 @@ class HMD(Estimator):
             hcfg = _mixed_radix([node_cfg[:, j] for j in range(1, i)], head) if head else np.zeros(m, dtype=np.int64)
             nu_h = nu.reshape(qh, tail, r, J).sum(axis=1)
             k_h = kap.reshape(qh, tail, r).sum(axis=1)
-            n_h = Nd.reshape(qh, tail, r, J).sum(axis=1)
+            n_h = N.reshape(qh, tail, r, J).sum(axis=1)
             v = nu_h[hcfg, :, dom]
             probs.append(v / v.sum(axis=1, keepdims=True))
             sds.append(_entry_sd(n_h[hcfg, :, dom], k_h[hcfg], s, tau))

@@ -105,7 +105,6 @@
     tab <- tables[[n]]
     pa <- as.character(unlist(tab$parents))
     ch <- as.character(unlist(tab$children))
-    if (!is.null(group)) ch <- ch
     out[[n]] <- structure(list(node = n, parents = pa, children = ch,
                                prob = .make_table(tab, root = length(pa) == 0L)),
                           class = "bn.fit.dnode")
