@@ -6,6 +6,11 @@
 .configure_python <- function() {
   py <- getOption("bncsmooth.python", Sys.getenv("BNCSMOOTH_PYTHON", ""))
   if (nzchar(py) && !reticulate::py_available(initialize = FALSE)) {
+    if (!file.exists(py)) {
+      stop("the Python interpreter '", py, "' (option bncsmooth.python or BNCSMOOTH_PYTHON) does not ",
+           "exist: install Python (>= 3.10) and then pybncsmooth with `python3 -m pip install pybncsmooth`",
+           call. = FALSE)
+    }
     reticulate::use_python(py, required = TRUE)
   }
 }
@@ -13,7 +18,7 @@
 bncs.available <- function() {
   ok <- tryCatch({
     .configure_python()
-    reticulate::py_module_available("pybncsmooth")
+    reticulate::py_available(initialize = TRUE) && reticulate::py_module_available("pybncsmooth")
   }, error = function(e) FALSE)
   isTRUE(ok)
 }
