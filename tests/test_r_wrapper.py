@@ -34,7 +34,6 @@ needs_r = pytest.mark.skipif(not _r_ready(), reason="R with reticulate, testthat
 def _env() -> dict:
     env = dict(os.environ)
     env["RETICULATE_PYTHON"] = sys.executable
-    env["_R_CHECK_FORCE_SUGGESTS_"] = "false"  # bnlearn is not packaged by Debian
     return env
 
 
