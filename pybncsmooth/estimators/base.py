@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import inspect
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Mapping
 
@@ -28,7 +30,16 @@ import numpy as np
 from ..counting.context_tree import ContextTree
 from ..errors import HyperparameterError
 
-__all__ = ["Estimator", "TreeEstimate", "make_estimator", "register_estimator", "available_methods", "positive_param"]
+__all__ = [
+    "Estimator",
+    "TreeEstimate",
+    "make_estimator",
+    "register_estimator",
+    "available_methods",
+    "positive_param",
+    "number_param",
+    "map_trees",
+]
 
 UnseenRule = Literal["backoff", "uniform", "fallback"]
 
@@ -138,18 +149,35 @@ class Estimator:
         return hash((type(self).__name__, tuple(sorted((k, repr(v)) for k, v in self.get_params().items()))))
 
 
-def positive_param(name: str, value: Any, *, optional: bool = False) -> float | None:
-    """``value`` as a positive finite float (``None`` passes when ``optional``); anything
-    else raises :class:`HyperparameterError` naming ``name``."""
+def number_param(name: str, value: Any, *, strict: bool = True, optional: bool = False) -> float | None:
+    """``value`` as a finite float, positive (``strict``) or non-negative; ``None`` passes
+    when ``optional``.  Anything else raises :class:`HyperparameterError` naming ``name``."""
     if value is None and optional:
         return None
+    kind = "positive" if strict else "non-negative"
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise HyperparameterError(f"{name} must be a positive number, not {value!r}") from None
-    if not math.isfinite(v) or v <= 0:
-        raise HyperparameterError(f"{name} must be positive and finite, not {value!r}")
+        raise HyperparameterError(f"{name} must be a {kind} number, not {value!r}") from None
+    if not math.isfinite(v) or v < 0 or (strict and v == 0):
+        raise HyperparameterError(f"{name} must be {kind} and finite, not {value!r}")
     return v
+
+
+def positive_param(name: str, value: Any, *, optional: bool = False) -> float | None:
+    """``value`` as a positive finite float (see :func:`number_param`)."""
+    return number_param(name, value, strict=True, optional=optional)
+
+
+def map_trees(fn: Any, trees: "Mapping[str, ContextTree]", n_jobs: int | None) -> dict[str, Any]:
+    """``fn`` applied to every tree of a network, in up to ``n_jobs`` threads (default:
+    all cores; the compiled kernels release the GIL).  Results keep the trees' order."""
+    names = list(trees)
+    workers = min(n_jobs or os.cpu_count() or 1, len(names))
+    if workers <= 1:
+        return {n: fn(trees[n]) for n in names}
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return dict(zip(names, pool.map(lambda n: fn(trees[n]), names)))
 
 
 _REGISTRY: dict[str, type[Estimator]] = {}

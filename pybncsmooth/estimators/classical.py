@@ -6,13 +6,12 @@ a parent configuration never seen in the data can be answered from an ancestor.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
 from ..counting.context_tree import ContextTree
 from ..errors import DataError, HyperparameterError
-from .base import Estimator, TreeEstimate, register_estimator
+from .base import Estimator, TreeEstimate, number_param, register_estimator
 
 __all__ = ["MLE", "Bayes", "MEstimate"]
 
@@ -21,18 +20,6 @@ def _check_unseen(unseen: str) -> str:
     if unseen not in ("backoff", "uniform"):
         raise HyperparameterError(f"unseen must be 'backoff' or 'uniform', not {unseen!r}")
     return unseen
-
-
-def _check_nonneg(name: str, value: float, strict: bool) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise HyperparameterError(f"{name} must be a number, not {value!r}") from None
-    if not math.isfinite(v) or v < 0 or (strict and v == 0):
-        raise HyperparameterError(
-            f"{name} must be {'positive' if strict else 'non-negative'} and finite, not {value!r}"
-        )
-    return v
 
 
 def _dirichlet_sd(p: np.ndarray, total: np.ndarray) -> np.ndarray:
@@ -87,7 +74,7 @@ class Bayes(Estimator):
     name = "bayes"
 
     def __init__(self, iss: float = 1.0, unseen: str = "uniform") -> None:
-        self.iss = _check_nonneg("iss", iss, strict=True)
+        self.iss = number_param("iss", iss, strict=True)
         self.unseen = _check_unseen(unseen)
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:
@@ -124,7 +111,7 @@ class MEstimate(Estimator):
     name = "mestimate"
 
     def __init__(self, m: float = 1.0) -> None:
-        self.m = _check_nonneg("m", m, strict=False)
+        self.m = number_param("m", m, strict=False)
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:
         r = tree.child_card

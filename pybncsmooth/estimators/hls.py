@@ -36,9 +36,7 @@ its-intercept rather than to the other domains' tables (``hmd`` pools domains).
 
 from __future__ import annotations
 
-import os
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping
 
 import numpy as np
@@ -46,7 +44,7 @@ import numpy as np
 from ..counting.context_tree import ContextTree
 from ..errors import ConvergenceWarning, HyperparameterError
 from ._hls_kernels import node_probs, ridge_newton
-from .base import Estimator, TreeEstimate, positive_param, register_estimator
+from .base import Estimator, TreeEstimate, map_trees, positive_param, register_estimator
 
 __all__ = ["HLS", "flatten_tree"]
 
@@ -85,15 +83,6 @@ def warn_unconverged(name: str, results: Mapping[str, TreeEstimate]) -> None:
                 ConvergenceWarning,
                 stacklevel=3,
             )
-
-
-def run_threads(fn: Any, trees: Mapping[str, ContextTree], n_jobs: int | None) -> dict[str, TreeEstimate]:
-    names = list(trees)
-    workers = min(n_jobs or os.cpu_count() or 1, len(names))
-    if workers <= 1:
-        return {n: fn(trees[n]) for n in names}
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return dict(zip(names, pool.map(lambda n: fn(trees[n]), names)))
 
 
 @register_estimator
@@ -156,6 +145,6 @@ class HLS(Estimator):
 
     def estimate_all(self, trees: Mapping[str, ContextTree], *, domain: str | None = None) -> dict[str, TreeEstimate]:
         """Fit every node's tree (independent problems, in threads)."""
-        out = run_threads(self._estimate_one, trees, self.n_jobs)
+        out = map_trees(self._estimate_one, trees, self.n_jobs)
         warn_unconverged(self.name, out)
         return out

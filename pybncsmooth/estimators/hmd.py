@@ -48,9 +48,7 @@ for a domain's CPT (a ratio of joint cells) the second term uses the delta metho
 from __future__ import annotations
 
 import math
-import os
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping
 
 import numpy as np
@@ -67,7 +65,7 @@ from ._hmd_kernels import (
     vi_bnlearn,
     vi_converge,
 )
-from .base import Estimator, TreeEstimate, positive_param, register_estimator
+from .base import Estimator, TreeEstimate, map_trees, positive_param, register_estimator
 
 __all__ = ["HMD", "fit_hmd_matrix", "HMDFit", "exact_alpha_moments"]
 
@@ -393,13 +391,7 @@ class HMD(Estimator):
             fn = self._estimate_domain
         else:
             fn = self._estimate_one
-        names = list(trees)
-        workers = min(self.n_jobs or os.cpu_count() or 1, len(names))
-        if workers <= 1:
-            out = {n: fn(trees[n]) for n in names}
-        else:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                out = dict(zip(names, pool.map(lambda n: fn(trees[n]), names)))
+        out = map_trees(fn, trees, self.n_jobs)
         self._warn(out)
         return out
 
