@@ -406,6 +406,14 @@ def _mixed_radix(cols: Sequence[np.ndarray], cards: Sequence[int]) -> np.ndarray
     return cfg
 
 
+def config_index(M: np.ndarray, cards: Sequence[int]) -> np.ndarray:
+    """Configuration codes of the rows of ``M`` (one column per variable, first most
+    significant, as :func:`_mixed_radix`); zeros when ``M`` has no columns."""
+    if M.shape[1] == 0:
+        return np.zeros(M.shape[0], dtype=np.int64)
+    return _mixed_radix([M[:, j] for j in range(M.shape[1])], cards)
+
+
 def _decode(cfg: np.ndarray, cards: Sequence[int]) -> np.ndarray:
     out = np.empty((len(cfg), len(cards)), dtype=np.int64)
     rest = cfg.astype(np.int64)

@@ -53,7 +53,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..counting.context_tree import ContextTree, _mixed_radix
+from ..counting.context_tree import ContextTree, config_index
 from ..errors import ConvergenceWarning, DataError, DenseTableTooLargeError, HyperparameterError
 from ._hmd_kernels import (
     W_INNER_CAP,
@@ -341,7 +341,7 @@ class HMD(Estimator):
         configs, counts = tree.leaf_table()
         N = np.zeros((q, r, J))
         if len(counts):
-            cfg = _mixed_radix([configs[:, j] for j in range(1, configs.shape[1])], pcards) if pcards else 0
+            cfg = config_index(configs[:, 1:], pcards)
             N[cfg, :, configs[:, 0]] = counts
         fit = self._run(N.reshape(R, J), s)
         info = self._info(fit)
@@ -349,8 +349,7 @@ class HMD(Estimator):
         kap = fit.kappa.reshape(q, r)
         tau = fit.tau
         probs, sds = [], []
-        for i, lev in enumerate(tree.levels):
-            m = len(lev.value)
+        for i in range(len(tree.levels)):
             if i == 0:  # the population marginal of the node
                 kx = kap.sum(axis=0, keepdims=True)
                 probs.append(kx / kx.sum())
@@ -362,7 +361,7 @@ class HMD(Estimator):
             head = pcards[: i - 1]
             tail = int(np.prod(pcards[i - 1 :], dtype=np.int64)) if pcards[i - 1 :] else 1
             qh = int(np.prod(head, dtype=np.int64)) if head else 1
-            hcfg = _mixed_radix([node_cfg[:, j] for j in range(1, i)], head) if head else np.zeros(m, dtype=np.int64)
+            hcfg = config_index(node_cfg[:, 1:i], head)
             nu_h = nu.reshape(qh, tail, r, J).sum(axis=1)
             k_h = kap.reshape(qh, tail, r).sum(axis=1)
             n_h = N.reshape(qh, tail, r, J).sum(axis=1)

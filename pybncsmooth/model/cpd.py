@@ -19,12 +19,11 @@ Internally a flat "configuration-major" layout is used: row ``cfg`` of a
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from functools import cached_property
 from typing import Any, Sequence
 
 import numpy as np
 
-from ..counting.context_tree import ContextTree, _mixed_radix
+from ..counting.context_tree import ContextTree, config_index
 from ..errors import DenseTableTooLargeError, StatisticUnavailableError
 from ..estimators.base import TreeEstimate
 
@@ -103,8 +102,7 @@ class CPD(ABC):
         P = _as_matrix(parent_codes, len(self.parents))
         if self.n_configs * self.card <= QUERY_DENSE_CELLS and (P.size == 0 or P.min() >= 0):
             flat = self._query_matrix().ravel()
-            cfg = _mixed_radix([P[:, j] for j in range(P.shape[1])], self.parent_cards) if P.shape[1] else 0
-            return flat[cfg * self.card + x]
+            return flat[config_index(P, self.parent_cards) * self.card + x]
         return self.probs(P)[np.arange(len(x)), x]
 
     def _query_matrix(self) -> np.ndarray:
@@ -128,10 +126,27 @@ class TreeCPD(CPD):
         if len(estimate.probs) != len(tree.levels):
             raise ValueError("the estimate does not match the tree's levels")
 
-    @cached_property
-    def _flat_probs(self) -> tuple[np.ndarray, np.ndarray]:
-        offsets = np.cumsum([0] + [len(p) for p in self.estimate.probs])
-        return np.concatenate(self.estimate.probs, axis=0), offsets
+    def _flat(self, stat: str) -> tuple[np.ndarray, np.ndarray]:
+        """The per-level arrays of ``stat`` ("mean" or "sd") stacked, with level offsets
+        (cached: queries index them)."""
+        key = "_flat_" + stat
+        cached = self.__dict__.get(key)
+        if cached is None:
+            levels = self.estimate.probs if stat == "mean" else self.estimate.sd
+            cached = (np.concatenate(levels, axis=0), np.cumsum([0] + [len(p) for p in levels]))
+            self.__dict__[key] = cached
+        return cached
+
+    def _unseen_fill(self, stat: str) -> tuple[np.ndarray | None, Any]:
+        """What the unseen rule fills in for ``stat``: the fallback table, and the value
+        of the uniform rule (for "sd": the prior's, when the estimate gives it)."""
+        est = self.estimate
+        if stat == "mean":
+            return est.fallback, 1.0 / self.card
+        if est.sd is None:
+            raise StatisticUnavailableError("standard deviation", None, self.node)
+        fb_sd = est.fallback_sd
+        return fb_sd, fb_sd[0] if (est.unseen == "uniform" and fb_sd is not None) else np.nan
 
     @property
     def has_sd(self) -> bool:
@@ -142,20 +157,15 @@ class TreeCPD(CPD):
         n = P.shape[0]
         known = P.min(axis=1) >= 0 if P.shape[1] else np.ones(n, dtype=bool)
         if self.n_configs * self.card <= QUERY_DENSE_CELLS and known.all():
-            m = self._query_matrix()
-            cfg = (
-                _mixed_radix([P[:, j] for j in range(P.shape[1])], self.parent_cards)
-                if P.shape[1]
-                else np.zeros(n, dtype=np.int64)
-            )
-            return m[cfg]
-        return self._tree_values(P, self.estimate.probs, self.estimate.fallback, 1.0 / self.card)
+            return self._query_matrix()[config_index(P, self.parent_cards)]
+        return self._tree_values(P, "mean")
 
-    def _tree_values(self, P: np.ndarray, levels: tuple, fallback: np.ndarray | None, uniform: Any) -> np.ndarray:
-        """Per-row vectors from the tree (``levels``: per-level arrays) and the unseen rule."""
+    def _tree_values(self, P: np.ndarray, stat: str) -> np.ndarray:
+        """Per-row vectors of ``stat`` from the tree and the unseen rule."""
+        fallback, uniform = self._unseen_fill(stat)
         level, node, unseen = self.tree.find(P)
-        offsets = np.cumsum([0] + [len(p) for p in levels])
-        out = np.concatenate(levels, axis=0)[offsets[level] + node]
+        flat, offsets = self._flat(stat)
+        out = flat[offsets[level] + node]
         rule = self.estimate.unseen
         if rule == "uniform" and unseen.any():
             out[unseen] = uniform
@@ -167,18 +177,16 @@ class TreeCPD(CPD):
                 use &= tail.min(axis=1) >= 0
             if use.any():
                 rows = np.flatnonzero(use)
-                cfg = (
-                    _mixed_radix([tail[rows, j] for j in range(tail.shape[1])], self.parent_cards[k:])
-                    if tail.shape[1]
-                    else np.zeros(len(rows), dtype=np.int64)
-                )
-                out[rows] = fallback[cfg]
+                out[rows] = fallback[config_index(tail[rows], self.parent_cards[k:])]
         return out
 
-    def _dense(self, max_cells: int, levels: tuple, fallback: np.ndarray | None, uniform: Any) -> np.ndarray:
+    def _dense(self, max_cells: int, stat: str) -> np.ndarray:
+        """The dense configuration-major matrix of ``stat`` ("mean" or "sd")."""
         cells = self.n_configs * self.card
         if cells > max_cells:
             raise DenseTableTooLargeError(self.node, cells, max_cells)
+        fallback, uniform = self._unseen_fill(stat)
+        levels = self.estimate.probs if stat == "mean" else self.estimate.sd
         rule = self.estimate.unseen
         if rule == "fallback":
             # every configuration starts from the fallback row of its trailing codes;
@@ -188,12 +196,7 @@ class TreeCPD(CPD):
             full = np.tile(fallback, (q_head, 1))
             configs = self.tree.node_configs(self.tree.depth)
             if len(configs):
-                cfg = (
-                    _mixed_radix([configs[:, j] for j in range(configs.shape[1])], self.parent_cards)
-                    if configs.shape[1]
-                    else np.zeros(len(configs), dtype=np.int64)
-                )
-                full[cfg] = levels[-1]
+                full[config_index(configs, self.parent_cards)] = levels[-1]
             return full
         cur = levels[0].reshape(1, self.card).copy()
         cfg_idx = np.zeros(1, dtype=np.int64)
@@ -211,25 +214,14 @@ class TreeCPD(CPD):
         return cur
 
     def _matrix(self, max_cells: int) -> np.ndarray:
-        return self._dense(max_cells, self.estimate.probs, self.estimate.fallback, 1.0 / self.card)
+        return self._dense(max_cells, "mean")
 
     def _sd_matrix(self, max_cells: int) -> np.ndarray:
-        est = self.estimate
-        if est.sd is None:
-            raise StatisticUnavailableError("standard deviation", None, self.node)
-        fb_sd = est.fallback_sd
-        uniform = fb_sd[0] if (est.unseen == "uniform" and fb_sd is not None) else np.nan
-        return self._dense(max_cells, est.sd, fb_sd, uniform)
+        return self._dense(max_cells, "sd")
 
     def sds(self, parent_codes: np.ndarray) -> np.ndarray:
         """Posterior standard deviations of the vectors :meth:`probs` returns."""
-        est = self.estimate
-        if est.sd is None:
-            raise StatisticUnavailableError("standard deviation", None, self.node)
-        P = _as_matrix(parent_codes, len(self.parents))
-        fb_sd = est.fallback_sd
-        uniform = fb_sd[0] if (est.unseen == "uniform" and fb_sd is not None) else np.nan
-        return self._tree_values(P, est.sd, fb_sd, uniform)
+        return self._tree_values(_as_matrix(parent_codes, len(self.parents)), "sd")
 
 
 class TableCPD(CPD):
@@ -291,7 +283,7 @@ class TableCPD(CPD):
         for k, pat in enumerate(patterns):
             rows = np.flatnonzero(inv == k)
             if not pat.any():
-                cfg = _mixed_radix([P[rows, j] for j in range(P.shape[1])], self.parent_cards)
+                cfg = config_index(P[rows], self.parent_cards)
                 out[rows] = m[cfg]
                 continue
             # average uniformly over the parents that are not observed
