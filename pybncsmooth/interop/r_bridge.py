@@ -52,7 +52,7 @@ def frame_from_codes(names: Sequence[str], codes: Sequence[Any], levels: Sequenc
     return pd.DataFrame(cols)
 
 
-def network_tables(net: Any, group_first: bool = False) -> dict[str, Any]:
+def network_tables(net: Any) -> dict[str, Any]:
     """Every node's CPT in bnlearn's layout, for building a ``bn.fit`` in R.
 
     Returns ``nodes`` (node order), and per node ``parents`` (a multi-domain fit adds
@@ -60,13 +60,11 @@ def network_tables(net: Any, group_first: bool = False) -> dict[str, Any]:
     dimension) and ``prob`` (flattened column-major).
     """
     out: dict[str, Any] = {"nodes": list(net.nodes), "domain": net.domain, "tables": {}}
-    prefix = [net.domain] if net.domain is not None else []
     for node in net.nodes:
         t = net.cpt(node)
-        parents = list(net.parents(node)) + prefix
-        dims = [node] + parents
+        dims = net._table_dims(node)  # [node, *parents, domain]: cpt()'s axes
         out["tables"][node] = {
-            "parents": parents,
+            "parents": dims[1:],
             "children": list(net.children(node)),
             "dims": dims,
             "levels": [[str(v) for v in net.levels(d)] for d in dims],
