@@ -161,6 +161,9 @@ class _Network:
         leaf_tree = np.repeat(np.arange(self.T), self.n_leaf)
         self.active = [np.flatnonzero((self.K_t[leaf_tree] > k) & (self.N > 0)) for k in range(self.K_max)]
         self.offsets = [f[3] for f in flats]
+        # R-hat watches the first (up to) 100 leaves of each tree
+        self.watch_n = np.minimum(self.n_leaf, 100)
+        self.watch_off = np.concatenate([[0], np.cumsum(self.watch_n)]).astype(np.int64)
 
 
 @register_estimator
@@ -247,10 +250,6 @@ class HLSBayes(Estimator):
         ss = np.zeros(net.T)
         burn = self.effective_burn_in
         thin = max(1, (self.iterations - burn) // 200)
-        # R-hat watches up to 100 leaves of each tree
-        watch = np.concatenate(
-            [net.node_off[t] + net.leaf0[t] + np.arange(min(net.n_leaf[t], 100)) for t in range(net.T)]
-        )
         trace = []
         for it in range(self.iterations):
             for k in range(net.K_max):
@@ -269,7 +268,7 @@ class HLSBayes(Estimator):
             if it >= burn:
                 _accumulate_all(B, net.parent, net.node_off, net.n_nodes, net.r_t, net.K_t, acc, acc2)
                 if self.n_chains > 1 and (it - burn) % thin == 0:
-                    trace.append(node_probs_rows(B, net, watch))
+                    trace.append(node_probs_rows(B, net))
             if bar is not None and (it + 1) % 100 == 0:
                 bar.update(100)
         kept = self.iterations - burn
@@ -319,23 +318,19 @@ class HLSBayes(Estimator):
         return out
 
 
-def node_probs_rows(B: np.ndarray, net: _Network, rows: np.ndarray) -> np.ndarray:
+def node_probs_rows(B: np.ndarray, net: _Network) -> np.ndarray:
     """The CPT columns of the watched leaves (for R-hat), one row per leaf, padded to r_max."""
-    out = np.zeros((len(rows), net.r_max))
-    start = 0
+    out = np.zeros((int(net.watch_off[-1]), net.r_max))
     for t in range(net.T):
-        cnt = min(int(net.n_leaf[t]), 100)
         no, nn, r = int(net.node_off[t]), int(net.n_nodes[t]), int(net.r_t[t])
         P = node_probs(np.ascontiguousarray(B[no : no + nn, : net.K_t[t]]), net.parent[no : no + nn], r)
-        out[start : start + cnt, :r] = P[net.leaf0[t] : net.leaf0[t] + cnt]
-        start += cnt
+        out[net.watch_off[t] : net.watch_off[t + 1], :r] = P[net.leaf0[t] : net.leaf0[t] + net.watch_n[t]]
     return out
 
 
 def _tree_rhat(results: list, net: _Network, t: int) -> float:
-    start = int(sum(min(int(net.n_leaf[u]), 100) for u in range(t)))
-    cnt = min(int(net.n_leaf[t]), 100)
-    draws = [res[2][:, start : start + cnt, : net.r_t[t]].reshape(res[2].shape[0], -1) for res in results]
+    a, b = int(net.watch_off[t]), int(net.watch_off[t + 1])
+    draws = [res[2][:, a:b, : net.r_t[t]].reshape(res[2].shape[0], -1) for res in results]
     k = min(d.shape[0] for d in draws)
     if k < 4:
         return float("nan")
