@@ -9,10 +9,7 @@ bncs.classifier <- function(formula, data, structure = "tan", method = "mestimat
   rhs <- trimws(strsplit(formula, "~", fixed = TRUE)[[1]][2])
   if (!target %in% names(data)) stop("the class '", target, "' is not a column of the data", call. = FALSE)
   features <- if (rhs == ".") setdiff(names(data), target) else trimws(strsplit(rhs, "+", fixed = TRUE)[[1]])
-  available <- names(bncs.methods(details = FALSE))
-  if (!method %in% available) {
-    stop("unknown method '", method, "'; available: ", paste(available, collapse = ", "), call. = FALSE)
-  }
+  .check_method(method)
   args <- .hyper(method, list(...))
   X <- .df_to_py(data, features)
   y <- .df_to_py(data, target)[[target]]

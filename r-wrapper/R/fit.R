@@ -4,10 +4,7 @@ bncs.fit <- function(x, data, method = "hdp", ..., group = NULL, na = "available
   if (!is.data.frame(data)) stop("data must be a data.frame of factors, not ", class(data)[1], call. = FALSE)
   .check_levels_agree(x, data)
   if (!is.character(method) || length(method) != 1L) stop("method must be one string", call. = FALSE)
-  available <- names(bncs.methods(details = FALSE))
-  if (!method %in% available) {
-    stop("unknown method '", method, "'; available: ", paste(available, collapse = ", "), call. = FALSE)
-  }
+  .check_method(method)
   if (!is.null(group)) {
     if (!is.character(group) || length(group) != 1L) stop("group must be the name of one column", call. = FALSE)
     if (!group %in% names(data)) stop("the group '", group, "' is not a column of the data", call. = FALSE)

@@ -16,3 +16,11 @@ bncs.dataset <- function(name = "asia") {
   df <- .py_call(bs$load_dataset(name))
   .df_from_py(df)
 }
+
+#' @noRd
+.check_method <- function(method) {
+  available <- names(bncs.methods(details = FALSE))
+  if (!method %in% available) {
+    stop("unknown method '", method, "'; available: ", paste(available, collapse = ", "), call. = FALSE)
+  }
+}
