@@ -161,8 +161,10 @@ def main(argv: list[str] | None = None) -> int:
     ref = {"alarm_grouped": info["alarm_grouped_hdir"], "asia_grouped": info["asia_grouped_hdir_per_call_batch20"]}
     cores = os.cpu_count() or 1
     print(f"hmd (compat='bnlearn') vs bnlearn hdir CPU time; {cores} core(s); best of {args.repeat}")
-    print(f"{'data set':<15} {'1 thread':>9} {'all cores':>9} {'converged':>9} {'bnlearn':>8} "
-          f"{'ratio 1t':>8} {'ratio all':>9} {'naive':>8} {'vs naive':>8} {'max |diff| bnlearn':>18}")
+    print(
+        f"{'data set':<15} {'1 thread':>9} {'all cores':>9} {'converged':>9} {'bnlearn':>8} "
+        f"{'ratio 1t':>8} {'ratio all':>9} {'naive':>8} {'vs naive':>8} {'max |diff| bnlearn':>18}"
+    )
     for name in ("alarm_grouped", "asia_grouped"):
         df, ms = load(name)
 
@@ -180,8 +182,10 @@ def main(argv: list[str] | None = None) -> int:
         ndiff = max(float(np.abs(net.cpt(n) - naive[n]).max()) for n in net.nodes)
         if ndiff > 1e-6:
             print(f"  naive version differs by {ndiff:.2e}", file=sys.stderr)
-        print(f"{name:<15} {t1:9.4f} {tall:9.4f} {tconv:9.4f} {ref[name]:8.4f} {ref[name] / t1:7.2f}x "
-              f"{ref[name] / tall:8.2f}x {tn:8.3f} {tn / t1:7.1f}x {diff:18.1e}")
+        print(
+            f"{name:<15} {t1:9.4f} {tall:9.4f} {tconv:9.4f} {ref[name]:8.4f} {ref[name] / t1:7.2f}x "
+            f"{ref[name] / tall:8.2f}x {tn:8.3f} {tn / t1:7.1f}x {diff:18.1e}"
+        )
     return 0
 
 

@@ -16,15 +16,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
-from ._rng import beta, gamma, uniform
-from ._stirling import digamma, log_stirling
+from ._rng import gamma, uniform
+from ._stirling import digamma, log_stirling_beyond, pcol_offset
 
 __all__ = ["hdp_init", "hdp_sweeps", "check_invariants"]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def hdp_init(n, t, nsum, tsum, parent, lstart, c0):  # pragma: no cover - compiled
     """Initial table counts, bottom-up (eq. 15): ``t = n`` if ``n <= 1``, else
     ``max(1, floor(c (psi(c + n) - psi(c))))``; internal ``n`` = children's ``t``; the
@@ -59,55 +59,48 @@ def hdp_init(n, t, nsum, tsum, parent, lstart, c0):  # pragma: no cover - compil
                     n[p, k] += t[i, k]
 
 
-@njit(cache=True, nogil=True)
-def refresh_rise(  # pragma: no cover - compiled
-    rise_tab, rise_len, conc, c_root, group_nodes, group_off, nsum, is_parent, window, max_len
-):
-    """Tables of the log rising factorials log a^(m) of every concentration that some
-    parent node uses, for m up to twice the largest current count (plus the window)."""
-    G = conc.shape[0]
-    for g in range(G + 1):
-        if g < G:
-            a = conc[g]
-            mx = -1
-            for jj in range(group_off[g], group_off[g + 1]):
-                j = group_nodes[jj]
-                if is_parent[j] and nsum[j] > mx:
-                    mx = nsum[j]
-        else:
-            a = c_root
-            mx = nsum[0]
-        if mx < 0:
-            rise_len[g] = 0
-            continue
-        L = 2 * mx + 4 * window + 4
-        if L > max_len:
-            L = max_len
-        rise_tab[g, 0] = 0.0
-        for m in range(1, L):
-            rise_tab[g, m] = rise_tab[g, m - 1] + math.log(a + m - 1)
-        rise_len[g] = L
-
-
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _sample_concentrations(  # pragma: no cover - compiled
     rng, nsum, tsum, conc, logc, group_nodes, group_off, prior_shape, prior_rate, cap
 ):
     """Auxiliary-variable sampling (thesis 002, Algorithm 14): for the tied nodes j,
-    q_j ~ Beta(alpha, n_j); alpha ~ Gamma(shape + sum t_j, rate + sum log(1/q_j))."""
+    q_j ~ Beta(alpha, n_j); alpha ~ Gamma(shape + sum t_j, rate + sum log(1/q_j)).
+
+    The betas are drawn exactly but cheaply where ``n_j`` is small (most leaves of a
+    deep tree): for ``n_j <= 3``, ``log q = sum_{i < n_j} log(U_i) / (alpha + i)``
+    (``Beta(alpha, n) = prod_{i < n} Beta(alpha + i, 1)`` and ``Beta(b, 1)`` is
+    ``U^(1/b)``); for ``n_j <= 8``, ``q = X / (X + Y)`` with ``Y ~ Gamma(n_j)`` drawn as
+    ``-log`` of a product of ``n_j`` uniforms.
+    """
     G = conc.shape[0]
+    floor = math.log(1e-75)
     for g in range(G):
         rate = prior_rate
         shape = prior_shape
         a = conc[g]
         for jj in range(group_off[g], group_off[g + 1]):
             j = group_nodes[jj]
-            if nsum[j] <= 0:
+            nj = nsum[j]
+            if nj <= 0:
                 continue
-            q = beta(rng, a, nsum[j])
-            if q < 1e-75:
-                q = 1e-75
-            rate -= math.log(q)
+            if nj <= 3:  # Beta(a, n) = prod_{i < n} Beta(a + i, 1) = prod U_i^(1 / (a + i))
+                lq = math.log(1.0 - uniform(rng)) / a
+                for ii in range(1, nj):
+                    lq += math.log(1.0 - uniform(rng)) / (a + ii)
+            else:
+                x = gamma(rng, a)
+                if nj <= 8:
+                    prod = 1.0
+                    for _ in range(nj):
+                        prod *= 1.0 - uniform(rng)
+                    y = -math.log(prod)
+                else:
+                    y = gamma(rng, float(nj))
+                tot = x + y
+                lq = math.log(x / tot) if tot > 0.0 and x > 0.0 else floor
+            if lq < floor:
+                lq = floor
+            rate -= lq
             shape += tsum[j]
         if shape <= 0 or rate <= 0:
             continue
@@ -120,32 +113,124 @@ def _sample_concentrations(  # pragma: no cover - compiled
         logc[g] = math.log(c)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _record(n, nsum, parent, group, conc, c_root, lstart, pk, acc, acc2):  # pragma: no cover - compiled
-    """Estimates at every node (eqs. 12-14), top-down, added to ``acc``.
+# ----------------------------------------------------------------------------- one table count
+
+_BIG = 1e250  # weights beyond this are summed again on the log scale (never with the default window)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _ratios_beyond(f, g, nk, lo, hi, npk, nps, tpk, a, cp, rtab, pcol, n_tab, n_lim, ckeys, cvals):  # pragma: no cover
+    """The ratios ``f[j] = w(lo + j + 1) / w(lo + j)`` and ``g = 1 / f`` of the sampler (see
+    :func:`hdp_sweeps`) where a count exceeds ``n_lim``: those ratios come from
+    :func:`log_stirling_beyond` (a separate function: its memo arrays would otherwise
+    cost reference counting in the hot loop)."""
+    for tc in range(lo, hi):
+        if nk <= n_lim:
+            own = rtab[nk * (nk + 1) // 2 + tc]
+        else:
+            own = math.exp(log_stirling_beyond(nk, tc + 1, ckeys, cvals) - log_stirling_beyond(nk, tc, ckeys, cvals))
+        q = npk + tc
+        if tpk == 1:
+            par = float(q)
+        elif tpk < 1:
+            par = 1.0
+        elif q <= n_lim:
+            par = pcol[pcol_offset(tpk, n_tab) + q - tpk]
+        else:
+            par = math.exp(log_stirling_beyond(q + 1, tpk, ckeys, cvals) - log_stirling_beyond(q, tpk, ckeys, cvals))
+        f[tc - lo] = own * a * par / (cp + nps + tc)
+        g[tc - lo] = 1.0 / f[tc - lo]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _draw_log(u, f, j0, m):  # pragma: no cover - compiled
+    """The sampler's draw (see :func:`_sweep_table_counts`) on the log scale, for weights
+    beyond the range of doubles (only in windows far wider than the default's): the
+    offset from ``lo`` of the candidate for the uniform ``u``, inverting in the same
+    order ``old, old + 1, ..., old - 1, ...`` (``old = lo + j0``)."""
+    lw = np.empty(m)
+    lw[j0] = 0.0
+    for j in range(j0 + 1, m):
+        lw[j] = lw[j - 1] + math.log(f[j - 1])
+    for j in range(j0 - 1, -1, -1):
+        lw[j] = lw[j + 1] - math.log(f[j])
+    top = lw.max()
+    total = 0.0
+    for j in range(m):
+        total += math.exp(lw[j] - top)
+    x = u * total
+    c = 0.0
+    for j in range(j0, m):
+        c += math.exp(lw[j] - top)
+        if x < c:
+            return j
+    for j in range(j0 - 1, -1, -1):
+        c += math.exp(lw[j] - top)
+        if x < c:
+            return j
+    return 0 if j0 > 0 else m - 1
+
+
+# ----------------------------------------------------------------------------- estimates
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _record_internal(n, nsum, parent, group, conc, c_root, leaf0, pk, acc, acc2):  # pragma: no cover
+    """Estimates of the internal nodes (eqs. 12-14), top-down, added to ``acc``.
 
     Each vector sums to one by construction ((n + c base) / (N + c) with a base that
-    does), so no renormalisation pass is needed (the final average is normalised).
-    ``acc2`` receives the second moments given the sweep's state,
-    :math:`v^2 + v(1 - v)/(N + c + 1)` (the Dirichlet's), for posterior variances.
+    does), so no renormalisation pass is needed.  ``acc2`` receives the second moments
+    given the sweep's state, :math:`v^2 + v(1 - v)/(N + c + 1)` (the Dirichlet's).
+    """
+    r = n.shape[1]
+    for i in range(leaf0):
+        p = parent[i]
+        c = c_root if group[i] < 0 else conc[group[i]]
+        inv = 1.0 / (nsum[i] + c)
+        inv1 = 1.0 / (nsum[i] + c + 1.0)
+        for k in range(r):
+            base = (1.0 / r) if p < 0 else pk[p, k]
+            v = (n[i, k] + c * base) * inv
+            pk[i, k] = v
+            acc[i, k] += v
+            acc2[i, k] += v * v + v * (1.0 - v) * inv1
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _flush_leaves(n, nsum, parent, group, conc, leaf0, b1, b2, m, acc, acc2):  # pragma: no cover
+    """Add ``m`` sweeps of the leaves' estimates at once.
+
+    A leaf's counts are data and its concentration is constant between concentration
+    draws, so over a run of ``m`` sweeps with parent estimates :math:`b_s`,
+    :math:`\\sum_s v_s = (m n + c \\sum_s b_s) / (N + c)` and
+    :math:`\\sum_s v_s^2 = (m n^2 + 2 n c \\sum_s b_s + c^2 \\sum_s b_s^2) / (N + c)^2`:
+    the sampler keeps :math:`\\sum b` and :math:`\\sum b^2` per parent (``b1``, ``b2``)
+    instead of visiting every leaf at every sweep.
     """
     N, r = n.shape
-    L = lstart.shape[0] - 1
-    for lev in range(L):
-        for i in range(lstart[lev], lstart[lev + 1]):
-            p = parent[i]
-            c = c_root if group[i] < 0 else conc[group[i]]
-            inv = 1.0 / (nsum[i] + c)
-            inv1 = 1.0 / (nsum[i] + c + 1.0)
-            for k in range(r):
-                base = (1.0 / r) if p < 0 else pk[p, k]
-                v = (n[i, k] + c * base) * inv
-                pk[i, k] = v
-                acc[i, k] += v
-                acc2[i, k] += v * v + v * (1.0 - v) * inv1
+    if m == 0:
+        return
+    for i in range(leaf0, N):
+        p = parent[i]
+        c = conc[group[i]]
+        inv = 1.0 / (nsum[i] + c)
+        inv1 = 1.0 / (nsum[i] + c + 1.0)
+        for k in range(r):
+            nk = float(n[i, k])
+            s1 = (m * nk + c * b1[p, k]) * inv
+            s2 = (m * nk * nk + 2.0 * nk * c * b1[p, k] + c * c * b2[p, k]) * inv * inv
+            acc[i, k] += s1
+            acc2[i, k] += s2 * (1.0 - inv1) + s1 * inv1
+    # the parents' sums start again
+    p0 = parent[leaf0]
+    p1 = parent[N - 1] + 1
+    for p in range(p0, p1):
+        for k in range(r):
+            b1[p, k] = 0.0
+            b2[p, k] = 0.0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def check_invariants(n, t, parent, lstart):  # pragma: no cover - compiled
     """0 <= t <= n, t >= 1 where n >= 1, and each internal n = sum of its children's t.
 
@@ -173,7 +258,143 @@ def check_invariants(n, t, parent, lstart):  # pragma: no cover - compiled
     return -1
 
 
-@njit(cache=True, nogil=True)
+# ----------------------------------------------------------------------------- sweeps
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _sweep_table_counts(  # pragma: no cover - compiled
+    rng,
+    sched_i,
+    sched_k,
+    n,
+    t,
+    nsum,
+    tsum,
+    parent,
+    group,
+    conc,
+    c_root,
+    window,
+    max_tk,
+    rtab,
+    pcol,
+    n_tab,
+    n_lim,
+    ckeys,
+    cvals,
+    f,
+    finv,
+):
+    """One Gibbs pass over the table counts of the schedule (see :func:`hdp_sweeps` for
+    the conditional and how it is drawn).  A function of its own, called once a sweep:
+    the hot loop gets the registers to itself."""
+    # Gibbs update of every table count below the root, in the order of the schedule.
+    # The hot path is written out here: numba's inlined helpers taking arrays paid
+    # atomic reference counting of each array at every call (150 ns a pair, more
+    # than the arithmetic); window_weights and select_candidate are the same code,
+    # kept as functions for the tests.
+    for jj in range(sched_i.shape[0]):
+        i = sched_i[jj]
+        k = sched_k[jj]
+        p = parent[i]
+        nk = n[i, k]
+        old = t[i, k]
+        if nk <= 1:
+            inc = nk - old
+            if inc != 0 and not (inc < 0 and n[p, k] + inc < t[p, k]):
+                t[i, k] = nk
+                tsum[i] += inc
+                n[p, k] += inc
+                nsum[p] += inc
+            continue
+        lo = old - window
+        if lo < 1:
+            lo = 1
+        hi = old + window
+        if hi > nk:
+            hi = nk
+        if hi > max_tk:
+            hi = max_tk
+        npk = n[p, k] - old  # the parent's count without this node's tables
+        tpk = t[p, k]
+        if npk + lo < tpk:  # smaller values would leave the parent fewer customers than tables
+            lo = tpk - npk
+        nps = nsum[p] - old
+        a = conc[group[i]]
+        cp = c_root if group[p] < 0 else conc[group[p]]
+        # f[j] = w(lo + j + 1) / w(lo + j) and finv[j] = 1 / f[j].  Table offsets are
+        # unsigned so that numba drops its negative-index wraparound, which turned these
+        # contiguous reads into gathers.
+        m = hi - lo + 1
+        den0 = cp + (nps + lo)
+        if nk <= n_lim and npk + hi <= n_lim:  # every count within the tables
+            ob = uint64(nk * (nk + 1) // 2 + lo)
+            pb = uint64(pcol_offset(tpk, n_tab) - tpk + npk + lo)  # P(q, 1) = q is column 1
+            for j in range(m - 1):
+                num = rtab[ob + uint64(j)] * a * pcol[pb + uint64(j)]
+                den = den0 + j
+                rec = 1.0 / (num * den)  # one division for f = num / den and 1 / f
+                f[j] = num * num * rec
+                finv[j] = den * den * rec
+        elif nk <= n_lim and tpk == 1:  # a child of the root, whose counts may exceed them
+            ob = uint64(nk * (nk + 1) // 2 + lo)
+            q0 = float(npk + lo)
+            for j in range(m - 1):
+                num = rtab[ob + uint64(j)] * a * (q0 + j)
+                den = den0 + j
+                rec = 1.0 / (num * den)
+                f[j] = num * num * rec
+                finv[j] = den * den * rec
+        else:
+            _ratios_beyond(f, finv, nk, lo, hi, npk, nps, tpk, a, cp, rtab, pcol, n_tab, n_lim, ckeys, cvals)
+        # the weights relative to old (weight 1): their sums upward and downward
+        j0 = uint64(old - lo)
+        nu = m - (old - lo)
+        nd = old - lo
+        w = 1.0
+        cu = 1.0
+        for j in range(1, nu):
+            w *= f[j0 + uint64(j - 1)]
+            cu += w
+        w = 1.0
+        cd = 0.0
+        for j in range(nd):
+            w *= finv[j0 - uint64(j + 1)]
+            cd += w
+        if not (cu < _BIG and cd < _BIG):  # beyond doubles (windows far wider than the default)
+            new = lo + _draw_log(uniform(rng), f, old - lo, m)
+        else:
+            # inversion in the order old, old + 1, ..., hi, old - 1, ..., lo: the running
+            # sums are recomputed (the same operations, so the same numbers) and counted
+            # against the draw, branch-free (storing and reloading them stalled on store
+            # forwarding)
+            x = uniform(rng) * (cu + cd)
+            y = x - cu
+            w = 1.0
+            c = 1.0
+            cnt_u = 1 if c <= x else 0
+            for j in range(1, nu):
+                w *= f[j0 + uint64(j - 1)]
+                c += w
+                cnt_u += c <= x
+            w = 1.0
+            c = 0.0
+            cnt_d = 0
+            for j in range(nd):
+                w *= finv[j0 - uint64(j + 1)]
+                c += w
+                cnt_d += c <= y
+            # selects rather than branches (the choice is a coin flip for the predictor)
+            new_d = old - 1 - min(cnt_d, nd - 1) if nd > 0 else old + nu - 1
+            new = old + cnt_u if cnt_u < nu else new_d
+        inc = new - old  # written even when zero: a branch here was a coin flip
+        t[i, k] = new
+        tsum[i] += inc
+        n[p, k] += inc
+        nsum[p] += inc
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def hdp_sweeps(  # pragma: no cover - compiled
     rng,
     n,
@@ -189,6 +410,8 @@ def hdp_sweeps(  # pragma: no cover - compiled
     group_nodes,
     group_off,
     group_level,
+    sched_i,
+    sched_k,
     start_iter,
     n_sweeps,
     burn_in,
@@ -199,18 +422,17 @@ def hdp_sweeps(  # pragma: no cover - compiled
     prior_rate,
     cap,
     event_start,
-    tab,
-    n_max,
+    rtab,
+    pcol,
+    n_tab,
+    n_lim,
     ckeys,
     cvals,
-    logint,
-    lgint,
-    rise_tab,
-    rise_len,
-    is_parent,
     pk,
     acc,
     acc2,
+    b1,
+    b2,
     conc_trace,
     leaf_trace,
     thin,
@@ -218,127 +440,85 @@ def hdp_sweeps(  # pragma: no cover - compiled
 ):
     """Run sweeps ``start_iter .. start_iter + n_sweeps - 1`` of the sampler.
 
-    Each sweep samples every table count bottom-up; concentrations are sampled when
-    ``(iter + every // 2) % every == 0`` (every 5 sweeps by default, as the reference);
-    after ``burn_in`` sweeps the estimates are accumulated in ``acc``.  Returns
-    ``(records, concentration events, leaf draws, offending node or -1)``.
+    Each sweep samples every table count bottom-up, in the order of the schedule
+    ``sched_i``, ``sched_k`` (node, value): the leaf values counted at least twice (a
+    leaf's counts are data, so its other table counts never move), then every value of
+    the internal nodes below the root, level by level; then the root's.
+
+    A table count ``t`` of value ``k`` at node ``i`` is drawn from its conditional
+    (paper 000, Algorithms 3-4) within ``[lo, hi]`` (the window around its current value
+    ``old``, within ``1 .. n``, keeping the parent's count at least its table count):
+
+    .. math:: w(t) \\propto S^{n}_{t}\\, a^{t}\\, S^{n_{pa} + t}_{t_{pa}} / (c_{pa} + N_{pa})^{(t)}
+
+    (:math:`n_{pa}`, :math:`N_{pa}`: the parent's count of ``k`` and its total without
+    this node's tables; ``a``, :math:`c_{pa}`: the node's and the parent's
+    concentrations).  Neighbouring weights differ by the factor
+
+    .. math:: f(t) = \\frac{w(t + 1)}{w(t)} = R(n, t)\\, a\\, P(n_{pa} + t, t_{pa}) / (c_{pa} + N_{pa} + t)
+
+    with the exact ratio tables :math:`R(n, t) = S^n_{t+1} / S^n_t` and
+    :math:`P(q, t) = S^{q+1}_t / S^q_t` of :mod:`._stirling` (beyond ``n_lim``, the fit's
+    own limit so that its draws never depend on the tables' size, from
+    :func:`log_stirling_beyond`): no logarithm or exponential per candidate.  ``f`` and
+    ``1 / f`` are computed in one vectorised pass; the weights relative to ``old``
+    then run in two independent chains of multiplications (upward with ``f``, downward
+    with ``g``, which overlap in the processor), accumulated as running sums, and the
+    draw inverts them in the fixed order ``old, old + 1, ..., hi, old - 1, ..., lo`` with
+    branch-free counts.
+
+    Concentrations are sampled when ``(iter + every // 2) % every == 0`` (every 5 sweeps
+    by default, as the reference); after ``burn_in`` sweeps the estimates are
+    accumulated in ``acc``/``acc2`` (the leaves' through their parents' sums ``b1``/``b2``,
+    see :func:`_flush_leaves`).
+    Returns ``(records, concentration events, leaf draws, offending node or -1)``.
     """
     N, r = n.shape
     L = lstart.shape[0] - 1
-    buf = np.empty(2 * window + 1)
+    leaf0 = lstart[L - 1] if L >= 2 else N  # nodes from here on are leaves with a parent
+    f = np.empty(2 * window + 2)
+    finv = np.empty(2 * window + 2)
     n_rec = 0
     n_events = 0
     n_draws = 0
-    leaf0 = lstart[L - 1]
     n_levels = conc_trace.shape[1]
     cnt = np.zeros(n_levels)
+    m_run = 0  # sweeps in b1/b2 since the last flush
     for it in range(start_iter, start_iter + n_sweeps):
-        # Gibbs update of every table count, bottom-up (paper 000, Algorithms 3-4): for each
-        # value k with n[i, k] >= 2 the candidates tc within the window get log-weights
-        # log S(n, tc) + T(tc) log a + log S(n_pa(tc), t_pa) - log a_pa^(N_pa(tc)), computed
-        # incrementally along the window.  (Written inline: a helper taking the arrays
-        # would pay reference counting on every call.)
-        for lev in range(L - 1, -1, -1):
-            for i in range(lstart[lev], lstart[lev + 1]):
-                p = parent[i]
-                if p < 0:  # the root: one table per observed value
-                    for k in range(r):
-                        new = 1 if n[i, k] > 0 else 0
-                        tsum[i] += new - t[i, k]
-                        t[i, k] = new
-                    continue
-                lc = logc[group[i]]
-                gp = group[p] if group[p] >= 0 else rise_tab.shape[0] - 1  # the last row is the root's
-                cp = c_root if group[p] < 0 else conc[group[p]]
-                rlen = rise_len[gp]
-                for k in range(r):
-                    nk = n[i, k]
-                    old = t[i, k]
-                    if nk <= 1:
-                        inc = nk - old
-                        if inc != 0 and not (inc < 0 and n[p, k] + inc < t[p, k]):
-                            t[i, k] = nk
-                            tsum[i] += inc
-                            n[p, k] += inc
-                            nsum[p] += inc
-                        continue
-                    lo = old - window
-                    if lo < 1:
-                        lo = 1
-                    hi = old + window
-                    if hi > nk:
-                        hi = nk
-                    if hi > max_tk:
-                        hi = max_tk
-                    npk = n[p, k] - old  # the parent's count without this node's tables
-                    nps = nsum[p] - old
-                    ts = tsum[i] - old
-                    tpk = t[p, k]
-                    if npk + lo < tpk:  # smaller values would leave the parent fewer customers than tables
-                        lo = tpk - npk
-                    m = hi - lo + 1
-                    # running parts: the parent's rising factorial and (t_pa = 1) its log S(n, 1)
-                    m0 = nps + lo
-                    tabled = m0 + m < rlen
-                    if tabled:
-                        rise = rise_tab[gp, m0]
-                    else:
-                        rise = math.lgamma(cp + m0) - math.lgamma(cp)
-                    s1 = 0.0
-                    if tpk == 1:
-                        q0 = npk + lo
-                        s1 = lgint[q0] if q0 < lgint.shape[0] else math.lgamma(q0)
-                    own_row = nk * (nk + 1) // 2 if nk <= n_max else -1
-                    best = -np.inf
-                    for j in range(m):
-                        tc = lo + j
-                        if own_row >= 0:
-                            v = tab[own_row + tc]
-                        else:
-                            v = log_stirling(nk, tc, tab, n_max, ckeys, cvals)
-                        v += (ts + tc) * lc - rise
-                        if tpk == 1:
-                            v += s1
-                            q = npk + tc
-                            s1 += logint[q] if q < logint.shape[0] else math.log(q)
-                        elif tpk > 1:
-                            q = npk + tc
-                            if q <= n_max:
-                                v += tab[q * (q + 1) // 2 + tpk]
-                            else:
-                                v += log_stirling(q, tpk, tab, n_max, ckeys, cvals)
-                        if tabled:
-                            rise = rise_tab[gp, m0 + j + 1]
-                        else:
-                            rise += math.log(cp + nps + tc)
-                        buf[j] = v
-                        if v > best:
-                            best = v
-                    total = 0.0
-                    for j in range(m):
-                        e = math.exp(buf[j] - best)
-                        buf[j] = e
-                        total += e
-                    u = uniform(rng) * total
-                    chosen = m - 1
-                    cum = 0.0
-                    for j in range(m):
-                        cum += buf[j]
-                        if u < cum:
-                            chosen = j
-                            break
-                    new = lo + chosen
-                    inc = new - old
-                    t[i, k] = new
-                    tsum[i] += inc
-                    n[p, k] += inc
-                    nsum[p] += inc
+        _sweep_table_counts(
+            rng,
+            sched_i,
+            sched_k,
+            n,
+            t,
+            nsum,
+            tsum,
+            parent,
+            group,
+            conc,
+            c_root,
+            window,
+            max_tk,
+            rtab,
+            pcol,
+            n_tab,
+            n_lim,
+            ckeys,
+            cvals,
+            f,
+            finv,
+        )
+        if L >= 2:  # the root: one table per observed value
+            for k in range(r):
+                new = 1 if n[0, k] > 0 else 0
+                tsum[0] += new - t[0, k]
+                t[0, k] = new
 
         if conc.shape[0] > 0 and (it + every // 2) % every == 0:
+            if leaf0 < N:
+                _flush_leaves(n, nsum, parent, group, conc, leaf0, b1, b2, m_run, acc, acc2)
+                m_run = 0
             _sample_concentrations(rng, nsum, tsum, conc, logc, group_nodes, group_off, prior_shape, prior_rate, cap)
-            refresh_rise(
-                rise_tab, rise_len, conc, c_root, group_nodes, group_off, nsum, is_parent, window, rise_tab.shape[1]
-            )
             ev = event_start + n_events
             if ev < conc_trace.shape[0]:
                 for l in range(n_levels):
@@ -358,15 +538,28 @@ def hdp_sweeps(  # pragma: no cover - compiled
             if bad >= 0:
                 return n_rec, n_events, n_draws, bad
         if it >= burn_in:
-            _record(n, nsum, parent, group, conc, c_root, lstart, pk, acc, acc2)
+            _record_internal(n, nsum, parent, group, conc, c_root, leaf0, pk, acc, acc2)
+            if leaf0 < N:
+                for p in range(parent[leaf0], parent[N - 1] + 1):
+                    for k in range(r):
+                        v = pk[p, k]
+                        b1[p, k] += v
+                        b2[p, k] += v * v
+                m_run += 1
             n_rec += 1
             if thin > 0 and (it - burn_in) % thin == 0:
                 d = (it - burn_in) // thin
                 if d < leaf_trace.shape[0]:
                     q = 0
-                    for i in range(leaf0, N):
+                    for i in range(lstart[L - 1], N):
+                        p = parent[i]
+                        c = c_root if group[i] < 0 else conc[group[i]]
+                        inv = 1.0 / (nsum[i] + c)
                         for k in range(r):
-                            leaf_trace[d, q] = pk[i, k]
+                            base = (1.0 / r) if p < 0 else pk[p, k]
+                            leaf_trace[d, q] = (n[i, k] + c * base) * inv
                             q += 1
                     n_draws += 1
+    if leaf0 < N:
+        _flush_leaves(n, nsum, parent, group, conc, leaf0, b1, b2, m_run, acc, acc2)
     return n_rec, n_events, n_draws, -1

@@ -5,6 +5,13 @@
 The sampler needs :math:`\\log S(n, t)` for the counts ``n`` and table counts ``t``
 of every context-tree node.
 
+* For the sampler, exact tables of the *ratios* of neighbouring numbers (no logarithms
+  or exponentials in the sampler's inner loop): :math:`R(n, t) = S(n, t + 1) / S(n, t)`
+  along a row and :math:`P(q, t) = S(q + 1, t) / S(q, t)` down a column, from the
+  rational recurrence :math:`R(n + 1, t) = R(n, t - 1)\\,(n R(n, t) + 1) / (n R(n, t - 1) + 1)`
+  (from :math:`S(n + 1, t) = n S(n, t) + S(n, t - 1)`) and :math:`P(q, t) = q + 1 / R(q, t - 1)`
+  (:class:`StirlingRatioTables`; about 25 ms for all ``n <= 4096``, built only as far as
+  a fit's counts reach).
 * An exact table for ``n <= n_max`` (all ``t <= n``), computed by the recurrence
   :math:`S(n + 1, t) = n S(n, t) + S(n, t - 1)` in log space, stored as a flat
   triangle, grown on demand and shared by every tree of a process
@@ -26,7 +33,18 @@ from numba import njit
 
 from ._special import digamma, polygamma
 
-__all__ = ["LogStirlingTable", "log_stirling", "digamma", "polygamma", "MAX_TABLE_N", "SHARED_TABLE"]
+__all__ = [
+    "LogStirlingTable",
+    "StirlingRatioTables",
+    "log_stirling",
+    "log_stirling_beyond",
+    "pcol_offset",
+    "digamma",
+    "polygamma",
+    "MAX_TABLE_N",
+    "SHARED_TABLE",
+    "SHARED_RATIOS",
+]
 
 #: Largest n of the exact triangle (n_max^2 / 2 doubles: 67 MB at 4096).
 MAX_TABLE_N = 4096
@@ -80,8 +98,86 @@ class LogStirlingTable:
             return self.array, self.n_max
 
 
-#: The table shared by every sampler of the process.
+#: The table shared by every caller of the process.
 SHARED_TABLE = LogStirlingTable()
+
+
+# ----------------------------------------------------------------------------- ratio tables
+
+
+@njit(cache=True, nogil=True)
+def _extend_ratios(rtab, n_old, n_new):  # pragma: no cover - compiled
+    """Fill rows ``n_old + 1 .. n_new`` of the flat triangle of
+    :math:`R(n, t) = S(n, t + 1) / S(n, t)`, ``t = 0 .. n`` (row n at n(n+1)/2):
+    ``R(n, 0) = inf`` for ``n >= 1``, ``R(n, 1) = H_{n-1}``, ``R(n, n) = 0``."""
+    for n in range(n_old, n_new):  # row n + 1 from row n
+        prev = n * (n + 1) // 2
+        row = (n + 1) * (n + 2) // 2
+        rtab[row] = np.inf
+        rtab[row + 1] = rtab[prev + 1] + 1.0 / n if n >= 1 else 0.0
+        for t in range(2, n + 1):
+            a = rtab[prev + t - 1]
+            rtab[row + t] = a * (n * rtab[prev + t] + 1.0) / (n * a + 1.0)
+        rtab[row + n + 1] = 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def pcol_offset(t, n_tab):  # pragma: no cover - compiled
+    """Start of column ``t`` (``q = t .. n_tab``) of the column-major triangle of P."""
+    return (t - 1) * (n_tab + 1) - (t - 1) * t // 2
+
+
+@njit(cache=True, nogil=True)
+def _fill_pcol(pcol, rtab, n_tab):  # pragma: no cover - compiled
+    """:math:`P(q, t) = S(q + 1, t) / S(q, t) = q + S(q, t - 1) / S(q, t)` for
+    ``1 <= t <= q <= n_tab`` (``P(q, 1) = q``): a transpose of ``R``, done in tiles of
+    64 x 64 so that reads and writes both stay in cache."""
+    B = 64
+    for q0 in range(1, n_tab + 1, B):
+        q1 = min(q0 + B, n_tab + 1)
+        for t0 in range(1, q1, B):
+            t1 = min(t0 + B, q1)
+            for t in range(t0, t1):
+                off = pcol_offset(t, n_tab) - t
+                for q in range(max(q0, t), q1):
+                    if t == 1:
+                        pcol[off + q] = q
+                    else:
+                        pcol[off + q] = q + 1.0 / rtab[q * (q + 1) // 2 + t - 1]
+
+
+class StirlingRatioTables:
+    """Exact ratio tables :math:`R(n, t)` (row-major) and :math:`P(q, t)` (column-major,
+    so that the sampler reads consecutive ``q`` from consecutive memory) for
+    ``n, q <= n_tab``, grown on demand (thread-safe), capped at ``MAX_TABLE_N``.
+
+    ``ensure(n)`` returns ``(rtab, pcol, n_tab)`` with ``n_tab >= min(n, MAX_TABLE_N)``.
+    A sampler must use the rows only up to its *own* limit (see the HDP sampler), so
+    that its draws never depend on what earlier fits of the process built.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.n_tab = 0
+        self.rtab = np.zeros(1)  # R(0, 0) = S(0, 1) / S(0, 0) = 0
+        self.pcol = np.zeros(0)
+
+    def ensure(self, n: int) -> tuple[np.ndarray, np.ndarray, int]:
+        n = min(int(n), MAX_TABLE_N)
+        with self._lock:
+            if n > self.n_tab:
+                target = min(MAX_TABLE_N, max(n, int(self.n_tab * 1.25) + 16))
+                rtab = np.empty((target + 1) * (target + 2) // 2)
+                rtab[: self.rtab.shape[0]] = self.rtab
+                _extend_ratios(rtab, self.n_tab, target)
+                pcol = np.empty(target * (target + 1) // 2)
+                _fill_pcol(pcol, rtab, target)
+                self.rtab, self.pcol, self.n_tab = rtab, pcol, target
+            return self.rtab, self.pcol, self.n_tab
+
+
+#: The ratio tables shared by every HDP sampler of the process.
+SHARED_RATIOS = StirlingRatioTables()
 
 
 # ----------------------------------------------------------------------------- beyond the table
@@ -133,20 +229,15 @@ def _saddle_log_stirling(n, t):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def log_stirling(n, t, tab, n_max, ckeys, cvals):  # pragma: no cover - compiled
-    """:math:`\\log S(n, t)` (``-inf`` where ``S = 0``).
-
-    ``tab``/``n_max``: the exact triangle; ``ckeys``/``cvals``: a direct-mapped
-    memo (size a power of two) for values beyond it.
-    """
+def log_stirling_beyond(n, t, ckeys, cvals):  # pragma: no cover - compiled
+    """:math:`\\log S(n, t)` without the exact table: closed forms for ``t <= 3`` and
+    ``t >= n - 1``, else the saddle point; memoised in ``ckeys``/``cvals``."""
     if t > n or t < 0:
         return -np.inf
     if t == n:
         return 0.0
     if t == 0:
         return -np.inf
-    if n <= n_max:
-        return tab[n * (n + 1) // 2 + t]
     if t == 1:
         return math.lgamma(n)
     if t == n - 1:
@@ -167,6 +258,24 @@ def log_stirling(n, t, tab, n_max, ckeys, cvals):  # pragma: no cover - compiled
     ckeys[slot] = key
     cvals[slot] = v
     return v
+
+
+@njit(cache=True, nogil=True)
+def log_stirling(n, t, tab, n_max, ckeys, cvals):  # pragma: no cover - compiled
+    """:math:`\\log S(n, t)` (``-inf`` where ``S = 0``).
+
+    ``tab``/``n_max``: the exact triangle; ``ckeys``/``cvals``: a direct-mapped
+    memo (size a power of two) for values beyond it.
+    """
+    if t > n or t < 0:
+        return -np.inf
+    if t == n:
+        return 0.0
+    if t == 0:
+        return -np.inf
+    if n <= n_max:
+        return tab[n * (n + 1) // 2 + t]
+    return log_stirling_beyond(n, t, ckeys, cvals)
 
 
 def new_memo(size_log2: int = 16) -> tuple[np.ndarray, np.ndarray]:

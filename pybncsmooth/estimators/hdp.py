@@ -51,16 +51,36 @@ import numpy as np
 
 from ..counting.context_tree import ContextTree
 from ..errors import HyperparameterError
-from ._hdp_kernels import hdp_init, hdp_sweeps, refresh_rise
+from ._hdp_kernels import hdp_init, hdp_sweeps
 from ._rng import new_state
-from ._stirling import SHARED_TABLE, new_memo
+from ._stirling import MAX_TABLE_N, SHARED_RATIOS, new_memo
 from ._mcmc import chain_seed, entropy_of, progress_bar, split_rhat
 from .base import Estimator, TreeEstimate, register_estimator
 
 __all__ = ["HDP", "split_rhat"]
 
 _TYINGS = ("level", "single", "parent", "none")
-_BLOCK = 250  # sweeps per compiled call (granularity of the progress bar)
+_BLOCK = 250  # sweeps per compiled call when a progress bar is shown
+
+
+def _interleave_parents(ii: np.ndarray, kk: np.ndarray, parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs of one level, reordered round-robin over their parents: the first pair
+    of every parent, then the second of every parent, ...
+
+    Given the other levels, the table counts of children of different parents are
+    conditionally independent (each conditional involves only its own node and its
+    parent), so a sweep in this order has exactly the transition of the node-by-node
+    order (each parent's pairs keep their order); but consecutive updates no longer
+    wait for each other, and the processor overlaps them.
+    """
+    if ii.size == 0:
+        return ii, kk
+    par = parent[ii]
+    first = np.r_[True, par[1:] != par[:-1]]
+    starts = np.flatnonzero(first)
+    rank = np.arange(ii.size) - np.repeat(starts, np.diff(np.r_[starts, ii.size]))
+    order = np.lexsort((par, rank))
+    return ii[order], kk[order]
 
 
 @dataclass
@@ -76,6 +96,9 @@ class _TreeState:
     group_level: np.ndarray
     n_nodes: int
     r: int
+    sched_i: np.ndarray
+    sched_k: np.ndarray
+    n_lim: int
 
     @classmethod
     def build(cls, tree: ContextTree, tying: str) -> "_TreeState":
@@ -114,6 +137,35 @@ class _TreeState:
             group[m] = g
         group_off = np.concatenate(([0], np.cumsum([len(m) for m in members]))).astype(np.int64)
         group_nodes = np.concatenate(members).astype(np.int64) if members else np.zeros(0, dtype=np.int64)
+        # the sweep's schedule of (node, value) pairs, bottom-up: the leaf values that can
+        # move (counted at least twice; a leaf's counts are data), then the values of the
+        # internal nodes below the root with data below them, level by level
+        sched_i_parts: list[np.ndarray] = []
+        sched_k_parts: list[np.ndarray] = []
+        for i in range(d, 0, -1):
+            nodes = np.arange(lstart[i], lstart[i + 1])
+            ii = np.repeat(nodes, r)
+            kk = np.tile(np.arange(r), len(nodes))
+            # a leaf value counted once or never, or an internal value with no data below,
+            # has a table count fixed for good (n or 0)
+            data = tree.levels[i].counts[ii - lstart[i], kk]
+            keep = data >= 2 if i == d else data >= 1
+            ii, kk = ii[keep], kk[keep]
+            ii, kk = _interleave_parents(ii, kk, parent)
+            sched_i_parts.append(ii)
+            sched_k_parts.append(kk)
+        if sched_i_parts:
+            sched_i = np.concatenate(sched_i_parts).astype(np.int64)
+            sched_k = np.concatenate(sched_k_parts).astype(np.int64)
+        else:
+            sched_i = sched_k = np.zeros(0, dtype=np.int64)
+        # every count the sampler can meet below the root is at most a data count of its
+        # node: the exact Stirling ratios are used up to there (the root's own table count
+        # is 1, whose ratio needs no table)
+        n_lim = 1
+        for lev in tree.levels[1:]:
+            if lev.counts.size:
+                n_lim = max(n_lim, int(lev.counts.max()))
         return cls(
             parent,
             lstart,
@@ -124,23 +176,10 @@ class _TreeState:
             np.asarray(levels, dtype=np.int64),
             N,
             r,
+            sched_i,
+            sched_k,
+            min(n_lim, MAX_TABLE_N),
         )
-
-
-_LOGINT: list[np.ndarray] = []
-
-
-def _log_integers() -> tuple[np.ndarray, np.ndarray]:
-    """log(m) and log Gamma(m) = log (m - 1)! for m < 65536, shared by the samplers."""
-    if not _LOGINT:
-        with np.errstate(divide="ignore"):
-            logs = np.log(np.arange(1 << 16, dtype=np.float64))
-        lg = np.empty_like(logs)
-        lg[0] = np.inf
-        lg[1] = 0.0
-        lg[2:] = np.cumsum(logs[1:-1])
-        _LOGINT.extend([logs, lg])
-    return _LOGINT[0], _LOGINT[1]
 
 
 @register_estimator
@@ -256,13 +295,7 @@ class HDP(Estimator):
         if entropy is None:
             entropy = int(np.random.SeedSequence().entropy % (2**63))
         states = {name: _TreeState.build(tree, self.tying) for name, tree in trees.items()}
-        n_needed = 1
-        for tree in trees.values():
-            for lev in tree.levels[1:]:
-                if lev.counts.size:
-                    n_needed = max(n_needed, int(lev.counts.max()))
-        SHARED_TABLE.ensure(n_needed)
-        _log_integers()  # build the shared tables before the threads start
+        SHARED_RATIOS.ensure(max(st.n_lim for st in states.values()))  # before the threads start
         tasks = [(name, c) for name in trees for c in range(self.n_chains)]
         bar = self._progress_bar(len(tasks) * self.iterations, trees)
         workers = self.n_jobs or os.cpu_count() or 1
@@ -297,30 +330,13 @@ class HDP(Estimator):
         G = len(st.group_off) - 1
         conc = np.full(G, self.initial_concentration)
         logc = np.log(conc)
-        tab, n_max = SHARED_TABLE.ensure(0)
+        rtab, pcol, n_tab = SHARED_RATIOS.ensure(st.n_lim)
         ckeys, cvals = new_memo(16)
-        logint, lgint = _log_integers()
-        is_parent = np.zeros(N, dtype=np.bool_)
-        is_parent[st.parent[st.parent >= 0]] = True
-        bound = int(nsum[is_parent].max()) if is_parent.any() else 0
-        max_len = int(min(8192, 4 * bound + 8 * self.window + 8))
-        rise_tab = np.zeros((G + 1, max_len))
-        rise_len = np.zeros(G + 1, dtype=np.int64)
-        refresh_rise(
-            rise_tab,
-            rise_len,
-            conc,
-            self.initial_concentration,
-            st.group_nodes,
-            st.group_off,
-            nsum,
-            is_parent,
-            self.window,
-            max_len,
-        )
         pk = np.zeros((N, r))
         acc = np.zeros((N, r))
         acc2 = np.zeros((N, r))
+        b1 = np.zeros((N, r))
+        b2 = np.zeros((N, r))
         n_levels = len(st.lstart) - 1
         events = self.iterations // self.concentration_every + 2
         conc_trace = np.full((events, n_levels), np.nan)
@@ -334,8 +350,9 @@ class HDP(Estimator):
             leaf_trace = np.zeros((kept // thin + 1, n_leaf * r))
         n_rec = n_ev = n_draws = 0
         it = 0
+        block = _BLOCK if bar is not None else self.iterations
         while it < self.iterations:
-            block = min(_BLOCK, self.iterations - it)
+            todo = min(block, self.iterations - it)
             rec, ev, dr, bad = hdp_sweeps(
                 rng,
                 n,
@@ -351,8 +368,10 @@ class HDP(Estimator):
                 st.group_nodes,
                 st.group_off,
                 st.group_level,
+                st.sched_i,
+                st.sched_k,
                 it,
-                block,
+                todo,
                 burn,
                 self.concentration_every,
                 self.window,
@@ -361,18 +380,17 @@ class HDP(Estimator):
                 self.prior_rate,
                 self.max_concentration,
                 n_ev,
-                tab,
-                n_max,
+                rtab,
+                pcol,
+                n_tab,
+                st.n_lim,
                 ckeys,
                 cvals,
-                logint,
-                lgint,
-                rise_tab,
-                rise_len,
-                is_parent,
                 pk,
                 acc,
                 acc2,
+                b1,
+                b2,
                 conc_trace,
                 leaf_trace,
                 thin,
@@ -386,9 +404,9 @@ class HDP(Estimator):
             n_rec += rec
             n_ev += ev
             n_draws += dr
-            it += block
+            it += todo
             if bar is not None:
-                bar.update(block)
+                bar.update(todo)
         est = acc / max(n_rec, 1)
         second = acc2 / max(n_rec, 1)
         return est, conc_trace[:n_ev], leaf_trace[:n_draws], n_rec, second
