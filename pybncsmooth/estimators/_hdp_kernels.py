@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba import njit, uint64
 
-from ._rng import gamma, uniform
+from ._rng import gamma, gamma_dc, uniform
 from ._stirling import digamma, log_stirling_beyond, pcol_offset
 
 __all__ = ["hdp_init", "hdp_sweeps", "check_invariants"]
@@ -59,49 +59,52 @@ def hdp_init(n, t, nsum, tsum, parent, lstart, c0):  # pragma: no cover - compil
                     n[p, k] += t[i, k]
 
 
+_POOL = 8  # nodes with at most this many customers have their betas pooled (see _sample_concentrations)
+_LOGFLOOR = math.log(1e-75)  # log q below this counts as this (X underflowing for tiny alpha)
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def _sample_concentrations(  # pragma: no cover - compiled
     rng, nsum, tsum, conc, logc, group_nodes, group_off, prior_shape, prior_rate, cap
 ):
     """Auxiliary-variable sampling (thesis 002, Algorithm 14): for the tied nodes j,
-    q_j ~ Beta(alpha, n_j); alpha ~ Gamma(shape + sum t_j, rate + sum log(1/q_j)).
+    :math:`q_j \\sim \\mathrm{Beta}(\\alpha, n_j)`;
+    :math:`\\alpha \\sim \\mathrm{Gamma}(\\text{shape} + \\sum_j t_j, \\text{rate} + \\sum_j \\log 1/q_j)`.
 
-    The betas are drawn exactly but cheaply where ``n_j`` is small (most leaves of a
-    deep tree): for ``n_j <= 3``, ``log q = sum_{i < n_j} log(U_i) / (alpha + i)``
-    (``Beta(alpha, n) = prod_{i < n} Beta(alpha + i, 1)`` and ``Beta(b, 1)`` is
-    ``U^(1/b)``); for ``n_j <= 8``, ``q = X / (X + Y)`` with ``Y ~ Gamma(n_j)`` drawn as
-    ``-log`` of a product of ``n_j`` uniforms.
+    Only :math:`\\sum_j \\log 1/q_j` is needed, and for the nodes with few customers
+    (:math:`n_j \\le 8`) it is drawn exactly with far fewer random numbers than one beta
+    each: :math:`\\mathrm{Beta}(\\alpha, n) = \\prod_{i < n} \\mathrm{Beta}(\\alpha + i, 1)`
+    and :math:`-\\log \\mathrm{Beta}(b, 1)` is an exponential over ``b``, so their sum is
+    :math:`\\sum_{i < 8} G_i / (\\alpha + i)` with :math:`G_i \\sim \\mathrm{Gamma}(K_i)`,
+    :math:`K_i = \\#\\{j : i < n_j \\le 8\\}`.  A deep tree's hundreds of small leaves cost
+    at most eight gamma draws; a larger node draws its beta as ``X / (X + Y)``.
     """
     G = conc.shape[0]
-    floor = math.log(1e-75)
+    K = np.zeros(_POOL)
     for g in range(G):
         rate = prior_rate
         shape = prior_shape
         a = conc[g]
+        for i in range(_POOL):
+            K[i] = 0.0
+        da = max(a, 1.0) - 1.0 / 3.0  # Marsaglia & Tsang's constants, once a group
+        ca = 1.0 / math.sqrt(9.0 * da)
         for jj in range(group_off[g], group_off[g + 1]):
             j = group_nodes[jj]
             nj = nsum[j]
             if nj <= 0:
                 continue
-            if nj <= 3:  # Beta(a, n) = prod_{i < n} Beta(a + i, 1) = prod U_i^(1 / (a + i))
-                lq = math.log(1.0 - uniform(rng)) / a
-                for ii in range(1, nj):
-                    lq += math.log(1.0 - uniform(rng)) / (a + ii)
-            else:
-                x = gamma(rng, a)
-                if nj <= 8:
-                    prod = 1.0
-                    for _ in range(nj):
-                        prod *= 1.0 - uniform(rng)
-                    y = -math.log(prod)
-                else:
-                    y = gamma(rng, float(nj))
-                tot = x + y
-                lq = math.log(x / tot) if tot > 0.0 and x > 0.0 else floor
-            if lq < floor:
-                lq = floor
-            rate -= lq
             shape += tsum[j]
+            if nj <= _POOL:
+                for i in range(nj):
+                    K[i] += 1.0
+            else:  # a beta of its own: q = X / (X + Y)
+                x = gamma_dc(rng, da, ca) if a >= 1.0 else gamma(rng, a)
+                y = gamma(rng, float(nj))
+                rate += math.log((x + y) / x) if x > 0.0 else -_LOGFLOOR
+        for i in range(_POOL):
+            if K[i] > 0.0:
+                rate += gamma(rng, K[i]) / (a + i)
         if shape <= 0 or rate <= 0:
             continue
         c = gamma(rng, shape) / rate
@@ -119,8 +122,8 @@ _BIG = 1e250  # weights beyond this are summed again on the log scale (never wit
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _ratios_beyond(f, g, nk, lo, hi, npk, nps, tpk, a, cp, rtab, pcol, n_tab, n_lim, ckeys, cvals):  # pragma: no cover
-    """The ratios ``f[j] = w(lo + j + 1) / w(lo + j)`` and ``g = 1 / f`` of the sampler (see
+def _ratios_beyond(f, nk, lo, hi, npk, nps, tpk, a, cp, rtab, pcol, n_tab, n_lim, ckeys, cvals):  # pragma: no cover
+    """The ratios ``f[j] = w(lo + j + 1) / w(lo + j)`` of the sampler (see
     :func:`hdp_sweeps`) where a count exceeds ``n_lim``: those ratios come from
     :func:`log_stirling_beyond` (a separate function: its memo arrays would otherwise
     cost reference counting in the hot loop)."""
@@ -139,42 +142,35 @@ def _ratios_beyond(f, g, nk, lo, hi, npk, nps, tpk, a, cp, rtab, pcol, n_tab, n_
         else:
             par = math.exp(log_stirling_beyond(q + 1, tpk, ckeys, cvals) - log_stirling_beyond(q, tpk, ckeys, cvals))
         f[tc - lo] = own * a * par / (cp + nps + tc)
-        g[tc - lo] = 1.0 / f[tc - lo]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _draw_log(u, f, j0, m):  # pragma: no cover - compiled
+def _draw_log(u, f, m):  # pragma: no cover - compiled
     """The sampler's draw (see :func:`_sweep_table_counts`) on the log scale, for weights
     beyond the range of doubles (only in windows far wider than the default's): the
-    offset from ``lo`` of the candidate for the uniform ``u``, inverting in the same
-    order ``old, old + 1, ..., old - 1, ...`` (``old = lo + j0``)."""
+    offset from ``lo`` of the candidate for the uniform ``u``, inverting in ascending
+    order."""
     lw = np.empty(m)
-    lw[j0] = 0.0
-    for j in range(j0 + 1, m):
+    lw[0] = 0.0
+    for j in range(1, m):
         lw[j] = lw[j - 1] + math.log(f[j - 1])
-    for j in range(j0 - 1, -1, -1):
-        lw[j] = lw[j + 1] - math.log(f[j])
     top = lw.max()
     total = 0.0
     for j in range(m):
         total += math.exp(lw[j] - top)
     x = u * total
     c = 0.0
-    for j in range(j0, m):
+    for j in range(m):
         c += math.exp(lw[j] - top)
         if x < c:
             return j
-    for j in range(j0 - 1, -1, -1):
-        c += math.exp(lw[j] - top)
-        if x < c:
-            return j
-    return 0 if j0 > 0 else m - 1
+    return m - 1
 
 
 # ----------------------------------------------------------------------------- estimates
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _record_internal(n, nsum, parent, group, conc, c_root, leaf0, pk, acc, acc2):  # pragma: no cover
     """Estimates of the internal nodes (eqs. 12-14), top-down, added to ``acc``.
 
@@ -283,7 +279,6 @@ def _sweep_table_counts(  # pragma: no cover - compiled
     ckeys,
     cvals,
     f,
-    finv,
 ):
     """One Gibbs pass over the table counts of the schedule (see :func:`hdp_sweeps` for
     the conditional and how it is drawn).  A function of its own, called once a sweep:
@@ -322,71 +317,49 @@ def _sweep_table_counts(  # pragma: no cover - compiled
         nps = nsum[p] - old
         a = conc[group[i]]
         cp = c_root if group[p] < 0 else conc[group[p]]
-        # f[j] = w(lo + j + 1) / w(lo + j) and finv[j] = 1 / f[j].  Table offsets are
-        # unsigned so that numba drops its negative-index wraparound, which turned these
-        # contiguous reads into gathers.
+        # f[j] = w(lo + j + 1) / w(lo + j), and the weights relative to w(lo) = 1 summed in
+        # the same pass.  Table offsets are unsigned so that numba drops its negative-index
+        # wraparound, which turned these contiguous reads into gathers.
         m = hi - lo + 1
         den0 = cp + (nps + lo)
+        w = 1.0
+        tot = 1.0
         if nk <= n_lim and npk + hi <= n_lim:  # every count within the tables
             ob = uint64(nk * (nk + 1) // 2 + lo)
             pb = uint64(pcol_offset(tpk, n_tab) - tpk + npk + lo)  # P(q, 1) = q is column 1
             for j in range(m - 1):
-                num = rtab[ob + uint64(j)] * a * pcol[pb + uint64(j)]
-                den = den0 + j
-                rec = 1.0 / (num * den)  # one division for f = num / den and 1 / f
-                f[j] = num * num * rec
-                finv[j] = den * den * rec
+                fj = rtab[ob + uint64(j)] * a * pcol[pb + uint64(j)] / (den0 + j)
+                f[j] = fj
+                w *= fj
+                tot += w
         elif nk <= n_lim and tpk == 1:  # a child of the root, whose counts may exceed them
             ob = uint64(nk * (nk + 1) // 2 + lo)
             q0 = float(npk + lo)
             for j in range(m - 1):
-                num = rtab[ob + uint64(j)] * a * (q0 + j)
-                den = den0 + j
-                rec = 1.0 / (num * den)
-                f[j] = num * num * rec
-                finv[j] = den * den * rec
+                fj = rtab[ob + uint64(j)] * a * (q0 + j) / (den0 + j)
+                f[j] = fj
+                w *= fj
+                tot += w
         else:
-            _ratios_beyond(f, finv, nk, lo, hi, npk, nps, tpk, a, cp, rtab, pcol, n_tab, n_lim, ckeys, cvals)
-        # the weights relative to old (weight 1): their sums upward and downward
-        j0 = uint64(old - lo)
-        nu = m - (old - lo)
-        nd = old - lo
-        w = 1.0
-        cu = 1.0
-        for j in range(1, nu):
-            w *= f[j0 + uint64(j - 1)]
-            cu += w
-        w = 1.0
-        cd = 0.0
-        for j in range(nd):
-            w *= finv[j0 - uint64(j + 1)]
-            cd += w
-        if not (cu < _BIG and cd < _BIG):  # beyond doubles (windows far wider than the default)
-            new = lo + _draw_log(uniform(rng), f, old - lo, m)
+            _ratios_beyond(f, nk, lo, hi, npk, nps, tpk, a, cp, rtab, pcol, n_tab, n_lim, ckeys, cvals)
+            for j in range(m - 1):
+                w *= f[j]
+                tot += w
+        if not tot < _BIG:  # beyond doubles (windows far wider than the default)
+            new = lo + _draw_log(uniform(rng), f, m)
         else:
-            # inversion in the order old, old + 1, ..., hi, old - 1, ..., lo: the running
-            # sums are recomputed (the same operations, so the same numbers) and counted
-            # against the draw, branch-free (storing and reloading them stalled on store
-            # forwarding)
-            x = uniform(rng) * (cu + cd)
-            y = x - cu
+            # inversion in ascending order: the running sums are recomputed (the same
+            # operations, so the same numbers) and counted against the draw, branch-free
+            # (storing and reloading them stalled on store forwarding)
+            x = uniform(rng) * tot
             w = 1.0
             c = 1.0
-            cnt_u = 1 if c <= x else 0
-            for j in range(1, nu):
-                w *= f[j0 + uint64(j - 1)]
+            cnt = 1 if c <= x else 0
+            for j in range(m - 1):
+                w *= f[j]
                 c += w
-                cnt_u += c <= x
-            w = 1.0
-            c = 0.0
-            cnt_d = 0
-            for j in range(nd):
-                w *= finv[j0 - uint64(j + 1)]
-                c += w
-                cnt_d += c <= y
-            # selects rather than branches (the choice is a coin flip for the predictor)
-            new_d = old - 1 - min(cnt_d, nd - 1) if nd > 0 else old + nu - 1
-            new = old + cnt_u if cnt_u < nu else new_d
+                cnt += c <= x
+            new = lo + min(cnt, m - 1)
         inc = new - old  # written even when zero: a branch here was a coin flip
         t[i, k] = new
         tsum[i] += inc
@@ -477,7 +450,6 @@ def hdp_sweeps(  # pragma: no cover - compiled
     L = lstart.shape[0] - 1
     leaf0 = lstart[L - 1] if L >= 2 else N  # nodes from here on are leaves with a parent
     f = np.empty(2 * window + 2)
-    finv = np.empty(2 * window + 2)
     n_rec = 0
     n_events = 0
     n_draws = 0
@@ -506,7 +478,6 @@ def hdp_sweeps(  # pragma: no cover - compiled
             ckeys,
             cvals,
             f,
-            finv,
         )
         if L >= 2:  # the root: one table per observed value
             for k in range(r):

@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba import njit, uint64
 
-__all__ = ["new_state", "uniform", "normal", "gamma", "beta"]
+__all__ = ["new_state", "uniform", "normal", "gamma", "gamma_dc", "beta"]
 
 _MASK = 0xFFFFFFFFFFFFFFFF
 
@@ -104,6 +104,23 @@ def normal(s):  # pragma: no cover - compiled
 
 
 @njit(nogil=True)
+def gamma_dc(s, d, c):  # pragma: no cover - compiled
+    """A Gamma(a, 1) draw for ``a >= 1`` given Marsaglia & Tsang's constants
+    ``d = a - 1/3`` and ``c = 1 / sqrt(9 d)`` (for many draws of one shape)."""
+    while True:
+        x = normal(s)
+        v = 1.0 + c * x
+        if v <= 0.0:
+            continue
+        v = v * v * v
+        u = uniform(s)
+        if u < 1.0 - 0.0331 * (x * x) * (x * x):
+            return d * v
+        if u > 0.0 and math.log(u) < 0.5 * x * x + d * (1.0 - v + math.log(v)):
+            return d * v
+
+
+@njit(nogil=True)
 def gamma(s, a):  # pragma: no cover - compiled
     """A Gamma(a, 1) draw (Marsaglia & Tsang; a < 1 through a + 1 and U^(1/a))."""
     boost = 1.0
@@ -114,18 +131,7 @@ def gamma(s, a):  # pragma: no cover - compiled
         boost = math.exp(math.log(u) / a)
         a += 1.0
     d = a - 1.0 / 3.0
-    c = 1.0 / math.sqrt(9.0 * d)
-    while True:
-        x = normal(s)
-        v = 1.0 + c * x
-        if v <= 0.0:
-            continue
-        v = v * v * v
-        u = uniform(s)
-        if u < 1.0 - 0.0331 * (x * x) * (x * x):
-            return d * v * boost
-        if u > 0.0 and math.log(u) < 0.5 * x * x + d * (1.0 - v + math.log(v)):
-            return d * v * boost
+    return gamma_dc(s, d, 1.0 / math.sqrt(9.0 * d)) * boost
 
 
 @njit(nogil=True)
