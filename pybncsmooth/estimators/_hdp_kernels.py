@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba import njit, uint64
 
-from ._rng import gamma, gamma_dc, uniform
+from ._rng import gamma, gamma_dc, gamma_int, uniform
 from ._stirling import digamma, log_stirling_beyond, pcol_offset
 
 __all__ = ["hdp_init", "hdp_sweeps", "check_invariants"]
@@ -59,7 +59,7 @@ def hdp_init(n, t, nsum, tsum, parent, lstart, c0):  # pragma: no cover - compil
                     n[p, k] += t[i, k]
 
 
-_POOL = 8  # nodes with at most this many customers have their betas pooled (see _sample_concentrations)
+_POOL = 32  # nodes with at most this many customers have their betas pooled (see _sample_concentrations)
 _LOGFLOOR = math.log(1e-75)  # log q below this counts as this (X underflowing for tiny alpha)
 
 
@@ -72,22 +72,23 @@ def _sample_concentrations(  # pragma: no cover - compiled
     :math:`\\alpha \\sim \\mathrm{Gamma}(\\text{shape} + \\sum_j t_j, \\text{rate} + \\sum_j \\log 1/q_j)`.
 
     Only :math:`\\sum_j \\log 1/q_j` is needed, and for the nodes with few customers
-    (:math:`n_j \\le 8`) it is drawn exactly with far fewer random numbers than one beta
+    (:math:`n_j \\le 32`) it is drawn exactly with far fewer random numbers than one beta
     each: :math:`\\mathrm{Beta}(\\alpha, n) = \\prod_{i < n} \\mathrm{Beta}(\\alpha + i, 1)`
     and :math:`-\\log \\mathrm{Beta}(b, 1)` is an exponential over ``b``, so their sum is
-    :math:`\\sum_{i < 8} G_i / (\\alpha + i)` with :math:`G_i \\sim \\mathrm{Gamma}(K_i)`,
-    :math:`K_i = \\#\\{j : i < n_j \\le 8\\}`.  A deep tree's hundreds of small leaves cost
-    at most eight gamma draws; a larger node draws its beta as ``X / (X + Y)``.
+    :math:`\\sum_{i < 32} G_i / (\\alpha + i)` with :math:`G_i \\sim \\mathrm{Gamma}(K_i)`,
+    :math:`K_i = \\#\\{j : i < n_j \\le 32\\}` (from a histogram of the :math:`n_j`).  A deep
+    tree's thousands of small nodes cost at most 32 gamma draws; a larger node draws its
+    beta as ``X / (X + Y)``.
     """
     G = conc.shape[0]
-    K = np.zeros(_POOL)
+    hist = np.zeros(_POOL + 1)
     for g in range(G):
         rate = prior_rate
         shape = prior_shape
         a = conc[g]
-        for i in range(_POOL):
-            K[i] = 0.0
-        da = max(a, 1.0) - 1.0 / 3.0  # Marsaglia & Tsang's constants, once a group
+        for i in range(_POOL + 1):
+            hist[i] = 0.0
+        da = (a if a >= 1.0 else a + 1.0) - 1.0 / 3.0  # Marsaglia & Tsang's constants, once a group
         ca = 1.0 / math.sqrt(9.0 * da)
         for jj in range(group_off[g], group_off[g + 1]):
             j = group_nodes[jj]
@@ -96,15 +97,33 @@ def _sample_concentrations(  # pragma: no cover - compiled
                 continue
             shape += tsum[j]
             if nj <= _POOL:
-                for i in range(nj):
-                    K[i] += 1.0
+                hist[nj] += 1.0
             else:  # a beta of its own: q = X / (X + Y)
-                x = gamma_dc(rng, da, ca) if a >= 1.0 else gamma(rng, a)
-                y = gamma(rng, float(nj))
+                x = gamma_dc(rng, da, ca)
+                if a < 1.0:  # Gamma(a) = Gamma(a + 1) U^(1 / a)
+                    x *= math.exp(math.log(1.0 - uniform(rng)) / a)
+                y = gamma_int(rng, nj)
                 rate += math.log((x + y) / x) if x > 0.0 else -_LOGFLOOR
-        for i in range(_POOL):
-            if K[i] > 0.0:
-                rate += gamma(rng, K[i]) / (a + i)
+        n_small = 0.0
+        top = 0
+        for v in range(1, _POOL + 1):
+            if hist[v] > 0.0:
+                n_small += hist[v]
+                top = v
+        if top > 2.0 * n_small:  # few small nodes: a beta each is cheaper than `top` pooled draws
+            for jj in range(group_off[g], group_off[g + 1]):
+                nj = nsum[group_nodes[jj]]
+                if 0 < nj <= _POOL:
+                    x = gamma_dc(rng, da, ca)
+                    if a < 1.0:
+                        x *= math.exp(math.log(1.0 - uniform(rng)) / a)
+                    y = gamma_int(rng, nj)
+                    rate += math.log((x + y) / x) if x > 0.0 else -_LOGFLOOR
+        else:  # K_i = #{pooled j: n_j > i}, a suffix sum of the histogram
+            k_i = 0.0
+            for i in range(top - 1, -1, -1):
+                k_i += hist[i + 1]
+                rate += gamma(rng, k_i) / (a + i)
         if shape <= 0 or rate <= 0:
             continue
         c = gamma(rng, shape) / rate
@@ -171,7 +190,7 @@ def _draw_log(u, f, m):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _record_internal(n, nsum, parent, group, conc, c_root, leaf0, pk, acc, acc2):  # pragma: no cover
+def _record_internal(n, nsum, parent, group, conc, c_root, leaf0, pk, acc, acc2, accsq, track_sq):  # pragma: no cover
     """Estimates of the internal nodes (eqs. 12-14), top-down, added to ``acc``.
 
     Each vector sums to one by construction ((n + c base) / (N + c) with a base that
@@ -190,10 +209,12 @@ def _record_internal(n, nsum, parent, group, conc, c_root, leaf0, pk, acc, acc2)
             pk[i, k] = v
             acc[i, k] += v
             acc2[i, k] += v * v + v * (1.0 - v) * inv1
+            if track_sq:
+                accsq[i, k] += v * v
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _flush_leaves(n, nsum, parent, group, conc, leaf0, b1, b2, m, acc, acc2):  # pragma: no cover
+def _flush_leaves(n, nsum, parent, group, conc, leaf0, b1, b2, m, acc, acc2, accsq, track_sq):  # pragma: no cover
     """Add ``m`` sweeps of the leaves' estimates at once.
 
     A leaf's counts are data and its concentration is constant between concentration
@@ -217,6 +238,8 @@ def _flush_leaves(n, nsum, parent, group, conc, leaf0, b1, b2, m, acc, acc2):  #
             s2 = (m * nk * nk + 2.0 * nk * c * b1[p, k] + c * c * b2[p, k]) * inv * inv
             acc[i, k] += s1
             acc2[i, k] += s2 * (1.0 - inv1) + s1 * inv1
+            if track_sq:
+                accsq[i, k] += s2
     # the parents' sums start again
     p0 = parent[leaf0]
     p1 = parent[N - 1] + 1
@@ -279,6 +302,7 @@ def _sweep_table_counts(  # pragma: no cover - compiled
     ckeys,
     cvals,
     f,
+    cum,
 ):
     """One Gibbs pass over the table counts of the schedule (see :func:`hdp_sweeps` for
     the conditional and how it is drawn).  A function of its own, called once a sweep:
@@ -286,8 +310,7 @@ def _sweep_table_counts(  # pragma: no cover - compiled
     # Gibbs update of every table count below the root, in the order of the schedule.
     # The hot path is written out here: numba's inlined helpers taking arrays paid
     # atomic reference counting of each array at every call (150 ns a pair, more
-    # than the arithmetic); window_weights and select_candidate are the same code,
-    # kept as functions for the tests.
+    # than the arithmetic).
     for jj in range(sched_i.shape[0]):
         i = sched_i[jj]
         k = sched_k[jj]
@@ -318,7 +341,7 @@ def _sweep_table_counts(  # pragma: no cover - compiled
         a = conc[group[i]]
         cp = c_root if group[p] < 0 else conc[group[p]]
         # f[j] = w(lo + j + 1) / w(lo + j), and the weights relative to w(lo) = 1 summed in
-        # the same pass.  Table offsets are unsigned so that numba drops its negative-index
+        # the same pass (running sums in cum).  Table offsets are unsigned so that numba drops its negative-index
         # wraparound, which turned these contiguous reads into gathers.
         m = hi - lo + 1
         den0 = cp + (nps + lo)
@@ -332,6 +355,7 @@ def _sweep_table_counts(  # pragma: no cover - compiled
                 f[j] = fj
                 w *= fj
                 tot += w
+                cum[j] = tot
         elif nk <= n_lim and tpk == 1:  # a child of the root, whose counts may exceed them
             ob = uint64(nk * (nk + 1) // 2 + lo)
             q0 = float(npk + lo)
@@ -340,25 +364,22 @@ def _sweep_table_counts(  # pragma: no cover - compiled
                 f[j] = fj
                 w *= fj
                 tot += w
+                cum[j] = tot
         else:
             _ratios_beyond(f, nk, lo, hi, npk, nps, tpk, a, cp, rtab, pcol, n_tab, n_lim, ckeys, cvals)
             for j in range(m - 1):
                 w *= f[j]
                 tot += w
+                cum[j] = tot
         if not tot < _BIG:  # beyond doubles (windows far wider than the default)
             new = lo + _draw_log(uniform(rng), f, m)
         else:
-            # inversion in ascending order: the running sums are recomputed (the same
-            # operations, so the same numbers) and counted against the draw, branch-free
-            # (storing and reloading them stalled on store forwarding)
+            # inversion in ascending order, branch-free: the number of running sums
+            # (cum[j]: candidates lo .. lo + j + 1) not above the draw
             x = uniform(rng) * tot
-            w = 1.0
-            c = 1.0
-            cnt = 1 if c <= x else 0
+            cnt = 1 if 1.0 <= x else 0
             for j in range(m - 1):
-                w *= f[j]
-                c += w
-                cnt += c <= x
+                cnt += cum[uint64(j)] <= x
             new = lo + min(cnt, m - 1)
         inc = new - old  # written even when zero: a branch here was a coin flip
         t[i, k] = new
@@ -404,6 +425,8 @@ def hdp_sweeps(  # pragma: no cover - compiled
     pk,
     acc,
     acc2,
+    accsq,
+    track_sq,
     b1,
     b2,
     conc_trace,
@@ -433,12 +456,12 @@ def hdp_sweeps(  # pragma: no cover - compiled
     with the exact ratio tables :math:`R(n, t) = S^n_{t+1} / S^n_t` and
     :math:`P(q, t) = S^{q+1}_t / S^q_t` of :mod:`._stirling` (beyond ``n_lim``, the fit's
     own limit so that its draws never depend on the tables' size, from
-    :func:`log_stirling_beyond`): no logarithm or exponential per candidate.  ``f`` and
-    ``1 / f`` are computed in one vectorised pass; the weights relative to ``old``
-    then run in two independent chains of multiplications (upward with ``f``, downward
-    with ``g``, which overlap in the processor), accumulated as running sums, and the
-    draw inverts them in the fixed order ``old, old + 1, ..., hi, old - 1, ..., lo`` with
-    branch-free counts.
+    :func:`log_stirling_beyond`): no logarithm or exponential per candidate.  One pass
+    computes ``f``, the weights relative to ``w(lo) = 1`` and their running sums; the
+    draw inverts them in ascending order with a branch-free count (see
+    :func:`_sweep_table_counts`, which runs the pass over the schedule).  The window's
+    candidates below ``1e-17`` of the largest weight could be skipped without changing
+    a draw, but on the reference data none is (every window is scanned in full).
 
     Concentrations are sampled when ``(iter + every // 2) % every == 0`` (every 5 sweeps
     by default, as the reference); after ``burn_in`` sweeps the estimates are
@@ -450,6 +473,7 @@ def hdp_sweeps(  # pragma: no cover - compiled
     L = lstart.shape[0] - 1
     leaf0 = lstart[L - 1] if L >= 2 else N  # nodes from here on are leaves with a parent
     f = np.empty(2 * window + 2)
+    cum = np.empty(2 * window + 2)
     n_rec = 0
     n_events = 0
     n_draws = 0
@@ -478,6 +502,7 @@ def hdp_sweeps(  # pragma: no cover - compiled
             ckeys,
             cvals,
             f,
+            cum,
         )
         if L >= 2:  # the root: one table per observed value
             for k in range(r):
@@ -487,7 +512,7 @@ def hdp_sweeps(  # pragma: no cover - compiled
 
         if conc.shape[0] > 0 and (it + every // 2) % every == 0:
             if leaf0 < N:
-                _flush_leaves(n, nsum, parent, group, conc, leaf0, b1, b2, m_run, acc, acc2)
+                _flush_leaves(n, nsum, parent, group, conc, leaf0, b1, b2, m_run, acc, acc2, accsq, track_sq)
                 m_run = 0
             _sample_concentrations(rng, nsum, tsum, conc, logc, group_nodes, group_off, prior_shape, prior_rate, cap)
             ev = event_start + n_events
@@ -509,7 +534,7 @@ def hdp_sweeps(  # pragma: no cover - compiled
             if bad >= 0:
                 return n_rec, n_events, n_draws, bad
         if it >= burn_in:
-            _record_internal(n, nsum, parent, group, conc, c_root, leaf0, pk, acc, acc2)
+            _record_internal(n, nsum, parent, group, conc, c_root, leaf0, pk, acc, acc2, accsq, track_sq)
             if leaf0 < N:
                 for p in range(parent[leaf0], parent[N - 1] + 1):
                     for k in range(r):
@@ -532,5 +557,5 @@ def hdp_sweeps(  # pragma: no cover - compiled
                             q += 1
                     n_draws += 1
     if leaf0 < N:
-        _flush_leaves(n, nsum, parent, group, conc, leaf0, b1, b2, m_run, acc, acc2)
+        _flush_leaves(n, nsum, parent, group, conc, leaf0, b1, b2, m_run, acc, acc2, accsq, track_sq)
     return n_rec, n_events, n_draws, -1

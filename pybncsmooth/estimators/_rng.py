@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba import njit, uint64
 
-__all__ = ["new_state", "uniform", "normal", "gamma", "gamma_dc", "beta"]
+__all__ = ["new_state", "uniform", "normal", "gamma", "gamma_dc", "gamma_int", "beta"]
 
 _MASK = 0xFFFFFFFFFFFFFFFF
 
@@ -118,6 +118,18 @@ def gamma_dc(s, d, c):  # pragma: no cover - compiled
             return d * v
         if u > 0.0 and math.log(u) < 0.5 * x * x + d * (1.0 - v + math.log(v)):
             return d * v
+
+
+_GAMMA_C = np.concatenate(([0.0], 1.0 / np.sqrt(9.0 * (np.arange(1, 4097) - 1.0 / 3.0))))
+
+
+@njit(nogil=True)
+def gamma_int(s, n):  # pragma: no cover - compiled
+    """A Gamma(n, 1) draw for an integer ``n >= 1`` (Marsaglia & Tsang's constant from a
+    table up to 4096)."""
+    d = n - 1.0 / 3.0
+    c = _GAMMA_C[n] if n <= 4096 else 1.0 / math.sqrt(9.0 * d)
+    return gamma_dc(s, d, c)
 
 
 @njit(nogil=True)

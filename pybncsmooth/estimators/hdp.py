@@ -99,6 +99,7 @@ class _TreeState:
     sched_i: np.ndarray
     sched_k: np.ndarray
     n_lim: int
+    used: np.ndarray
 
     @classmethod
     def build(cls, tree: ContextTree, tying: str) -> "_TreeState":
@@ -166,6 +167,13 @@ class _TreeState:
         for lev in tree.levels[1:]:
             if lev.counts.size:
                 n_lim = max(n_lim, int(lev.counts.max()))
+        # the nodes whose estimates are entries of the table: the leaves, and the inner
+        # nodes that answer an unseen parent configuration (fewer children than values)
+        used = np.zeros(N, dtype=bool)
+        used[lstart[d] :] = True
+        for i in range(d):
+            n_children = np.bincount(tree.levels[i + 1].parent, minlength=lstart[i + 1] - lstart[i])
+            used[lstart[i] : lstart[i + 1]] = n_children < tree.parent_cards[i]
         return cls(
             parent,
             lstart,
@@ -179,7 +187,149 @@ class _TreeState:
             sched_i,
             sched_k,
             min(n_lim, MAX_TABLE_N),
+            used,
         )
+
+
+class _Chain:
+    """One chain of the sampler on one tree: its state and accumulators, advanced by
+    the compiled kernel a block of sweeps at a time."""
+
+    def __init__(self, est: "HDP", st: _TreeState, seed: int, name: str, burn: int, events: int, thin: int) -> None:
+        N, r = st.n_nodes, st.r
+        self.est, self.st, self.name, self.burn, self.thin = est, st, name, burn, thin
+        self.n = st.leaf_counts.copy()
+        self.t = np.zeros((N, r), dtype=np.int64)
+        self.nsum = np.zeros(N, dtype=np.int64)
+        self.tsum = np.zeros(N, dtype=np.int64)
+        self.rng = new_state(seed)
+        hdp_init(self.n, self.t, self.nsum, self.tsum, st.parent, st.lstart, est.initial_concentration)
+        G = len(st.group_off) - 1
+        self.conc = np.full(G, est.initial_concentration)
+        self.logc = np.log(self.conc)
+        self.rtab, self.pcol, self.n_tab = SHARED_RATIOS.ensure(st.n_lim)
+        self.ckeys, self.cvals = new_memo(16)
+        self.pk, self.acc, self.acc2, self.accsq, self.b1, self.b2 = (np.zeros((N, r)) for _ in range(6))
+        self.conc_trace = np.full((events, len(st.lstart) - 1), np.nan)
+        n_leaf = int(st.lstart[-1] - st.lstart[-2])
+        self.leaf_trace = np.zeros((events * est.concentration_every // max(thin, 1) + 1 if thin else 0, n_leaf * r))
+        self.it = self.n_rec = self.n_ev = self.n_draws = 0
+
+    def advance(self, sweeps: int) -> None:
+        est, st = self.est, self.st
+        need = self.n_ev + sweeps // est.concentration_every + 2
+        if need > self.conc_trace.shape[0]:
+            grow = np.full((need, self.conc_trace.shape[1]), np.nan)
+            grow[: self.conc_trace.shape[0]] = self.conc_trace
+            self.conc_trace = grow
+        rec, ev, dr, bad = hdp_sweeps(
+            self.rng,
+            self.n,
+            self.t,
+            self.nsum,
+            self.tsum,
+            st.parent,
+            st.lstart,
+            st.group,
+            self.conc,
+            self.logc,
+            est.initial_concentration,
+            st.group_nodes,
+            st.group_off,
+            st.group_level,
+            st.sched_i,
+            st.sched_k,
+            self.it,
+            sweeps,
+            self.burn,
+            est.concentration_every,
+            est.window,
+            est.max_tables,
+            est.prior_shape,
+            est.prior_rate,
+            est.max_concentration,
+            self.n_ev,
+            self.rtab,
+            self.pcol,
+            self.n_tab,
+            st.n_lim,
+            self.ckeys,
+            self.cvals,
+            self.pk,
+            self.acc,
+            self.acc2,
+            self.accsq,
+            est.auto,
+            self.b1,
+            self.b2,
+            self.conc_trace,
+            self.leaf_trace,
+            self.thin,
+            est.debug,
+        )
+        if bad >= 0:
+            raise RuntimeError(
+                f"HDP invariant violated at node {bad} of the context tree of {self.name!r} "
+                f"after sweep {self.it + rec} (0 <= t <= n, t >= 1 where n >= 1, n = sum of children's t)"
+            )
+        self.n_rec += rec
+        self.n_ev += ev
+        self.n_draws += dr
+        self.it += sweeps
+
+
+class _Batches:
+    """Batch sums of one chain's per-sweep estimates (every entry of every tree node):
+    sums of ``v`` and ``v^2`` over batches of equal length, at most ``2 * keep`` of them
+    (then neighbours merge and the length doubles), stored as float32 (the sums of a
+    batch are accumulated in float64 by the kernel)."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.s1: list[np.ndarray] = []
+        self.s2: list[np.ndarray] = []
+        self.length = 0  # sweeps per batch
+
+    def add(self, d1: np.ndarray, d2: np.ndarray, length: int) -> None:
+        self.length = length
+        self.s1.append(d1.astype(np.float32))
+        self.s2.append(d2.astype(np.float32))
+        if len(self.s1) >= 2 * self.keep:
+            self.s1 = [self.s1[i] + self.s1[i + 1] for i in range(0, len(self.s1), 2)]
+            self.s2 = [self.s2[i] + self.s2[i + 1] for i in range(0, len(self.s2), 2)]
+            self.length *= 2
+
+
+def _auto_diagnostics(batches: list[_Batches]) -> tuple[np.ndarray, np.ndarray]:
+    """Split-R-hat and Monte-Carlo standard error of every entry's posterior mean from
+    the chains' batch sums (equal batches in every chain).
+
+    R-hat (Gelman et al., split chains): each chain's batches are cut in two halves;
+    with the halves' means :math:`\\mu_s` and within-half variances :math:`W_s` of the
+    per-sweep estimates (from the sums of ``v`` and ``v^2``),
+    :math:`\\hat R = \\sqrt{((n - 1)/n\\, W + B/n) / W}`, ``W`` the mean of :math:`W_s` and
+    ``B/n`` the variance of :math:`\\mu_s`.  MCSE by batch means: with ``B`` batch means per
+    chain of variance :math:`s_c^2`, :math:`\\mathrm{MCSE} = \\sqrt{\\sum_c s_c^2 / B} / m`.
+    """
+    m = len(batches)
+    B = min(len(b.s1) for b in batches) // 2 * 2
+    L = batches[0].length
+    s1 = np.stack([np.stack(b.s1[-B:]) for b in batches]).astype(np.float64)  # (m, B, entries)
+    s2 = np.stack([np.stack(b.s2[-B:]) for b in batches]).astype(np.float64)
+    half = B // 2
+    n = half * L
+    h1 = np.concatenate([s1[:, :half].sum(axis=1), s1[:, half:].sum(axis=1)])  # (2m, entries)
+    h2 = np.concatenate([s2[:, :half].sum(axis=1), s2[:, half:].sum(axis=1)])
+    mu = h1 / n
+    W = np.maximum((h2 - n * mu * mu) / (n - 1), 0.0).mean(axis=0)
+    Bn = mu.var(axis=0, ddof=1)
+    var_plus = (n - 1) / n * W + Bn
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rhat = np.where(W > 1e-300, np.sqrt(var_plus / W), 1.0)
+    bm = s1 / L  # batch means
+    sc2 = bm.var(axis=1, ddof=1)  # (m, entries)
+    mcse = np.sqrt(sc2.sum(axis=0) / B) / m
+    return rhat, mcse
 
 
 @register_estimator
@@ -190,9 +340,17 @@ class HDP(Estimator):
     Parameters
     ----------
     iterations:
-        Gibbs sweeps per chain.
+        Gibbs sweeps per chain (5000, the authors' choice), or ``"auto"``: run
+        ``n_chains`` chains (default 2) in blocks and stop when every entry of every
+        table (every tree node's estimate) has split-R-hat below ``rhat`` and a
+        Monte-Carlo standard error below ``tol``, or after ``max_iterations`` sweeps
+        per chain; the sweeps used, the largest R-hat and MCSE are reported in
+        ``summary()`` and the estimate's ``info``.
     burn_in:
-        Sweeps discarded before averaging (default ``min(1000, iterations // 10)``).
+        Sweeps discarded before averaging (default ``min(1000, iterations // 10)``;
+        500 with ``iterations="auto"``).
+    tol, rhat, max_iterations:
+        The stopping rule of ``iterations="auto"`` (defaults 1e-3, 1.01, 50000).
     tying:
         Concentration tying: ``"level"`` (one per tree level, default), ``"single"``
         (one for the whole tree), ``"parent"`` (siblings share one), ``"none"``.
@@ -207,8 +365,9 @@ class HDP(Estimator):
         Starting value (also the fixed root concentration), cap of the
         concentrations, cap of a table count.
     n_chains:
-        Independent chains per tree; their estimates are averaged and, with two or
-        more, a split-R-hat over the leaf estimates is reported (``info["rhat"]``).
+        Independent chains per tree (default 1; 2 with ``iterations="auto"``); their
+        estimates are averaged and, with two or more, a split-R-hat is reported
+        (``info["rhat"]``).
     n_jobs:
         Threads sampling trees (and chains) in parallel (default: all cores).
     progress:
@@ -226,7 +385,7 @@ class HDP(Estimator):
 
     def __init__(
         self,
-        iterations: int = 5000,
+        iterations: int | str = 5000,
         burn_in: int | None = None,
         tying: str = "level",
         window: int = 10,
@@ -236,22 +395,31 @@ class HDP(Estimator):
         initial_concentration: float = 2.0,
         max_concentration: float = 4000.0,
         max_tables: int = 10000,
-        n_chains: int = 1,
+        n_chains: int | None = None,
         n_jobs: int | None = None,
         progress: bool | None = None,
         debug: bool = False,
         random_state: Any = None,
+        tol: float = 1e-3,
+        rhat: float = 1.01,
+        max_iterations: int = 50000,
     ) -> None:
         def pos_int(name: str, v: Any, minimum: int = 1) -> int:
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < minimum:
                 raise HyperparameterError(f"{name} must be an integer >= {minimum}, not {v!r}")
             return int(v)
 
-        self.iterations = pos_int("iterations", iterations)
+        self.auto = isinstance(iterations, str)
+        if self.auto and iterations != "auto":
+            raise HyperparameterError(f"iterations must be an integer >= 1 or 'auto', not {iterations!r}")
+        self.max_iterations = pos_int("max_iterations", max_iterations, 100)
+        self.iterations: int | str = "auto" if self.auto else pos_int("iterations", iterations)
         if burn_in is not None:
             burn_in = pos_int("burn_in", burn_in, 0)
-            if burn_in >= self.iterations:
-                raise HyperparameterError(f"burn_in ({burn_in}) must be smaller than iterations ({iterations})")
+            limit = self.max_iterations if self.auto else self.iterations
+            if burn_in >= limit:
+                what = "max_iterations" if self.auto else "iterations"
+                raise HyperparameterError(f"burn_in ({burn_in}) must be smaller than {what} ({limit})")
         self.burn_in = burn_in
         if tying not in _TYINGS:
             raise HyperparameterError(f"tying must be one of {_TYINGS}, not {tying!r}")
@@ -268,15 +436,25 @@ class HDP(Estimator):
         self.initial_concentration = float(initial_concentration)
         self.max_concentration = float(max_concentration)
         self.max_tables = pos_int("max_tables", max_tables)
-        self.n_chains = pos_int("n_chains", n_chains)
+        self.n_chains = pos_int("n_chains", n_chains) if n_chains is not None else (2 if self.auto else 1)
+        if self.auto and self.n_chains < 2:
+            raise HyperparameterError("iterations='auto' needs n_chains >= 2 (its stopping rule compares chains)")
         self.n_jobs = None if n_jobs is None else pos_int("n_jobs", n_jobs)
         self.progress = progress
         self.debug = bool(debug)
         self.random_state = random_state
+        if not (np.isfinite(tol) and tol > 0):
+            raise HyperparameterError(f"tol must be > 0, not {tol!r}")
+        if not (np.isfinite(rhat) and rhat > 1):
+            raise HyperparameterError(f"rhat must be > 1, not {rhat!r}")
+        self.tol = float(tol)
+        self.rhat = float(rhat)
 
     @property
     def effective_burn_in(self) -> int:
-        return self.burn_in if self.burn_in is not None else min(1000, self.iterations // 10)
+        if self.burn_in is not None:
+            return self.burn_in
+        return 500 if self.auto else min(1000, int(self.iterations) // 10)
 
     # ------------------------------------------------------------------ estimation
     def estimate(self, tree: ContextTree) -> TreeEstimate:
@@ -296,130 +474,119 @@ class HDP(Estimator):
             entropy = int(np.random.SeedSequence().entropy % (2**63))
         states = {name: _TreeState.build(tree, self.tying) for name, tree in trees.items()}
         SHARED_RATIOS.ensure(max(st.n_lim for st in states.values()))  # before the threads start
-        tasks = [(name, c) for name in trees for c in range(self.n_chains)]
-        bar = self._progress_bar(len(tasks) * self.iterations, trees)
+        burn = self.effective_burn_in
+        total = self.max_iterations if self.auto else int(self.iterations)
+        thin = 0 if self.auto or self.n_chains == 1 else max(1, (total - burn) // 500)
+        events = total // self.concentration_every + 2 if not self.auto else 64
+        chains = {
+            name: [
+                _Chain(self, states[name], self._seed(entropy, name, c), name, burn, events, thin)
+                for c in range(self.n_chains)
+            ]
+            for name in trees
+        }
         workers = self.n_jobs or os.cpu_count() or 1
+        bar = self._progress_bar(len(trees) * self.n_chains * total, trees)
         try:
-            if workers == 1 or len(tasks) == 1:
-                results = [self._run_chain(states[nm], self._seed(entropy, nm, c), nm, bar) for nm, c in tasks]
+            if self.auto:
+                diag = self._run_auto(chains, workers, bar)
             else:
-                with ThreadPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
-                    futs = [
-                        pool.submit(self._run_chain, states[nm], self._seed(entropy, nm, c), nm, bar) for nm, c in tasks
-                    ]
-                    results = [f.result() for f in futs]
+                diag = {}
+                block = _BLOCK if bar is not None else total
+                tasks = [ch for name in trees for ch in chains[name]]
+
+                def run(ch: _Chain) -> None:
+                    while ch.it < total:
+                        todo = min(block, total - ch.it)
+                        ch.advance(todo)
+                        if bar is not None:
+                            bar.update(todo)
+
+                self._map(run, tasks, workers)
         finally:
             if bar is not None:
                 bar.close()
-        by_tree: dict[str, list] = {name: [] for name in trees}
-        for (name, _), res in zip(tasks, results):
-            by_tree[name].append(res)
-        return {name: self._combine(trees[name], states[name], by_tree[name]) for name in trees}
+        return {name: self._combine(trees[name], states[name], chains[name], diag.get(name)) for name in trees}
+
+    @staticmethod
+    def _map(fn: Any, items: list, workers: int) -> None:
+        if workers == 1 or len(items) == 1:
+            for it in items:
+                fn(it)
+        else:
+            with ThreadPoolExecutor(max_workers=min(workers, len(items))) as pool:
+                for f in [pool.submit(fn, it) for it in items]:
+                    f.result()
+
+    def _run_auto(self, chains: dict[str, list[_Chain]], workers: int, bar: Any) -> dict[str, dict]:
+        """``iterations="auto"``: burn-in, then batches of sweeps until every entry of a
+        table has split-R-hat below ``rhat`` and MCSE below ``tol`` (checked once every
+        chain holds at least 16 batches), or ``max_iterations`` sweeps per chain.  The
+        entries are the estimates of the tree nodes the table uses: the leaves, and the
+        inner nodes that answer unseen parent configurations."""
+        burn = self.effective_burn_in
+        batch = 25
+        keep = 16
+        active = dict(chains)
+        batches = {name: [_Batches(keep) for _ in chs] for name, chs in chains.items()}
+        diag: dict[str, dict] = {}
+
+        def step(ch: _Chain, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+            if n <= 0:
+                return None
+            a1, a2 = ch.acc.copy(), ch.accsq.copy()
+            ch.advance(n)
+            if bar is not None:
+                bar.update(n)
+            return ch.acc - a1, ch.accsq - a2
+
+        # burn-in
+        self._map(lambda ch: step(ch, burn), [ch for chs in chains.values() for ch in chs], workers)
+        while active:
+            todo = []
+            for name, chs in active.items():
+                length = max(batches[name][0].length, batch)
+                left = self.max_iterations - chs[0].it
+                todo += [(name, c, ch, min(length, left)) for c, ch in enumerate(chs)]
+            results: dict[tuple[str, int], Any] = {}
+
+            def run(item: tuple, out: dict = results) -> None:
+                name, c, ch, n = item
+                out[(name, c)] = (step(ch, n), n)
+
+            self._map(run, todo, workers)
+            for name in list(active):
+                chs = active[name]
+                for c in range(len(chs)):
+                    res, n = results[(name, c)]
+                    if res is not None:
+                        u = chs[c].st.used
+                        batches[name][c].add(res[0][u].ravel(), res[1][u].ravel(), n)
+                done = chs[0].it >= self.max_iterations
+                if min(len(b.s1) for b in batches[name]) >= keep:
+                    rhat, mcse = _auto_diagnostics(batches[name])
+                    ok = bool(rhat.max() < self.rhat and mcse.max() < self.tol)
+                    diag[name] = {"rhat": float(rhat.max()), "mcse": float(mcse.max()), "converged": ok}
+                    done = done or ok
+                if done:
+                    diag.setdefault(name, {"rhat": float("nan"), "mcse": float("nan"), "converged": False})
+                    del active[name]
+        return diag
 
     def _progress_bar(self, total: int, trees: Mapping[str, ContextTree]) -> Any:
         return progress_bar(self.progress, total, trees, "HDP sweeps")
 
-    def _run_chain(self, st: _TreeState, seed: int, name: str, bar: Any) -> tuple:
-        N, r = st.n_nodes, st.r
-        n = st.leaf_counts.copy()
-        t = np.zeros((N, r), dtype=np.int64)
-        nsum = np.zeros(N, dtype=np.int64)
-        tsum = np.zeros(N, dtype=np.int64)
-        rng = new_state(seed)
-        hdp_init(n, t, nsum, tsum, st.parent, st.lstart, self.initial_concentration)
-        G = len(st.group_off) - 1
-        conc = np.full(G, self.initial_concentration)
-        logc = np.log(conc)
-        rtab, pcol, n_tab = SHARED_RATIOS.ensure(st.n_lim)
-        ckeys, cvals = new_memo(16)
-        pk = np.zeros((N, r))
-        acc = np.zeros((N, r))
-        acc2 = np.zeros((N, r))
-        b1 = np.zeros((N, r))
-        b2 = np.zeros((N, r))
-        n_levels = len(st.lstart) - 1
-        events = self.iterations // self.concentration_every + 2
-        conc_trace = np.full((events, n_levels), np.nan)
-        burn = self.effective_burn_in
-        kept = self.iterations - burn
-        thin = 0
-        n_leaf = int(st.lstart[-1] - st.lstart[-2])
-        leaf_trace = np.zeros((0, n_leaf * r))
-        if self.n_chains > 1:
-            thin = max(1, kept // 500)
-            leaf_trace = np.zeros((kept // thin + 1, n_leaf * r))
-        n_rec = n_ev = n_draws = 0
-        it = 0
-        block = _BLOCK if bar is not None else self.iterations
-        while it < self.iterations:
-            todo = min(block, self.iterations - it)
-            rec, ev, dr, bad = hdp_sweeps(
-                rng,
-                n,
-                t,
-                nsum,
-                tsum,
-                st.parent,
-                st.lstart,
-                st.group,
-                conc,
-                logc,
-                self.initial_concentration,
-                st.group_nodes,
-                st.group_off,
-                st.group_level,
-                st.sched_i,
-                st.sched_k,
-                it,
-                todo,
-                burn,
-                self.concentration_every,
-                self.window,
-                self.max_tables,
-                self.prior_shape,
-                self.prior_rate,
-                self.max_concentration,
-                n_ev,
-                rtab,
-                pcol,
-                n_tab,
-                st.n_lim,
-                ckeys,
-                cvals,
-                pk,
-                acc,
-                acc2,
-                b1,
-                b2,
-                conc_trace,
-                leaf_trace,
-                thin,
-                self.debug,
-            )
-            if bad >= 0:
-                raise RuntimeError(
-                    f"HDP invariant violated at node {bad} of the context tree of {name!r} "
-                    f"after sweep {it + rec} (0 <= t <= n, t >= 1 where n >= 1, n = sum of children's t)"
-                )
-            n_rec += rec
-            n_ev += ev
-            n_draws += dr
-            it += todo
-            if bar is not None:
-                bar.update(todo)
-        est = acc / max(n_rec, 1)
-        second = acc2 / max(n_rec, 1)
-        return est, conc_trace[:n_ev], leaf_trace[:n_draws], n_rec, second
-
-    def _combine(self, tree: ContextTree, st: _TreeState, results: list) -> TreeEstimate:
-        mean = np.mean([res[0] for res in results], axis=0)
+    def _combine(self, tree: ContextTree, st: _TreeState, chains: list[_Chain], diag: dict | None) -> TreeEstimate:
+        n_rec = sum(ch.n_rec for ch in chains)
+        mean = sum(ch.acc for ch in chains) / max(n_rec, 1)
         # posterior sd by the law of total variance over the recorded sweeps (and chains):
         # E[theta^2] averages each sweep's Dirichlet second moment given its state
-        sd_all = np.sqrt(np.maximum(np.mean([res[4] for res in results], axis=0) - mean * mean, 0.0))
+        second = sum(ch.acc2 for ch in chains) / max(n_rec, 1)
+        sd_all = np.sqrt(np.maximum(second - mean * mean, 0.0))
         est = mean / mean.sum(axis=1, keepdims=True)
         probs = tuple(est[st.lstart[i] : st.lstart[i + 1]] for i in range(len(st.lstart) - 1))
         sds = tuple(sd_all[st.lstart[i] : st.lstart[i + 1]] for i in range(len(st.lstart) - 1))
-        conc = results[0][1]
+        conc = chains[0].conc_trace[: chains[0].n_ev]
         if self.tying == "single" and conc.size:
             conc = np.repeat(conc[:, 1:2], conc.shape[1], axis=1)
             conc[:, 0] = np.nan
@@ -427,11 +594,14 @@ class HDP(Estimator):
             "concentrations": conc,
             "concentration_levels": np.arange(conc.shape[1] if conc.ndim == 2 else 0),
             "root_concentration": self.initial_concentration,
-            "n_records": int(sum(res[3] for res in results)),
+            "n_records": int(n_rec),
             "n_chains": self.n_chains,
         }
-        if self.n_chains > 1:
-            draws = [res[2] for res in results]
+        if diag is not None:
+            info.update(diag)
+            info["iterations"] = int(chains[0].it)
+        elif self.n_chains > 1:
+            draws = [ch.leaf_trace[: ch.n_draws] for ch in chains]
             m = min(d.shape[0] for d in draws)
             if m >= 4 and draws[0].shape[1] > 0:
                 info["rhat"] = split_rhat(np.stack([d[:m] for d in draws]))
