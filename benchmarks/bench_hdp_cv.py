@@ -34,7 +34,8 @@ DATA = Path(__file__).resolve().parent / "data" / "letterrecognition_disc5.csv.g
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--folds", type=int, default=10)
-    ap.add_argument("--auto", action="store_true", help="also run iterations='auto'")
+    ap.add_argument("--auto", action="store_true", help="also run iterations='auto' (tol 5e-3; slow)")
+    ap.add_argument("--sweeps", type=int, nargs="*", default=[], help="also run these fixed numbers of sweeps")
     args = ap.parse_args(argv)
     df = pd.read_csv(DATA, dtype=str)
     target = df.columns[0]
@@ -48,9 +49,13 @@ def main(argv: list[str] | None = None) -> int:
             structure="kdb", k=3, method="hdp", random_state=0, n_jobs=1, progress=False
         ),
     }
+    for sw in args.sweeps:
+        methods[f"kDB-3 hdp ({sw} sweeps)"] = lambda sw=sw: bs.BNClassifier(
+            structure="kdb", k=3, method="hdp", iterations=sw, random_state=0, n_jobs=1, progress=False
+        )
     if args.auto:
-        methods["kDB-3 hdp (auto)"] = lambda: bs.BNClassifier(
-            structure="kdb", k=3, method="hdp", iterations="auto", random_state=0, n_jobs=1, progress=False
+        methods["kDB-3 hdp (auto, tol 5e-3)"] = lambda: bs.BNClassifier(
+            structure="kdb", k=3, method="hdp", iterations="auto", tol=5e-3, random_state=0, n_jobs=1, progress=False
         )
     methods["random forest (100 trees)"] = lambda: RandomForestClassifier(n_estimators=100, n_jobs=1, random_state=0)
     # warm-up: load the compiled kernels once (not part of any fold's time)

@@ -141,7 +141,7 @@ _BIG = 1e250  # weights beyond this are summed again on the log scale (never wit
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _ratios_beyond(f, nk, lo, hi, npk, nps, tpk, a, cp, rtab, pcol, n_tab, n_lim, ckeys, cvals):  # pragma: no cover
+def _ratios_beyond(f, nk, lo, hi, npk, nps, tpk, a, cp, rtab, pcol, n_tab, n_lim, ckeys, cvals, shift):  # noqa: E501  # pragma: no cover
     """The ratios ``f[j] = w(lo + j + 1) / w(lo + j)`` of the sampler (see
     :func:`hdp_sweeps`) where a count exceeds ``n_lim``: those ratios come from
     :func:`log_stirling_beyond` (a separate function: its memo arrays would otherwise
@@ -153,7 +153,7 @@ def _ratios_beyond(f, nk, lo, hi, npk, nps, tpk, a, cp, rtab, pcol, n_tab, n_lim
             own = math.exp(log_stirling_beyond(nk, tc + 1, ckeys, cvals) - log_stirling_beyond(nk, tc, ckeys, cvals))
         q = npk + tc
         if tpk == 1:
-            par = float(q)
+            par = q + shift
         elif tpk < 1:
             par = 1.0
         elif q <= n_lim:
@@ -303,6 +303,7 @@ def _sweep_table_counts(  # pragma: no cover - compiled
     cvals,
     f,
     cum,
+    root_base,
 ):
     """One Gibbs pass over the table counts of the schedule (see :func:`hdp_sweeps` for
     the conditional and how it is drawn).  A function of its own, called once a sweep:
@@ -347,7 +348,10 @@ def _sweep_table_counts(  # pragma: no cover - compiled
         den0 = cp + (nps + lo)
         w = 1.0
         tot = 1.0
-        if nk <= n_lim and npk + hi <= n_lim:  # every count within the tables
+        # a child of the root with the root's table counts summed out (root_base = c0 / r):
+        # the root's factor is Gamma(c0 / r + q) instead of S(q, 1), its ratio q + c0 / r
+        shift = root_base if p == 0 else 0.0
+        if nk <= n_lim and npk + hi <= n_lim and shift == 0.0:  # every count within the tables
             ob = uint64(nk * (nk + 1) // 2 + lo)
             pb = uint64(pcol_offset(tpk, n_tab) - tpk + npk + lo)  # P(q, 1) = q is column 1
             for j in range(m - 1):
@@ -358,7 +362,7 @@ def _sweep_table_counts(  # pragma: no cover - compiled
                 cum[j] = tot
         elif nk <= n_lim and tpk == 1:  # a child of the root, whose counts may exceed them
             ob = uint64(nk * (nk + 1) // 2 + lo)
-            q0 = float(npk + lo)
+            q0 = float(npk + lo) + shift
             for j in range(m - 1):
                 fj = rtab[ob + uint64(j)] * a * (q0 + j) / (den0 + j)
                 f[j] = fj
@@ -366,7 +370,7 @@ def _sweep_table_counts(  # pragma: no cover - compiled
                 tot += w
                 cum[j] = tot
         else:
-            _ratios_beyond(f, nk, lo, hi, npk, nps, tpk, a, cp, rtab, pcol, n_tab, n_lim, ckeys, cvals)
+            _ratios_beyond(f, nk, lo, hi, npk, nps, tpk, a, cp, rtab, pcol, n_tab, n_lim, ckeys, cvals, shift)
             for j in range(m - 1):
                 w *= f[j]
                 tot += w
@@ -433,6 +437,7 @@ def hdp_sweeps(  # pragma: no cover - compiled
     leaf_trace,
     thin,
     debug,
+    root_base,
 ):
     """Run sweeps ``start_iter .. start_iter + n_sweeps - 1`` of the sampler.
 
@@ -503,6 +508,7 @@ def hdp_sweeps(  # pragma: no cover - compiled
             cvals,
             f,
             cum,
+            root_base,
         )
         if L >= 2:  # the root: one table per observed value
             for k in range(r):

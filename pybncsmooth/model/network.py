@@ -438,8 +438,10 @@ class FittedNetwork:
         """One row per node: levels, parents, parent configurations (possible and
         observed), context-tree nodes, rows counted, free parameters and, for
         multi-chain HDP fits, the split-R-hat of the leaf estimates; for iterative
-        fits (``hmd``), the iterations run and whether they converged (``<NA>`` where
-        a quantity does not apply, e.g. for tables read from a file)."""
+        fits (``hmd``, ``hls``, ``hdp`` with ``iterations="auto"``), the iterations run
+        and whether they converged, and for ``iterations="auto"`` the largest
+        Monte-Carlo standard error of an entry (``<NA>`` where a quantity does not
+        apply, e.g. for tables read from a file)."""
         rows = []
         any_rhat = False
         for node in self.nodes:
@@ -465,6 +467,8 @@ class FittedNetwork:
                 if "converged" in cpd.estimate.info:
                     row["iterations"] = int(cpd.estimate.info.get("iterations", 0))
                     row["converged"] = bool(cpd.estimate.info["converged"])
+                if "mcse" in cpd.estimate.info:
+                    row["mcse"] = float(cpd.estimate.info["mcse"])
             rows.append(row)
         out = pd.DataFrame(rows).set_index("node")
         for c in ("observed", "tree_nodes", "n"):
@@ -472,6 +476,8 @@ class FittedNetwork:
         if "converged" in out:
             out["iterations"] = out["iterations"].astype("Int64")
             out["converged"] = out["converged"].astype("boolean")
+        if "mcse" in out:
+            out["mcse"] = out["mcse"].astype("Float64")
         if any_rhat:
             out["rhat"] = out["rhat"].astype("Float64")
         else:
