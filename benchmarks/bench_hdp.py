@@ -9,8 +9,12 @@ the CPT entries from the Java estimates at the same number of iterations.
 
 Our time excludes the one-off compilation of the numba kernels (a warm-up run
 first) and the one-off growth of the shared Stirling-number table, which is
-reported separately.  A last line times a whole network (alarm, 37 CPTs) with one
-and with two threads.
+reported separately.  A second table shows, for the two 1000-row sets (where the Java
+50,000-sweep outputs exist), the time our sampler needs to come within a mean
+absolute difference of 0.002 of those outputs, against Java's 5,000-sweep time: the
+fewest sweeps of a ladder (mean over 3 seeds) and ``iterations="auto"`` (two chains on
+two threads; every used entry's R-hat < 1.01 and MCSE < 1e-3).  A last line times a
+whole network (alarm, 37 CPTs) with one and with two threads.
 
 Run: ``python benchmarks/bench_hdp.py`` (``--repeat N`` timing runs, best kept).
 """
@@ -63,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         df = load(card, n)
         parents = ["P1", "P2", "P3", "P4"]
         tree = count_tree("X", parents, df["X"].to_numpy(), [df[p].to_numpy() for p in parents], card, [card] * 4)
-        est = HDP(iterations=its, random_state=1, n_jobs=1, progress=False)
+        est = HDP(iterations=its, random_state=1, n_jobs=1, progress=False)  # one chain, one thread
         est.estimate(tree)  # warm-up (loads the compiled kernels)
         best = np.inf
         for _ in range(args.repeat):
@@ -81,6 +85,36 @@ def main(argv: list[str] | None = None) -> int:
             f"{best / its * 1e6:>10.1f}{mad:>13.5f}"
         )
     print(f"(one-off: the exact Stirling ratio tables up to n = 4096 take {t_table:.3f} s to build, once per process)")
+
+    # time to come within 0.002 (mean absolute difference) of the Java 50000-sweep output
+    print("\ntime to a mean absolute difference < 0.002 from the Java 50000-sweep estimates")
+    print(f"{'data set':14s}{'Java 5000 sweeps':>18s}{'fixed sweeps':>24s}{'auto (2 chains)':>34s}")
+    for card in (2, 5):
+        df = load(card, 1000)
+        parents = ["P1", "P2", "P3", "P4"]
+        tree = count_tree("X", parents, df["X"].to_numpy(), [df[p].to_numpy() for p in parents], card, [card] * 4)
+        configs = tree.node_configs(4)
+        code = ((configs[:, 0] * card + configs[:, 1]) * card + configs[:, 2]) * card + configs[:, 3]
+        ref = pd.read_csv(HDPDATA / f"java_hdp_50000it_card{card}_n1000.csv")[[f"p{k}" for k in range(card)]]
+        ref = ref.to_numpy()[code]
+        fixed = "none below 5000"
+        for sweeps in (250, 500, 1000, 2000, 5000):
+            mads, times = [], []
+            for seed in range(3):
+                t0 = time.perf_counter()
+                e = HDP(iterations=sweeps, random_state=seed, n_jobs=1, progress=False).estimate(tree)
+                times.append(time.perf_counter() - t0)
+                mads.append(np.abs(e.probs[-1] - ref).mean())
+            if np.mean(mads) < 0.002:
+                fixed = f"{sweeps}: {np.median(times):.3f} s (MAD {np.mean(mads):.4f})"
+                break
+        HDP(iterations="auto", random_state=0, progress=False).estimate(tree)
+        t0 = time.perf_counter()
+        e = HDP(iterations="auto", random_state=1, n_jobs=2, progress=False).estimate(tree)
+        t_auto = time.perf_counter() - t0
+        mad = np.abs(e.probs[-1] - ref).mean()
+        auto = f"{t_auto:.3f} s, {e.info['iterations']} sweeps (MAD {mad:.4f})"
+        print(f"card{card}_n1000  {JAVA_SECONDS[(card, 1000)]:>14.3f} s{fixed:>30s}{auto:>38s}")
 
     # a whole network: CPTs in parallel threads
     ref = ROOT / "tests" / "data" / "bnlearn"

@@ -30,5 +30,5 @@ test_that("methods lists every estimator of the Python package with its defaults
   expect_true(all(c("mle", "bayes", "mestimate", "hdp", "hmd", "hls", "hls-bayes") %in% m$method))
   expect_identical(m$default[m$method == "hls" & m$parameter == "tau"], "1")
   l <- bncs.methods(details = FALSE)
-  expect_equal(l$hdp$iterations, 5000)
+  expect_equal(l$hdp$iterations, 2000)
 })
