@@ -503,6 +503,8 @@ class HDP(Estimator):
         }
         workers = self.n_jobs or os.cpu_count() or 1
         bar = self._progress_bar(len(trees) * self.n_chains * total, trees)
+        if bar is not None and self.auto:
+            bar.total = None  # the stopping rule decides how many sweeps
         try:
             if self.auto:
                 diag = self._run_auto(chains, workers, bar)
@@ -525,13 +527,16 @@ class HDP(Estimator):
         return {name: self._combine(trees[name], states[name], chains[name], diag.get(name)) for name in trees}
 
     @staticmethod
-    def _map(fn: Any, items: list, workers: int) -> None:
+    def _map(fn: Any, items: list, workers: int, pool: ThreadPoolExecutor | None = None) -> None:
         if workers == 1 or len(items) == 1:
             for it in items:
                 fn(it)
+        elif pool is not None:
+            for f in [pool.submit(fn, it) for it in items]:
+                f.result()
         else:
-            with ThreadPoolExecutor(max_workers=min(workers, len(items))) as pool:
-                for f in [pool.submit(fn, it) for it in items]:
+            with ThreadPoolExecutor(max_workers=min(workers, len(items))) as new_pool:
+                for f in [new_pool.submit(fn, it) for it in items]:
                     f.result()
 
     def _run_auto(self, chains: dict[str, list[_Chain]], workers: int, bar: Any) -> dict[str, dict]:
@@ -556,8 +561,30 @@ class HDP(Estimator):
                 bar.update(n)
             return ch.acc - a1, ch.accsq - a2
 
+        all_chains = [ch for chs in chains.values() for ch in chs]
+        pool = ThreadPoolExecutor(max_workers=min(workers, len(all_chains))) if workers > 1 else None
+        try:
+            self._auto_rounds(chains, active, batches, diag, step, burn, batch, keep, workers, pool)
+        finally:
+            if pool is not None:
+                pool.shutdown()
+        return diag
+
+    def _auto_rounds(
+        self,
+        chains: dict[str, list[_Chain]],
+        active: dict[str, list[_Chain]],
+        batches: dict[str, list[_Batches]],
+        diag: dict[str, dict],
+        step: Any,
+        burn: int,
+        batch: int,
+        keep: int,
+        workers: int,
+        pool: ThreadPoolExecutor | None,
+    ) -> None:
         # burn-in
-        self._map(lambda ch: step(ch, burn), [ch for chs in chains.values() for ch in chs], workers)
+        self._map(lambda ch: step(ch, burn), [ch for chs in chains.values() for ch in chs], workers, pool)
         while active:
             todo = []
             for name, chs in active.items():
@@ -570,7 +597,7 @@ class HDP(Estimator):
                 name, c, ch, n = item
                 out[(name, c)] = (step(ch, n), n)
 
-            self._map(run, todo, workers)
+            self._map(run, todo, workers, pool)
             for name in list(active):
                 chs = active[name]
                 for c in range(len(chs)):
@@ -587,7 +614,6 @@ class HDP(Estimator):
                 if done:
                     diag.setdefault(name, {"rhat": float("nan"), "mcse": float("nan"), "converged": False})
                     del active[name]
-        return diag
 
     def _progress_bar(self, total: int, trees: Mapping[str, ContextTree]) -> Any:
         return progress_bar(self.progress, total, trees, "HDP sweeps")
