@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -14,10 +16,11 @@ from ..errors import DataError, HyperparameterError
 from ..estimators.base import Estimator, _REGISTRY
 from ..structure.dag import DAG
 from .discretize import make_discretizer
+from .eskdb import check_n_estimators, learn_eskdb_structures, member_method, member_seeds
 
 __all__ = ["BNClassifier", "build_classifier_network", "STRUCTURES"]
 
-STRUCTURES = ("nb", "tan", "kdb", "skdb")
+STRUCTURES = ("nb", "tan", "kdb", "skdb", "eskdb")
 
 
 def _hyper_names() -> set[str]:
@@ -126,10 +129,18 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     structure:
-        ``"nb"``, ``"tan"``, ``"kdb"`` or ``"skdb"``; every context tree branches on
-        the class first, then on the other parents by decreasing CMI.
+        ``"nb"``, ``"tan"``, ``"kdb"``, ``"skdb"`` or ``"eskdb"`` (an ensemble of
+        selective kDB classifiers with sampled attribute and parent orders, thesis 002
+        Ch. 4; see :mod:`pybncsmooth.classifiers.eskdb`); every context tree branches
+        on the class first, then on the other parents by decreasing CMI.
     k:
-        Non-class parents per feature for kDB; the largest ``k`` tried by SkDB.
+        Non-class parents per feature for kDB; the largest ``k`` tried by SkDB and by
+        each ESKDB member (default 1; the thesis uses 5 for ESKDB).
+    n_estimators:
+        ESKDB members (default 10, the thesis's); only with ``structure="eskdb"``.
+    order_sampling, parent_sampling:
+        ESKDB's two stochasticities (default both on); off: members sort attributes by
+        MI, respectively take the ``k`` earlier attributes of highest CMI.
     method:
         Estimator name (``"bayes"``, ``"mestimate"``, ``"mle"``, ...) or object.
     na:
@@ -154,6 +165,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     classes_, network_, dag_, discretizer_, feature_names_in_, n_features_in_, ignored_features_
+        (for ESKDB ``network_``/``dag_`` are the first member's)
+    estimators_, dags_
+        ESKDB: the members' fitted networks and structures.
     """
 
     def __init__(
@@ -167,8 +181,14 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         root: str | None = None,
         on_unseen: str = "error",
         random_state: Any = None,
+        n_estimators: int | None = None,
+        order_sampling: bool = True,
+        parent_sampling: bool = True,
         **hyper: Any,
     ) -> None:
+        self.n_estimators = n_estimators
+        self.order_sampling = order_sampling
+        self.parent_sampling = parent_sampling
         self.structure = structure
         self.k = k
         self.method = method
@@ -266,6 +286,10 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             frame[target] = y_ser.to_numpy()
         features = [str(c) for c in Xd.columns]
         frame.columns = [*features, target]
+        self._check_ensemble_options()
+        if self.structure == "eskdb":
+            self._fit_ensemble(frame, target, features)
+            return self._finish_fit(X, target)
         self.network_, self.dag_, self.ignored_features_ = build_classifier_network(
             frame,
             target,
@@ -278,6 +302,79 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             features=features,
             **self._hyper,
         )
+        self.estimators_ = [self.network_]
+        self.dags_ = [self.dag_]
+        return self._finish_fit(X, target)
+
+    def _check_ensemble_options(self) -> None:
+        """Options of one kind of structure given to another: specific errors."""
+        if self.structure == "eskdb":
+            check_n_estimators(10 if self.n_estimators is None else self.n_estimators)
+            if self.root is not None:
+                raise HyperparameterError("root is the root of a TAN tree; it does not apply to structure='eskdb'")
+            if isinstance(self.method, Estimator):
+                raise HyperparameterError(
+                    "structure='eskdb' needs method as a name (each member gets an estimator of its own), "
+                    f"not an estimator object ({type(self.method).__name__})"
+                )
+        else:
+            for name, default in (("n_estimators", None), ("order_sampling", True), ("parent_sampling", True)):
+                if getattr(self, name) != default:
+                    raise HyperparameterError(
+                        f"{name} applies to structure='eskdb' only, not structure={self.structure!r}"
+                    )
+
+    def _fit_ensemble(self, frame: pd.DataFrame, target: str, features: list[str]) -> None:
+        """ESKDB: the members' structures, then their CPTs, in parallel threads."""
+        from ..frontends.api import fit
+
+        n_est = check_n_estimators(10 if self.n_estimators is None else self.n_estimators)
+        n_jobs = self._hyper.get("n_jobs")
+        ignored = [f for f in features if frame[f].nunique(dropna=self.na != "level") < 2]
+        used = [f for f in features if f not in ignored]
+        if not used:
+            net, dag, ignored = build_classifier_network(
+                frame, target, structure="nb", method=self.method, na=self.na, features=features
+            )
+            self.estimators_, self.dags_, self.ignored_features_ = [net], [dag], ignored
+            self.network_, self.dag_ = net, dag
+            return
+        from ..structure.learning import check_k
+
+        k = min(check_k(self.k, len(features)), len(used))
+        skdb_hyper = {n: self._hyper[n] for n in ("skdb_m", "skdb_loss") if n in self._hyper}
+        seeds = member_seeds(self.random_state, n_est)
+        dags = learn_eskdb_structures(
+            frame,
+            target,
+            n_est,
+            k,
+            features=used,
+            na=self.na,
+            m=skdb_hyper.get("skdb_m", 1.0),
+            loss=skdb_hyper.get("skdb_loss", "rmse"),
+            order_sampling=self.order_sampling,
+            parent_sampling=self.parent_sampling,
+            seeds=seeds,
+            n_jobs=n_jobs,
+        )
+        method, hyper = member_method(self.method, {n: v for n, v in self._hyper.items() if n not in skdb_hyper})
+        count_na = "available" if self.na == "pairwise" else self.na
+
+        def one(i: int):
+            rs = int(seeds[i].generate_state(1, np.uint64)[0] >> np.uint64(1))
+            return fit(dags[i], frame, method=method, na=count_na, random_state=rs, **hyper)
+
+        workers = min(n_jobs or os.cpu_count() or 1, n_est)
+        if workers <= 1:
+            nets = [one(i) for i in range(n_est)]
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                nets = list(pool.map(one, range(n_est)))
+        self.estimators_, self.dags_, self.ignored_features_ = nets, dags, ignored
+        self.network_, self.dag_ = nets[0], dags[0]
+
+    def _finish_fit(self, X: pd.DataFrame, target: str) -> "BNClassifier":
         self.target_ = target
         # the classes keep y's type (numbers stay numbers), as scikit-learn's classifiers
         levels = list(self.network_.levels(target))
@@ -310,7 +407,11 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class posteriors, columns in the order of ``classes_``."""
         Xp = self._prepare(X)
-        return self.network_.predict_proba(Xp, self.target_, on_unseen=self.on_unseen).to_numpy()
+        members = getattr(self, "estimators_", [self.network_])
+        proba = members[0].predict_proba(Xp, self.target_, on_unseen=self.on_unseen).to_numpy()
+        for net in members[1:]:  # ESKDB: the average of the members' (thesis 002, Algorithm 15)
+            proba = proba + net.predict_proba(Xp, self.target_, on_unseen=self.on_unseen).to_numpy()
+        return proba / len(members)
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """``log predict_proba(X)`` (``-inf`` only where an estimator such as ``mle``

@@ -59,6 +59,11 @@ def learn_skdb(
     m: float = 1.0,
     loss: str = "rmse",
     return_info: bool = False,
+    order: Sequence[str] | None = None,
+    parent_rng: np.random.Generator | None = None,
+    mi: dict[str, float] | None = None,
+    cmi: np.ndarray | None = None,
+    encoded: tuple | None = None,
 ) -> DAG | tuple[DAG, StructureInfo]:
     """Selective kDB structure: ``k* <= k`` and the attribute prefix chosen by
     incremental leave-one-out cross-validation.
@@ -74,6 +79,12 @@ def learn_skdb(
         m of the leave-one-out m-estimates.
     loss:
         ``"rmse"`` (over all classes, as paper 000), ``"log_loss"`` or ``"zero_one"``.
+    order, parent_rng, mi, cmi:
+        As :func:`~pybncsmooth.structure.learning.structure_from_codes`: a given
+        attribute order (the selection keeps a prefix of it), sampled parent orders,
+        and MI / CMI already computed (the members of an ensemble share them).
+    encoded:
+        ``(enc, features)`` from :func:`encode_for_structure`, when already encoded.
 
     Returns
     -------
@@ -90,9 +101,11 @@ def learn_skdb(
         )
     if not np.isfinite(m) or m < 0:
         raise HyperparameterError(f"m must be non-negative, not {m!r}")
-    enc, features = encode_for_structure(data, target, features, na)
+    enc, features = encoded if encoded is not None else encode_for_structure(data, target, features, na)
     k = check_k(k, len(features))
-    full, info = structure_from_codes(enc, target, features, "kdb", k)
+    full, info = structure_from_codes(
+        enc, target, features, "kdb", k, order=order, parent_rng=parent_rng, mi=mi, cmi=cmi
+    )
     trees = count_network(enc, full)
     schema = enc.schema
     y = enc[target].astype(np.int64)

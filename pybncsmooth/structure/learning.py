@@ -32,7 +32,15 @@ from ..errors import ClassRelabellingWarning, DataError, HyperparameterError, Mi
 from .dag import DAG
 from .information import mutual_information, pairwise_cmi
 
-__all__ = ["learn_structure", "structure_from_codes", "StructureInfo", "KINDS", "check_k", "encode_for_structure"]
+__all__ = [
+    "learn_structure",
+    "structure_from_codes",
+    "StructureInfo",
+    "KINDS",
+    "check_k",
+    "encode_for_structure",
+    "sample_order",
+]
 
 KINDS = ("nb", "tan", "kdb", "skdb")
 _STRUCTURE_NA = ("error", "level", "drop", "pairwise")
@@ -235,6 +243,23 @@ def learn_structure(
     return (dag, info) if return_info else dag
 
 
+def sample_order(weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A random order of ``range(len(weights))`` drawn without replacement with
+    probabilities proportional to the (non-negative) weights, renormalised after each
+    draw (thesis 002, Algorithm 12); once only zero weights remain, uniformly."""
+    w = np.clip(np.asarray(weights, dtype=np.float64), 0.0, None)
+    n = len(w)
+    left = np.ones(n, dtype=bool)
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        pw = np.where(left, w, 0.0)
+        tot = pw.sum()
+        z = int(rng.choice(n, p=pw / tot)) if tot > 0 else int(rng.choice(np.flatnonzero(left)))
+        out[i] = z
+        left[z] = False
+    return out
+
+
 def structure_from_codes(
     enc: EncodedData,
     target: str,
@@ -243,8 +268,19 @@ def structure_from_codes(
     k: int | None = None,
     *,
     root: str | None = None,
+    order: Sequence[str] | None = None,
+    parent_rng: np.random.Generator | None = None,
+    mi: dict[str, float] | None = None,
+    cmi: np.ndarray | None = None,
 ) -> tuple[DAG, StructureInfo]:
-    """:func:`learn_structure` on data already encoded by :func:`encode_for_structure`."""
+    """:func:`learn_structure` on data already encoded by :func:`encode_for_structure`.
+
+    For kDB, ``order`` replaces the features' order by decreasing MI with the class,
+    and ``parent_rng`` replaces each feature's parents (the ``k`` earlier features of
+    highest CMI, by decreasing CMI) by the first ``k`` of an order of the earlier
+    features sampled with probabilities proportional to their CMI (the two
+    stochasticities of ESKDB, thesis 002 Sec. 4.2.2-4.2.3).  ``mi`` and ``cmi``
+    (over ``features``) may be given when already computed."""
     features = list(features)
     info = StructureInfo(target=target, features=features, kind=kind)
     parents: dict[str, list[str]] = {target: []}
@@ -269,24 +305,37 @@ def structure_from_codes(
         if k is None:
             raise HyperparameterError("kDB needs k (the number of non-class parents)")
         k = check_k(k, len(features))
-        info.mi = _mi(enc, target, features)
+        info.mi = dict(mi) if mi is not None else _mi(enc, target, features)
         pos = {f: i for i, f in enumerate(features)}
-        mi_vals = np.array([info.mi[f] for f in features])
-        order = [features[i] for i in np.argsort(-mi_vals, kind="stable")]
-        info.order = order
-        w = _cmi_matrix(enc, target, features) if k > 0 else None
+        if order is None:
+            mi_vals = np.array([info.mi[f] for f in features])
+            order = [features[i] for i in np.argsort(-mi_vals, kind="stable")]
+        else:
+            order = [str(f) for f in order]
+            if sorted(order) != sorted(features):
+                raise HyperparameterError("order must list every feature exactly once")
+        info.order = list(order)
+        w = (cmi if cmi is not None else _cmi_matrix(enc, target, features)) if k > 0 else None
         info.cmi = w
         for i, f in enumerate(order):
-            parents[f] = [target] + _kdb_parents(f, order[:i], k, w, pos)
+            parents[f] = [target] + _kdb_parents(f, order[:i], k, w, pos, parent_rng)
     else:
         raise HyperparameterError(f"kind must be one of 'nb', 'tan', 'kdb', not {kind!r}")
     return DAG(parents, nodes=[target, *features]), info
 
 
-def _kdb_parents(f: str, earlier: Sequence[str], k: int, w: np.ndarray | None, pos: dict[str, int]) -> list[str]:
-    """The ``min(k, len(earlier))`` earlier features with the largest CMI with ``f``, by decreasing CMI."""
+def _kdb_parents(
+    f: str,
+    earlier: Sequence[str],
+    k: int,
+    w: np.ndarray | None,
+    pos: dict[str, int],
+    rng: np.random.Generator | None = None,
+) -> list[str]:
+    """The ``min(k, len(earlier))`` earlier features with the largest CMI with ``f``, by
+    decreasing CMI; with ``rng``, the first of an order sampled proportionally to CMI."""
     if k == 0 or not earlier or w is None:
         return []
     scores = np.array([w[pos[f], pos[e]] for e in earlier])
-    best = np.argsort(-scores, kind="stable")[: min(k, len(earlier))]
-    return [earlier[i] for i in best]
+    ranked = sample_order(scores, rng) if rng is not None else np.argsort(-scores, kind="stable")
+    return [earlier[i] for i in ranked[: min(k, len(earlier))]]

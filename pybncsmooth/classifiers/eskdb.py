@@ -1,0 +1,111 @@
+"""Ensembles of selective kDB classifiers (ESKDB; thesis 002, Ch. 4, Algorithm 9).
+
+Each member is a selective kDB classifier (:func:`~pybncsmooth.classifiers.skdb.learn_skdb`)
+learned on the same data with two sources of randomness (Sec. 4.2.2-4.2.3), each of
+which can be switched off for an ablation:
+
+* **attribute order**: the order in which attributes enter (and may become parents) is
+  sampled without replacement with probabilities proportional to the mutual
+  information :math:`I(X_i; C)`, renormalised after each draw (Algorithm 12), instead
+  of sorting by it;
+* **parent order**: each attribute's parents are the first ``k`` of its earlier
+  attributes sampled with probabilities proportional to :math:`I(X_i; X_j \\mid C)`,
+  instead of the ``k`` of highest CMI.
+
+The selection of each member (the number of parents ``k' <= k`` and the attribute
+prefix, by incremental leave-one-out cross-validation) then runs on its own order, and
+its CPTs are estimated by any estimator.  The ensemble's class probabilities are the
+average of the members' (Algorithm 15).  MI and CMI are computed once for all members;
+members are learned in parallel threads, each from its own random stream spawned from
+``random_state``, so the ensemble does not depend on the number of threads.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import HyperparameterError
+from ..estimators._mcmc import entropy_of
+from ..estimators.base import _REGISTRY, Estimator
+from ..structure.dag import DAG
+from ..structure.learning import _cmi_matrix, _mi, check_k, encode_for_structure, sample_order
+from .skdb import learn_skdb
+
+__all__ = ["learn_eskdb_structures", "check_n_estimators", "member_seeds", "member_method"]
+
+
+def check_n_estimators(n_estimators: Any) -> int:
+    """``n_estimators`` must be an integer >= 1."""
+    if isinstance(n_estimators, bool) or not isinstance(n_estimators, (int, np.integer)) or n_estimators < 1:
+        raise HyperparameterError(f"n_estimators must be an integer >= 1, not {n_estimators!r}")
+    return int(n_estimators)
+
+
+def member_seeds(random_state: Any, n_estimators: int) -> list[np.random.SeedSequence]:
+    """One independent seed sequence per member, spawned from ``random_state``."""
+    entropy = entropy_of(random_state)
+    return np.random.SeedSequence(entropy).spawn(n_estimators)
+
+
+def learn_eskdb_structures(
+    data: pd.DataFrame,
+    target: str,
+    n_estimators: int,
+    k: int,
+    *,
+    features: Sequence[str] | None = None,
+    na: str = "level",
+    m: float = 1.0,
+    loss: str = "rmse",
+    order_sampling: bool = True,
+    parent_sampling: bool = True,
+    seeds: Sequence[np.random.SeedSequence],
+    n_jobs: int | None = None,
+) -> list[DAG]:
+    """The structures of the ``n_estimators`` members (see the module docstring)."""
+    n_estimators = check_n_estimators(n_estimators)
+    enc, feats = encode_for_structure(data, target, features, na)
+    k = check_k(k, len(feats))
+    mi = _mi(enc, target, feats)
+    cmi = _cmi_matrix(enc, target, feats) if k > 0 else None
+    mi_vals = np.array([mi[f] for f in feats])
+
+    def one(seed: np.random.SeedSequence) -> DAG:
+        g = np.random.default_rng(seed)
+        order = [feats[i] for i in sample_order(mi_vals, g)] if order_sampling else None
+        return learn_skdb(
+            data,
+            target,
+            k,
+            features=feats,
+            na=na,
+            m=m,
+            loss=loss,
+            order=order,
+            parent_rng=g if parent_sampling else None,
+            mi=mi,
+            cmi=cmi,
+            encoded=(enc, feats),
+        )
+
+    workers = min(n_jobs or os.cpu_count() or 1, n_estimators)
+    if workers <= 1:
+        return [one(s) for s in seeds]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(one, seeds))
+
+
+def member_method(method: str | Estimator, hyper: dict[str, Any]) -> tuple[str | Estimator, dict[str, Any]]:
+    """The estimator settings of one member: an estimator that runs threads of its own
+    (``n_jobs``) gets one, the ensemble's threads being the members."""
+    hyper = dict(hyper)
+    hyper.pop("n_jobs", None)
+    cls = _REGISTRY.get(method) if isinstance(method, str) else None
+    if cls is not None and "n_jobs" in cls.param_names():
+        hyper["n_jobs"] = 1
+    return method, hyper
