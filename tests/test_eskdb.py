@@ -71,13 +71,17 @@ def test_without_its_stochasticities_one_member_is_selective_kdb(dna):
 
 
 def test_ensemble_beats_its_single_classifier_on_dna(dna):
-    # thesis 002 Sec. 4.3.2: the ensemble's RMSE is below a single selective kDB's (on
-    # this fold 0.239 against 0.257 with m-estimates, k = 5, 10 members)
+    # thesis 002 Sec. 4.3.2: the ensemble's RMSE is below a single selective kDB's. On
+    # this fold (m-estimates, k = 5, 10 members) selective kDB has 0.257 and the
+    # ensembles of seeds 0-2 0.239-0.253: every seed below, the mean by more than 0.005.
     Xtr, ytr, Xte, yte = dna
-    s = bs.BNClassifier(structure="skdb", k=5, method="mestimate").fit(Xtr, ytr)
-    e = bs.BNClassifier(structure="eskdb", k=5, method="mestimate", random_state=0).fit(Xtr, ytr)
-    assert len(e.estimators_) == 10
-    assert rmse(e.predict_proba(Xte), yte) < rmse(s.predict_proba(Xte), yte) - 0.01
+    s = rmse(bs.BNClassifier(structure="skdb", k=5, method="mestimate").fit(Xtr, ytr).predict_proba(Xte), yte)
+    ens = []
+    for seed in range(3):
+        e = bs.BNClassifier(structure="eskdb", k=5, method="mestimate", random_state=seed).fit(Xtr, ytr)
+        assert len(e.estimators_) == 10
+        ens.append(rmse(e.predict_proba(Xte), yte))
+    assert max(ens) < s and np.mean(ens) < s - 0.005
 
 
 def test_bad_ensemble_options_name_the_argument(dna):

@@ -246,18 +246,18 @@ def learn_structure(
 def sample_order(weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A random order of ``range(len(weights))`` drawn without replacement with
     probabilities proportional to the (non-negative) weights, renormalised after each
-    draw (thesis 002, Algorithm 12); once only zero weights remain, uniformly."""
+    draw (thesis 002, Algorithm 12); once only zero weights remain, uniformly.
+
+    Drawn in one pass by Efraimidis & Spirakis' keys (2006): sorting by
+    :math:`u_i^{1/w_i}` (here :math:`\\log u_i / w_i`), largest first, has exactly the
+    distribution of the successive draws; zero weights sort after every positive one,
+    among themselves by a uniform key.
+    """
     w = np.clip(np.asarray(weights, dtype=np.float64), 0.0, None)
-    n = len(w)
-    left = np.ones(n, dtype=bool)
-    out = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        pw = np.where(left, w, 0.0)
-        tot = pw.sum()
-        z = int(rng.choice(n, p=pw / tot)) if tot > 0 else int(rng.choice(np.flatnonzero(left)))
-        out[i] = z
-        left[z] = False
-    return out
+    u = rng.random((2, len(w)))
+    with np.errstate(divide="ignore"):
+        keys = np.where(w > 0, np.log1p(-u[0]) / np.where(w > 0, w, 1.0), -np.inf)
+    return np.lexsort((-u[1], -keys)).astype(np.int64)
 
 
 def structure_from_codes(
