@@ -237,12 +237,28 @@ def evaluate(
     return pd.DataFrame(rows)
 
 
-def sign_test(wins: int, losses: int) -> float:
-    """Two-tailed binomial sign test of ``wins`` against ``losses`` (draws excluded)."""
+def sign_test(wins: int, losses: int, alternative: str = "two-sided") -> float:
+    """Binomial sign test of ``wins`` against ``losses`` (draws excluded): two-tailed by
+    default; ``alternative="greater"`` is the one-tailed test of thesis 002 (Sec. 2.6),
+    :math:`P(W \\ge \\text{wins})` for :math:`W \\sim \\mathrm{Binomial}(n, 1/2)`."""
+    if alternative not in ("two-sided", "greater"):
+        raise HyperparameterError(f"alternative must be 'two-sided' or 'greater', not {alternative!r}")
     n = wins + losses
     if n == 0:
         return 1.0
-    return float(binomtest(wins, n, 0.5, alternative="two-sided").pvalue)
+    return float(binomtest(wins, n, 0.5, alternative=alternative).pvalue)
+
+
+def _wilcoxon(diff: np.ndarray) -> float:
+    """Two-sided Wilcoxon signed-rank p-value of paired differences (zeros dropped;
+    1.0 when none is left)."""
+    d = np.asarray(diff, dtype=np.float64)
+    d = d[d != 0]
+    if d.size == 0:
+        return 1.0
+    from scipy.stats import wilcoxon
+
+    return float(wilcoxon(d).pvalue)
 
 
 def win_draw_loss(
@@ -258,8 +274,11 @@ def win_draw_loss(
 
     Results are averaged per ``by`` (``"dataset"``, or e.g. ``"fold"`` to compare
     within one data set); ``model_a`` wins a unit when its mean is better by more
-    than ``tol``.  Returns ``wins``, ``draws``, ``losses`` and the two-tailed sign
-    test ``p_value`` (draws excluded).
+    than ``tol``.  Returns ``wins``, ``draws``, ``losses``, the two-tailed sign test
+    ``p_value`` (draws excluded), the one-tailed ``p_one_sided`` (``model_a`` better;
+    as thesis 002 reports win-draw-loss) and ``p_wilcoxon``, the two-sided Wilcoxon
+    signed-rank test of the per-unit mean differences (which also weighs by how much
+    each unit is won or lost).
     """
     if metric not in METRICS:
         raise HyperparameterError(f"unknown metric {metric!r}; available: {', '.join(METRICS)}")
@@ -282,4 +301,11 @@ def win_draw_loss(
     wins = int((diff < -tol).sum())
     losses = int((diff > tol).sum())
     draws = int(ok.sum()) - wins - losses
-    return {"wins": wins, "draws": draws, "losses": losses, "p_value": sign_test(wins, losses)}
+    return {
+        "wins": wins,
+        "draws": draws,
+        "losses": losses,
+        "p_value": sign_test(wins, losses),
+        "p_one_sided": sign_test(wins, losses, "greater"),
+        "p_wilcoxon": _wilcoxon(diff.to_numpy()),
+    }
