@@ -104,3 +104,43 @@ def test_bad_ensemble_options_name_the_argument(dna):
     # scikit-learn's clone keeps the ensemble's parameters
     m = clone(bs.BNClassifier(structure="eskdb", n_estimators=3, parent_sampling=False, m=2.0, method="mestimate"))
     assert m.get_params()["n_estimators"] == 3 and m.get_params()["parent_sampling"] is False
+
+
+def test_randomised_mdl_cut_points():
+    from pybncsmooth.classifiers.discretize import mdl_cut_points
+
+    g = np.random.default_rng(0)
+    x = np.concatenate([g.normal(0, 1, 300), g.normal(3, 1, 300), g.normal(6, 1, 300)])
+    y = np.repeat([0, 1, 2], 300)
+    det = mdl_cut_points(x, y)
+    runs = [mdl_cut_points(x, y, np.random.default_rng(s)) for s in range(6)]
+    assert len({tuple(np.round(r, 9)) for r in runs}) == 6  # every seed its own cut points
+    np.testing.assert_array_equal(runs[0], mdl_cut_points(x, y, np.random.default_rng(0)))
+    # the class boundaries (1.5 and 4.5) are found by every draw, within a unit
+    for r in runs:
+        assert np.min(np.abs(r - 1.5)) < 1.0 and np.min(np.abs(r - 4.5)) < 1.0
+    # on noise deterministic MDL cuts nothing; the randomised version keeps one cut
+    xn, yn = g.normal(0, 1, 200), g.integers(0, 2, 200)
+    assert len(mdl_cut_points(xn, yn)) == 0
+    assert all(len(mdl_cut_points(xn, yn, np.random.default_rng(s))) == 1 for s in range(5))
+
+
+def test_ensemble_members_discretise_numbers_their_own_way():
+    g = np.random.default_rng(1)
+    n = 600
+    y = g.integers(0, 3, n)
+    X = pd.DataFrame({f"x{j}": g.normal(y * (j + 1) * 0.5, 1.0) for j in range(4)})
+    X["c"] = pd.Categorical(g.choice(["u", "v"], n))
+    tr, te = slice(0, 400), slice(400, n)
+    e = bs.BNClassifier(structure="eskdb", k=2, n_estimators=4, discretize="mdl", method="mestimate", random_state=2)
+    e.fit(X.iloc[tr], y[tr])
+    cuts = [tuple(np.round(d.cut_points_["x0"], 9)) for d in e.member_discretizers_]
+    assert len(set(cuts)) > 1  # members sampled different cut points
+    p = e.predict_proba(X.iloc[te])
+    assert p.shape == (200, 3) and np.allclose(p.sum(axis=1), 1.0)
+    again = bs.BNClassifier(
+        structure="eskdb", k=2, n_estimators=4, discretize="mdl", method="mestimate", random_state=2, n_jobs=1
+    ).fit(X.iloc[tr], y[tr])
+    np.testing.assert_array_equal(again.predict_proba(X.iloc[te]), p)
+    # better than chance by far (three separated classes)
+    assert rmse(p, y[te]) < 0.6

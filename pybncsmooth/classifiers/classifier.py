@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from ..errors import DataError, HyperparameterError
 from ..estimators.base import Estimator, _REGISTRY
 from ..structure.dag import DAG
-from .discretize import make_discretizer
+from .discretize import MDLDiscretizer, make_discretizer
 from .eskdb import check_n_estimators, learn_eskdb_structures, member_method, member_seeds
 
 __all__ = ["BNClassifier", "build_classifier_network", "STRUCTURES"]
@@ -276,6 +276,11 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         while target in X.columns:
             target = "_" + target
         self.discretizer_ = make_discretizer(self.discretize, self.n_bins)
+        # ESKDB with MDL: every member samples cut points of its own (thesis 002 Sec. 4.2.1)
+        member_mdl = self.structure == "eskdb" and isinstance(self.discretize, str) and self.discretizer_ is not None
+        member_mdl = member_mdl and isinstance(self.discretizer_, MDLDiscretizer)
+        if member_mdl:
+            self.discretizer_ = None
         Xd = X
         if self.discretizer_ is not None:
             Xd = self.discretizer_.fit(X, y_ser.to_numpy()).transform(X)
@@ -288,7 +293,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         frame.columns = [*features, target]
         self._check_ensemble_options()
         if self.structure == "eskdb":
-            self._fit_ensemble(frame, target, features)
+            self._fit_ensemble(frame, target, features, member_mdl)
             return self._finish_fit(X, target)
         self.network_, self.dag_, self.ignored_features_ = build_classifier_network(
             frame,
@@ -304,6 +309,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         )
         self.estimators_ = [self.network_]
         self.dags_ = [self.dag_]
+        self.member_discretizers_ = [None]
         return self._finish_fit(X, target)
 
     def _check_ensemble_options(self) -> None:
@@ -324,55 +330,91 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
                         f"{name} applies to structure='eskdb' only, not structure={self.structure!r}"
                     )
 
-    def _fit_ensemble(self, frame: pd.DataFrame, target: str, features: list[str]) -> None:
-        """ESKDB: the members' structures, then their CPTs, in parallel threads."""
+    def _fit_ensemble(self, frame: pd.DataFrame, target: str, features: list[str], member_mdl: bool) -> None:
+        """ESKDB: each member's cut points (with ``discretize="mdl"``), structure and
+        CPTs, members in parallel threads, each from its own seed."""
         from ..frontends.api import fit
-
-        n_est = check_n_estimators(10 if self.n_estimators is None else self.n_estimators)
-        n_jobs = self._hyper.get("n_jobs")
-        ignored = [f for f in features if frame[f].nunique(dropna=self.na != "level") < 2]
-        used = [f for f in features if f not in ignored]
-        if not used:
-            net, dag, ignored = build_classifier_network(
-                frame, target, structure="nb", method=self.method, na=self.na, features=features
-            )
-            self.estimators_, self.dags_, self.ignored_features_ = [net], [dag], ignored
-            self.network_, self.dag_ = net, dag
-            return
         from ..structure.learning import check_k
 
-        k = min(check_k(self.k, len(features)), len(used))
-        skdb_hyper = {n: self._hyper[n] for n in ("skdb_m", "skdb_loss") if n in self._hyper}
+        n_est = check_n_estimators(10 if self.n_estimators is None else self.n_estimators)
+        check_k(self.k, len(features))
+        n_jobs = self._hyper.get("n_jobs")
         seeds = member_seeds(self.random_state, n_est)
-        dags = learn_eskdb_structures(
-            frame,
-            target,
-            n_est,
-            k,
-            features=used,
-            na=self.na,
-            m=skdb_hyper.get("skdb_m", 1.0),
-            loss=skdb_hyper.get("skdb_loss", "rmse"),
-            order_sampling=self.order_sampling,
-            parent_sampling=self.parent_sampling,
-            seeds=seeds,
-            n_jobs=n_jobs,
-        )
+        skdb_hyper = {n: self._hyper[n] for n in ("skdb_m", "skdb_loss") if n in self._hyper}
         method, hyper = member_method(self.method, {n: v for n, v in self._hyper.items() if n not in skdb_hyper})
         count_na = "available" if self.na == "pairwise" else self.na
 
-        def one(i: int):
-            rs = int(seeds[i].generate_state(1, np.uint64)[0] >> np.uint64(1))
-            return fit(dags[i], frame, method=method, na=count_na, random_state=rs, **hyper)
+        shared: list[DAG] | None = None
+        shared_ignored = [f for f in features if frame[f].nunique(dropna=self.na != "level") < 2]
+        shared_used = [f for f in features if f not in shared_ignored]
+        if not member_mdl and shared_used:  # one encoding, MI and CMI for every member
+            shared = learn_eskdb_structures(
+                frame,
+                target,
+                n_est,
+                min(self.k, len(shared_used)),
+                features=shared_used,
+                na=self.na,
+                m=skdb_hyper.get("skdb_m", 1.0),
+                loss=skdb_hyper.get("skdb_loss", "rmse"),
+                order_sampling=self.order_sampling,
+                parent_sampling=self.parent_sampling,
+                seeds=seeds,
+                n_jobs=n_jobs,
+            )
+
+        def one(i: int) -> tuple:
+            seed = seeds[i]
+            rs = int(seed.generate_state(1, np.uint64)[0] >> np.uint64(1))
+            if shared is not None:
+                return (
+                    fit(shared[i], frame, method=method, na=count_na, random_state=rs, **hyper),
+                    shared[i],
+                    shared_ignored,
+                    None,
+                )
+            fr = frame
+            disc = None
+            if member_mdl:
+                disc = MDLDiscretizer(random_state=np.random.default_rng([int(seed.generate_state(1)[0]), 1]))
+                fr = disc.fit(frame[features], frame[target].to_numpy()).transform(frame[features])
+                fr[target] = frame[target]
+            ignored = [f for f in features if fr[f].nunique(dropna=self.na != "level") < 2]
+            used = [f for f in features if f not in ignored]
+            if not used:  # nothing informs the class: this member is the class prior
+                net, dag, _ = build_classifier_network(
+                    fr, target, structure="nb", method=method, na=self.na, features=features, **hyper
+                )
+                return net, dag, ignored, disc
+            dag = learn_eskdb_structures(
+                fr,
+                target,
+                1,
+                min(self.k, len(used)),
+                features=used,
+                na=self.na,
+                m=skdb_hyper.get("skdb_m", 1.0),
+                loss=skdb_hyper.get("skdb_loss", "rmse"),
+                order_sampling=self.order_sampling,
+                parent_sampling=self.parent_sampling,
+                seeds=[seed],
+                n_jobs=1,
+            )[0]
+            net = fit(dag, fr, method=method, na=count_na, random_state=rs, **hyper)
+            return net, dag, ignored, disc
 
         workers = min(n_jobs or os.cpu_count() or 1, n_est)
         if workers <= 1:
-            nets = [one(i) for i in range(n_est)]
+            members = [one(i) for i in range(n_est)]
         else:
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                nets = list(pool.map(one, range(n_est)))
-        self.estimators_, self.dags_, self.ignored_features_ = nets, dags, ignored
-        self.network_, self.dag_ = nets[0], dags[0]
+                members = list(pool.map(one, range(n_est)))
+        self.estimators_ = [m[0] for m in members]
+        self.dags_ = [m[1] for m in members]
+        self.member_discretizers_ = [m[3] for m in members]
+        # the features no member uses
+        self.ignored_features_ = [f for f in features if all(f in m[2] for m in members)]
+        self.network_, self.dag_ = self.estimators_[0], self.dags_[0]
 
     def _finish_fit(self, X: pd.DataFrame, target: str) -> "BNClassifier":
         self.target_ = target
@@ -408,9 +450,12 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         """Class posteriors, columns in the order of ``classes_``."""
         Xp = self._prepare(X)
         members = getattr(self, "estimators_", [self.network_])
-        proba = members[0].predict_proba(Xp, self.target_, on_unseen=self.on_unseen).to_numpy()
-        for net in members[1:]:  # ESKDB: the average of the members' (thesis 002, Algorithm 15)
-            proba = proba + net.predict_proba(Xp, self.target_, on_unseen=self.on_unseen).to_numpy()
+        discs = getattr(self, "member_discretizers_", None) or [None] * len(members)
+        proba = None
+        for net, disc in zip(members, discs):  # ESKDB: the average of the members' (thesis 002, Algorithm 15)
+            Xm = disc.transform(Xp) if disc is not None else Xp
+            p = net.predict_proba(Xm, self.target_, on_unseen=self.on_unseen).to_numpy()
+            proba = p if proba is None else proba + p
         return proba / len(members)
 
     def predict_log_proba(self, X: Any) -> np.ndarray:

@@ -180,17 +180,27 @@ class EqualFrequencyDiscretizer(_BinnedDiscretizer):
 
 
 class MDLDiscretizer(_Discretizer):
-    """Fayyad & Irani's supervised MDL discretisation (fit needs the class)."""
+    """Fayyad & Irani's supervised MDL discretisation (fit needs the class).
 
-    def __init__(self, columns: Sequence[str] | None = None) -> None:
+    With ``random_state`` (an int or a numpy Generator) the cut points are sampled
+    instead of chosen (thesis 002 Sec. 4.2.1, Algorithms 10-11; see
+    :func:`mdl_cut_points`): the stochastic discretisation of ESKDB's members.
+    """
+
+    def __init__(self, columns: Sequence[str] | None = None, random_state: Any = None) -> None:
         self.columns = columns
+        self.random_state = random_state
 
     def _needs_y(self) -> bool:
         return True
 
+    def fit(self, X: pd.DataFrame, y: Any = None) -> "MDLDiscretizer":
+        self._rng = None if self.random_state is None else np.random.default_rng(self.random_state)
+        return super().fit(X, y)  # type: ignore[return-value]
+
     def _learn(self, values: np.ndarray, y: np.ndarray | None) -> np.ndarray:
         assert y is not None
-        return mdl_cut_points(values, y)
+        return mdl_cut_points(values, y, rng=getattr(self, "_rng", None))
 
 
 def _entropy(counts: np.ndarray) -> np.ndarray:
@@ -202,12 +212,18 @@ def _entropy(counts: np.ndarray) -> np.ndarray:
     return -(p * logs).sum(axis=-1)
 
 
-def mdl_cut_points(values: np.ndarray, y: np.ndarray) -> np.ndarray:
+def mdl_cut_points(values: np.ndarray, y: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
     """Cut points of Fayyad & Irani's MDL discretisation of ``values`` given classes ``y``.
 
     Candidate cuts are the midpoints between consecutive distinct values; the
     best cut minimises the class entropy of the two sides, and is kept while the
     MDL criterion accepts it (then both sides are split recursively).
+
+    With ``rng``, the randomised version of thesis 002 (Algorithm 11): among the
+    candidates whose gain exceeds their MDL threshold, one is drawn with probability
+    proportional to the excess; if none qualifies on the first call, one cut is drawn
+    proportionally to the gain (so that a member of an ensemble keeps at least one cut
+    point), and the recursion stops.
     """
     values = np.asarray(values, dtype=np.float64)
     if values.size < 2:
@@ -221,6 +237,7 @@ def mdl_cut_points(values: np.ndarray, y: np.ndarray) -> np.ndarray:
     cum = np.cumsum(onehot, axis=0)
     cuts: list[float] = []
     stack = [(0, len(v))]
+    first = True
     while stack:
         lo, hi = stack.pop()
         n = hi - lo
@@ -239,14 +256,34 @@ def mdl_cut_points(values: np.ndarray, y: np.ndarray) -> np.ndarray:
         ent_l = _entropy(left)
         ent_r = _entropy(right)
         e = (nl * ent_l + (n - nl) * ent_r) / n
-        b = int(np.argmin(e))
         ent_s = float(_entropy(total[None, :])[0])
-        gain = ent_s - e[b]
         k = int((total > 0).sum())
-        k1 = int((left[b] > 0).sum())
-        k2 = int((right[b] > 0).sum())
-        delta = np.log2(3.0**k - 2) - (k * ent_s - k1 * ent_l[b] - k2 * ent_r[b])
-        if gain > (np.log2(n - 1) + delta) / n:
+        if rng is None:
+            b = int(np.argmin(e))
+            gain = ent_s - e[b]
+            k1 = int((left[b] > 0).sum())
+            k2 = int((right[b] > 0).sum())
+            delta = np.log2(3.0**k - 2) - (k * ent_s - k1 * ent_l[b] - k2 * ent_r[b])
+            accept = gain > (np.log2(n - 1) + delta) / n
+        else:
+            gains = ent_s - e
+            k1 = (left > 0).sum(axis=1)
+            k2 = (right > 0).sum(axis=1)
+            delta = np.log2(3.0**k - 2) - (k * ent_s - k1 * ent_l - k2 * ent_r)
+            excess = np.maximum(gains - (np.log2(n - 1) + delta) / n, 0.0)
+            accept = bool(excess.sum() > 0)
+            if accept:
+                b = int(rng.choice(len(excess), p=excess / excess.sum()))
+            else:
+                g = np.maximum(gains, 0.0)
+                if first and g.sum() > 0:  # at least one cut point (Algorithm 11, lines 16-24)
+                    b = int(rng.choice(len(g), p=g / g.sum()))
+                    s = int(pos[b])
+                    cuts.append((v[s - 1] + v[s]) / 2.0)
+                first = False
+                continue
+        first = False
+        if accept:
             s = int(pos[b])
             cuts.append((v[s - 1] + v[s]) / 2.0)
             stack.append((lo, s))
