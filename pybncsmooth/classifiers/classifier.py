@@ -135,7 +135,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         on the class first, then on the other parents by decreasing CMI.
     k:
         Non-class parents per feature for kDB; the largest ``k`` tried by SkDB and by
-        each ESKDB member (default 1; the thesis uses 5 for ESKDB).
+        each ESKDB member (default 1 for kDB and SkDB, 5 for ESKDB as thesis 002).
     n_estimators:
         ESKDB members (default 10, the thesis's); only with ``structure="eskdb"``.
     order_sampling, parent_sampling:
@@ -173,7 +173,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     def __init__(
         self,
         structure: str = "tan",
-        k: int = 1,
+        k: int | None = None,
         method: str | Estimator = "bayes",
         na: str = "level",
         discretize: Any = None,
@@ -299,7 +299,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             frame,
             target,
             structure=self.structure,
-            k=self.k,
+            k=self._k(),
             method=self.method,
             na=self.na,
             root=self.root,
@@ -311,6 +311,10 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         self.dags_ = [self.dag_]
         self.member_discretizers_ = [None]
         return self._finish_fit(X, target)
+
+    def _k(self) -> int:
+        """``k``, or the structure's default (5 for ESKDB, the thesis's; 1 otherwise)."""
+        return self.k if self.k is not None else (5 if self.structure == "eskdb" else 1)
 
     def _check_ensemble_options(self) -> None:
         """Options of one kind of structure given to another: specific errors."""
@@ -337,7 +341,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         from ..structure.learning import check_k
 
         n_est = check_n_estimators(10 if self.n_estimators is None else self.n_estimators)
-        check_k(self.k, len(features))
+        k_max = check_k(self._k(), len(features))
         n_jobs = self._hyper.get("n_jobs")
         seeds = member_seeds(self.random_state, n_est)
         skdb_hyper = {n: self._hyper[n] for n in ("skdb_m", "skdb_loss") if n in self._hyper}
@@ -352,7 +356,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
                 frame,
                 target,
                 n_est,
-                min(self.k, len(shared_used)),
+                min(k_max, len(shared_used)),
                 features=shared_used,
                 na=self.na,
                 m=skdb_hyper.get("skdb_m", 1.0),
@@ -390,7 +394,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
                 fr,
                 target,
                 1,
-                min(self.k, len(used)),
+                min(k_max, len(used)),
                 features=used,
                 na=self.na,
                 m=skdb_hyper.get("skdb_m", 1.0),
