@@ -1,4 +1,4 @@
-bncs.classifier <- function(formula, data, structure = "tan", method = "mestimate", k = 1, ...) {
+bncs.classifier <- function(formula, data, structure = "tan", method = "mestimate", k = NULL, ...) {
   bs <- bncs.python()
   if (inherits(formula, "formula")) formula <- paste(deparse(formula, width.cutoff = 500L), collapse = " ")
   if (!is.character(formula) || length(formula) != 1L || !grepl("~", formula, fixed = TRUE)) {
@@ -11,9 +11,11 @@ bncs.classifier <- function(formula, data, structure = "tan", method = "mestimat
   features <- if (rhs == ".") setdiff(names(data), target) else trimws(strsplit(rhs, "+", fixed = TRUE)[[1]])
   .check_method(method)
   args <- .hyper(method, list(...))
+  if (is.numeric(args$n_estimators) && length(args$n_estimators) == 1L) args$n_estimators <- as.integer(args$n_estimators)
   X <- .df_to_py(data, features)
   y <- .df_to_py(data, target)[[target]]
-  clf <- .py_call(do.call(bs$BNClassifier, c(list(structure = structure, method = method, k = as.integer(k)), args)))
+  kk <- if (is.null(k)) list() else list(k = as.integer(k))
+  clf <- .py_call(do.call(bs$BNClassifier, c(list(structure = structure, method = method), kk, args)))
   .py_call(clf$fit(X, y))
   classes <- as.character(unlist(reticulate::py_to_r(.py_call(.bridge()$as_strings(clf$classes_)))))
   structure(list(py = clf, target = target, features = features, classes = classes,

@@ -32,3 +32,15 @@ test_that("methods lists every estimator of the Python package with its defaults
   l <- bncs.methods(details = FALSE)
   expect_equal(l$hdp$iterations, 2000)
 })
+
+test_that("an ESKDB classifier is fitted and predicts from R", {
+  skip_if_no_python()
+  data <- bncs.dataset("housevotes84")
+  clf <- bncs.classifier(Class ~ ., data, structure = "eskdb", method = "mestimate", k = 2, n_estimators = 3,
+                         na = "level", random_state = 1L)
+  expect_equal(length(clf$py$estimators_), 3L)
+  p <- predict(clf, data[1:20, ], prob = TRUE)
+  expect_equal(dim(p), c(20L, 2L))
+  expect_equal(unname(rowSums(p)), rep(1, 20), tolerance = 1e-12)
+  expect_gt(mean(predict(clf, data) == data$Class), 0.85)
+})
