@@ -145,3 +145,9 @@ def test_ensemble_members_discretise_numbers_their_own_way():
     np.testing.assert_array_equal(again.predict_proba(X.iloc[te]), p)
     # better than chance by far (three separated classes)
     assert rmse(p, y[te]) < 0.6
+
+
+def test_a_single_network_front_end_refuses_the_ensemble():
+    df = bs.load_dataset("asia")
+    with pytest.raises(HyperparameterError, match="BNClassifier\\(structure='eskdb'\\)"):
+        bs.fit("D ~ .", df, structure="eskdb")

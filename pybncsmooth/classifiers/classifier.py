@@ -93,6 +93,10 @@ def build_classifier_network(
         return net, dag, ignored
     if isinstance(structure, DAG):
         dag = structure
+    elif structure == "eskdb":
+        raise HyperparameterError(
+            "structure='eskdb' is an ensemble of networks, not one network: fit it with BNClassifier(structure='eskdb')"
+        )
     elif structure == "skdb":
         dag = learn_skdb(frame, target, k if k is not None else 1, features=features, na=na, m=skdb_m, loss=skdb_loss)
     elif structure in ("nb", "tan", "kdb"):
