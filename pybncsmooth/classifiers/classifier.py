@@ -16,7 +16,7 @@ from ..errors import DataError, HyperparameterError
 from ..estimators.base import Estimator, _REGISTRY
 from ..structure.dag import DAG
 from .discretize import MDLDiscretizer, make_discretizer
-from .eskdb import check_n_estimators, learn_eskdb_structures, member_method, member_seeds
+from .eskdb import check_n_estimators, learn_eskdb_structures, member_method, member_seeds, member_trees
 
 __all__ = ["BNClassifier", "build_classifier_network", "STRUCTURES"]
 
@@ -341,7 +341,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     def _fit_ensemble(self, frame: pd.DataFrame, target: str, features: list[str], member_mdl: bool) -> None:
         """ESKDB: each member's cut points (with ``discretize="mdl"``), structure and
         CPTs, members in parallel threads, each from its own seed."""
-        from ..frontends.api import fit
+        from ..estimators.base import make_estimator
+        from ..frontends.api import estimate_network, fit
         from ..structure.learning import check_k
 
         n_est = check_n_estimators(10 if self.n_estimators is None else self.n_estimators)
@@ -352,7 +353,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         method, hyper = member_method(self.method, {n: v for n, v in self._hyper.items() if n not in skdb_hyper})
         count_na = "available" if self.na == "pairwise" else self.na
 
-        shared: list[DAG] | None = None
+        shared: list[tuple[DAG, Any]] | None = None
         shared_ignored = [f for f in features if frame[f].nunique(dropna=self.na != "level") < 2]
         shared_used = [f for f in features if f not in shared_ignored]
         if not member_mdl and shared_used:  # one encoding, MI and CMI for every member
@@ -369,18 +370,20 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
                 parent_sampling=self.parent_sampling,
                 seeds=seeds,
                 n_jobs=n_jobs,
+                return_info=True,
             )
 
         def one(i: int) -> tuple:
             seed = seeds[i]
             rs = int(seed.generate_state(1, np.uint64)[0] >> np.uint64(1))
-            if shared is not None:
-                return (
-                    fit(shared[i], frame, method=method, na=count_na, random_state=rs, **hyper),
-                    shared[i],
-                    shared_ignored,
-                    None,
-                )
+            if shared is not None:  # the CPTs from the counts the selection made (no recount)
+                dag, info = shared[i]
+                est = make_estimator(method, random_state=rs, **hyper)
+                schema = info.extra["schema"].subset(dag.nodes)
+                n_used = info.extra["n_rows"]
+                run = {"n_rows": n_used, "n_dropped": len(frame) - n_used, "na": count_na, "random_state": rs}
+                net = estimate_network(dag, schema, member_trees(dag, info), est, info=run)
+                return net, dag, shared_ignored, None
             fr = frame
             disc = None
             if member_mdl:

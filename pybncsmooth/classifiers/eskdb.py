@@ -36,7 +36,14 @@ from ..structure.dag import DAG
 from ..structure.learning import _cmi_matrix, _mi, check_k, encode_for_structure, sample_order
 from .skdb import learn_skdb
 
-__all__ = ["learn_eskdb_structures", "check_n_estimators", "member_seeds", "member_method"]
+__all__ = ["learn_eskdb_structures", "check_n_estimators", "member_seeds", "member_method", "member_trees"]
+
+
+def member_trees(dag: DAG, info: Any) -> dict:
+    """A member's context trees from its full kDB's counts (no recount): each node's
+    tree truncated to the member's parents (a prefix of the full kDB's)."""
+    full = info.extra["trees"]
+    return {n: full[n].truncate(len(dag.parents(n))) for n in dag.nodes}
 
 
 def check_n_estimators(n_estimators: Any) -> int:
@@ -66,8 +73,11 @@ def learn_eskdb_structures(
     parent_sampling: bool = True,
     seeds: Sequence[np.random.SeedSequence],
     n_jobs: int | None = None,
-) -> list[DAG]:
-    """The structures of the ``n_estimators`` members (see the module docstring)."""
+    return_info: bool = False,
+) -> list[DAG] | list[tuple[DAG, Any]]:
+    """The structures of the ``n_estimators`` members (see the module docstring); with
+    ``return_info``, ``(dag, StructureInfo)`` pairs whose ``extra["trees"]`` hold the
+    counts of each member's full kDB (its selected trees are their first levels)."""
     n_estimators = check_n_estimators(n_estimators)
     enc, feats = encode_for_structure(data, target, features, na)
     k = check_k(k, len(feats))
@@ -75,7 +85,7 @@ def learn_eskdb_structures(
     cmi = _cmi_matrix(enc, target, feats) if k > 0 else None
     mi_vals = np.array([mi[f] for f in feats])
 
-    def one(seed: np.random.SeedSequence) -> DAG:
+    def one(seed: np.random.SeedSequence) -> Any:
         g = np.random.default_rng(seed)
         order = [feats[i] for i in sample_order(mi_vals, g)] if order_sampling else None
         return learn_skdb(
@@ -91,6 +101,7 @@ def learn_eskdb_structures(
             mi=mi,
             cmi=cmi,
             encoded=(enc, feats),
+            return_info=return_info,
         )
 
     workers = min(n_jobs or os.cpu_count() or 1, n_estimators)

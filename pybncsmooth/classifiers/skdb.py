@@ -169,6 +169,9 @@ def learn_skdb(
     info.kind = "skdb"
     info.extra["selection"] = SkdbSelection(kk, li + 1, list(order), losses, loss)
     info.extra["full_kdb"] = full
+    info.extra["trees"] = trees  # the full kDB's counts: the selected trees are their first levels
+    info.extra["schema"] = schema
+    info.extra["n_rows"] = n
     return dag, info
 
 

@@ -154,6 +154,17 @@ class ContextTree:
         return np.searchsorted(child_parent, np.arange(n + 1), side="left")
 
     # ------------------------------------------------------------------ algebra
+    def truncate(self, depth: int) -> "ContextTree":
+        """The tree of the same child with only its first ``depth`` parents: the levels
+        above ``depth`` are already the counts of those contexts (no recount)."""
+        if not 0 <= depth <= self.depth:
+            raise ValueError(f"depth must be between 0 and {self.depth}, not {depth}")
+        if depth == self.depth:
+            return self
+        return ContextTree(
+            self.child, self.parents[:depth], self.child_card, self.parent_cards[:depth], self.levels[: depth + 1]
+        )
+
     def _check_compatible(self, other: "ContextTree") -> None:
         if (self.child, self.parents, self.child_card, self.parent_cards) != (
             other.child,
