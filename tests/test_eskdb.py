@@ -151,3 +151,16 @@ def test_a_single_network_front_end_refuses_the_ensemble():
     df = bs.load_dataset("asia")
     with pytest.raises(HyperparameterError, match="BNClassifier\\(structure='eskdb'\\)"):
         bs.fit("D ~ .", df, structure="eskdb")
+
+
+def test_members_share_the_counts_of_identical_trees(dna):
+    # without sampling every member has the same structure: each tree is counted once
+    # and the members' networks hold the very same count objects
+    Xtr, ytr, _, _ = dna
+    e = bs.BNClassifier(
+        structure="eskdb", k=2, n_estimators=3, order_sampling=False, parent_sampling=False, method="mestimate"
+    ).fit(Xtr, ytr)
+    a, b = e.estimators_[0], e.estimators_[2]
+    assert a.tree(e.target_) is b.tree(e.target_)
+    shared = [n for n in a.nodes if a.tree(n).levels[-1].counts is b.tree(n).levels[-1].counts]
+    assert len(shared) == len(a.nodes)

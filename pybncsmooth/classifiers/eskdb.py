@@ -15,7 +15,8 @@ which can be switched off for an ablation:
 The selection of each member (the number of parents ``k' <= k`` and the attribute
 prefix, by incremental leave-one-out cross-validation) then runs on its own order, and
 its CPTs are estimated by any estimator.  The ensemble's class probabilities are the
-average of the members' (Algorithm 15).  MI and CMI are computed once for all members;
+average of the members' (Algorithm 15).  MI and CMI are computed once for all members,
+and a node's context tree with the same ordered parents is counted once for all;
 members are learned in parallel threads, each from its own random stream spawned from
 ``random_state``, so the ensemble does not depend on the number of threads.
 """
@@ -84,6 +85,7 @@ def learn_eskdb_structures(
     mi = _mi(enc, target, feats)
     cmi = _cmi_matrix(enc, target, feats) if k > 0 else None
     mi_vals = np.array([mi[f] for f in feats])
+    cache: dict = {}  # trees of the same node with the same ordered parents, counted once
 
     def one(seed: np.random.SeedSequence) -> Any:
         g = np.random.default_rng(seed)
@@ -102,6 +104,7 @@ def learn_eskdb_structures(
             cmi=cmi,
             encoded=(enc, feats),
             return_info=return_info,
+            tree_cache=cache,
         )
 
     workers = min(n_jobs or os.cpu_count() or 1, n_estimators)

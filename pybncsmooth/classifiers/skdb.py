@@ -64,6 +64,7 @@ def learn_skdb(
     mi: dict[str, float] | None = None,
     cmi: np.ndarray | None = None,
     encoded: tuple | None = None,
+    tree_cache: dict | None = None,
 ) -> DAG | tuple[DAG, StructureInfo]:
     """Selective kDB structure: ``k* <= k`` and the attribute prefix chosen by
     incremental leave-one-out cross-validation.
@@ -85,6 +86,10 @@ def learn_skdb(
         and MI / CMI already computed (the members of an ensemble share them).
     encoded:
         ``(enc, features)`` from :func:`encode_for_structure`, when already encoded.
+    tree_cache:
+        A dict shared by several calls on the same encoding (the members of an
+        ensemble): the context tree of a node with the same ordered parents is counted
+        once, keyed by ``(node, parents)``.
 
     Returns
     -------
@@ -106,7 +111,15 @@ def learn_skdb(
     full, info = structure_from_codes(
         enc, target, features, "kdb", k, order=order, parent_rng=parent_rng, mi=mi, cmi=cmi
     )
-    trees = count_network(enc, full)
+    if tree_cache is None:
+        trees = count_network(enc, full)
+    else:
+        keys = {v: (v, tuple(full.parents(v))) for v in full.nodes}
+        todo = [v for v in full.nodes if keys[v] not in tree_cache]
+        if todo:
+            for v, tree in count_network(enc, full, nodes=todo).items():
+                tree_cache.setdefault(keys[v], tree)
+        trees = {v: tree_cache[keys[v]] for v in full.nodes}
     schema = enc.schema
     y = enc[target].astype(np.int64)
     n = len(y)
