@@ -164,3 +164,18 @@ def test_members_share_the_counts_of_identical_trees(dna):
     assert a.tree(e.target_) is b.tree(e.target_)
     shared = [n for n in a.nodes if a.tree(n).levels[-1].counts is b.tree(n).levels[-1].counts]
     assert len(shared) == len(a.nodes)
+
+
+def test_evaluate_cross_validates_an_ensemble():
+    hv = bs.load_dataset("housevotes84")
+    models = {
+        "eskdb": bs.BNClassifier(
+            structure="eskdb", k=2, n_estimators=3, method="mestimate", na="level", random_state=0
+        ),
+        "skdb": bs.BNClassifier(structure="skdb", k=2, method="mestimate", na="level"),
+    }
+    res = bs.evaluate(models, hv, "Class", cv="2x2", random_state=1, progress=False)
+    assert set(res["model"]) == {"eskdb", "skdb"} and len(res) == 8
+    assert res["rmse"].between(0, 1).all() and (res["fit_seconds"] > 0).all()
+    w = bs.win_draw_loss(res, "eskdb", "skdb", "rmse", by="fold")
+    assert w["wins"] + w["draws"] + w["losses"] == 4
