@@ -172,7 +172,7 @@ def test_arrays_and_unnamed_y():
 # ----------------------------------------------------------------------------- scikit-learn's own checks
 
 
-@pytest.mark.parametrize("structure", ["nb", "tan", "kdb", "skdb"])
+@pytest.mark.parametrize("structure", ["nb", "tan", "kdb", "skdb", "eskdb"])
 @pytest.mark.parametrize("discretize", ["equal_frequency", "equal_width", "mdl"])
 def test_sklearn_check_estimator_passes(structure, discretize):
     """scikit-learn's check_estimator (its 54 checks: numeric arrays, pickling, sparse and
@@ -183,7 +183,9 @@ def test_sklearn_check_estimator_passes(structure, discretize):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the checks' tiny random samples trip our data warnings
-        results = check_estimator(bs.BNClassifier(structure=structure, discretize=discretize, k=2), on_fail=None)
+        extra = {"n_estimators": 2, "random_state": 0} if structure == "eskdb" else {}
+        clf = bs.BNClassifier(structure=structure, discretize=discretize, k=2, **extra)
+        results = check_estimator(clf, on_fail=None)
     failed = [f"{r['check_name']}: {r['exception']}" for r in results if r["status"] == "failed"]
     assert len(results) >= 50 and not failed, failed
 
