@@ -5,23 +5,25 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["loo_attribute_logprobs", "loo_losses"]
+__all__ = ["loo_attribute_probs", "loo_normalize_losses"]
 
 
 @njit(cache=True, nogil=True)
-def loo_attribute_logprobs(  # pragma: no cover - compiled
-    x, P, y, n_classes, r, cards, keys, offsets, dense, dense_offsets, counts, totals, logtab, m, out
+def loo_attribute_probs(  # pragma: no cover - compiled
+    x, P, y, n_classes, r, cards, keys, offsets, dense, dense_offsets, counts, totals, probtab, m, out
 ):
-    """Add, for each row ``i``, class ``c`` and number of extra parents ``k'``, the
-    leave-one-out m-estimate :math:`\\log \\hat p_{-i}(x_i \\mid c, \\pi^{k'}_i)` to ``out[k', i, c]``.
+    """Multiply ``out[k', i, c]``, for each row ``i``, class ``c`` and number of extra
+    parents ``k'``, by the leave-one-out m-estimate :math:`\\hat p_{-i}(x_i \\mid c, \\pi^{k'}_i)`
+    (the posteriors are kept in linear space and renormalised by
+    :func:`loo_normalize_losses` after every attribute: no logarithm or exponential).
 
     The attribute's context tree branches on the class first, then on its parents
     (``P[:, 1:]``; ``P[:, 0]`` is ignored).  Row ``i``'s own counts are removed from
     the nodes on its path (the root always, deeper nodes when ``c`` is its class);
     a node left with no data backs off to its ancestor (paper 000, Sec. 6.1).
     Tree level ``j`` holds ``keys[offsets[j]:offsets[j + 1]]`` and the matching
-    rows of ``counts``, ``totals`` and ``logtab`` (the log m-estimates of the full
-    data, used as they are on paths that do not hold row ``i``).  Where
+    rows of ``counts``, ``totals`` and ``probtab`` (the m-estimates of the full data,
+    used as they are on paths that do not hold row ``i``).  Where
     ``dense_offsets[j] >= 0``, ``dense[dense_offsets[j] + cfg]`` maps the level's
     mixed-radix configuration code to its node (or -1), replacing the binary search.
     """
@@ -33,12 +35,12 @@ def loo_attribute_logprobs(  # pragma: no cover - compiled
         yi = y[i]
         tot0 = totals[0] - 1
         if tot0 + m > 0:
-            log_root = np.log((counts[0, xi] - 1 + m / r) / (tot0 + m))
+            p_root = (counts[0, xi] - 1 + m / r) / (tot0 + m)
         else:
-            log_root = np.log(1.0 / r)
+            p_root = 1.0 / r
         for c in range(n_classes):
             own = c == yi
-            lest = log_root
+            lest = p_root
             node = 0
             cfg = 0
             alive = True
@@ -68,49 +70,48 @@ def loo_attribute_logprobs(  # pragma: no cover - compiled
                         if own:
                             tot = totals[found] - 1
                             if tot > 0:
-                                lest = np.log((counts[found, xi] - 1 + m / r) / (tot + m))
+                                lest = (counts[found, xi] - 1 + m / r) / (tot + m)
                         else:
-                            lest = logtab[found, xi]
+                            lest = probtab[found, xi]
                     else:
                         alive = False
                 else:
                     alive = False
                 if j - 1 <= kmax:
-                    out[j - 1, i, c] += lest
+                    out[j - 1, i, c] *= lest
             for kk in range(depth, kmax + 1):
-                out[kk, i, c] += lest
+                out[kk, i, c] *= lest
 
 
 @njit(cache=True, nogil=True)
-def loo_losses(logpost, y, kind, out_col):  # pragma: no cover - compiled
-    """Write into ``out_col[k']`` the loss of the posteriors ``softmax(logpost[k'])``:
-    ``kind`` 0 = RMSE over all classes, 1 = log loss, 2 = 0-1 loss."""
-    nk, n, K = logpost.shape
-    buf = np.empty(K)
+def loo_normalize_losses(post, y, kind, out_col):  # pragma: no cover - compiled
+    """Normalise the posteriors ``post[k', i, :]`` in place (they stay in linear space
+    without underflow) and write into ``out_col[k']`` their loss: ``kind`` 0 = RMSE over
+    all classes, 1 = log loss, 2 = 0-1 loss."""
+    nk, n, K = post.shape
     for kk in range(nk):
         acc = 0.0
         for i in range(n):
-            mx = -np.inf
-            arg = 0
-            for c in range(K):
-                if logpost[kk, i, c] > mx:
-                    mx = logpost[kk, i, c]
-                    arg = c
-            if not np.isfinite(mx):
-                mx = 0.0
             s = 0.0
+            arg = 0
+            mx = -1.0
             for c in range(K):
-                e = np.exp(logpost[kk, i, c] - mx)
-                buf[c] = e
-                s += e
+                v = post[kk, i, c]
+                s += v
+                if v > mx:
+                    mx = v
+                    arg = c
+            inv = 1.0 / s
+            se = 0.0
+            for c in range(K):
+                v = post[kk, i, c] * inv
+                post[kk, i, c] = v
+                d = v - (1.0 if c == y[i] else 0.0)
+                se += d * d
             if kind == 0:
-                se = 0.0
-                for c in range(K):
-                    d = buf[c] / s - (1.0 if c == y[i] else 0.0)
-                    se += d * d
                 acc += se
             elif kind == 1:
-                acc += -np.log(max(buf[y[i]] / s, 1e-300))
+                acc += -np.log(max(post[kk, i, y[i]], 1e-300))
             else:
                 acc += 1.0 if arg != y[i] else 0.0
         if kind == 0:

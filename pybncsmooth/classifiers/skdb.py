@@ -27,7 +27,7 @@ from ..counting.network import count_network
 from ..errors import HyperparameterError
 from ..structure.dag import DAG
 from ..structure.learning import StructureInfo, check_k, encode_for_structure, structure_from_codes
-from ._loo import loo_attribute_logprobs, loo_losses
+from ._loo import loo_attribute_probs, loo_normalize_losses
 
 __all__ = ["learn_skdb", "SkdbSelection"]
 
@@ -129,8 +129,7 @@ def learn_skdb(
     # leave-one-out class prior
     ny = np.bincount(y, minlength=K).astype(np.float64)
     prior = (ny[None, :] - np.eye(K)[y] + m / K) / (n - 1 + m) if n - 1 + m > 0 else np.full((n, K), 1.0 / K)
-    with np.errstate(divide="ignore"):
-        logpost = np.repeat(np.log(prior)[None, :, :], k + 1, axis=0)
+    post = np.repeat(prior[None, :, :], k + 1, axis=0)  # linear space, renormalised after each attribute
     losses = np.zeros((k + 1, len(order)))
     for li, f in enumerate(order):
         tree = trees[f]
@@ -143,12 +142,12 @@ def learn_skdb(
         counts = np.concatenate([lev.counts for lev in tree.levels], axis=0).astype(np.int64)
         totals = counts.sum(axis=1)
         r = tree.child_card
-        logtab = np.log((counts + m / r) / (totals[:, None] + m)) if m > 0 or totals.min() > 0 else None
-        if logtab is None:  # m = 0 with an empty node: only the root can be empty
-            with np.errstate(divide="ignore", invalid="ignore"):
-                logtab = np.log(np.where(totals[:, None] > 0, counts / np.maximum(totals, 1)[:, None], 1.0 / r))
+        if m > 0 or totals.min() > 0:
+            probtab = (counts + m / r) / (totals[:, None] + m)
+        else:  # m = 0 with an empty node: only the root can be empty
+            probtab = np.where(totals[:, None] > 0, counts / np.maximum(totals, 1)[:, None], 1.0 / r)
         dense, dense_offsets = _dense_node_maps(tree)
-        loo_attribute_logprobs(
+        loo_attribute_probs(
             enc[f].astype(np.int64),
             P,
             y,
@@ -161,11 +160,11 @@ def learn_skdb(
             dense_offsets,
             counts,
             totals,
-            logtab,
+            probtab,
             float(m),
-            logpost,
+            post,
         )
-        loo_losses(logpost, y, _LOSSES.index(loss), losses[:, li])
+        loo_normalize_losses(post, y, _LOSSES.index(loss), losses[:, li])
     # the lowest loss; ties go to fewer attributes, then fewer parents
     best = np.min(losses)
     tol = 1e-12 * max(1.0, abs(best))
