@@ -39,7 +39,7 @@ def _stirling_rows(n_max: int) -> list[list[int]]:
 def test_ratio_tables_are_exact():
     # R(n, t) = S(n, t+1) / S(n, t) and P(q, t) = S(q+1, t) / S(q, t) against big integers
     S = _stirling_rows(151)
-    tab = StirlingRatioTables()
+    tab = StirlingRatioTables(disk=False)
     rtab, pcol, n_tab = tab.ensure(150)
     worst = 0.0
     for n in (1, 2, 3, 10, 57, 150):
@@ -58,6 +58,24 @@ def test_ratio_tables_are_exact():
     row = 3000 * 3001 // 2
     ts = np.arange(1, 2999)
     np.testing.assert_allclose(rtab[row + ts], np.exp(logt[row + ts + 1] - logt[row + ts]), rtol=1e-9)
+
+
+def test_large_ratio_tables_are_kept_on_disk_and_mapped_back(tmp_path, monkeypatch):
+    # tables of n >= 2048 go to the user cache once; a later process maps them
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    first = StirlingRatioTables()
+    r1, p1, n1 = first.ensure(2048)
+    assert n1 == 2048 and (tmp_path / "tables" / "stirling_ratio_2048_R.npy").exists()
+    assert StirlingRatioTables().ensure(1500)[2] == 1500  # smaller tables are built (milliseconds)
+    again = StirlingRatioTables()
+    r2, p2, n2 = again.ensure(2048)
+    assert n2 == 2048 and isinstance(r2, np.memmap) and isinstance(p2, np.memmap)
+    np.testing.assert_array_equal(np.asarray(r1), np.asarray(r2))
+    np.testing.assert_array_equal(np.asarray(p1), np.asarray(p2))
+    # a damaged file is ignored (rebuilt), not trusted
+    (tmp_path / "tables" / "stirling_ratio_2048_P.npy").write_bytes(b"not a table")
+    r3, p3, _ = StirlingRatioTables().ensure(2048)
+    np.testing.assert_array_equal(np.asarray(p3), np.asarray(p1))
 
 
 def _run_exact_case(tree, iterations: int, seed: int) -> np.ndarray:

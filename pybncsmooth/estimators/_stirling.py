@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import threading
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -146,6 +147,57 @@ def _fill_pcol(pcol, rtab, n_tab):  # pragma: no cover - compiled
                         pcol[off + q] = q + 1.0 / rtab[q * (q + 1) // 2 + t - 1]
 
 
+#: Tables at least this large are kept on disk (in the user cache folder) and mapped into
+#: memory by later processes: a cross-validation's workers share one copy in the page cache.
+_DISK_MIN_N = 2048
+
+
+def _disk_paths(n_tab: int) -> tuple[Any, Any] | None:
+    try:
+        from .._cache import cache_dir
+
+        folder = cache_dir().parent / "tables"
+        folder.mkdir(parents=True, exist_ok=True)
+    except (OSError, RuntimeError):
+        return None
+    return folder / f"stirling_ratio_{n_tab}_R.npy", folder / f"stirling_ratio_{n_tab}_P.npy"
+
+
+def _load_tables(n_tab: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The tables of size ``n_tab`` from the disk cache, mapped copy-on-write (shared
+    pages, ordinary writable arrays for the compiled code), or None."""
+    paths = _disk_paths(n_tab)
+    if paths is None or not (paths[0].exists() and paths[1].exists()):
+        return None
+    try:
+        rtab = np.load(paths[0], mmap_mode="c")
+        pcol = np.load(paths[1], mmap_mode="c")
+    except (OSError, ValueError):
+        return None
+    if rtab.shape != ((n_tab + 1) * (n_tab + 2) // 2,) or pcol.shape != (n_tab * (n_tab + 1) // 2,):
+        return None
+    return rtab, pcol
+
+
+def _save_tables(n_tab: int, rtab: np.ndarray, pcol: np.ndarray) -> None:
+    """Write the tables to the disk cache atomically (silently skipped when it cannot)."""
+    import os
+
+    paths = _disk_paths(n_tab)
+    if paths is None:
+        return
+    for path, arr in zip(paths, (rtab, pcol)):
+        tmp = path.with_name(f"{path.stem}.{os.getpid()}.{threading.get_ident()}.tmp.npy")
+        try:
+            np.save(tmp, arr)
+            os.replace(tmp, path)
+        except OSError:
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+
+
 class StirlingRatioTables:
     """Exact ratio tables :math:`R(n, t)` (row-major) and :math:`P(q, t)` (column-major,
     so that the sampler reads consecutive ``q`` from consecutive memory) for
@@ -153,11 +205,14 @@ class StirlingRatioTables:
 
     ``ensure(n)`` returns ``(rtab, pcol, n_tab)`` with ``n_tab >= min(n, MAX_TABLE_N)``.
     A sampler must use the rows only up to its *own* limit (see the HDP sampler), so
-    that its draws never depend on what earlier fits of the process built.
+    that its draws never depend on what earlier fits of the process built.  Tables of
+    ``n_tab >= 2048`` (sizes rounded up to 2048 or 4096; 34 MB and 134 MB) are written
+    to the user cache folder once and mapped into memory by later processes (``disk``).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, disk: bool = True) -> None:
         self._lock = threading.Lock()
+        self.disk = disk
         self.n_tab = 0
         self.rtab = np.zeros(1)  # R(0, 0) = S(0, 1) / S(0, 0) = 0
         self.pcol = np.zeros(0)
@@ -167,12 +222,21 @@ class StirlingRatioTables:
         with self._lock:
             if n > self.n_tab:
                 target = min(MAX_TABLE_N, max(n, int(self.n_tab * 1.25) + 16))
+                if self.disk and target >= _DISK_MIN_N:
+                    target = _DISK_MIN_N if target <= _DISK_MIN_N else MAX_TABLE_N
+                    loaded = _load_tables(target)
+                    if loaded is not None:
+                        self.rtab, self.pcol = loaded
+                        self.n_tab = target
+                        return self.rtab, self.pcol, self.n_tab
                 rtab = np.empty((target + 1) * (target + 2) // 2)
                 rtab[: self.rtab.shape[0]] = self.rtab
                 _extend_ratios(rtab, self.n_tab, target)
                 pcol = np.empty(target * (target + 1) // 2)
                 _fill_pcol(pcol, rtab, target)
                 self.rtab, self.pcol, self.n_tab = rtab, pcol, target
+                if self.disk and target >= _DISK_MIN_N:
+                    _save_tables(target, rtab, pcol)
             return self.rtab, self.pcol, self.n_tab
 
 
