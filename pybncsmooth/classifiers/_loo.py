@@ -86,8 +86,8 @@ def loo_attribute_probs(  # pragma: no cover - compiled
 @njit(cache=True, nogil=True)
 def loo_normalize_losses(post, y, kind, out_col):  # pragma: no cover - compiled
     """Normalise the posteriors ``post[k', i, :]`` in place (they stay in linear space
-    without underflow) and write into ``out_col[k']`` their loss: ``kind`` 0 = RMSE over
-    all classes, 1 = log loss, 2 = 0-1 loss."""
+    without underflow) and write into ``out_col[k']`` the sum over rows of their loss:
+    ``kind`` 0 = squared error over all classes, 1 = log loss, 2 = 0-1 loss."""
     nk, n, K = post.shape
     for kk in range(nk):
         acc = 0.0
@@ -114,7 +114,4 @@ def loo_normalize_losses(post, y, kind, out_col):  # pragma: no cover - compiled
                 acc += -np.log(max(post[kk, i, y[i]], 1e-300))
             else:
                 acc += 1.0 if arg != y[i] else 0.0
-        if kind == 0:
-            out_col[kk] = np.sqrt(acc / n)
-        else:
-            out_col[kk] = acc / n
+        out_col[kk] = acc

@@ -54,6 +54,21 @@ def build_classifier_network(
     from ..structure.learning import learn_structure
     from .skdb import learn_skdb
 
+    if not isinstance(frame, pd.DataFrame):
+        return _build_from_source(
+            frame,
+            target,
+            structure=structure,
+            k=k,
+            method=method,
+            na=na,
+            root=root,
+            random_state=random_state,
+            features=features,
+            skdb_m=skdb_m,
+            skdb_loss=skdb_loss,
+            **hyper,
+        )
     if target not in frame.columns:
         from ..errors import MissingColumnError
 
@@ -106,6 +121,153 @@ def build_classifier_network(
     count_na = "available" if na == "pairwise" else na
     net = fit(dag, frame, method=method, na=count_na, random_state=random_state, **hyper)
     return net, dag, ignored
+
+
+def _build_from_source(
+    data: Any,
+    target: str,
+    *,
+    structure: str | DAG,
+    k: int | None,
+    method: str | Estimator,
+    na: str,
+    root: str | None,
+    random_state: Any,
+    features: list[str] | None,
+    skdb_m: float,
+    skdb_loss: str,
+    progress: bool | None = False,
+    chunksize: int | None = None,
+    **hyper: Any,
+):
+    """:func:`build_classifier_network` on a data source read in chunks (a CSV/Parquet
+    path, chunks, a Dask DataFrame): one pass for the structure's counts (MI, CMI,
+    single-valued features), one to count the CPTs' trees; selective kDB's third pass
+    scores its sub-models and its CPTs come from the trees it counted (no fourth pass)."""
+    from ..data.sources import as_source
+    from ..frontends.api import estimate_network, fit
+    from ..structure.learning import check_k, source_statistics, structure_from_statistics
+    from .skdb import learn_skdb_source
+
+    source = as_source(data, chunksize=chunksize)
+    if isinstance(structure, DAG):
+        source.require_passes(1, "fitting")
+        net = fit(structure, source, method=method, na=na, random_state=random_state, progress=progress, **hyper)
+        return net, structure, []
+    if structure not in STRUCTURES:
+        raise HyperparameterError(f"structure must be one of {STRUCTURES} or a DAG, not {structure!r}")
+    if structure == "eskdb":
+        raise HyperparameterError(
+            "structure='eskdb' is an ensemble of networks, not one network: fit it with BNClassifier(structure='eskdb')"
+        )
+    source.require_passes(3 if structure == "skdb" else 2, f"learning a {structure} classifier")
+    if structure in ("kdb", "skdb") and k is not None and features is not None:
+        k = check_k(k, len(features))
+    pairs = structure == "tan" or (structure in ("kdb", "skdb") and (k or 0) > 0)
+    stats = source_statistics(source, target, features, na=na, pairs=pairs, progress=progress)
+    features = list(stats.features)
+    if structure in ("kdb", "skdb") and k is not None:
+        k = check_k(k, len(features))
+    ignored = stats.single_level_features()
+    used = [f for f in features if f not in ignored]
+    count_na = "available" if na == "pairwise" else na
+    if not used:
+        warnings.warn(
+            f"no feature has two values or more besides the class {target!r}: predictions are the class prior",
+            UserWarning,
+            stacklevel=3,
+        )
+        dag = DAG({target: []}, nodes=[target])
+        return fit(dag, source, method=method, na=count_na, random_state=random_state, **hyper), dag, ignored
+    if structure in ("kdb", "skdb") and k is not None:
+        k = min(k, len(used))
+    if structure == "skdb":
+        dag, info = learn_skdb_source(
+            source,
+            target,
+            k if k is not None else 1,
+            [(None, None)],
+            features=used,
+            na=na,
+            m=skdb_m,
+            loss=skdb_loss,
+            return_info=True,
+            stats=stats,
+            progress=progress,
+        )[0]
+        from ..estimators.base import make_estimator
+        from .eskdb import member_trees
+
+        est = make_estimator(method, random_state=random_state, **hyper)
+        run = {"n_rows": info.extra["n_rows"], "n_dropped": stats.n_dropped, "na": count_na}
+        net = estimate_network(dag, info.extra["schema"].subset(dag.nodes), member_trees(dag, info), est, info=run)
+        return net, dag, ignored
+    dag, _ = structure_from_statistics(stats, structure, k, features=used, root=root)
+    net = fit(dag, source, method=method, na=count_na, random_state=random_state, progress=progress, **hyper)
+    return net, dag, ignored
+
+
+def _eskdb_from_source(
+    source: Any,
+    target: str,
+    features: list[str],
+    n_est: int,
+    k_max: int,
+    seeds: list,
+    na: str,
+    skdb_hyper: dict,
+    order_sampling: bool,
+    parent_sampling: bool,
+) -> tuple[list | None, list[str], int]:
+    """The members' structures and counts from a source in three passes: one for the
+    statistics (MI, CMI), one for the union of the members' full-kDB trees, one for all
+    members' leave-one-out losses.  Each member samples its orders from its own seed
+    exactly as on data in memory, so the ensemble is the same."""
+    from ..structure.learning import sample_order, source_statistics
+    from .skdb import learn_skdb_source
+
+    source.require_passes(3, "ESKDB")
+    stats = source_statistics(source, target, features, na=na, pairs=k_max > 0)
+    ignored = stats.single_level_features()
+    used = [f for f in features if f not in ignored]
+    n_total = stats.n_rows + stats.n_dropped
+    if not used:
+        return None, ignored, n_total
+    k = min(k_max, len(used))
+    mi = stats.mi(used)
+    mi_vals = np.array([mi[f] for f in used])
+    members = []
+    for seed in seeds:
+        g = np.random.default_rng(seed)
+        order = [used[i] for i in sample_order(mi_vals, g)] if order_sampling else None
+        members.append((order, g if parent_sampling else None))
+    shared = learn_skdb_source(
+        source,
+        target,
+        k,
+        members,
+        features=used,
+        na=na,
+        m=skdb_hyper.get("skdb_m", 1.0),
+        loss=skdb_hyper.get("skdb_loss", "rmse"),
+        return_info=True,
+        stats=stats,
+    )
+    return shared, ignored, n_total
+
+
+def _is_source(X: Any) -> bool:
+    """Data to read in chunks rather than a feature matrix: a path, a Dask DataFrame, a
+    function, an iterator, or a non-empty list / tuple of DataFrames."""
+    import os
+
+    from ..data.sources import is_dask_frame
+
+    if isinstance(X, (str, os.PathLike)) or is_dask_frame(X) or callable(X):
+        return True
+    if isinstance(X, (list, tuple)):
+        return len(X) > 0 and all(isinstance(c, pd.DataFrame) for c in X)
+    return hasattr(X, "__next__")
 
 
 def _nan_ok() -> dict[str, Any]:
@@ -248,7 +410,16 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         return df.infer_objects() if arr.dtype == object else df
 
     def fit(self, X: Any, y: Any) -> "BNClassifier":
-        """Learn the structure and the CPTs from features ``X`` and classes ``y``."""
+        """Learn the structure and the CPTs from features ``X`` and classes ``y``.
+
+        ``X`` may also be data read in chunks, in bounded memory: a CSV or Parquet path,
+        a list of DataFrames, a function returning an iterable of them, or a Dask
+        DataFrame (counted per partition on Dask's workers); ``y`` is then the name of
+        the class column and every other column is a feature.  Structure learning
+        takes two passes over the data (three for ``"skdb"`` and ``"eskdb"``) and gives
+        the classifier it gives on the data in memory."""
+        if _is_source(X):
+            return self._fit_source(X, y)
         if y is None:
             raise ValueError("BNClassifier requires y to be passed, but the target y is None")
         X = self._frame(X)
@@ -316,6 +487,58 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         self.member_discretizers_ = [None]
         return self._finish_fit(X, target)
 
+    def _fit_source(self, X: Any, y: Any) -> "BNClassifier":
+        from ..data.sources import as_source
+
+        if not isinstance(y, str):
+            raise DataError(
+                "with X read in chunks (a path, a list of DataFrames, a function or a Dask DataFrame), y is the name "
+                f"of the class column, not a {type(y).__name__}"
+            )
+        if self.discretize is not None:
+            raise HyperparameterError(
+                "discretize= learns cut points from the data in memory; for data read in chunks discretise the "
+                "numeric columns first, or pass a DataFrame"
+            )
+        source = as_source(X)
+        columns = source.columns()
+        if columns is None:
+            from ..errors import EmptyDataError
+
+            raise EmptyDataError("the data has no chunk")
+        if y not in columns:
+            from ..errors import MissingColumnError
+
+            raise MissingColumnError(y, "class", columns)
+        features = [c for c in columns if c != y]
+        self._check_ensemble_options()
+        self.discretizer_ = None
+        if self.structure == "eskdb":
+            self._fit_ensemble(None, y, features, False, source=source)
+        else:
+            self.network_, self.dag_, self.ignored_features_ = build_classifier_network(
+                source,
+                y,
+                structure=self.structure,
+                k=self._k(),
+                method=self.method,
+                na=self.na,
+                root=self.root,
+                random_state=self.random_state,
+                features=features,
+                **self._hyper,
+            )
+            self.estimators_ = [self.network_]
+            self.dags_ = [self.dag_]
+            self.member_discretizers_ = [None]
+        self.target_ = y
+        levels = list(self.network_.levels(y))
+        classes = np.asarray(levels)
+        self.classes_ = classes if classes.dtype.kind in "biufU" else np.array(levels, dtype=object)
+        self.feature_names_in_ = np.array(features, dtype=object)
+        self.n_features_in_ = len(features)
+        return self
+
     def _k(self) -> int:
         """``k``, or the structure's default (5 for ESKDB, the thesis's; 1 otherwise)."""
         return self.k if self.k is not None else (5 if self.structure == "eskdb" else 1)
@@ -338,9 +561,12 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
                         f"{name} applies to structure='eskdb' only, not structure={self.structure!r}"
                     )
 
-    def _fit_ensemble(self, frame: pd.DataFrame, target: str, features: list[str], member_mdl: bool) -> None:
+    def _fit_ensemble(
+        self, frame: pd.DataFrame | None, target: str, features: list[str], member_mdl: bool, source: Any = None
+    ) -> None:
         """ESKDB: each member's cut points (with ``discretize="mdl"``), structure and
-        CPTs, members in parallel threads, each from its own seed."""
+        CPTs, members in parallel threads, each from its own seed.  From a ``source``
+        read in chunks: three passes shared by all members (statistics, trees, losses)."""
         from ..estimators.base import make_estimator
         from ..frontends.api import estimate_network, fit
         from ..structure.learning import check_k
@@ -354,9 +580,42 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         count_na = "available" if self.na == "pairwise" else self.na
 
         shared: list[tuple[DAG, Any]] | None = None
-        shared_ignored = [f for f in features if frame[f].nunique(dropna=self.na != "level") < 2]
+        if source is not None:
+            shared, shared_ignored, n_total = _eskdb_from_source(
+                source,
+                target,
+                features,
+                n_est,
+                k_max,
+                seeds,
+                self.na,
+                skdb_hyper,
+                self.order_sampling,
+                self.parent_sampling,
+            )
+            if shared is None:  # no feature informs the class: every member is the class prior
+                net, dag, _ = _build_from_source(
+                    source,
+                    target,
+                    structure="nb",
+                    k=None,
+                    method=method,
+                    na=self.na,
+                    root=None,
+                    random_state=None,
+                    features=features,
+                    skdb_m=1.0,
+                    skdb_loss="rmse",
+                    **hyper,
+                )
+                members = [(net, dag, shared_ignored, None)] * n_est
+                self._store_members(members, features)
+                return
+        else:
+            shared_ignored = [f for f in features if frame[f].nunique(dropna=self.na != "level") < 2]
+            n_total = len(frame)
         shared_used = [f for f in features if f not in shared_ignored]
-        if not member_mdl and shared_used:  # one encoding, MI and CMI for every member
+        if source is None and not member_mdl and shared_used:  # one encoding, MI and CMI for every member
             shared = learn_eskdb_structures(
                 frame,
                 target,
@@ -381,7 +640,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
                 est = make_estimator(method, random_state=rs, **hyper)
                 schema = info.extra["schema"].subset(dag.nodes)
                 n_used = info.extra["n_rows"]
-                run = {"n_rows": n_used, "n_dropped": len(frame) - n_used, "na": count_na, "random_state": rs}
+                run = {"n_rows": n_used, "n_dropped": n_total - n_used, "na": count_na, "random_state": rs}
                 net = estimate_network(dag, schema, member_trees(dag, info), est, info=run)
                 return net, dag, shared_ignored, None
             fr = frame
@@ -420,6 +679,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         else:
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 members = list(pool.map(one, range(n_est)))
+        self._store_members(members, features)
+
+    def _store_members(self, members: list, features: list[str]) -> None:
         self.estimators_ = [m[0] for m in members]
         self.dags_ = [m[1] for m in members]
         self.member_discretizers_ = [m[3] for m in members]
@@ -468,6 +730,21 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             p = net.predict_proba(Xm, self.target_, on_unseen=self.on_unseen).to_numpy()
             proba = p if proba is None else proba + p
         return proba / len(members)
+
+    def staged_predict_proba(self, X: Any):
+        """Class posteriors of the ensemble of the first ``1, 2, ..., n_estimators``
+        members, one array per size (as scikit-learn's ``staged_predict_proba``): the
+        running mean :math:`\\frac1n \\sum_{i \\le n} P_i(c \\mid x)`.  A single
+        classifier yields one array, its ``predict_proba``."""
+        Xp = self._prepare(X)
+        members = getattr(self, "estimators_", [self.network_])
+        discs = getattr(self, "member_discretizers_", None) or [None] * len(members)
+        total = None
+        for i, (net, disc) in enumerate(zip(members, discs), start=1):
+            Xm = disc.transform(Xp) if disc is not None else Xp
+            p = net.predict_proba(Xm, self.target_, on_unseen=self.on_unseen).to_numpy()
+            total = p if total is None else total + p
+            yield total / i
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """``log predict_proba(X)`` (``-inf`` only where an estimator such as ``mle``

@@ -17,19 +17,21 @@ fitted with any estimator.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..counting.network import count_network
-from ..errors import HyperparameterError
+from ..data.encode import encode
+from ..errors import EmptyDataError, HyperparameterError
 from ..structure.dag import DAG
 from ..structure.learning import StructureInfo, check_k, encode_for_structure, structure_from_codes
 from ._loo import loo_attribute_probs, loo_normalize_losses
 
-__all__ = ["learn_skdb", "SkdbSelection"]
+__all__ = ["learn_skdb", "learn_skdb_source", "SkdbSelection"]
 
 _LOSSES = ("rmse", "log_loss", "zero_one")
 
@@ -65,6 +67,8 @@ def learn_skdb(
     cmi: np.ndarray | None = None,
     encoded: tuple | None = None,
     tree_cache: dict | None = None,
+    chunksize: int | None = None,
+    progress: bool | None = False,
 ) -> DAG | tuple[DAG, StructureInfo]:
     """Selective kDB structure: ``k* <= k`` and the attribute prefix chosen by
     incremental leave-one-out cross-validation.
@@ -90,6 +94,9 @@ def learn_skdb(
         A dict shared by several calls on the same encoding (the members of an
         ensemble): the context tree of a node with the same ordered parents is counted
         once, keyed by ``(node, parents)``.
+    chunksize, progress:
+        For data that is not a data frame (a CSV/Parquet path, chunks, a Dask
+        DataFrame): three passes in chunks, see :func:`learn_skdb_source`.
 
     Returns
     -------
@@ -106,6 +113,21 @@ def learn_skdb(
         )
     if not np.isfinite(m) or m < 0:
         raise HyperparameterError(f"m must be non-negative, not {m!r}")
+    if not isinstance(data, pd.DataFrame) and encoded is None:
+        member = [(order, parent_rng)]
+        return learn_skdb_source(
+            data,
+            target,
+            k,
+            member,
+            features=features,
+            na=na,
+            m=m,
+            loss=loss,
+            return_info=return_info,
+            chunksize=chunksize,
+            progress=progress,
+        )[0]
     enc, features = encoded if encoded is not None else encode_for_structure(data, target, features, na)
     k = check_k(k, len(features))
     full, info = structure_from_codes(
@@ -123,20 +145,41 @@ def learn_skdb(
     schema = enc.schema
     y = enc[target].astype(np.int64)
     n = len(y)
-    K = schema.cardinality(target)
-    order = info.order
+    ny = np.bincount(y, minlength=schema.cardinality(target)).astype(np.float64)
+    sums = _loo_sums(enc, y, trees, full, info.order, k, m, _LOSSES.index(loss), ny, n)
+    return _select(sums, n, loss, k, full, info, trees, schema, features, target, return_info)
 
-    # leave-one-out class prior
-    ny = np.bincount(y, minlength=K).astype(np.float64)
-    prior = (ny[None, :] - np.eye(K)[y] + m / K) / (n - 1 + m) if n - 1 + m > 0 else np.full((n, K), 1.0 / K)
-    post = np.repeat(prior[None, :, :], k + 1, axis=0)  # linear space, renormalised after each attribute
+
+def _loo_sums(
+    codes: Any,
+    y: np.ndarray,
+    trees: dict,
+    full: DAG,
+    order: Sequence[str],
+    k: int,
+    m: float,
+    kind: int,
+    ny: np.ndarray,
+    n: int,
+) -> np.ndarray:
+    """Sums over the rows of ``codes`` (one chunk) of each sub-model's leave-one-out loss:
+    ``out[k', l - 1]`` for at most ``k'`` parents and the first ``l`` attributes of
+    ``order``.  ``trees`` hold the counts of all ``n`` rows (this chunk's included),
+    ``ny`` the class counts of all rows: each row's own counts are taken out."""
+    K = len(ny)
+    nc = len(y)
     losses = np.zeros((k + 1, len(order)))
+    if nc == 0:
+        return losses
+    # leave-one-out class prior
+    prior = (ny[None, :] - np.eye(K)[y] + m / K) / (n - 1 + m) if n - 1 + m > 0 else np.full((nc, K), 1.0 / K)
+    post = np.repeat(prior[None, :, :], k + 1, axis=0)  # linear space, renormalised after each attribute
     for li, f in enumerate(order):
         tree = trees[f]
         pa = full.parents(f)
-        P = np.zeros((n, len(pa)), dtype=np.int64)
+        P = np.zeros((nc, len(pa)), dtype=np.int64)
         for j, p in enumerate(pa[1:], start=1):
-            P[:, j] = enc[p]
+            P[:, j] = codes[p]
         keys = np.concatenate(tree.keys)
         offsets = np.cumsum([0] + [len(kk) for kk in tree.keys]).astype(np.int64)
         counts = np.concatenate([lev.counts for lev in tree.levels], axis=0).astype(np.int64)
@@ -148,7 +191,7 @@ def learn_skdb(
             probtab = np.where(totals[:, None] > 0, counts / np.maximum(totals, 1)[:, None], 1.0 / r)
         dense, dense_offsets = _dense_node_maps(tree)
         loo_attribute_probs(
-            enc[f].astype(np.int64),
+            np.asarray(codes[f], dtype=np.int64),
             P,
             y,
             K,
@@ -164,8 +207,26 @@ def learn_skdb(
             float(m),
             post,
         )
-        loo_normalize_losses(post, y, _LOSSES.index(loss), losses[:, li])
-    # the lowest loss; ties go to fewer attributes, then fewer parents
+        loo_normalize_losses(post, y, kind, losses[:, li])
+    return losses
+
+
+def _select(
+    sums: np.ndarray,
+    n: int,
+    loss: str,
+    k: int,
+    full: DAG,
+    info: StructureInfo,
+    trees: dict,
+    schema: Any,
+    features: Sequence[str],
+    target: str,
+    return_info: bool,
+) -> DAG | tuple[DAG, StructureInfo]:
+    """The sub-model of lowest leave-one-out loss (ties: fewer attributes, then fewer parents)."""
+    losses = np.sqrt(sums / n) if loss == "rmse" else sums / n
+    order = info.order
     best = np.min(losses)
     tol = 1e-12 * max(1.0, abs(best))
     cand = [(li, kk) for kk in range(k + 1) for li in range(len(order)) if losses[kk, li] <= best + tol]
@@ -185,6 +246,104 @@ def learn_skdb(
     info.extra["schema"] = schema
     info.extra["n_rows"] = n
     return dag, info
+
+
+def _loo_chunk(
+    schema: Any,
+    variables: list,
+    na: str,
+    target: str,
+    members: list,
+    k: int,
+    m: float,
+    kind: int,
+    ny: np.ndarray,
+    n: int,
+    df: pd.DataFrame,
+) -> list[np.ndarray]:
+    if len(df) == 0:
+        return [np.zeros((k + 1, len(info.order))) for _, info, _ in members]
+    try:
+        enc = encode(df, schema, variables=variables, na=na)
+    except EmptyDataError:
+        if na == "drop":
+            return [np.zeros((k + 1, len(info.order))) for _, info, _ in members]
+        raise
+    y = enc[target].astype(np.int64)
+    return [_loo_sums(enc, y, trees, full, info.order, k, m, kind, ny, n) for full, info, trees in members]
+
+
+def _add_lists(a: list, b: list) -> list:
+    return [x + y for x, y in zip(a, b)]
+
+
+def learn_skdb_source(
+    data: Any,
+    target: str,
+    k: int,
+    members: Sequence[tuple[Sequence[str] | None, np.random.Generator | None]],
+    *,
+    features: Sequence[str] | None = None,
+    na: str = "level",
+    m: float = 1.0,
+    loss: str = "rmse",
+    return_info: bool = False,
+    stats: Any = None,
+    chunksize: int | None = None,
+    progress: bool | None = False,
+) -> list:
+    """Selective kDB from any data source (a CSV/Parquet path, chunks, a Dask
+    DataFrame) in three passes over the data, for one or several members at once
+    (each ``(order, parent_rng)`` as :func:`learn_skdb`'s): (1) the counts MI and CMI
+    need (skipped when ``stats`` are given), (2) the context trees of every member's
+    full kDB (a tree shared by members counted once), (3) the leave-one-out losses of
+    every member's sub-models, summed chunk by chunk.  Memory: the trees and one
+    chunk.  The result equals :func:`learn_skdb` on the concatenated data."""
+    from ..counting.network import count_specs_source
+    from ..data.mapreduce import reduce_chunks
+    from ..data.sources import as_source
+    from ..structure.learning import source_statistics, structure_from_statistics
+
+    if loss not in _LOSSES:
+        raise HyperparameterError(f"loss must be one of {_LOSSES}, not {loss!r}")
+    if na == "pairwise":
+        raise HyperparameterError(
+            'selective kDB does not take na="pairwise" (it counts complete rows): use na="level" or na="drop"'
+        )
+    if not np.isfinite(m) or m < 0:
+        raise HyperparameterError(f"m must be non-negative, not {m!r}")
+    source = as_source(data, chunksize=chunksize)
+    source.require_passes(3 if stats is None else 2, "selective kDB")
+    if stats is None:
+        feats0 = features
+        if feats0 is not None:
+            feats0 = list(feats0)
+        stats = source_statistics(source, target, feats0, na=na, pairs=k != 0, progress=progress)
+    feats = list(features) if features is not None else list(stats.features)
+    k = check_k(k, len(feats))
+    fulls = [
+        structure_from_statistics(stats, "kdb", k, features=feats, order=order, parent_rng=g) for order, g in members
+    ]
+    specs = list(dict.fromkeys((v, tuple(full.parents(v))) for full, _ in fulls for v in full.nodes))
+    schema = stats.schema.subset([target, *feats])
+    n, trees = count_specs_source(source, schema, specs, na=na, progress=progress)
+    by_spec = dict(zip(specs, trees))
+    member_trees = [{v: by_spec[(v, tuple(full.parents(v)))] for v in full.nodes} for full, _ in fulls]
+    ny = by_spec[(target, ())].levels[0].counts[0].astype(np.float64)
+    kind = _LOSSES.index(loss)
+    packed = [(full, info, tr) for (full, info), tr in zip(fulls, member_trees)]
+    variables = [target, *feats]
+    sums = reduce_chunks(
+        source,
+        functools.partial(_loo_chunk, schema, variables, na, target, packed, k, m, kind, ny, n),
+        _add_lists,
+        progress=progress,
+        desc="leave-one-out",
+    )
+    return [
+        _select(s, n, loss, k, full, info, tr, schema, feats, target, return_info)
+        for s, (full, info, tr) in zip(sums, packed)
+    ]
 
 
 _DENSE_MAP_LIMIT = 1 << 22

@@ -9,7 +9,7 @@ trees (and schema) of counting the concatenated data once.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -28,7 +28,7 @@ from .context_tree import (
     dense_leaves,
 )
 
-__all__ = ["count_network", "NetworkCounter"]
+__all__ = ["count_network", "count_specs", "count_specs_source", "NetworkCounter", "count_source"]
 
 
 def _tree_variables(dag: DAG, node: str, prefix: Sequence[str]) -> list[str]:
@@ -43,15 +43,21 @@ def count_network(
     ``prefix`` lists variables that split every tree before the node's own
     parents (the domain of a multi-domain fit).
     """
-    schema = enc.schema
     node_list = list(nodes) if nodes is not None else dag.nodes
-    variables = list(dict.fromkeys(v for n in node_list for v in [n, *_tree_variables(dag, n, prefix)]))
+    specs = [(n, tuple(_tree_variables(dag, n, prefix))) for n in node_list]
+    return dict(zip(node_list, count_specs(enc, specs)))
+
+
+def count_specs(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]]) -> list[ContextTree]:
+    """The context tree of each ``(node, ordered parents)`` of ``specs`` from encoded data."""
+    schema = enc.schema
+    variables = list(dict.fromkeys(v for n, pa in specs for v in [n, *pa]))
     col = {v: j for j, v in enumerate(variables)}
     M = code_matrix([enc[v] for v in variables])
     n = M.shape[0]
-    trees = {}
-    for node in node_list:
-        pa = _tree_variables(dag, node, prefix)
+    trees = []
+    for node, pa in specs:
+        pa = list(pa)
         r = schema.cardinality(node)
         cards = schema.cardinalities(pa)
         Q = 1
@@ -59,10 +65,59 @@ def count_network(
             Q *= c
         if Q * r <= max(_DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR * n):
             configs, counts = dense_leaves(M, col[node], np.array([col[p] for p in pa], dtype=np.int64), cards, r)
-            trees[node] = ContextTree(node, tuple(pa), r, cards, _build_levels(configs, counts, len(pa), r))
+            trees.append(ContextTree(node, tuple(pa), r, cards, _build_levels(configs, counts, len(pa), r)))
         else:
-            trees[node] = count_tree(node, pa, enc[node], [enc[p] for p in pa], r, cards)
+            trees.append(count_tree(node, pa, enc[node], [enc[p] for p in pa], r, cards))
     return trees
+
+
+def _count_specs_chunk(schema: Schema, specs: list, variables: list, na: str, df: pd.DataFrame) -> tuple:
+    if len(df) == 0:
+        return (0, None)
+    try:
+        enc = encode(df, schema, variables=variables, na=na)
+    except EmptyDataError:
+        if na == "drop":
+            return (0, None)
+        raise
+    return (enc.n_rows, count_specs(enc, specs))
+
+
+def _merge_spec_counts(a: tuple, b: tuple) -> tuple:
+    if a[1] is None:
+        return (a[0] + b[0], b[1])
+    if b[1] is None:
+        return (a[0] + b[0], a[1])
+    return (a[0] + b[0], [x.merge(y) for x, y in zip(a[1], b[1])])
+
+
+def count_specs_source(
+    source: Any,
+    schema: Schema,
+    specs: Sequence[tuple[str, Sequence[str]]],
+    *,
+    na: str = "level",
+    progress: bool | None = False,
+) -> tuple[int, list[ContextTree]]:
+    """The trees of ``specs`` over every chunk of a data source whose levels are all
+    in ``schema`` (learned by an earlier pass): ``(rows counted, trees)``.  One pass,
+    map-reduce (Dask: on the workers)."""
+    import functools
+
+    from ..data.mapreduce import reduce_chunks
+
+    specs = [(n, tuple(pa)) for n, pa in specs]
+    variables = [v for v in schema if v in {x for n, pa in specs for x in (n, *pa)}]
+    res = reduce_chunks(
+        source,
+        functools.partial(_count_specs_chunk, schema, specs, variables, na),
+        _merge_spec_counts,
+        progress=progress,
+        desc="counting",
+    )
+    if res is None or res[1] is None:
+        raise EmptyDataError("the data has no rows (every chunk was empty)")
+    return res
 
 
 class NetworkCounter:
@@ -102,11 +157,28 @@ class NetworkCounter:
         self.n_rows = 0
         self.n_dropped = 0
         self.n_chunks = 0
+        self.prefix_rows: dict = {}
+
+    def _empty(self) -> "NetworkCounter":
+        return NetworkCounter(
+            self.dag,
+            schema=self.given if len(self.given) else None,
+            na=self.na,
+            max_levels=self.max_levels,
+            na_label=self.na_label,
+            prefix=self.prefix,
+        )
 
     def add(self, df: pd.DataFrame) -> "NetworkCounter":
         """Count one chunk (a chunk with no rows is skipped)."""
+        return self.merge(self.count(df))
+
+    def count(self, df: pd.DataFrame) -> "NetworkCounter":
+        """A new counter holding the counts of ``df`` alone (the map step)."""
+        out = self._empty()
+        _check_columns(df, self.dag, self.prefix)
         if isinstance(df, pd.DataFrame) and len(df) == 0 and df.shape[1] > 0:
-            return self
+            return out
         enc = encode(
             df,
             self.given,
@@ -115,16 +187,29 @@ class NetworkCounter:
             max_levels=self.max_levels,
             na_label=self.na_label,
         )
-        trees = count_network(enc, self.dag, prefix=self.prefix)
-        self.n_rows += enc.n_rows
-        self.n_dropped += enc.n_dropped
-        self.n_chunks += 1
-        if self.schema is None:
-            self.schema, self.trees = enc.schema, trees
+        out.schema, out.trees = enc.schema, count_network(enc, self.dag, prefix=self.prefix)
+        out.n_rows, out.n_dropped, out.n_chunks = enc.n_rows, enc.n_dropped, 1
+        for v in self.prefix:  # rows per domain level before missing values are handled
+            for level, cnt in df[v].value_counts(dropna=True).items():
+                out.prefix_rows[level] = out.prefix_rows.get(level, 0) + int(cnt)
+        return out
+
+    def merge(self, other: "NetworkCounter") -> "NetworkCounter":
+        """Add another counter's counts to this one (the reduce step): the schemas are
+        united and both sets of trees recoded onto the union first."""
+        self.n_rows += other.n_rows
+        self.n_dropped += other.n_dropped
+        self.n_chunks += other.n_chunks
+        for level, cnt in other.prefix_rows.items():
+            self.prefix_rows[level] = self.prefix_rows.get(level, 0) + cnt
+        if other.schema is None:
             return self
-        union = self.schema.union(enc.schema)
+        if self.schema is None:
+            self.schema, self.trees = other.schema, other.trees
+            return self
+        union = self.schema.union(other.schema)
         old = self._recode_all(self.trees, self.schema, union)
-        new = self._recode_all(trees, enc.schema, union)
+        new = self._recode_all(other.trees, other.schema, union)
         self.trees = {n: old[n].merge(new[n]) for n in old}
         self.schema = union
         return self
@@ -158,3 +243,44 @@ class NetworkCounter:
                 continue
             out[node] = t.recode(maps[node], [maps[p] for p in pa], dst.cardinality(node), dst.cardinalities(pa))
         return out
+
+
+def _check_columns(df: Any, dag: DAG, prefix: Sequence[str]) -> None:
+    """A missing column gets an error saying what it is (node, parent of ..., domain)."""
+    if not isinstance(df, pd.DataFrame):
+        return
+    from ..errors import MissingColumnError
+
+    cols = set(map(str, df.columns))
+    avail = [str(c) for c in df.columns]
+    for v in prefix:
+        if v not in cols:
+            raise MissingColumnError(v, "domain", avail)
+    for n in dag.nodes:
+        if n not in cols:
+            ch = dag.children(n)
+            role = f"node (a parent of {ch[0]!r})" if ch else "node"
+            raise MissingColumnError(n, role, avail)
+
+
+def _count_chunk(counter: NetworkCounter, df: pd.DataFrame) -> NetworkCounter:
+    return counter.count(df)
+
+
+def _merge_counters(a: NetworkCounter, b: NetworkCounter) -> NetworkCounter:
+    return a.merge(b)
+
+
+def count_source(source: Any, counter: NetworkCounter, *, progress: bool | None = False) -> NetworkCounter:
+    """Count every chunk of a :class:`~pybncsmooth.data.sources.DataSource` into a
+    copy of ``counter``'s set-up: map-reduce, on Dask's workers for a Dask DataFrame."""
+    import functools
+
+    from ..data.mapreduce import reduce_chunks
+
+    res = reduce_chunks(
+        source, functools.partial(_count_chunk, counter), _merge_counters, progress=progress, desc="counting"
+    )
+    if res is None:
+        raise EmptyDataError("the data has no chunk")
+    return res

@@ -8,11 +8,11 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..counting.network import NetworkCounter
+from ..counting.network import NetworkCounter, count_source
 from ..data.encode import DEFAULT_MAX_LEVELS, NAPolicy
 from ..data.schema import NA_LABEL, Schema
-from ..data.sources import iter_frames
-from ..errors import DataError, MissingColumnError, StructureError
+from ..data.sources import as_source
+from ..errors import EmptyDataError, DataError, MissingColumnError, StructureError
 from ..estimators.base import Estimator, make_estimator
 from ..model.cpd import TreeCPD
 from ..model.network import FittedNetwork
@@ -85,12 +85,6 @@ def _strip_domain(dag: DAG, domain: str) -> DAG:
     return DAG({n: [p for p in dag.parents(n) if p != domain] for n in others}, nodes=others)
 
 
-def _columns_of(data: Any) -> list[str] | None:
-    if isinstance(data, pd.DataFrame):
-        return [str(c) for c in data.columns]
-    return None
-
-
 def estimate_network(
     dag: DAG,
     schema: Schema,
@@ -125,6 +119,7 @@ def fit(
     chunksize: int | None = None,
     max_levels: int = DEFAULT_MAX_LEVELS,
     na_label: str = NA_LABEL,
+    progress: bool | None = False,
     **hyper: Any,
 ) -> FittedNetwork:
     """Fit the parameters of a discrete Bayesian network.
@@ -141,9 +136,16 @@ def fit(
         data's), a fitted network, or a ``networkx.DiGraph``.  A node's parent
         order is the branching order of its context tree.
     data:
-        A pandas DataFrame of categorical columns, an iterable of DataFrame chunks
-        (counted one at a time, same result as the concatenation), or a path to a
-        CSV or Parquet file (read in ``chunksize`` rows at a time if given).
+        A pandas DataFrame of categorical columns; a path to a CSV or Parquet file,
+        read in chunks of ``chunksize`` rows (default: about two million values a
+        chunk, so that memory does not grow with the file); a list of DataFrame
+        chunks, a function returning an iterable of them, or a one-shot iterator
+        (counted one at a time; the same result as the concatenation); or a Dask
+        DataFrame, counted per partition on Dask's workers and merged (map-reduce).
+        Levels first met in a later chunk are united with the earlier ones (the
+        result is the same as one pass over the whole data); with a network file
+        fixing the levels, a level it does not declare is an error naming the level,
+        the column and the chunk.
     method:
         ``"mle"``, ``"bayes"`` (BDeu, ``iss``), ``"mestimate"`` (``m``), ``"hdp"``
         (hierarchical Dirichlet process: ``iterations``, ``burn_in``, ``tying``,
@@ -174,6 +176,8 @@ def fit(
         where it and its parents are observed, as bnlearn's ``bn.fit``).
     random_state:
         Seed or ``numpy.random.Generator`` for stochastic estimators.
+    progress:
+        A progress bar over chunks (Dask: partitions) while counting.
     **hyper:
         Hyperparameters of the method (``iss=``, ``m=``, ...); unknown names raise
         :class:`~pybncsmooth.errors.HyperparameterError`.
@@ -199,6 +203,8 @@ def fit(
             domain=domain,
             na=na,
             random_state=random_state,
+            chunksize=chunksize,
+            progress=progress,
             **hyper,
         )
     if "group" in hyper:  # bnlearn's name for the domain (bn.fit(method = "hdir", group = ))
@@ -207,7 +213,8 @@ def fit(
             raise StructureError(f"domain={domain!r} and group={group!r} name different columns; give one")
         domain = group
     estimator = make_estimator(method, random_state=random_state, **hyper)
-    dag, file_schema = resolve_structure(spec, _columns_of(data))
+    source = as_source(data, chunksize=chunksize)
+    dag, file_schema = resolve_structure(spec, source.columns())
     if domain is not None:
         dag = _strip_domain(dag, domain)
         if file_schema is not None and domain in file_schema:
@@ -220,13 +227,8 @@ def fit(
         na_label=na_label,
         prefix=(domain,) if domain is not None else (),
     )
-    domain_rows: dict = {}
-    for chunk in iter_frames(data, chunksize=chunksize):
-        _check_columns(chunk, dag, domain)
-        if domain is not None and isinstance(chunk, pd.DataFrame):
-            for level, cnt in chunk[domain].value_counts(dropna=True).items():
-                domain_rows[level] = domain_rows.get(level, 0) + int(cnt)
-        counter.add(chunk)
+    counter = count_source(source, counter, progress=progress)
+    domain_rows = counter.prefix_rows
     schema, trees = counter.result()
     schema.check_min_levels(dag.nodes)
     if domain is not None:
@@ -253,31 +255,56 @@ def _fit_classifier(
     domain: str | None,
     na: str,
     random_state: Any,
+    chunksize: int | None = None,
+    progress: bool | None = False,
     **hyper: Any,
 ) -> FittedNetwork:
-    """``fit("Class ~ .", df, structure="tan", discretize="mdl")``: the BNClassifier model."""
+    """``fit("Class ~ .", df, structure="tan", discretize="mdl")``: the BNClassifier model
+    (any data source: structure and counts are learned in chunks)."""
     from ..classifiers.classifier import build_classifier_network
     from ..classifiers.discretize import make_discretizer
-    from ..data.sources import read_table
     from ..structure.formula import parse_formula
 
-    if isinstance(data, (str, os.PathLike)):
-        data = read_table(data)
-    if not isinstance(data, pd.DataFrame):
-        raise StructureError(
-            "learning a classifier structure needs the data in memory: pass a DataFrame or a file path"
-        )
     if not isinstance(spec, str) or "~" not in spec:
         raise StructureError(
             f"with structure={structure!r} the first argument is a classifier formula such as 'Class ~ .', not {spec!r}"
         )
-    columns = [str(c) for c in data.columns if c != domain]
+    in_memory = isinstance(data, pd.DataFrame)
+    source = None if in_memory else as_source(data, chunksize=chunksize)
+    all_columns = [str(c) for c in data.columns] if in_memory else source.columns()
+    if all_columns is None:
+        raise EmptyDataError("the data has no chunk")
+    columns = [c for c in all_columns if c != domain]
     target, features = parse_formula(spec, columns)
     if target not in columns:
         raise MissingColumnError(target, "class", columns)
     for f in features:
         if f not in columns:
             raise MissingColumnError(f, "feature", columns)
+    if not in_memory:
+        if discretize is not None:
+            raise StructureError(
+                "discretize= learns cut points from the data in memory; for data read in chunks (a file, chunks, "
+                "a Dask DataFrame) discretise the numeric columns first, or pass a DataFrame"
+            )
+        if domain is not None:
+            raise StructureError("domain= with a learned classifier structure: learn the structure first, then fit it")
+        net, _, ignored = build_classifier_network(
+            source,
+            target,
+            structure=structure,
+            k=k if k is not None else 1,
+            method=method,
+            na=na,
+            root=root,
+            random_state=random_state,
+            features=features,
+            progress=progress,
+            **hyper,
+        )
+        net.info["ignored_features"] = ignored
+        net.transformer = None
+        return net
     transformer = make_discretizer(discretize, n_bins)
     frame = data
     if transformer is not None:
@@ -332,18 +359,3 @@ def _check_domain(domain: str, schema: Schema, trees: dict, raw_rows: dict, na: 
                 f"domain {level!r} of {domain!r} has {raw_rows[level]} row(s) but none is left after "
                 f"missing values are handled (na={na!r}) for any node"
             )
-
-
-def _check_columns(df: Any, dag: DAG, domain: str | None) -> None:
-    """A missing column gets an error saying what it is (node, parent of ..., domain)."""
-    if not isinstance(df, pd.DataFrame):
-        return
-    cols = set(map(str, df.columns))
-    avail = [str(c) for c in df.columns]
-    if domain is not None and domain not in cols:
-        raise MissingColumnError(domain, "domain", avail)
-    for n in dag.nodes:
-        if n not in cols:
-            ch = dag.children(n)
-            role = f"node (a parent of {ch[0]!r})" if ch else "node"
-            raise MissingColumnError(n, role, avail)

@@ -5,23 +5,42 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["pairwise_cmi_kernel"]
+__all__ = ["pair_counts_kernel", "cmi_from_pair_counts"]
 
 
 @njit(cache=True, nogil=True)
-def pairwise_cmi_kernel(M, cards, c, rc):  # pragma: no cover - compiled
-    """:math:`I(X_i; X_j | C)` for every pair of columns of the ``(n, p)`` code matrix ``M``.
-
-    Each pair is counted on the rows where ``X_i``, ``X_j`` and ``C`` are all
-    observed (codes >= 0); plug-in estimate in nats.
-    """
+def pair_counts_kernel(M, cards, c, rc, off, out):  # pragma: no cover - compiled
+    """Add to ``out`` the counts :math:`n_{c x_a x_b}` of every pair ``a < b`` of columns
+    of the ``(n, p)`` code matrix ``M``, on the rows where ``X_a``, ``X_b`` and ``C`` are
+    observed (codes >= 0).  Pair ``(a, b)``'s block starts at ``off[a * p + b]`` and is
+    laid out ``(c, x_a, x_b)`` row-major."""
     n, p = M.shape
+    for r in range(n):
+        cr = c[r]
+        if cr < 0:
+            continue
+        for a in range(p):
+            xa = M[r, a]
+            if xa < 0:
+                continue
+            base = cr * cards[a] + xa
+            for b in range(a + 1, p):
+                xb = M[r, b]
+                if xb < 0:
+                    continue
+                out[off[a * p + b] + base * cards[b] + xb] += 1
+
+
+@njit(cache=True, nogil=True)
+def cmi_from_pair_counts(counts, cards, rc, off):  # pragma: no cover - compiled
+    """:math:`I(X_a; X_b \\mid C)` (plug-in, nats) of every pair from the blocks of
+    :func:`pair_counts_kernel`; a pair with no complete row gets 0."""
+    p = len(cards)
     out = np.zeros((p, p))
     maxr = 1
     for j in range(p):
         if cards[j] > maxr:
             maxr = cards[j]
-    cnt = np.zeros((rc, maxr, maxr), dtype=np.int64)
     ni = np.zeros((rc, maxr), dtype=np.int64)
     nj = np.zeros((rc, maxr), dtype=np.int64)
     nc = np.zeros(rc, dtype=np.int64)
@@ -29,29 +48,26 @@ def pairwise_cmi_kernel(M, cards, c, rc):  # pragma: no cover - compiled
         ra = cards[a]
         for b in range(a + 1, p):
             rb = cards[b]
-            cnt[:, :ra, :rb] = 0
+            o = off[a * p + b]
             ni[:, :ra] = 0
             nj[:, :rb] = 0
             nc[:] = 0
             m = 0
-            for r in range(n):
-                cr = c[r]
-                xa = M[r, a]
-                xb = M[r, b]
-                if cr < 0 or xa < 0 or xb < 0:
-                    continue
-                cnt[cr, xa, xb] += 1
-                ni[cr, xa] += 1
-                nj[cr, xb] += 1
-                nc[cr] += 1
-                m += 1
+            for cc in range(rc):
+                for u in range(ra):
+                    for v in range(rb):
+                        q = counts[o + (cc * ra + u) * rb + v]
+                        ni[cc, u] += q
+                        nj[cc, v] += q
+                        nc[cc] += q
+                        m += q
             if m == 0:
                 continue
             s = 0.0
             for cc in range(rc):
                 for u in range(ra):
                     for v in range(rb):
-                        q = cnt[cc, u, v]
+                        q = counts[o + (cc * ra + u) * rb + v]
                         if q > 0:
                             s += q * np.log(q * nc[cc] / (ni[cc, u] * nj[cc, v]))
             out[a, b] = s / m

@@ -19,7 +19,15 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["mutual_information", "conditional_mutual_information", "pairwise_cmi"]
+__all__ = [
+    "mutual_information",
+    "conditional_mutual_information",
+    "pairwise_cmi",
+    "pair_counts",
+    "pair_offsets",
+    "cmi_from_counts",
+    "mi_from_counts",
+]
 
 
 def _xlogx_ratio(joint: np.ndarray, expected_num: np.ndarray, expected_den: np.ndarray, m: float) -> float:
@@ -38,10 +46,7 @@ def mutual_information(x: np.ndarray, y: np.ndarray, rx: int, ry: int) -> float:
     m = x.shape[0]
     if m == 0:
         return 0.0
-    n = np.bincount(x.astype(np.int64) * ry + y, minlength=rx * ry).reshape(rx, ry)
-    nx = n.sum(axis=1, keepdims=True)
-    ny = n.sum(axis=0, keepdims=True)
-    return _xlogx_ratio(n, np.full(n.shape, float(m)), (nx * ny).astype(np.float64), m)
+    return mi_from_counts(np.bincount(x.astype(np.int64) * ry + y, minlength=rx * ry).reshape(rx, ry))
 
 
 def conditional_mutual_information(xi: np.ndarray, xj: np.ndarray, c: np.ndarray, ri: int, rj: int, rc: int) -> float:
@@ -62,17 +67,60 @@ def conditional_mutual_information(xi: np.ndarray, xj: np.ndarray, c: np.ndarray
     return _xlogx_ratio(n, num, den, m)
 
 
+def pair_offsets(cards: Sequence[int], rc: int) -> tuple[np.ndarray, int]:
+    """Start of pair ``(a, b)``'s ``rc x r_a x r_b`` block (at ``a * p + b``, ``a < b``) in
+    the flat array of pair counts, and the array's length."""
+    p = len(cards)
+    off = np.zeros(p * p, dtype=np.int64)
+    total = 0
+    for a in range(p):
+        for b in range(a + 1, p):
+            off[a * p + b] = total
+            total += rc * int(cards[a]) * int(cards[b])
+    return off, total
+
+
+def pair_counts(columns: Sequence[np.ndarray], cards: Sequence[int], c: np.ndarray, rc: int) -> np.ndarray:
+    """Flat counts :math:`n_{c x_a x_b}` of every feature pair (layout of :func:`pair_offsets`)."""
+    from ._kernels import pair_counts_kernel
+
+    p = len(columns)
+    off, total = pair_offsets(cards, rc)
+    out = np.zeros(total, dtype=np.int64)
+    if p < 2:
+        return out
+    M = np.empty((len(c), p), dtype=np.int64)
+    for j, col in enumerate(columns):
+        M[:, j] = col
+    pair_counts_kernel(M, np.asarray(cards, dtype=np.int64), np.asarray(c, dtype=np.int64), int(rc), off, out)
+    return out
+
+
+def cmi_from_counts(counts: np.ndarray, cards: Sequence[int], rc: int) -> np.ndarray:
+    """Symmetric matrix of :math:`I(X_i; X_j \\mid C)` from :func:`pair_counts`."""
+    from ._kernels import cmi_from_pair_counts
+
+    off, _ = pair_offsets(cards, rc)
+    return cmi_from_pair_counts(
+        np.ascontiguousarray(counts, dtype=np.int64), np.asarray(cards, dtype=np.int64), int(rc), off
+    )
+
+
+def mi_from_counts(n: np.ndarray) -> float:
+    """Plug-in :math:`I(X; Y)` from the ``(r_x, r_y)`` table of joint counts."""
+    m = int(n.sum())
+    if m == 0:
+        return 0.0
+    nx = n.sum(axis=1, keepdims=True)
+    ny = n.sum(axis=0, keepdims=True)
+    return _xlogx_ratio(n, np.full(n.shape, float(m)), (nx * ny).astype(np.float64), m)
+
+
 def pairwise_cmi(columns: Sequence[np.ndarray], cards: Sequence[int], c: np.ndarray, rc: int) -> np.ndarray:
     """Symmetric matrix of :math:`I(X_i; X_j \\mid C)` for all feature pairs (zero diagonal).
 
     Each pair uses the rows where both features and the class are observed.
     """
-    from ._kernels import pairwise_cmi_kernel
-
-    p = len(columns)
-    if p == 0:
+    if len(columns) == 0:
         return np.zeros((0, 0))
-    M = np.empty((len(c), p), dtype=np.int64)
-    for j, col in enumerate(columns):
-        M[:, j] = col
-    return pairwise_cmi_kernel(M, np.asarray(cards, dtype=np.int64), np.asarray(c, dtype=np.int64), int(rc))
+    return cmi_from_counts(pair_counts(columns, cards, c, rc), cards, rc)

@@ -28,9 +28,18 @@ import numpy as np
 import pandas as pd
 
 from ..data.encode import DEFAULT_MAX_LEVELS, EncodedData, encode
-from ..errors import ClassRelabellingWarning, DataError, HyperparameterError, MissingColumnError, SingleLevelError
+from ..errors import (
+    ClassRelabellingWarning,
+    DataError,
+    EmptyDataError,
+    HyperparameterError,
+    MissingColumnError,
+    SingleLevelError,
+)
+from ..data.sources import as_source
 from .dag import DAG
 from .information import mutual_information, pairwise_cmi
+from .statistics import StructureStatistics, collect_statistics
 
 __all__ = [
     "learn_structure",
@@ -40,6 +49,9 @@ __all__ = [
     "check_k",
     "encode_for_structure",
     "sample_order",
+    "resolve_features",
+    "source_statistics",
+    "structure_from_statistics",
 ]
 
 KINDS = ("nb", "tan", "kdb", "skdb")
@@ -87,7 +99,23 @@ def encode_for_structure(
     """Validate the class and features and encode them (``na="pairwise"`` keeps -1 codes)."""
     if not isinstance(data, pd.DataFrame):
         raise DataError(f"data must be a pandas DataFrame, not {type(data).__name__}")
-    cols = [str(c) for c in data.columns]
+    features = resolve_features([str(c) for c in data.columns], target, features)
+    if na not in _STRUCTURE_NA:
+        raise DataError(f"na must be one of {_STRUCTURE_NA} for structure learning, not {na!r}")
+    enc = encode(data, variables=[target, *features], na="available" if na == "pairwise" else na, max_levels=max_levels)
+    if na == "pairwise" and (enc[target] < 0).any():
+        raise DataError(f"the class {target!r} has missing values; drop those rows first")
+    levels = enc.schema[target]
+    observed = np.unique(enc[target][enc[target] >= 0])
+    if len(levels) < 2 or len(observed) < 2:
+        raise SingleLevelError(target, [levels[i] for i in observed] if len(observed) < 2 else levels)
+    _check_not_the_class(enc, target, features)
+    return enc, list(features)
+
+
+def resolve_features(columns: Sequence[str], target: str, features: Sequence[str] | None) -> list[str]:
+    """The feature columns: given ones checked against ``columns``, or every column but the class."""
+    cols = [str(c) for c in columns]
     if target not in cols:
         raise MissingColumnError(target, "class", cols)
     if features is None:
@@ -101,17 +129,55 @@ def encode_for_structure(
             raise DataError(f"the class {target!r} is also listed as a feature")
     if not features:
         raise DataError(f"there is no feature besides the class {target!r}")
+    return list(features)
+
+
+def source_statistics(
+    data: Any,
+    target: str,
+    features: Sequence[str] | None = None,
+    *,
+    na: str = "level",
+    pairs: bool = True,
+    max_levels: int = DEFAULT_MAX_LEVELS,
+    chunksize: int | None = None,
+    progress: bool | None = False,
+) -> StructureStatistics:
+    """One pass over any data source (frame, path, chunks, Dask DataFrame): the counts
+    structure learning needs, checked (rows, two classes) and with relabellings warned."""
+    source = as_source(data, chunksize=chunksize)
+    cols = source.columns()
+    if cols is None:
+        raise EmptyDataError("the data has no chunk")
+    feats = resolve_features(cols, target, features)
     if na not in _STRUCTURE_NA:
         raise DataError(f"na must be one of {_STRUCTURE_NA} for structure learning, not {na!r}")
-    enc = encode(data, variables=[target, *features], na="available" if na == "pairwise" else na, max_levels=max_levels)
-    if na == "pairwise" and (enc[target] < 0).any():
-        raise DataError(f"the class {target!r} has missing values; drop those rows first")
-    levels = enc.schema[target]
-    observed = np.unique(enc[target][enc[target] >= 0])
-    if len(levels) < 2 or len(observed) < 2:
-        raise SingleLevelError(target, [levels[i] for i in observed] if len(observed) < 2 else levels)
-    _check_not_the_class(enc, target, features)
-    return enc, list(features)
+    stats = StructureStatistics(target, feats, na=na, pairs=pairs, max_levels=max_levels)
+    stats = collect_statistics(source, stats, progress=progress)
+    stats.check()
+    stats.warn_relabellings(stacklevel=5)
+    return stats
+
+
+def structure_from_statistics(
+    stats: StructureStatistics,
+    kind: str,
+    k: int | None = None,
+    *,
+    features: Sequence[str] | None = None,
+    root: str | None = None,
+    order: Sequence[str] | None = None,
+    parent_rng: np.random.Generator | None = None,
+) -> tuple[DAG, StructureInfo]:
+    """:func:`structure_from_codes` from counts collected by :func:`source_statistics`
+    (``features``: a subset of the collected ones, e.g. without single-valued ones)."""
+    feats = list(stats.features if features is None else features)
+    mi = stats.mi(feats) if kind == "kdb" else None
+    need_cmi = kind == "tan" or (kind == "kdb" and k is not None and k > 0)
+    cmi = stats.cmi(feats) if need_cmi else None
+    return structure_from_codes(
+        None, stats.target, feats, kind, k, root=root, order=order, parent_rng=parent_rng, mi=mi, cmi=cmi
+    )
 
 
 def _check_not_the_class(enc: EncodedData, target: str, features: Sequence[str]) -> None:
@@ -200,13 +266,19 @@ def learn_structure(
     na: str = "level",
     return_info: bool = False,
     max_levels: int = DEFAULT_MAX_LEVELS,
+    chunksize: int | None = None,
+    progress: bool | None = False,
 ) -> DAG | tuple[DAG, StructureInfo]:
     """Learn a classifier structure: ``kind="nb"``, ``"tan"`` or ``"kdb"`` (with ``k``).
 
     Parameters
     ----------
     data:
-        Categorical data frame holding ``target`` and the features.
+        Categorical data holding ``target`` and the features: a data frame, or any
+        source :func:`pybncsmooth.fit` reads (a CSV/Parquet path, chunks, a Dask
+        DataFrame), read once, in chunks (``chunksize``), in bounded memory: the
+        structure needs only the counts of class, feature-class and
+        feature-pair-class, merged over chunks.
     target:
         The class column.
     kind:
@@ -238,8 +310,22 @@ def learn_structure(
                 "or BNClassifier(structure='skdb')"
             )
         raise HyperparameterError(f"kind must be one of 'nb', 'tan', 'kdb', not {kind!r}")
-    enc, features = encode_for_structure(data, target, features, na, max_levels)
-    dag, info = structure_from_codes(enc, target, features, kind, k, root=root)
+    if isinstance(data, pd.DataFrame):
+        enc, features = encode_for_structure(data, target, features, na, max_levels)
+        dag, info = structure_from_codes(enc, target, features, kind, k, root=root)
+    else:
+        stats = source_statistics(
+            data,
+            target,
+            features,
+            na=na,
+            pairs=kind != "nb",
+            max_levels=max_levels,
+            chunksize=chunksize,
+            progress=progress,
+        )
+        dag, info = structure_from_statistics(stats, kind, k, root=root)
+        info.extra["n_rows"] = stats.n_rows
     return (dag, info) if return_info else dag
 
 
@@ -261,7 +347,7 @@ def sample_order(weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def structure_from_codes(
-    enc: EncodedData,
+    enc: EncodedData | None,
     target: str,
     features: Sequence[str],
     kind: str,
@@ -280,7 +366,8 @@ def structure_from_codes(
     highest CMI, by decreasing CMI) by the first ``k`` of an order of the earlier
     features sampled with probabilities proportional to their CMI (the two
     stochasticities of ESKDB, thesis 002 Sec. 4.2.2-4.2.3).  ``mi`` and ``cmi``
-    (over ``features``) may be given when already computed."""
+    (over ``features``) may be given when already computed (``enc`` is then not read
+    and may be ``None``)."""
     features = list(features)
     info = StructureInfo(target=target, features=features, kind=kind)
     parents: dict[str, list[str]] = {target: []}
@@ -292,7 +379,7 @@ def structure_from_codes(
             root = features[0]
         if root not in features:
             raise MissingColumnError(root, "TAN root (not a feature)", features)
-        w = _cmi_matrix(enc, target, features)
+        w = cmi if cmi is not None else _cmi_matrix(enc, target, features)
         info.cmi = w
         tree = _orient(maximum_spanning_tree(w), len(features), features.index(root))
         tree_parent = {features[b]: features[a] for a, b in tree}

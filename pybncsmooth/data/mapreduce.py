@@ -1,0 +1,115 @@
+"""One pass over a data source as a map-reduce: a summary per chunk, merged.
+
+Every statistic pybncsmooth learns from data (context trees, the counts structure
+learning needs, leave-one-out losses) is a sum over rows, so it is computed chunk by
+chunk and merged: in this process for frames, files and lists of chunks (one chunk
+in memory at a time), or on the workers of a Dask cluster for a Dask DataFrame (one
+task per partition, then a pairwise tree of merges).  Merging in a fixed order
+(partition ``2i`` with ``2i + 1``, then the pairs' results, ...) makes the result
+independent of which worker ran what.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, TypeVar
+
+from ..errors import PyBNCSmoothError
+from .sources import DataSource
+
+__all__ = ["reduce_chunks", "in_chunk"]
+
+T = TypeVar("T")
+
+
+def in_chunk(err: PyBNCSmoothError, index: int) -> PyBNCSmoothError:
+    """Prefix ``err``'s message with the chunk it comes from (``err.chunk`` is set too)."""
+    if getattr(err, "chunk", None) is None and err.args:
+        err.args = (f"chunk {index}: {err.args[0]}", *err.args[1:])
+        err.chunk = index
+    return err
+
+
+def _apply(map_fn: Callable[[Any], T], annotate: bool, chunk: Any, index: int) -> T:
+    try:
+        return map_fn(chunk)
+    except PyBNCSmoothError as e:
+        if annotate:
+            raise in_chunk(e, index) from None
+        raise
+
+
+def _merge_pairwise(parts: list, merge: Callable[[Any, Any], Any], submit: Callable | None = None) -> Any:
+    while len(parts) > 1:
+        nxt = []
+        for i in range(0, len(parts) - 1, 2):
+            nxt.append(submit(merge, parts[i], parts[i + 1]) if submit else merge(parts[i], parts[i + 1]))
+        if len(parts) % 2:
+            nxt.append(parts[-1])
+        parts = nxt
+    return parts[0]
+
+
+def reduce_chunks(
+    source: DataSource,
+    map_fn: Callable[[Any], T],
+    merge: Callable[[T, T], T],
+    *,
+    progress: bool | None = False,
+    desc: str = "chunks",
+) -> T | None:
+    """``merge`` of ``map_fn(chunk)`` over the chunks of ``source`` (``None`` if there is none).
+
+    ``map_fn`` and ``merge`` must be picklable (module-level functions or
+    :func:`functools.partial` of them) for a Dask source; ``merge`` may reuse its first
+    argument.  Errors raised on a chunk name it (``chunk 3: ...``) when the source has
+    several.  ``progress`` shows a bar over chunks (Dask: over finished partitions).
+    """
+    if source.kind == "dask":
+        return _reduce_dask(source, map_fn, merge, progress=progress, desc=desc)
+    annotate = source.kind != "frame"
+    bar = _bar(progress, desc)
+    acc = None
+    for i, chunk in enumerate(source.chunks()):
+        part = _apply(map_fn, annotate, chunk, i)
+        acc = part if acc is None else merge(acc, part)
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    return acc
+
+
+def _bar(progress: bool | None, desc: str, total: int | None = None) -> Any:
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="chunk", leave=False)
+
+
+def _reduce_dask(source: DataSource, map_fn: Callable, merge: Callable, *, progress: bool | None, desc: str) -> Any:
+    import dask
+
+    parts = source.data.to_delayed()
+    if not parts:
+        return None
+    apply = functools.partial(_apply, map_fn, True)
+    mapped = [dask.delayed(apply)(p, i) for i, p in enumerate(parts)]
+    try:
+        from distributed import get_client
+
+        client = get_client()
+    except (ImportError, ValueError):
+        client = None
+    if client is None:  # Dask's local scheduler: the tree of merges as one graph
+        return _merge_pairwise(mapped, dask.delayed(merge), submit=None).compute()
+    futures = client.compute(mapped)
+    bar = _bar(progress, desc, total=len(futures))
+    if bar is not None:
+        from distributed import as_completed
+
+        for _ in as_completed(futures):
+            bar.update(1)
+        bar.close()
+    return _merge_pairwise(futures, merge, submit=client.submit).result()
