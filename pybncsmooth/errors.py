@@ -19,6 +19,7 @@ __all__ = [
     "NonCategoricalError",
     "MissingValueError",
     "UnseenLevelError",
+    "UndeclaredLevelError",
     "SingleLevelError",
     "TooManyLevelsError",
     "ParseError",
@@ -126,6 +127,22 @@ class UnseenLevelError(DataError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class UndeclaredLevelError(UnseenLevelError):
+    """A value of the data is not a level the network file (BIF, DSC, NET, .rds) declares."""
+
+    def __init__(self, column: str, levels: Sequence[Any], declared: Sequence[Any] = ()):
+        self.column = column
+        self.levels = list(levels)
+        shown = ", ".join(repr(v) for v in self.levels[:5])
+        more = "" if len(self.levels) <= 5 else f" and {len(self.levels) - 5} more"
+        decl = ", ".join(repr(v) for v in list(declared)[:10]) + (", ..." if len(declared) > 10 else "")
+        DataError.__init__(
+            self,
+            f"variable {column!r} has level(s) {shown}{more} that the network's declared levels do not include "
+            f"(declared: {decl}); fix the data or declare the level",
+        )
 
 
 class SingleLevelError(DataError):

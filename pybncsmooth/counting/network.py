@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..data.encode import DEFAULT_MAX_LEVELS, EncodedData, NAPolicy, encode
 from ..data.schema import NA_LABEL, Schema
-from ..errors import EmptyDataError
+from ..errors import DataError, EmptyDataError, UndeclaredLevelError, UnseenLevelError
 from ..structure.dag import DAG
 from .context_tree import (
     _DENSE_MIN_CELLS,
@@ -179,14 +179,31 @@ class NetworkCounter:
         _check_columns(df, self.dag, self.prefix)
         if isinstance(df, pd.DataFrame) and len(df) == 0 and df.shape[1] > 0:
             return out
-        enc = encode(
-            df,
-            self.given,
-            variables=self.variables,
-            na=self.na,
-            max_levels=self.max_levels,
-            na_label=self.na_label,
-        )
+        for v in self.prefix:  # a row without its domain belongs to no domain, whatever na says
+            miss = df[v].isna().to_numpy()
+            if miss.any():
+                first = df.index[int(np.argmax(miss))]
+                raise DataError(
+                    f"the domain column {v!r} has {int(miss.sum())} missing value(s) (first at row {first!r}): every "
+                    "row needs its domain; drop those rows or give them a domain level of their own"
+                )
+        try:
+            enc = encode(
+                df,
+                self.given,
+                variables=self.variables,
+                na=self.na,
+                max_levels=self.max_levels,
+                na_label=self.na_label,
+            )
+        except UnseenLevelError as e:  # levels fixed by a network file
+            declared = self.given[e.column] if e.column in self.given else ()
+            raise UndeclaredLevelError(e.column, e.levels, declared) from None
+        except EmptyDataError:
+            if self.na != "drop":
+                raise
+            out.n_dropped = len(df)  # every row of this chunk is incomplete; other chunks may not be
+            return out
         out.schema, out.trees = enc.schema, count_network(enc, self.dag, prefix=self.prefix)
         out.n_rows, out.n_dropped, out.n_chunks = enc.n_rows, enc.n_dropped, 1
         for v in self.prefix:  # rows per domain level before missing values are handled

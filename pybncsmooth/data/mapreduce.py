@@ -11,7 +11,6 @@ independent of which worker ran what.
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Callable, TypeVar
 
 from ..errors import PyBNCSmoothError
@@ -28,6 +27,10 @@ def in_chunk(err: PyBNCSmoothError, index: int) -> PyBNCSmoothError:
         err.args = (f"chunk {index}: {err.args[0]}", *err.args[1:])
         err.chunk = index
     return err
+
+
+def _identity(x: Any) -> Any:
+    return x
 
 
 def _apply(map_fn: Callable[[Any], T], annotate: bool, chunk: Any, index: int) -> T:
@@ -94,14 +97,16 @@ def _reduce_dask(source: DataSource, map_fn: Callable, merge: Callable, *, progr
     parts = source.data.to_delayed()
     if not parts:
         return None
-    apply = functools.partial(_apply, map_fn, True)
-    mapped = [dask.delayed(apply)(p, i) for i, p in enumerate(parts)]
     try:
         from distributed import get_client
 
         client = get_client()
     except (ImportError, ValueError):
         client = None
+    # the map function (with what it carries: trees, schemas) is sent once and shared by
+    # the partitions' tasks: scattered to the workers, or one node of a local graph
+    fn = client.scatter(map_fn, broadcast=True, hash=False) if client is not None else dask.delayed(_identity)(map_fn)
+    mapped = [dask.delayed(_apply)(fn, True, p, i) for i, p in enumerate(parts)]
     if client is None:  # Dask's local scheduler: the tree of merges as one graph
         return _merge_pairwise(mapped, dask.delayed(merge), submit=None).compute()
     futures = client.compute(mapped)
