@@ -267,3 +267,14 @@ def test_dask_on_a_local_cluster_of_worker_processes_gives_the_in_memory_fit():
             mem.predict_proba(df.drop(columns="Class").iloc[:100]),
             dist.predict_proba(df.drop(columns="Class").iloc[:100]),
         )
+
+
+def test_progress_over_chunks_is_shown_on_request(capsys):
+    df = _kdb_data(400, seed=8)
+    chunks = [df.iloc[i : i + 100] for i in range(0, 400, 100)]
+    quiet = bs.fit("[Class][X0|Class]", chunks, method="mle")
+    assert capsys.readouterr().err == ""
+    loud = bs.fit("[Class][X0|Class]", chunks, method="mle", progress=True)
+    err = capsys.readouterr().err
+    assert "counting" in err and "chunk" in err
+    _same_network(quiet, loud)
