@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, TypeVar
 
+import pandas as pd
+
 from ..errors import PyBNCSmoothError
-from .sources import DataSource
+from .sources import DataSource, auto_chunksize
 
 __all__ = ["reduce_chunks", "in_chunk"]
 
@@ -33,9 +35,19 @@ def _identity(x: Any) -> Any:
     return x
 
 
-def _apply(map_fn: Callable[[Any], T], annotate: bool, chunk: Any, index: int) -> T:
+def _apply(map_fn: Callable[[Any], T], annotate: bool, chunk: Any, index: int, merge: Callable | None = None) -> T:
+    """``map_fn`` on one chunk; a chunk larger than :func:`auto_chunksize` (a large data
+    frame in memory, a large Dask partition) is taken in slices merged with ``merge``, so
+    that the per-chunk work arrays stay bounded whatever the chunk's size."""
     try:
-        return map_fn(chunk)
+        n = len(chunk) if isinstance(chunk, pd.DataFrame) else 0
+        step = auto_chunksize(chunk.shape[1]) if n else 0
+        if merge is None or n <= step:
+            return map_fn(chunk)
+        acc = map_fn(chunk.iloc[:step])
+        for start in range(step, n, step):
+            acc = merge(acc, map_fn(chunk.iloc[start : start + step]))
+        return acc
     except PyBNCSmoothError as e:
         if annotate:
             raise in_chunk(e, index) from None
@@ -74,7 +86,7 @@ def reduce_chunks(
     bar = _bar(progress, desc)
     acc = None
     for i, chunk in enumerate(source.chunks()):
-        part = _apply(map_fn, annotate, chunk, i)
+        part = _apply(map_fn, annotate, chunk, i, merge)
         acc = part if acc is None else merge(acc, part)
         if bar is not None:
             bar.update(1)
@@ -106,7 +118,7 @@ def _reduce_dask(source: DataSource, map_fn: Callable, merge: Callable, *, progr
     # the map function (with what it carries: trees, schemas) is sent once and shared by
     # the partitions' tasks: scattered to the workers, or one node of a local graph
     fn = client.scatter(map_fn, broadcast=True, hash=False) if client is not None else dask.delayed(_identity)(map_fn)
-    mapped = [dask.delayed(_apply)(fn, True, p, i) for i, p in enumerate(parts)]
+    mapped = [dask.delayed(_apply)(fn, True, p, i, merge) for i, p in enumerate(parts)]
     if client is None:  # Dask's local scheduler: the tree of merges as one graph
         return _merge_pairwise(mapped, dask.delayed(merge), submit=None).compute()
     futures = client.compute(mapped)
