@@ -217,8 +217,8 @@ def main() -> None:
         w = run_child(csv, "mestimate", "csv-memory")
         print(
             f"\n2,000,000-row CSV, 20 text columns, mestimate: in chunks {c['seconds']:.1f} s, "
-            f"peak {c['peak_mb']:.0f} MB; the whole file read first {w['seconds']:.1f} s, {w['peak_mb']:.0f} MB; tables "
-            + ("equal" if c["tables"] == w["tables"] else "DIFFER")
+            f"peak {c['peak_mb']:.0f} MB; the whole file read first {w['seconds']:.1f} s, "
+            f"{w['peak_mb']:.0f} MB; tables " + ("equal" if c["tables"] == w["tables"] else "DIFFER")
         )
     if not args.no_dask:
         n = sizes[-1]
