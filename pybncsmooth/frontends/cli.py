@@ -60,7 +60,7 @@ def _read_data(path: str, chunksize: int | None = None) -> Any:
 def _cmd_fit(args: argparse.Namespace) -> int:
     from .api import fit
 
-    data = args.data if args.chunksize else _read_data(args.data)
+    data = args.data  # read in chunks (bounded memory), chunksize= or the default
     net = fit(
         args.structure,
         data,
@@ -212,7 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--na", default="error", choices=["error", "level", "drop", "available"])
     f.add_argument("--domain", default=None, help="column naming each row's domain (multi-domain fit)")
     f.add_argument("--seed", type=int, default=None, help="random_state of stochastic estimators")
-    f.add_argument("--chunksize", type=int, default=None, help="count the file this many rows at a time")
+    f.add_argument(
+        "--chunksize", type=int, default=None, help="rows per chunk read (default: about two million values a chunk)"
+    )
     f.add_argument("-o", "--output", help="write the network (.bif, .dsc, .net, .pbn, .rds)")
     f.add_argument("-v", "--verbose", action="store_true", help="print the per-node summary")
     f.set_defaults(func=_cmd_fit)
