@@ -485,5 +485,30 @@ def test_domain_model_too_large_is_refused_with_the_node_named(monkeypatch):
 
     monkeypatch.setattr(hmd_module, "MAX_JOINT_CELLS", 5)
     d = _frame({"A": ["a", "b", "a", "b", "a"], "B": list("xyyyx"), "u": list("pqpqp")})
+    # bnlearn's iteration runs on the dense joint table: joint states x domains
     with pytest.raises(DenseTableTooLargeError, match="hmd model of node 'B' \\(4 joint states x 2 domains\\)"):
+        bs.fit(["B ~ A", "A ~ 1"], d, method="hmd", domain="u", compat="bnlearn")
+    # the default fit keeps the non-zero counts only: its size is the joint states
+    bs.fit(["B ~ A", "A ~ 1"], d, method="hmd", domain="u")
+    monkeypatch.setattr(hmd_module, "MAX_JOINT_CELLS", 3)
+    with pytest.raises(DenseTableTooLargeError, match="hmd model of node 'B' \\(4 joint states\\)"):
         bs.fit(["B ~ A", "A ~ 1"], d, method="hmd", domain="u")
+
+
+@pytest.mark.parametrize("R,J,rate", [(6, 4, 2.0), (40, 300, 0.3), (375, 50, 0.1)])
+def test_sparse_fit_reaches_the_dense_fixed_point(R, J, rate):
+    # many domains with few counts each: the fit on the non-zero counts reaches the fixed
+    # point of the dense fit; both stop when the bound moves by less than 1e-10 relative,
+    # so they agree to that precision on the bound and to ~1e-6 on the estimates
+    from pybncsmooth.estimators.hmd import fit_hmd_matrix, fit_hmd_sparse
+
+    rng = np.random.default_rng(R)
+    N = rng.poisson(rate, size=(R, J)).astype(float)
+    dense = fit_hmd_matrix(N, float(R))
+    rows, cols = np.nonzero(N)
+    sparse = fit_hmd_sparse(rows, cols, N[rows, cols], R, J, float(R))
+    assert dense.converged and sparse.converged and sparse.nu is None
+    assert sparse.elbo == pytest.approx(dense.elbo, rel=1e-10)
+    assert sparse.tau == pytest.approx(dense.tau, rel=1e-5)
+    est = lambda f: (f.s * f.kappa[:, None] + N) / (f.s + N.sum(axis=0))  # noqa: E731
+    np.testing.assert_allclose(est(sparse), est(dense), rtol=0, atol=1e-6)

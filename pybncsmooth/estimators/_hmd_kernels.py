@@ -36,7 +36,7 @@ from numba import njit
 
 from ._special import digamma, polygamma
 
-__all__ = ["vi_bnlearn", "vi_converge", "outer_bound", "EPS"]
+__all__ = ["vi_bnlearn", "vi_converge", "vi_converge_sparse", "outer_bound", "outer_bound_sparse", "EPS"]
 
 #: sqrt of the double machine epsilon (R's ``sqrt(.Machine$double.eps)``)
 EPS = 1.4901161193847656e-08
@@ -374,3 +374,107 @@ def vi_converge(N, alpha0, s, kappa0, tol, max_iter, trace, flags):  # pragma: n
     if not converged:
         flags[0] |= W_OUTER_CAP
     return nu, kappa, tau, n_outer, converged
+
+
+# ----------------------------------------------------------------------------- sparse columns
+#
+# With nu = s kappa + N (the closed form every outer iteration restores), a column's cells
+# without counts all hold nu = s kappa[x]: the sums over the J columns are
+# (J - nnz[x]) f(s kappa[x]) plus one term per non-zero count, so a problem with many
+# columns (domains) and few counts in each costs O(R + nnz) per iteration instead of
+# O(R J), in memory as well as in time.  ``xptr``/``vals``: the non-zero counts of each
+# row x in ``vals[xptr[x]:xptr[x + 1]]`` (their columns do not matter here);
+# ``colsum[y]``: the column totals n_y.
+
+
+@njit(cache=True, nogil=True)
+def coupling_sparse(kappa, s, J, xptr, vals, D):  # pragma: no cover - compiled
+    """``D[x] = sum_y psi(s kappa[x] + N[x, y])`` from the non-zero counts."""
+    R = kappa.shape[0]
+    for x in range(R):
+        sk = s * kappa[x]
+        lo = xptr[x]
+        hi = xptr[x + 1]
+        acc = (J - (hi - lo)) * digamma(sk)
+        for e in range(lo, hi):
+            acc += digamma(sk + vals[e])
+        D[x] = acc
+
+
+@njit(cache=True, nogil=True)
+def outer_bound_sparse(xptr, vals, colsum, kappa, tau, alpha0, s):  # pragma: no cover - compiled
+    """:func:`outer_bound` at ``nu = s kappa + N`` from the non-zero counts."""
+    R = kappa.shape[0]
+    J = colsum.shape[0]
+    acc = 0.0
+    ktot = 0.0
+    for x in range(R):
+        ktot += kappa[x]
+        sk = s * kappa[x]
+        lo = xptr[x]
+        hi = xptr[x + 1]
+        acc += (J - (hi - lo)) * math.lgamma(sk)
+        for e in range(lo, hi):
+            acc += math.lgamma(sk + vals[e])
+    for y in range(J):
+        acc -= math.lgamma(s * ktot + colsum[y])
+    ptau = digamma(tau)
+    for x in range(R):
+        k = kappa[x]
+        tk = tau * k
+        ptk = digamma(tk)
+        acc += -J * math.lgamma(s * k) + J * (s * k - 1.0) * (math.log(k) - ptk + ptau)
+        acc += -math.lgamma(alpha0[x]) + math.lgamma(tk) + (alpha0[x] - tk) * (ptk - ptau)
+    acc += J * math.lgamma(s) - s / tau * J * (R - 1) - math.lgamma(tau)
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def vi_converge_sparse(xptr, vals, colsum, alpha0, s, kappa0, tol, max_iter, trace, flags):  # pragma: no cover
+    """:func:`vi_converge` on a count matrix given by its non-zero counts (see above);
+    ``nu = s kappa + N`` is implicit.  Returns ``(kappa, tau, n_outer, converged)``."""
+    R = kappa0.shape[0]
+    J = colsum.shape[0]
+    kappa = kappa0.copy()
+    D = np.empty(R)
+    work = np.empty((4, R))
+    kold = np.empty(R)
+    tau = 1.0
+    for x in range(R):
+        tau += alpha0[x]
+    b_prev = outer_bound_sparse(xptr, vals, colsum, kappa, tau, alpha0, s)
+    n_outer = 0
+    converged = False
+    inner_flags = np.zeros(1, dtype=np.int64)
+    for outer in range(max_iter):
+        n_outer = outer + 1
+        coupling_sparse(kappa, s, J, xptr, vals, D)
+        for x in range(R):
+            kold[x] = kappa[x]
+        bkt_prev = bound_kt(kappa, tau, D, alpha0, s, J)
+        for _ in range(200):
+            tau, b = _newton_tau_safe(tau, kappa, D, alpha0, s, J, tol, inner_flags)
+            b = newton_kappa(kappa, tau, D, alpha0, s, J, 200, inner_flags, work)
+            if abs(b - bkt_prev) <= tol * abs(bkt_prev):
+                break
+            bkt_prev = b
+        tot = 0.0
+        for x in range(R):
+            tot += kappa[x]
+        for x in range(R):
+            kappa[x] /= tot
+        b = outer_bound_sparse(xptr, vals, colsum, kappa, tau, alpha0, s)
+        if outer < trace.shape[0]:
+            trace[outer] = b
+        kmove = 0.0
+        for x in range(R):
+            m = abs(kappa[x] - kold[x]) / kappa[x]
+            if m > kmove:
+                kmove = m
+        if abs(b - b_prev) <= tol * abs(b_prev) and kmove <= tol:
+            converged = True
+            break
+        b_prev = b
+    if not converged:
+        flags[0] |= W_OUTER_CAP
+    return kappa, tau, n_outer, converged

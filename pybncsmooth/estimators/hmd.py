@@ -62,12 +62,14 @@ from ._hmd_kernels import (
     W_TAU_CAP,
     W_TAU_RESTART,
     outer_bound,
+    outer_bound_sparse,
     vi_bnlearn,
     vi_converge,
+    vi_converge_sparse,
 )
 from .base import Estimator, TreeEstimate, map_trees, positive_param, register_estimator
 
-__all__ = ["HMD", "fit_hmd_matrix", "HMDFit", "exact_alpha_moments"]
+__all__ = ["HMD", "fit_hmd_matrix", "fit_hmd_sparse", "HMDFit", "exact_alpha_moments"]
 
 #: largest joint table (cells x domains) a domain-pooled fit builds
 MAX_JOINT_CELLS = 50_000_000
@@ -90,7 +92,7 @@ class HMDFit:
     mode only), ``iterations``, ``converged``, ``warnings`` (texts).
     """
 
-    def __init__(self, N, alpha0, s, nu, kappa, tau, iterations, converged, flags, trace) -> None:
+    def __init__(self, N, alpha0, s, nu, kappa, tau, iterations, converged, flags, trace, bound=None) -> None:
         self.N = N
         self.alpha0 = alpha0
         self.s = s
@@ -101,7 +103,9 @@ class HMDFit:
         self.converged = bool(converged)
         self.warnings = [txt for bit, txt in _WARNING_TEXT.items() if flags & bit]
         s0 = float(alpha0.sum())
-        self.elbo = float(outer_bound(N, nu, kappa, tau, alpha0, s)) + math.lgamma(s0)
+        if bound is None:
+            bound = outer_bound(N, nu, kappa, tau, alpha0, s)
+        self.elbo = float(bound) + math.lgamma(s0)
         self.elbo_trace = trace + math.lgamma(s0) if trace is not None else None
 
     @property
@@ -147,6 +151,45 @@ def fit_hmd_matrix(
     trace = np.full(min(max_iter, _TRACE_LEN), np.nan)
     nu, kappa, tau, it, conv = vi_converge(N, a0, float(s), k0, float(tol), int(max_iter), trace, flags)
     return HMDFit(N, a0, s, nu, kappa, tau, it, conv, int(flags[0]), trace[: min(it, len(trace))])
+
+
+def fit_hmd_sparse(
+    rows: np.ndarray,
+    cols: np.ndarray,
+    counts: np.ndarray,
+    R: int,
+    J: int,
+    s: float,
+    alpha0: float | np.ndarray = 1.0,
+    *,
+    tol: float = 1e-10,
+    max_iter: int = 1000,
+) -> HMDFit:
+    """:func:`fit_hmd_matrix` (default mode) on the ``R x J`` count matrix whose non-zero
+    entries are ``counts`` at ``(rows, cols)``: the same fixed point in O(R + nnz) memory
+    and time per iteration (the empty cells of a column are summed in closed form).
+    ``nu`` is not formed (it is ``s kappa + N``): the fit's ``nu`` is ``None``."""
+    rows = np.asarray(rows, dtype=np.int64)
+    cols = np.asarray(cols, dtype=np.int64)
+    vals = np.asarray(counts, dtype=np.float64)
+    keep = vals > 0
+    rows, cols, vals = rows[keep], cols[keep], vals[keep]
+    order = np.argsort(rows, kind="stable")
+    vals_sorted = np.ascontiguousarray(vals[order])
+    xptr = np.zeros(R + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=R), out=xptr[1:])
+    colsum = np.bincount(cols, weights=vals, minlength=J).astype(np.float64)
+    rowsum = np.bincount(rows, weights=vals, minlength=R).astype(np.float64)
+    a0 = np.broadcast_to(np.asarray(alpha0, dtype=np.float64), (R,)).copy()
+    k0 = rowsum + a0
+    k0 /= k0.sum()
+    flags = np.zeros(1, dtype=np.int64)
+    trace = np.full(min(max_iter, _TRACE_LEN), np.nan)
+    kappa, tau, it, conv = vi_converge_sparse(
+        xptr, vals_sorted, colsum, a0, float(s), k0, float(tol), int(max_iter), trace, flags
+    )
+    bound = outer_bound_sparse(xptr, vals_sorted, colsum, kappa, tau, a0, float(s))
+    return HMDFit(None, a0, s, None, kappa, tau, it, conv, int(flags[0]), trace[: min(it, len(trace))], bound=bound)
 
 
 def _entry_sd(n: np.ndarray, k: np.ndarray, s: float, tau: float) -> np.ndarray:
@@ -323,14 +366,17 @@ class HMD(Estimator):
         pcards = tree.parent_cards[1:]
         q = int(np.prod(pcards, dtype=np.int64)) if pcards else 1
         R = r * q
-        if R * J > MAX_JOINT_CELLS:
+        dense = self.compat == "bnlearn"  # bnlearn's iteration is replayed on the dense table
+        if (R * J if dense else R) > MAX_JOINT_CELLS:
             raise DenseTableTooLargeError(
                 tree.child,
-                R * J,
+                R * J if dense else R,
                 MAX_JOINT_CELLS,
-                what=f"the domain-pooled hmd model of node {tree.child!r} ({R:,} joint states x {J:,} domains)",
-                hint="the model covers every configuration of the node and its parents in every domain; "
-                "use fewer parents or domains, or method='hdp' / 'mestimate' with domain=, which stay sparse",
+                what=f"the domain-pooled hmd model of node {tree.child!r} ({R:,} joint states"
+                + (f" x {J:,} domains)" if dense else ")"),
+                hint="the model covers every configuration of the node and its parents"
+                + (" in every domain" if dense else "")
+                + "; use fewer parents, or method='hdp' / 'mestimate' with domain=, which stay sparse",
             )
         if self.s is not None:
             s = self.s
@@ -338,6 +384,8 @@ class HMD(Estimator):
             s = (self.iss if self.iss is not None else 1.0) / J  # bnlearn: s = iss / J, iss = 1
         else:
             s = float(R)  # the paper's s = |X'|, the number of joint states
+        if not dense:
+            return self._estimate_domain_sparse(tree, s, q, R, J)
         configs, counts = tree.leaf_table()
         N = np.zeros((q, r, J))
         if len(counts):
@@ -371,6 +419,66 @@ class HMD(Estimator):
         fallback = kap / kap.sum(axis=1, keepdims=True)
         fallback_sd = _entry_sd(np.zeros((q, r)), kap, s, tau)
         info["domain_counts"] = N.sum(axis=(0, 1))
+        return TreeEstimate(
+            tuple(probs),
+            "fallback",
+            info,
+            sd=tuple(sds),
+            fallback=fallback,
+            fallback_sd=fallback_sd,
+            fallback_from=1,
+        )
+
+    def _estimate_domain_sparse(self, tree: ContextTree, s: float, q: int, R: int, J: int) -> TreeEstimate:
+        r"""The domain-pooled fit from the tree's non-zero counts (joint cell
+        ``cfg * r + x``, column = domain): memory and time follow the observed
+        branches, not domains x joint states.  A node ``(domain, p_1..p_{i-1})`` of the
+        tree gets :math:`\nu` summed over the deeper parents, i.e. ``s`` times the
+        summed :math:`\kappa` plus the node's own counts."""
+        r = tree.child_card
+        pcards = tree.parent_cards[1:]
+        configs, counts = tree.leaf_table()
+        counts = np.asarray(counts, dtype=np.float64)
+        cfg = config_index(configs[:, 1:], pcards) if len(counts) else np.zeros(0, dtype=np.int64)
+        rows = (cfg[:, None] * r + np.arange(r)[None, :]).ravel()
+        cols = np.repeat(configs[:, 0] if len(counts) else np.zeros(0, dtype=np.int64), r)
+        fit = fit_hmd_sparse(
+            rows,
+            cols,
+            counts.ravel(),
+            R,
+            J,
+            s,
+            self.alpha0,
+            tol=self.tol if self.tol is not None else 1e-10,
+            max_iter=self.max_iter if self.max_iter is not None else 1000,
+        )
+        info = self._info(fit)
+        kap = fit.kappa.reshape(q, r)
+        tau = fit.tau
+        probs, sds = [], []
+        for i, lev in enumerate(tree.levels):
+            if i == 0:  # the population marginal of the node
+                kx = kap.sum(axis=0, keepdims=True)
+                probs.append(kx / kx.sum())
+                sds.append(_entry_sd(np.zeros((1, r)), kx, s, tau))
+                continue
+            node_cfg = tree.node_configs(i)
+            head = pcards[: i - 1]
+            tail = int(np.prod(pcards[i - 1 :], dtype=np.int64)) if pcards[i - 1 :] else 1
+            qh = int(np.prod(head, dtype=np.int64)) if head else 1
+            hcfg = config_index(node_cfg[:, 1:i], head)
+            k_h = kap.reshape(qh, tail, r).sum(axis=1)[hcfg]
+            n_h = lev.counts.astype(np.float64)
+            v = s * k_h + n_h
+            probs.append(v / v.sum(axis=1, keepdims=True))
+            sds.append(_entry_sd(n_h, k_h, s, tau))
+        fallback = kap / kap.sum(axis=1, keepdims=True)
+        fallback_sd = _entry_sd(np.zeros((q, r)), kap, s, tau)
+        dom_counts = np.zeros(J)
+        if tree.depth:
+            np.add.at(dom_counts, tree.levels[1].value, tree.levels[1].counts.sum(axis=1))
+        info["domain_counts"] = dom_counts
         return TreeEstimate(
             tuple(probs),
             "fallback",
