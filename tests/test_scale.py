@@ -278,3 +278,20 @@ def test_progress_over_chunks_is_shown_on_request(capsys):
     err = capsys.readouterr().err
     assert "counting" in err and "chunk" in err
     _same_network(quiet, loud)
+
+
+@pytest.mark.parametrize("structure,k,passes", [("nb", None, 2), ("tan", None, 2), ("kdb", 2, 2), ("skdb", 2, 3)])
+def test_structure_learning_reads_the_data_the_stated_number_of_times(structure, k, passes):
+    df = _kdb_data(900, seed=9)
+    reads = []
+
+    def chunks():  # a fresh generator per call; a pass is a generator read to its end
+        for i in range(0, len(df), 250):
+            yield df.iloc[i : i + 250]
+        reads.append(1)
+
+    bs.fit("Class ~ .", chunks, structure=structure, k=k, method="mestimate")
+    assert len(reads) == passes
+    reads.clear()
+    bs.BNClassifier(structure="eskdb", k=2, n_estimators=5, method="mestimate").fit(chunks, "Class")
+    assert len(reads) == 3  # all members share the three passes

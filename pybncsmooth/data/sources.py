@@ -158,6 +158,7 @@ class DataSource:
         self.chunksize = chunksize
         self._used = False
         self._first: pd.DataFrame | None = None
+        self._columns: list[str] | None = None
         self._rest: Iterator[pd.DataFrame] = iter(())
         if isinstance(data, pd.DataFrame):
             self.kind = "frame"
@@ -204,7 +205,13 @@ class DataSource:
             )
 
     def columns(self) -> list[str] | None:
-        """Column names when known without reading the data."""
+        """Column names (a file's header, a frame's columns, or the first chunk's;
+        found once and kept)."""
+        if self._columns is None:
+            self._columns = self._find_columns()
+        return self._columns
+
+    def _find_columns(self) -> list[str] | None:
         if self.kind in ("frame", "dask"):
             return [str(c) for c in self.data.columns]
         if self.kind == "chunks" and self.data and isinstance(self.data[0], pd.DataFrame):
