@@ -192,6 +192,16 @@ class _TreeState:
         )
 
 
+def _count_limit(tree: ContextTree) -> int:
+    """The largest count the sampler can meet below the root (the Stirling ratio tables'
+    extent), as :meth:`_TreeState.build` computes it."""
+    n_lim = 1
+    for lev in tree.levels[1:]:
+        if lev.counts.size:
+            n_lim = max(n_lim, int(lev.counts.max()))
+    return min(n_lim, MAX_TABLE_N)
+
+
 class _Chain:
     """One chain of the sampler on one tree: its state and accumulators, advanced by
     the compiled kernel a block of sweeps at a time."""
@@ -210,7 +220,14 @@ class _Chain:
         self.logc = np.log(self.conc)
         self.rtab, self.pcol, self.n_tab = SHARED_RATIOS.ensure(st.n_lim)
         self.ckeys, self.cvals = new_memo(16)
-        self.pk, self.acc, self.acc2, self.accsq, self.b1, self.b2 = (np.zeros((N, r)) for _ in range(6))
+        # per-node running sums; the parents' current estimates (pk) and the leaves' sums
+        # through their parents (b1, b2) are indexed by internal nodes only, and the sums
+        # of squares for the batch statistics (accsq) are kept with iterations="auto" only
+        L = len(st.lstart) - 1
+        inner = max(int(st.lstart[L - 1]) if L >= 2 else N, 1)
+        self.acc, self.acc2 = np.zeros((N, r)), np.zeros((N, r))
+        self.accsq = np.zeros((N, r) if est.auto else (1, r))
+        self.pk, self.b1, self.b2 = np.zeros((inner, r)), np.zeros((inner, r)), np.zeros((inner, r))
         self.conc_trace = np.full((events, len(st.lstart) - 1), np.nan)
         n_leaf = int(st.lstart[-1] - st.lstart[-2])
         self.leaf_trace = np.zeros((events * est.concentration_every // max(thin, 1) + 1 if thin else 0, n_leaf * r))
@@ -488,43 +505,62 @@ class HDP(Estimator):
         entropy = self._entropy()
         if entropy is None:
             entropy = int(np.random.SeedSequence().entropy % (2**63))
-        states = {name: _TreeState.build(tree, self.tying) for name, tree in trees.items()}
-        SHARED_RATIOS.ensure(max(st.n_lim for st in states.values()))  # before the threads start
         burn = self.effective_burn_in
         total = self.max_iterations if self.auto else int(self.iterations)
         thin = 0 if self.auto or self.n_chains == 1 else max(1, (total - burn) // 500)
         events = total // self.concentration_every + 2 if not self.auto else 64
-        chains = {
-            name: [
-                _Chain(self, states[name], self._seed(entropy, name, c), name, burn, events, thin)
-                for c in range(self.n_chains)
-            ]
-            for name in trees
-        }
         workers = self.n_jobs or os.cpu_count() or 1
+        SHARED_RATIOS.ensure(max(_count_limit(t) for t in trees.values()))  # before the threads start
         bar = self._progress_bar(len(trees) * self.n_chains * total, trees)
         if bar is not None and self.auto:
             bar.total = None  # the stopping rule decides how many sweeps
         try:
+            if not self.auto and len(trees) >= min(workers, 2):
+                # one task per tree: its state and chains live while it runs, so the memory
+                # held at once is that of the trees in flight (plus every tree's estimates),
+                # not that of the whole network (many domains: millions of tree nodes)
+                out: dict[str, TreeEstimate] = {}
+
+                def run_tree(name: str) -> None:
+                    st = _TreeState.build(trees[name], self.tying)
+                    chs = [
+                        _Chain(self, st, self._seed(entropy, name, c), name, burn, events, thin)
+                        for c in range(self.n_chains)
+                    ]
+                    for ch in chs:
+                        self._advance(ch, total, bar)
+                    out[name] = self._combine(trees[name], st, chs, None)
+
+                self._map(run_tree, list(trees), workers)
+                return {name: out[name] for name in trees}
+            states = {name: _TreeState.build(tree, self.tying) for name, tree in trees.items()}
+            chains = {
+                name: [
+                    _Chain(self, states[name], self._seed(entropy, name, c), name, burn, events, thin)
+                    for c in range(self.n_chains)
+                ]
+                for name in trees
+            }
             if self.auto:
                 diag = self._run_auto(chains, workers, bar)
-            else:
+            else:  # fewer trees than threads: the chains are the tasks
                 diag = {}
-                block = _BLOCK if bar is not None else total
                 tasks = [ch for name in trees for ch in chains[name]]
-
-                def run(ch: _Chain) -> None:
-                    while ch.it < total:
-                        todo = min(block, total - ch.it)
-                        ch.advance(todo)
-                        if bar is not None:
-                            bar.update(todo)
-
-                self._map(run, tasks, workers)
+                self._map(lambda ch: self._advance(ch, total, bar), tasks, workers)
         finally:
             if bar is not None:
                 bar.close()
         return {name: self._combine(trees[name], states[name], chains[name], diag.get(name)) for name in trees}
+
+    @staticmethod
+    def _advance(ch: "_Chain", total: int, bar: Any) -> None:
+        """Run a chain to ``total`` sweeps (in blocks when a progress bar is shown)."""
+        block = _BLOCK if bar is not None else total
+        while ch.it < total:
+            todo = min(block, total - ch.it)
+            ch.advance(todo)
+            if bar is not None:
+                bar.update(todo)
 
     @staticmethod
     def _map(fn: Any, items: list, workers: int, pool: ThreadPoolExecutor | None = None) -> None:
