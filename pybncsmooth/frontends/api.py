@@ -235,6 +235,7 @@ def fit(
         _check_domain(domain, schema, trees, domain_rows, na)
     info = {
         "n_rows": counter.n_rows,
+        **({"domain_rows": dict(domain_rows)} if domain is not None else {}),
         "n_dropped": counter.n_dropped,
         "na": na,
         "random_state": random_state if isinstance(random_state, (int, type(None))) else repr(random_state),

@@ -4,22 +4,37 @@ bncs.classifier <- function(formula, data, structure = "tan", method = "mestimat
   if (!is.character(formula) || length(formula) != 1L || !grepl("~", formula, fixed = TRUE)) {
     stop("formula must be a classifier formula such as Class ~ . or \"Class ~ A + B\"", call. = FALSE)
   }
-  if (!is.data.frame(data)) stop("data must be a data.frame of factors, not ", class(data)[1], call. = FALSE)
+  from_file <- .is_path(data)
+  if (!from_file && !is.data.frame(data)) {
+    stop("data must be a data.frame of factors or the path of a CSV or Parquet file, not ", class(data)[1],
+         call. = FALSE)
+  }
   target <- trimws(strsplit(formula, "~", fixed = TRUE)[[1]][1])
   rhs <- trimws(strsplit(formula, "~", fixed = TRUE)[[1]][2])
-  if (!target %in% names(data)) stop("the class '", target, "' is not a column of the data", call. = FALSE)
-  features <- if (rhs == ".") setdiff(names(data), target) else trimws(strsplit(rhs, "+", fixed = TRUE)[[1]])
+  if (from_file) {
+    if (rhs != ".") stop("with data read from a file the formula is Class ~ . (every other column)", call. = FALSE)
+  } else {
+    if (!target %in% names(data)) stop("the class '", target, "' is not a column of the data", call. = FALSE)
+  }
   .check_method(method)
   args <- .hyper(method, list(...))
   if (is.numeric(args$n_estimators) && length(args$n_estimators) == 1L) args$n_estimators <- as.integer(args$n_estimators)
-  X <- .df_to_py(data, features)
-  y <- .df_to_py(data, target)[[target]]
   kk <- if (is.null(k)) list() else list(k = as.integer(k))
   clf <- .py_call(do.call(bs$BNClassifier, c(list(structure = structure, method = method), kk, args)))
-  .py_call(clf$fit(X, y))
+  if (from_file) {  # read in chunks by Python, in bounded memory; y names the class column
+    .py_call(clf$fit(normalizePath(data), target))
+    features <- as.character(unlist(reticulate::py_to_r(.py_call(.bridge()$as_strings(clf$feature_names_in_)))))
+    n <- as.integer(reticulate::py_to_r(clf$network_$info[["n_rows"]]))
+  } else {
+    features <- if (rhs == ".") setdiff(names(data), target) else trimws(strsplit(rhs, "+", fixed = TRUE)[[1]])
+    X <- .df_to_py(data, features)
+    y <- .df_to_py(data, target)[[target]]
+    .py_call(clf$fit(X, y))
+    n <- nrow(data)
+  }
   classes <- as.character(unlist(reticulate::py_to_r(.py_call(.bridge()$as_strings(clf$classes_)))))
   structure(list(py = clf, target = target, features = features, classes = classes,
-                 structure = structure, method = method, formula = formula, n = nrow(data)),
+                 structure = structure, method = method, formula = formula, n = n),
             class = "bncs.classifier")
 }
 

@@ -62,6 +62,13 @@
 }
 
 #' @noRd
+.is_path <- function(data) {
+  if (!is.character(data) || length(data) != 1L) return(FALSE)
+  if (!file.exists(data)) stop("the data file '", data, "' does not exist", call. = FALSE)
+  TRUE
+}
+
+#' @noRd
 .check_levels_agree <- function(x, data) {
   if (!inherits(x, "bn.fit")) return(invisible())
   for (n in names(x)) {
@@ -111,9 +118,14 @@
   }
   if (!is.null(group)) {
     # bnlearn's hdir: the group is a root, parent of every node, with its ML marginal
-    g <- .as_factor(data[[group]])
     lev <- as.character(unlist(res$domain_levels))
-    p <- as.numeric(table(factor(as.character(g), levels = lev))) / sum(!is.na(g))
+    if (is.data.frame(data)) {
+      g <- .as_factor(data[[group]])
+      p <- as.numeric(table(factor(as.character(g), levels = lev))) / sum(!is.na(g))
+    } else {  # read from a file: the rows per group counted while the file was read
+      p <- as.numeric(unlist(res$domain_rows))
+      p <- p / sum(p)
+    }
     prob <- array(p, dim = length(lev), dimnames = list(lev))
     class(prob) <- "table"
     out[[group]] <- structure(list(node = group, parents = character(0), children = nodes, prob = prob),

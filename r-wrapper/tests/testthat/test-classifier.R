@@ -44,3 +44,17 @@ test_that("an ESKDB classifier is fitted and predicts from R", {
   expect_equal(unname(rowSums(p)), rep(1, 20), tolerance = 1e-12)
   expect_gt(mean(predict(clf, data) == data$Class), 0.85)
 })
+
+test_that("a classifier learns from a CSV path out of core, as from the data.frame", {
+  skip_if_no_python()
+  votes <- bncs.dataset("housevotes84")
+  path <- tempfile(fileext = ".csv")
+  on.exit(unlink(path))
+  write.csv(votes, path, row.names = FALSE, na = "")
+  a <- bncs.classifier(Class ~ ., votes, structure = "skdb", k = 2, method = "mestimate", na = "level")
+  b <- bncs.classifier(Class ~ ., path, structure = "skdb", k = 2, method = "mestimate", na = "level")
+  expect_identical(b$features, a$features)
+  expect_identical(b$n, nrow(votes))
+  expect_equal(predict(b, votes, prob = TRUE), predict(a, votes, prob = TRUE), tolerance = 1e-12)
+  expect_error(bncs.classifier(Class ~ V1, path), "Class ~ \\.")
+})

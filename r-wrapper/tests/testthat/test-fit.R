@@ -101,3 +101,21 @@ test_that("bnlearn's own functions accept the result", {
   bnlearn::write.bif(tmp, fit)
   expect_true(file.exists(tmp))
 })
+
+test_that("a CSV path is read in chunks by Python and gives the data.frame's fit", {
+  skip_if_no_python()
+  asia <- bncs.dataset("asia")
+  asia$site <- factor(rep(c("s1", "s2", "s3"), length.out = nrow(asia)))
+  path <- tempfile(fileext = ".csv")
+  on.exit(unlink(path))
+  write.csv(asia, path, row.names = FALSE)
+  a <- bncs.fit(asia_string, asia, method = "mestimate", m = 1)
+  b <- bncs.fit(asia_string, path, method = "mestimate", m = 1)
+  for (n in names(a)) expect_equal(b[[n]]$prob, a[[n]]$prob, tolerance = 1e-12)
+  # a grouped fit: the group's marginal comes from the rows counted while reading
+  ga <- bncs.fit(asia_string, asia, method = "hmd", group = "site")
+  gb <- bncs.fit(asia_string, path, method = "hmd", group = "site")
+  expect_equal(gb$site$prob, ga$site$prob, tolerance = 1e-12)
+  expect_equal(gb$D$prob, ga$D$prob, tolerance = 1e-12)
+  expect_error(bncs.fit(asia_string, file.path(tempdir(), "no-such-file.csv")), "does not exist")
+})
