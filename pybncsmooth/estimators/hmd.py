@@ -74,6 +74,9 @@ __all__ = ["HMD", "fit_hmd_matrix", "fit_hmd_sparse", "HMDFit", "exact_alpha_mom
 #: largest joint table (cells x domains) a domain-pooled fit builds
 MAX_JOINT_CELLS = 50_000_000
 _TRACE_LEN = 10_000
+#: default cap of outer iterations: domain-pooled fits with many domains and few rows each
+#: (tau large, kappa nearly settled) can need just over 1000 to reach tol = 1e-10
+_MAX_ITER = 5000
 
 _WARNING_TEXT = {
     W_TAU_RESTART: "the Newton iteration on tau left the positive reals and was restarted",
@@ -127,7 +130,7 @@ def fit_hmd_matrix(
     *,
     compat: str | None = None,
     tol: float = 1e-10,
-    max_iter: int = 1000,
+    max_iter: int = _MAX_ITER,
 ) -> HMDFit:
     """Variational fit of the hierarchical MD model to a count matrix.
 
@@ -163,7 +166,7 @@ def fit_hmd_sparse(
     alpha0: float | np.ndarray = 1.0,
     *,
     tol: float = 1e-10,
-    max_iter: int = 1000,
+    max_iter: int = _MAX_ITER,
 ) -> HMDFit:
     """:func:`fit_hmd_matrix` (default mode) on the ``R x J`` count matrix whose non-zero
     entries are ``counts`` at ``(rows, cols)``: the same fixed point in O(R + nnz) memory
@@ -236,7 +239,7 @@ class HMD(Estimator):
     tol, max_iter:
         Stop when the relative change of the bound is below ``tol`` (default 1e-10)
         and ``kappa`` has settled, or after ``max_iter`` outer iterations (default
-        1000; a :class:`ConvergenceWarning` says so).
+        5000; a :class:`ConvergenceWarning` says so).
     n_jobs:
         Threads over the nodes of a network (default: all cores).
     """
@@ -287,7 +290,7 @@ class HMD(Estimator):
             self.alpha0,
             compat=self.compat,
             tol=self.tol if self.tol is not None else 1e-10,
-            max_iter=self.max_iter if self.max_iter is not None else 1000,
+            max_iter=self.max_iter if self.max_iter is not None else _MAX_ITER,
         )
 
     @staticmethod
@@ -451,7 +454,7 @@ class HMD(Estimator):
             s,
             self.alpha0,
             tol=self.tol if self.tol is not None else 1e-10,
-            max_iter=self.max_iter if self.max_iter is not None else 1000,
+            max_iter=self.max_iter if self.max_iter is not None else _MAX_ITER,
         )
         info = self._info(fit)
         kap = fit.kappa.reshape(q, r)
