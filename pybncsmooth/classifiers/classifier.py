@@ -43,9 +43,11 @@ def build_classifier_network(
     features: list[str] | None = None,
     skdb_m: float = 1.0,
     skdb_loss: str = "rmse",
+    progress: bool | None = False,
     **hyper: Any,
 ):
-    """Learn a classifier structure on ``frame`` and fit its parameters.
+    """Learn a classifier structure on ``frame`` and fit its parameters (``frame``: a
+    data frame, or any data source read in chunks, see :func:`_build_from_source`).
 
     Returns ``(network, dag, ignored)``: features with a single observed level
     carry no information about the class and are left out (``ignored``).
@@ -67,6 +69,7 @@ def build_classifier_network(
             features=features,
             skdb_m=skdb_m,
             skdb_loss=skdb_loss,
+            progress=progress,
             **hyper,
         )
     if target not in frame.columns:
@@ -469,23 +472,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         self._check_ensemble_options()
         if self.structure == "eskdb":
             self._fit_ensemble(frame, target, features, member_mdl)
-            return self._finish_fit(X, target)
-        self.network_, self.dag_, self.ignored_features_ = build_classifier_network(
-            frame,
-            target,
-            structure=self.structure,
-            k=self._k(),
-            method=self.method,
-            na=self.na,
-            root=self.root,
-            random_state=self.random_state,
-            features=features,
-            **self._hyper,
-        )
-        self.estimators_ = [self.network_]
-        self.dags_ = [self.dag_]
-        self.member_discretizers_ = [None]
-        return self._finish_fit(X, target)
+            return self._finish_fit([str(c) for c in X.columns], target)
+        self._fit_single(frame, target, features)
+        return self._finish_fit([str(c) for c in X.columns], target)
 
     def _fit_source(self, X: Any, y: Any) -> "BNClassifier":
         from ..data.sources import as_source
@@ -516,28 +505,26 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         if self.structure == "eskdb":
             self._fit_ensemble(None, y, features, False, source=source)
         else:
-            self.network_, self.dag_, self.ignored_features_ = build_classifier_network(
-                source,
-                y,
-                structure=self.structure,
-                k=self._k(),
-                method=self.method,
-                na=self.na,
-                root=self.root,
-                random_state=self.random_state,
-                features=features,
-                **self._hyper,
-            )
-            self.estimators_ = [self.network_]
-            self.dags_ = [self.dag_]
-            self.member_discretizers_ = [None]
-        self.target_ = y
-        levels = list(self.network_.levels(y))
-        classes = np.asarray(levels)
-        self.classes_ = classes if classes.dtype.kind in "biufU" else np.array(levels, dtype=object)
-        self.feature_names_in_ = np.array(features, dtype=object)
-        self.n_features_in_ = len(features)
-        return self
+            self._fit_single(source, y, features)
+        return self._finish_fit(features, y)
+
+    def _fit_single(self, data: Any, target: str, features: list[str]) -> None:
+        """One network (every structure but ESKDB) from a frame or a data source."""
+        self.network_, self.dag_, self.ignored_features_ = build_classifier_network(
+            data,
+            target,
+            structure=self.structure,
+            k=self._k(),
+            method=self.method,
+            na=self.na,
+            root=self.root,
+            random_state=self.random_state,
+            features=features,
+            **self._hyper,
+        )
+        self.estimators_ = [self.network_]
+        self.dags_ = [self.dag_]
+        self.member_discretizers_ = [None]
 
     def _k(self) -> int:
         """``k``, or the structure's default (5 for ESKDB, the thesis's; 1 otherwise)."""
@@ -689,14 +676,14 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         self.ignored_features_ = [f for f in features if all(f in m[2] for m in members)]
         self.network_, self.dag_ = self.estimators_[0], self.dags_[0]
 
-    def _finish_fit(self, X: pd.DataFrame, target: str) -> "BNClassifier":
+    def _finish_fit(self, features: list[str], target: str) -> "BNClassifier":
         self.target_ = target
         # the classes keep y's type (numbers stay numbers), as scikit-learn's classifiers
         levels = list(self.network_.levels(target))
         classes = np.asarray(levels)
         self.classes_ = classes if classes.dtype.kind in "biufU" else np.array(levels, dtype=object)
-        self.feature_names_in_ = np.array([str(c) for c in X.columns], dtype=object)
-        self.n_features_in_ = X.shape[1]
+        self.feature_names_in_ = np.array(features, dtype=object)
+        self.n_features_in_ = len(features)
         return self
 
     def _check_fitted(self) -> None:

@@ -51,6 +51,17 @@ class SkdbSelection:
     loss_name: str
 
 
+def _check_options(loss: str, na: str, m: float) -> None:
+    if loss not in _LOSSES:
+        raise HyperparameterError(f"loss must be one of {_LOSSES}, not {loss!r}")
+    if na == "pairwise":
+        raise HyperparameterError(
+            'selective kDB does not take na="pairwise" (it counts complete rows): use na="level" or na="drop"'
+        )
+    if not np.isfinite(m) or m < 0:
+        raise HyperparameterError(f"m must be non-negative, not {m!r}")
+
+
 def learn_skdb(
     data: pd.DataFrame,
     target: str,
@@ -105,14 +116,7 @@ def learn_skdb(
         ``k*`` kDB parents.  With ``return_info`` also a :class:`StructureInfo`
         whose ``extra["selection"]`` is a :class:`SkdbSelection`.
     """
-    if loss not in _LOSSES:
-        raise HyperparameterError(f"loss must be one of {_LOSSES}, not {loss!r}")
-    if na == "pairwise":
-        raise HyperparameterError(
-            'selective kDB does not take na="pairwise" (it counts complete rows): use na="level" or na="drop"'
-        )
-    if not np.isfinite(m) or m < 0:
-        raise HyperparameterError(f"m must be non-negative, not {m!r}")
+    _check_options(loss, na, m)
     if not isinstance(data, pd.DataFrame) and encoded is None:
         member = [(order, parent_rng)]
         return learn_skdb_source(
@@ -304,14 +308,7 @@ def learn_skdb_source(
     from ..data.sources import as_source
     from ..structure.learning import source_statistics, structure_from_statistics
 
-    if loss not in _LOSSES:
-        raise HyperparameterError(f"loss must be one of {_LOSSES}, not {loss!r}")
-    if na == "pairwise":
-        raise HyperparameterError(
-            'selective kDB does not take na="pairwise" (it counts complete rows): use na="level" or na="drop"'
-        )
-    if not np.isfinite(m) or m < 0:
-        raise HyperparameterError(f"m must be non-negative, not {m!r}")
+    _check_options(loss, na, m)
     source = as_source(data, chunksize=chunksize)
     source.require_passes(3 if stats is None else 2, "selective kDB")
     if stats is None:

@@ -78,6 +78,23 @@ def bound_kt(kappa, tau, D, alpha0, s, J):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _bound_alpha_terms(kappa, tau, alpha0, s, J):  # pragma: no cover - compiled
+    """The terms of the bound that do not involve the counts (``q(alpha)`` and the
+    expectations under it), shared by :func:`outer_bound` and :func:`outer_bound_sparse`."""
+    R = kappa.shape[0]
+    acc = 0.0
+    ptau = digamma(tau)
+    for x in range(R):
+        k = kappa[x]
+        tk = tau * k
+        ptk = digamma(tk)
+        acc += -J * math.lgamma(s * k) + J * (s * k - 1.0) * (math.log(k) - ptk + ptau)
+        acc += -math.lgamma(alpha0[x]) + math.lgamma(tk) + (alpha0[x] - tk) * (ptk - ptau)
+    acc += J * math.lgamma(s) - s / tau * J * (R - 1) - math.lgamma(tau)
+    return acc
+
+
+@njit(cache=True, nogil=True)
 def outer_bound(N, nu, kappa, tau, alpha0, s):  # pragma: no cover - compiled
     """The bound L~ of Appendix B.1 without its constant ``log Gamma(s0)``
     (the quantity whose relative change bnlearn's outer loop watches)."""
@@ -92,15 +109,7 @@ def outer_bound(N, nu, kappa, tau, alpha0, s):  # pragma: no cover - compiled
             v = nu[x, y]
             acc += (N[x, y] + s * kappa[x] - v) * (digamma(v) - pcol) + math.lgamma(v)
         acc -= math.lgamma(col)
-    ptau = digamma(tau)
-    for x in range(R):
-        k = kappa[x]
-        tk = tau * k
-        ptk = digamma(tk)
-        acc += -J * math.lgamma(s * k) + J * (s * k - 1.0) * (math.log(k) - ptk + ptau)
-        acc += -math.lgamma(alpha0[x]) + math.lgamma(tk) + (alpha0[x] - tk) * (ptk - ptau)
-    acc += J * math.lgamma(s) - s / tau * J * (R - 1) - math.lgamma(tau)
-    return acc
+    return acc + _bound_alpha_terms(kappa, tau, alpha0, s, J)
 
 
 @njit(cache=True, nogil=True)
@@ -307,6 +316,38 @@ def _newton_tau_safe(tau, kappa, D, alpha0, s, J, tol, flags):  # pragma: no cov
 
 
 @njit(cache=True, nogil=True)
+def _inner_loop(kappa, tau, D, alpha0, s, J, tol, inner_flags, work):  # pragma: no cover - compiled
+    """One outer iteration's optimisation of ``(tau, kappa)`` given ``D`` (Newton on
+    each in turn until the bound's relative change is below ``tol``), ``kappa`` then
+    renormalised (the line search keeps it >= 1e-10; this removes rounding drift)."""
+    R = kappa.shape[0]
+    bkt_prev = bound_kt(kappa, tau, D, alpha0, s, J)
+    for _ in range(200):
+        tau, b = _newton_tau_safe(tau, kappa, D, alpha0, s, J, tol, inner_flags)
+        b = newton_kappa(kappa, tau, D, alpha0, s, J, 200, inner_flags, work)
+        if abs(b - bkt_prev) <= tol * abs(bkt_prev):
+            break
+        bkt_prev = b
+    tot = 0.0
+    for x in range(R):
+        tot += kappa[x]
+    for x in range(R):
+        kappa[x] /= tot
+    return tau
+
+
+@njit(cache=True, nogil=True)
+def _largest_move(kappa, kold):  # pragma: no cover - compiled
+    """The largest relative change of an entry of ``kappa``."""
+    kmove = 0.0
+    for x in range(kappa.shape[0]):
+        m = abs(kappa[x] - kold[x]) / kappa[x]
+        if m > kmove:
+            kmove = m
+    return kmove
+
+
+@njit(cache=True, nogil=True)
 def vi_converge(N, alpha0, s, kappa0, tol, max_iter, trace, flags):  # pragma: no cover - compiled
     """Coordinate ascent to the fixed point of the bound (paper 001, Algorithm 1).
 
@@ -342,19 +383,7 @@ def vi_converge(N, alpha0, s, kappa0, tol, max_iter, trace, flags):  # pragma: n
         _coupling(nu, D)
         for x in range(R):
             kold[x] = kappa[x]
-        bkt_prev = bound_kt(kappa, tau, D, alpha0, s, J)
-        for _ in range(200):
-            tau, b = _newton_tau_safe(tau, kappa, D, alpha0, s, J, tol, inner_flags)
-            b = newton_kappa(kappa, tau, D, alpha0, s, J, 200, inner_flags, work)
-            if abs(b - bkt_prev) <= tol * abs(bkt_prev):
-                break
-            bkt_prev = b
-        # the line search keeps kappa >= 1e-10; renormalise away rounding drift
-        tot = 0.0
-        for x in range(R):
-            tot += kappa[x]
-        for x in range(R):
-            kappa[x] /= tot
+        tau = _inner_loop(kappa, tau, D, alpha0, s, J, tol, inner_flags, work)
         for x in range(R):
             sk = s * kappa[x]
             for y in range(J):
@@ -362,11 +391,7 @@ def vi_converge(N, alpha0, s, kappa0, tol, max_iter, trace, flags):  # pragma: n
         b = outer_bound(N, nu, kappa, tau, alpha0, s)
         if outer < trace.shape[0]:
             trace[outer] = b
-        kmove = 0.0
-        for x in range(R):
-            m = abs(kappa[x] - kold[x]) / kappa[x]
-            if m > kmove:
-                kmove = m
+        kmove = _largest_move(kappa, kold)
         if abs(b - b_prev) <= tol * abs(b_prev) and kmove <= ktol:
             converged = True
             break
@@ -418,15 +443,7 @@ def outer_bound_sparse(xptr, vals, colsum, kappa, tau, alpha0, s):  # pragma: no
             acc += math.lgamma(sk + vals[e])
     for y in range(J):
         acc -= math.lgamma(s * ktot + colsum[y])
-    ptau = digamma(tau)
-    for x in range(R):
-        k = kappa[x]
-        tk = tau * k
-        ptk = digamma(tk)
-        acc += -J * math.lgamma(s * k) + J * (s * k - 1.0) * (math.log(k) - ptk + ptau)
-        acc += -math.lgamma(alpha0[x]) + math.lgamma(tk) + (alpha0[x] - tk) * (ptk - ptau)
-    acc += J * math.lgamma(s) - s / tau * J * (R - 1) - math.lgamma(tau)
-    return acc
+    return acc + _bound_alpha_terms(kappa, tau, alpha0, s, J)
 
 
 @njit(cache=True, nogil=True)
@@ -451,26 +468,11 @@ def vi_converge_sparse(xptr, vals, colsum, alpha0, s, kappa0, tol, max_iter, tra
         coupling_sparse(kappa, s, J, xptr, vals, D)
         for x in range(R):
             kold[x] = kappa[x]
-        bkt_prev = bound_kt(kappa, tau, D, alpha0, s, J)
-        for _ in range(200):
-            tau, b = _newton_tau_safe(tau, kappa, D, alpha0, s, J, tol, inner_flags)
-            b = newton_kappa(kappa, tau, D, alpha0, s, J, 200, inner_flags, work)
-            if abs(b - bkt_prev) <= tol * abs(bkt_prev):
-                break
-            bkt_prev = b
-        tot = 0.0
-        for x in range(R):
-            tot += kappa[x]
-        for x in range(R):
-            kappa[x] /= tot
+        tau = _inner_loop(kappa, tau, D, alpha0, s, J, tol, inner_flags, work)
         b = outer_bound_sparse(xptr, vals, colsum, kappa, tau, alpha0, s)
         if outer < trace.shape[0]:
             trace[outer] = b
-        kmove = 0.0
-        for x in range(R):
-            m = abs(kappa[x] - kold[x]) / kappa[x]
-            if m > kmove:
-                kmove = m
+        kmove = _largest_move(kappa, kold)
         if abs(b - b_prev) <= tol * abs(b_prev) and kmove <= tol:
             converged = True
             break

@@ -195,6 +195,24 @@ def fit_hmd_sparse(
     return HMDFit(None, a0, s, None, kappa, tau, it, conv, int(flags[0]), trace[: min(it, len(trace))], bound=bound)
 
 
+def _population_marginal(kap: np.ndarray, s: float, tau: float) -> tuple[np.ndarray, np.ndarray]:
+    """A domain-pooled fit's population marginal of the node (``kappa`` summed over the
+    parent configurations) and its sd: the root of the domain's tree."""
+    kx = kap.sum(axis=0, keepdims=True)
+    return kx / kx.sum(), _entry_sd(np.zeros((1, kap.shape[1])), kx, s, tau)
+
+
+def _domain_estimate(probs: list, sds: list, kap: np.ndarray, s: float, tau: float, info: dict) -> TreeEstimate:
+    """The estimate of a domain-pooled tree: its levels, and the population CPT
+    (``kappa`` normalised per parent configuration) for a domain or configuration
+    without data."""
+    fallback = kap / kap.sum(axis=1, keepdims=True)
+    fallback_sd = _entry_sd(np.zeros(kap.shape), kap, s, tau)
+    return TreeEstimate(
+        tuple(probs), "fallback", info, sd=tuple(sds), fallback=fallback, fallback_sd=fallback_sd, fallback_from=1
+    )
+
+
 def _entry_sd(n: np.ndarray, k: np.ndarray, s: float, tau: float) -> np.ndarray:
     """Posterior sd of the entries of columns with counts ``n`` (m, r) whose
     pooled parameters are ``s * k`` (m, r), ``alpha ~ s Dir(tau kappa)``.
@@ -402,9 +420,9 @@ class HMD(Estimator):
         probs, sds = [], []
         for i in range(len(tree.levels)):
             if i == 0:  # the population marginal of the node
-                kx = kap.sum(axis=0, keepdims=True)
-                probs.append(kx / kx.sum())
-                sds.append(_entry_sd(np.zeros((1, r)), kx, s, tau))
+                p0, sd0 = _population_marginal(kap, s, tau)
+                probs.append(p0)
+                sds.append(sd0)
                 continue
             # nodes (domain, p1..p_{i-1}): aggregate the deeper parents
             node_cfg = tree.node_configs(i)
@@ -419,18 +437,8 @@ class HMD(Estimator):
             v = nu_h[hcfg, :, dom]
             probs.append(v / v.sum(axis=1, keepdims=True))
             sds.append(_entry_sd(n_h[hcfg, :, dom], k_h[hcfg], s, tau))
-        fallback = kap / kap.sum(axis=1, keepdims=True)
-        fallback_sd = _entry_sd(np.zeros((q, r)), kap, s, tau)
         info["domain_counts"] = N.sum(axis=(0, 1))
-        return TreeEstimate(
-            tuple(probs),
-            "fallback",
-            info,
-            sd=tuple(sds),
-            fallback=fallback,
-            fallback_sd=fallback_sd,
-            fallback_from=1,
-        )
+        return _domain_estimate(probs, sds, kap, s, tau, info)
 
     def _estimate_domain_sparse(self, tree: ContextTree, s: float, q: int, R: int, J: int) -> TreeEstimate:
         r"""The domain-pooled fit from the tree's non-zero counts (joint cell
@@ -462,9 +470,9 @@ class HMD(Estimator):
         probs, sds = [], []
         for i, lev in enumerate(tree.levels):
             if i == 0:  # the population marginal of the node
-                kx = kap.sum(axis=0, keepdims=True)
-                probs.append(kx / kx.sum())
-                sds.append(_entry_sd(np.zeros((1, r)), kx, s, tau))
+                p0, sd0 = _population_marginal(kap, s, tau)
+                probs.append(p0)
+                sds.append(sd0)
                 continue
             node_cfg = tree.node_configs(i)
             head = pcards[: i - 1]
@@ -476,21 +484,11 @@ class HMD(Estimator):
             v = s * k_h + n_h
             probs.append(v / v.sum(axis=1, keepdims=True))
             sds.append(_entry_sd(n_h, k_h, s, tau))
-        fallback = kap / kap.sum(axis=1, keepdims=True)
-        fallback_sd = _entry_sd(np.zeros((q, r)), kap, s, tau)
         dom_counts = np.zeros(J)
         if tree.depth:
             np.add.at(dom_counts, tree.levels[1].value, tree.levels[1].counts.sum(axis=1))
         info["domain_counts"] = dom_counts
-        return TreeEstimate(
-            tuple(probs),
-            "fallback",
-            info,
-            sd=tuple(sds),
-            fallback=fallback,
-            fallback_sd=fallback_sd,
-            fallback_from=1,
-        )
+        return _domain_estimate(probs, sds, kap, s, tau, info)
 
     def estimate_all(self, trees: Mapping[str, ContextTree], *, domain: str | None = None) -> dict[str, TreeEstimate]:
         """Estimate the CPTs of a network (independent problems, in threads)."""

@@ -282,37 +282,18 @@ def _fit_classifier(
     for f in features:
         if f not in columns:
             raise MissingColumnError(f, "feature", columns)
-    if not in_memory:
-        if discretize is not None:
-            raise StructureError(
-                "discretize= learns cut points from the data in memory; for data read in chunks (a file, chunks, "
-                "a Dask DataFrame) discretise the numeric columns first, or pass a DataFrame"
-            )
-        if domain is not None:
-            raise StructureError("domain= with a learned classifier structure: learn the structure first, then fit it")
-        net, _, ignored = build_classifier_network(
-            source,
-            target,
-            structure=structure,
-            k=k if k is not None else 1,
-            method=method,
-            na=na,
-            root=root,
-            random_state=random_state,
-            features=features,
-            progress=progress,
-            **hyper,
+    if not in_memory and discretize is not None:
+        raise StructureError(
+            "discretize= learns cut points from the data in memory; for data read in chunks (a file, chunks, "
+            "a Dask DataFrame) discretise the numeric columns first, or pass a DataFrame"
         )
-        net.info["ignored_features"] = ignored
-        net.transformer = None
-        return net
     transformer = make_discretizer(discretize, n_bins)
-    frame = data
+    frame = data if in_memory else source
     if transformer is not None:
         transformer.fit(data[features], data[target].to_numpy())
         frame = data.copy()
         frame[features] = transformer.transform(data[features])
-    if structure is None:
+    if structure is None:  # discretize= alone: naive Bayes on the discretised frame
         dag = DAG({target: [], **{f: [target] for f in features}}, nodes=[target, *features])
         net = fit(dag, frame, method, domain=domain, na=na, random_state=random_state, **hyper)
     else:
@@ -328,6 +309,7 @@ def _fit_classifier(
             root=root,
             random_state=random_state,
             features=features,
+            progress=progress,
             **hyper,
         )
         net.info["ignored_features"] = ignored
