@@ -295,3 +295,18 @@ def test_structure_learning_reads_the_data_the_stated_number_of_times(structure,
     reads.clear()
     bs.BNClassifier(structure="eskdb", k=2, n_estimators=5, method="mestimate").fit(chunks, "Class")
     assert len(reads) == 3  # all members share the three passes
+
+
+def test_predictions_for_a_file_are_scored_chunk_by_chunk(kdb_csv):
+    df, path = kdb_csv
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=["", "NA"])
+    clf = bs.BNClassifier(structure="kdb", k=2, method="mestimate").fit(frame, "Class")  # y names a column
+    same = bs.BNClassifier(structure="kdb", k=2, method="mestimate").fit(frame.drop(columns="Class"), frame["Class"])
+    X = frame.drop(columns="Class")
+    np.testing.assert_array_equal(clf.predict_proba(X), same.predict_proba(X))
+    # a file holding the class too: the features are picked, the rows keep their order
+    src = DataSource(str(path), chunksize=700)
+    np.testing.assert_array_equal(clf.predict_proba(src), clf.predict_proba(X))
+    np.testing.assert_array_equal(clf.predict(str(path)), clf.predict(X))
+    with pytest.raises(MissingColumnError, match="'X3' \\(feature\\)"):
+        clf.predict_proba([X.drop(columns="X3")])

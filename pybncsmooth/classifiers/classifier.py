@@ -264,9 +264,9 @@ def _is_source(X: Any) -> bool:
     function, an iterator, or a non-empty list / tuple of DataFrames."""
     import os
 
-    from ..data.sources import is_dask_frame
+    from ..data.sources import DataSource, is_dask_frame
 
-    if isinstance(X, (str, os.PathLike)) or is_dask_frame(X) or callable(X):
+    if isinstance(X, (str, os.PathLike, DataSource)) or is_dask_frame(X) or callable(X):
         return True
     if isinstance(X, (list, tuple)):
         return len(X) > 0 and all(isinstance(c, pd.DataFrame) for c in X)
@@ -415,7 +415,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X: Any, y: Any) -> "BNClassifier":
         """Learn the structure and the CPTs from features ``X`` and classes ``y``.
 
-        ``X`` may also be data read in chunks, in bounded memory: a CSV or Parquet path,
+        With ``X`` a data frame, ``y`` may name its class column.  ``X`` may also be
+        data read in chunks, in bounded memory: a CSV or Parquet path,
         a list of DataFrames, a function returning an iterable of them, or a Dask
         DataFrame (counted per partition on Dask's workers); ``y`` is then the name of
         the class column and every other column is a feature.  Structure learning
@@ -423,6 +424,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         the classifier it gives on the data in memory."""
         if _is_source(X):
             return self._fit_source(X, y)
+        if isinstance(X, pd.DataFrame) and isinstance(y, str) and y in X.columns:
+            return self.fit(X.drop(columns=y), X[y])  # y names the class column of X
         if y is None:
             raise ValueError("BNClassifier requires y to be passed, but the target y is None")
         X = self._frame(X)
@@ -707,7 +710,14 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         return X
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Class posteriors, columns in the order of ``classes_``."""
+        """Class posteriors, columns in the order of ``classes_``.
+
+        ``X`` may also be data read in chunks (a CSV/Parquet path, a list of frames, a
+        function returning chunks, a Dask DataFrame): each chunk's feature columns are
+        scored in turn (other columns, such as the class, are ignored) and the rows
+        returned in the data's order."""
+        if _is_source(X):
+            return self._proba_of_source(X)
         Xp = self._prepare(X)
         members = getattr(self, "estimators_", [self.network_])
         discs = getattr(self, "member_discretizers_", None) or [None] * len(members)
@@ -717,6 +727,25 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             p = net.predict_proba(Xm, self.target_, on_unseen=self.on_unseen).to_numpy()
             proba = p if proba is None else proba + p
         return proba / len(members)
+
+    def _proba_of_source(self, X: Any) -> np.ndarray:
+        from ..data.sources import as_source
+        from ..errors import MissingColumnError
+
+        self._check_fitted()
+        features = [str(f) for f in self.feature_names_in_]
+        parts = []
+        for chunk in as_source(X).chunks():
+            missing = [f for f in features if f not in set(map(str, chunk.columns))]
+            if missing:
+                raise MissingColumnError(missing[0], "feature", [str(c) for c in chunk.columns])
+            if len(chunk):
+                parts.append(self.predict_proba(chunk[features]))
+        if not parts:
+            from ..errors import EmptyDataError
+
+            raise EmptyDataError("the data to predict has no rows")
+        return np.vstack(parts)
 
     def staged_predict_proba(self, X: Any):
         """Class posteriors of the ensemble of the first ``1, 2, ..., n_estimators``
