@@ -310,3 +310,33 @@ def test_predictions_for_a_file_are_scored_chunk_by_chunk(kdb_csv):
     np.testing.assert_array_equal(clf.predict(str(path)), clf.predict(X))
     with pytest.raises(MissingColumnError, match="'X3' \\(feature\\)"):
         clf.predict_proba([X.drop(columns="X3")])
+
+
+def test_parquet_dictionaries_of_other_writers_are_read_as_plain_values(tmp_path):
+    # Arrow/Spark write one dictionary per row group, in order of appearance: such
+    # columns carry no level order, so chunks, the whole file and Dask agree on text order
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "dict.parquet"
+    t1 = pa.table(
+        {"A": pa.array(["x", "y", "x"]).dictionary_encode(), "B": pa.array(["p", "q", "q"]).dictionary_encode()}
+    )
+    t2 = pa.table(
+        {"A": pa.array(["z", "y", "x"]).dictionary_encode(), "B": pa.array(["q", "p", "q"]).dictionary_encode()}
+    )
+    with pq.ParquetWriter(str(path), t1.schema) as w:
+        w.write_table(t1)
+        w.write_table(t2)
+    whole = bs.fit("[A][B|A]", str(path), method="mle")
+    chunked = bs.fit("[A][B|A]", str(path), method="mle", chunksize=3)
+    assert whole.levels("A") == chunked.levels("A") == ["x", "y", "z"]
+    _same_network(whole, chunked)
+    np.testing.assert_allclose(chunked.cpt("B")[:, 0], [1 / 3, 2 / 3])  # P(B | A = x): p once, q twice
+    dd = pytest.importorskip("dask.dataframe")
+    _same_network(whole, bs.fit("[A][B|A]", dd.read_parquet(str(path), split_row_groups=True), method="mle"))
+    # a Categorical written by pandas keeps its declared order, whole or in chunks
+    cat = tmp_path / "cat.parquet"
+    pd.DataFrame(
+        {"A": pd.Categorical(["lo", "hi", "mid", "lo"], categories=["lo", "mid", "hi"]), "B": list("pqpq")}
+    ).to_parquet(cat, row_group_size=2)
+    assert bs.fit("[A][B|A]", str(cat), method="mle", chunksize=2).levels("A") == ["lo", "mid", "hi"]

@@ -16,7 +16,7 @@ from typing import Any, Callable, TypeVar
 import pandas as pd
 
 from ..errors import PyBNCSmoothError
-from .sources import DataSource, auto_chunksize
+from .sources import DataSource, _plain_values, auto_chunksize
 
 __all__ = ["reduce_chunks", "in_chunk"]
 
@@ -35,10 +35,19 @@ def _identity(x: Any) -> Any:
     return x
 
 
-def _apply(map_fn: Callable[[Any], T], annotate: bool, chunk: Any, index: int, merge: Callable | None = None) -> T:
+def _apply(
+    map_fn: Callable[[Any], T],
+    annotate: bool,
+    chunk: Any,
+    index: int,
+    merge: Callable | None = None,
+    plain: frozenset = frozenset(),
+) -> T:
     """``map_fn`` on one chunk; a chunk larger than :func:`auto_chunksize` (a large data
     frame in memory, a large Dask partition) is taken in slices merged with ``merge``, so
     that the per-chunk work arrays stay bounded whatever the chunk's size."""
+    if plain:  # a Dask partition (a fresh frame): categories unknown to Dask as plain values
+        chunk = _plain_values(chunk, set(plain))
     try:
         n = len(chunk) if isinstance(chunk, pd.DataFrame) else 0
         step = auto_chunksize(chunk.shape[1]) if n else 0
@@ -118,7 +127,15 @@ def _reduce_dask(source: DataSource, map_fn: Callable, merge: Callable, *, progr
     # the map function (with what it carries: trees, schemas) is sent once and shared by
     # the partitions' tasks: scattered to the workers, or one node of a local graph
     fn = client.scatter(map_fn, broadcast=True, hash=False) if client is not None else dask.delayed(_identity)(map_fn)
-    mapped = [dask.delayed(_apply)(fn, True, p, i, merge) for i, p in enumerate(parts)]
+    # Categoricals whose categories Dask does not know (per partition: Parquet dictionaries
+    # written by other tools) carry no level order: plain values, united as text levels
+    ddf = source.data
+    plain = frozenset(
+        str(c)
+        for c, dt in ddf.dtypes.items()
+        if isinstance(dt, pd.CategoricalDtype) and (len(dt.categories) == 0 or not getattr(ddf[c].cat, "known", True))
+    )
+    mapped = [dask.delayed(_apply)(fn, True, p, i, merge, plain) for i, p in enumerate(parts)]
     if client is None:  # Dask's local scheduler: the tree of merges as one graph
         return _merge_pairwise(mapped, dask.delayed(merge), submit=None).compute()
     futures = client.compute(mapped)

@@ -2,7 +2,9 @@
 
 Text files are read with every column as text (an empty field or ``NA`` is a
 missing value), so levels sort in byte order of their text, as R's factors do
-in the C locale.  Parquet files keep their column types (Categoricals included).
+in the C locale.  Parquet files keep their column types, Categoricals written by
+pandas included; other dictionary-encoded columns (Spark, Arrow: a dictionary per row
+group, in order of appearance) are read as plain values.
 """
 
 from __future__ import annotations
@@ -57,6 +59,28 @@ def _is_parquet(path: str) -> bool:
     return Path(path).suffix.lower() in (".parquet", ".pq")
 
 
+def _undeclared_dictionaries(pf: Any) -> set[str]:
+    """Dictionary-encoded columns of a Parquet file that pandas did not write as
+    Categoricals (Spark, Arrow, ...): their dictionaries are per row group, in order of
+    appearance, so they carry no level order; they are read as plain values, whose
+    levels sort as text does (the same whether the file is read whole or in chunks)."""
+    import pyarrow as pa
+
+    declared = set()
+    meta = pf.schema_arrow.pandas_metadata or {}
+    for col in meta.get("columns", []):
+        if col.get("pandas_type") == "categorical" and col.get("name") is not None:
+            declared.add(str(col["name"]))
+    return {f.name for f in pf.schema_arrow if pa.types.is_dictionary(f.type) and f.name not in declared}
+
+
+def _plain_values(df: pd.DataFrame, plain: set[str]) -> pd.DataFrame:
+    for c in plain:
+        if c in df.columns and isinstance(df[c].dtype, pd.CategoricalDtype):
+            df[c] = df[c].astype(object).where(df[c].notna(), None)
+    return df
+
+
 def read_table(
     path: str | os.PathLike,
     *,
@@ -80,12 +104,12 @@ def read_table(
             import pyarrow.parquet as pq
         except ImportError as e:  # pragma: no cover - depends on the environment
             raise ImportError("reading Parquet files needs pyarrow: pip install 'pybncsmooth[parquet]'") from e
-        if chunksize is None:
-            return pd.read_parquet(p, columns=list(columns) if columns else None)
         pf = pq.ParquetFile(p)
-        return (
-            b.to_pandas() for b in pf.iter_batches(batch_size=chunksize, columns=list(columns) if columns else None)
-        )
+        plain = _undeclared_dictionaries(pf)
+        cols = list(columns) if columns else None
+        if chunksize is None:
+            return _plain_values(pf.read(columns=cols).to_pandas(), plain)
+        return (_plain_values(b.to_pandas(), plain) for b in pf.iter_batches(batch_size=chunksize, columns=cols))
     sep = _sep_of(p, sep)
     return pd.read_csv(
         p,
