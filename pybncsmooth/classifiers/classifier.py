@@ -718,15 +718,10 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         returned in the data's order."""
         if _is_source(X):
             return self._proba_of_source(X)
-        Xp = self._prepare(X)
-        members = getattr(self, "estimators_", [self.network_])
-        discs = getattr(self, "member_discretizers_", None) or [None] * len(members)
-        proba = None
-        for net, disc in zip(members, discs):  # ESKDB: the average of the members' (thesis 002, Algorithm 15)
-            Xm = disc.transform(Xp) if disc is not None else Xp
-            p = net.predict_proba(Xm, self.target_, on_unseen=self.on_unseen).to_numpy()
-            proba = p if proba is None else proba + p
-        return proba / len(members)
+        total, n = None, 0
+        for p in self._member_probas(self._prepare(X)):  # ESKDB: the members' average (thesis 002, Algorithm 15)
+            total, n = (p if total is None else total + p), n + 1
+        return total / n
 
     def _proba_of_source(self, X: Any) -> np.ndarray:
         from ..data.sources import as_source
@@ -752,15 +747,19 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         members, one array per size (as scikit-learn's ``staged_predict_proba``): the
         running mean :math:`\\frac1n \\sum_{i \\le n} P_i(c \\mid x)`.  A single
         classifier yields one array, its ``predict_proba``."""
-        Xp = self._prepare(X)
-        members = getattr(self, "estimators_", [self.network_])
-        discs = getattr(self, "member_discretizers_", None) or [None] * len(members)
         total = None
-        for i, (net, disc) in enumerate(zip(members, discs), start=1):
-            Xm = disc.transform(Xp) if disc is not None else Xp
-            p = net.predict_proba(Xm, self.target_, on_unseen=self.on_unseen).to_numpy()
+        for i, p in enumerate(self._member_probas(self._prepare(X)), start=1):
             total = p if total is None else total + p
             yield total / i
+
+    def _member_probas(self, Xp: pd.DataFrame):
+        """Each member's class posteriors (a single classifier: one member), on its own
+        discretisation of the prepared features."""
+        members = getattr(self, "estimators_", [self.network_])
+        discs = getattr(self, "member_discretizers_", None) or [None] * len(members)
+        for net, disc in zip(members, discs):
+            Xm = disc.transform(Xp) if disc is not None else Xp
+            yield net.predict_proba(Xm, self.target_, on_unseen=self.on_unseen).to_numpy()
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """``log predict_proba(X)`` (``-inf`` only where an estimator such as ``mle``
