@@ -340,3 +340,15 @@ def test_parquet_dictionaries_of_other_writers_are_read_as_plain_values(tmp_path
         {"A": pd.Categorical(["lo", "hi", "mid", "lo"], categories=["lo", "mid", "hi"]), "B": list("pqpq")}
     ).to_parquet(cat, row_group_size=2)
     assert bs.fit("[A][B|A]", str(cat), method="mle", chunksize=2).levels("A") == ["lo", "mid", "hi"]
+
+
+def test_progress_reaches_the_estimators_own_bar(capsys):
+    # fit's progress= covers the chunks and the estimator's own bar (HDP's sweeps)
+    df = _kdb_data(300, seed=10)
+    bs.fit("[Class][X0|Class]", [df.iloc[:150], df.iloc[150:]], method="hdp", iterations=60, progress=True)
+    err = capsys.readouterr().err
+    assert "counting" in err and "HDP sweeps" in err
+    bs.BNClassifier(structure="nb", method="hdp", iterations=60, progress=True).fit(df, "Class")
+    assert "HDP sweeps" in capsys.readouterr().err
+    bs.fit("[Class][X0|Class]", df, method="hdp", iterations=60, progress=False)
+    assert capsys.readouterr().err == ""

@@ -43,7 +43,7 @@ def build_classifier_network(
     features: list[str] | None = None,
     skdb_m: float = 1.0,
     skdb_loss: str = "rmse",
-    progress: bool | None = False,
+    progress: bool | None = None,
     **hyper: Any,
 ):
     """Learn a classifier structure on ``frame`` and fit its parameters (``frame``: a
@@ -122,7 +122,7 @@ def build_classifier_network(
     else:
         raise HyperparameterError(f"structure must be one of {STRUCTURES} or a DAG, not {structure!r}")
     count_na = "available" if na == "pairwise" else na
-    net = fit(dag, frame, method=method, na=count_na, random_state=random_state, **hyper)
+    net = fit(dag, frame, method=method, na=count_na, random_state=random_state, progress=progress, **hyper)
     return net, dag, ignored
 
 
@@ -139,7 +139,7 @@ def _build_from_source(
     features: list[str] | None,
     skdb_m: float,
     skdb_loss: str,
-    progress: bool | None = False,
+    progress: bool | None = None,
     chunksize: int | None = None,
     **hyper: Any,
 ):
@@ -198,10 +198,10 @@ def _build_from_source(
             stats=stats,
             progress=progress,
         )[0]
-        from ..estimators.base import make_estimator
+        from ..estimators.base import make_estimator, with_progress
         from .eskdb import member_trees
 
-        est = make_estimator(method, random_state=random_state, **hyper)
+        est = make_estimator(method, random_state=random_state, **with_progress(method, hyper, progress))
         run = {"n_rows": info.extra["n_rows"], "n_dropped": stats.n_dropped, "na": count_na}
         net = estimate_network(dag, info.extra["schema"].subset(dag.nodes), member_trees(dag, info), est, info=run)
         return net, dag, ignored

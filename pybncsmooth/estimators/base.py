@@ -196,6 +196,17 @@ def available_methods() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def with_progress(method: str | Estimator, hyper: dict[str, Any], progress: bool | None) -> dict[str, Any]:
+    """``hyper`` with ``progress`` added when it was set (not ``None``) and the method's
+    estimator shows a progress bar of its own (HDP's sweeps, ...), unless ``hyper``
+    already sets it: a front end's ``progress=`` covers reading and estimating."""
+    if progress is None or "progress" in hyper or not isinstance(method, str) or method not in _REGISTRY:
+        return hyper
+    if "progress" not in _REGISTRY[method].param_names():
+        return hyper
+    return {**hyper, "progress": progress}
+
+
 def make_estimator(method: str | Estimator, random_state: Any = None, **hyper: Any) -> Estimator:
     """An estimator from a method name and hyperparameters.
 

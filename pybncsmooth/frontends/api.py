@@ -13,7 +13,7 @@ from ..data.encode import DEFAULT_MAX_LEVELS, NAPolicy
 from ..data.schema import NA_LABEL, Schema
 from ..data.sources import as_source
 from ..errors import EmptyDataError, DataError, MissingColumnError, StructureError
-from ..estimators.base import Estimator, make_estimator
+from ..estimators.base import Estimator, make_estimator, with_progress
 from ..model.cpd import TreeCPD
 from ..model.network import FittedNetwork
 from ..structure.dag import DAG
@@ -119,7 +119,7 @@ def fit(
     chunksize: int | None = None,
     max_levels: int = DEFAULT_MAX_LEVELS,
     na_label: str = NA_LABEL,
-    progress: bool | None = False,
+    progress: bool | None = None,
     **hyper: Any,
 ) -> FittedNetwork:
     """Fit the parameters of a discrete Bayesian network.
@@ -177,7 +177,9 @@ def fit(
     random_state:
         Seed or ``numpy.random.Generator`` for stochastic estimators.
     progress:
-        A progress bar over chunks (Dask: partitions) while counting.
+        Progress bars: over chunks (Dask: partitions) while counting, and the
+        estimator's own where it has one (HDP's sweeps); ``None`` (default): no bar
+        over chunks, the estimator's default.
     **hyper:
         Hyperparameters of the method (``iss=``, ``m=``, ...); unknown names raise
         :class:`~pybncsmooth.errors.HyperparameterError`.
@@ -212,7 +214,7 @@ def fit(
         if domain is not None and group != domain:
             raise StructureError(f"domain={domain!r} and group={group!r} name different columns; give one")
         domain = group
-    estimator = make_estimator(method, random_state=random_state, **hyper)
+    estimator = make_estimator(method, random_state=random_state, **with_progress(method, hyper, progress))
     source = as_source(data, chunksize=chunksize)
     dag, file_schema = resolve_structure(spec, source.columns())
     if domain is not None:
@@ -257,7 +259,7 @@ def _fit_classifier(
     na: str,
     random_state: Any,
     chunksize: int | None = None,
-    progress: bool | None = False,
+    progress: bool | None = None,
     **hyper: Any,
 ) -> FittedNetwork:
     """``fit("Class ~ .", df, structure="tan", discretize="mdl")``: the BNClassifier model
