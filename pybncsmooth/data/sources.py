@@ -170,8 +170,9 @@ class DataSource:
     of data frames (called once per pass), a one-shot iterator of data frames
     (one pass only) or a Dask DataFrame (its partitions).
 
-    ``passes()`` tells how many times :meth:`chunks` may be called: structure learning
-    reads the data two or three times and refuses a one-shot iterator up front.
+    :meth:`chunks` gives a fresh pass over the data each time it is called, except for
+    a one-shot iterator; :meth:`require_passes` refuses such an iterator up front where
+    the data must be read two or three times (structure learning).
     """
 
     def __init__(self, data: Any, *, chunksize: int | None = None, sep: str | None = None) -> None:
