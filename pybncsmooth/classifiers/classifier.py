@@ -221,7 +221,7 @@ def _eskdb_from_source(
     skdb_hyper: dict,
     order_sampling: bool,
     parent_sampling: bool,
-) -> tuple[list | None, list[str], int]:
+) -> tuple[list | None, list[str], int, int]:
     """The members' structures and counts from a source in three passes: one for the
     statistics (MI, CMI), one for the union of the members' full-kDB trees, one for all
     members' leave-one-out losses.  Each member samples its orders from its own seed
@@ -234,8 +234,9 @@ def _eskdb_from_source(
     ignored = stats.single_level_features()
     used = [f for f in features if f not in ignored]
     n_total = stats.n_rows + stats.n_dropped
+    n_classes = stats.schema.cardinality(target)
     if not used:
-        return None, ignored, n_total
+        return None, ignored, n_total, n_classes
     k = min(k_max, len(used))
     mi = stats.mi(used)
     mi_vals = np.array([mi[f] for f in used])
@@ -256,7 +257,7 @@ def _eskdb_from_source(
         return_info=True,
         stats=stats,
     )
-    return shared, ignored, n_total
+    return shared, ignored, n_total, n_classes
 
 
 def _is_source(X: Any) -> bool:
@@ -306,7 +307,10 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         Non-class parents per feature for kDB; the largest ``k`` tried by SkDB and by
         each ESKDB member (default 1 for kDB and SkDB, 5 for ESKDB as thesis 002).
     n_estimators:
-        ESKDB members (default 10, the thesis's); only with ``structure="eskdb"``.
+        ESKDB members (default 10, the thesis's); only with ``structure="eskdb"``.  The
+        members' estimators take the thesis's settings where none is given (thesis 002,
+        Table 4): ``method="hdp"`` 1000 sweeps (burn-in 100), ``method="mestimate"``
+        ``m = 1 / (number of classes)``.
     order_sampling, parent_sampling:
         ESKDB's two stochasticities (default both on); off: members sort attributes by
         MI, respectively take the ``k`` earlier attributes of highest CMI.
@@ -566,12 +570,15 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         n_jobs = self._hyper.get("n_jobs")
         seeds = member_seeds(self.random_state, n_est)
         skdb_hyper = {n: self._hyper[n] for n in ("skdb_m", "skdb_loss") if n in self._hyper}
-        method, hyper = member_method(self.method, {n: v for n, v in self._hyper.items() if n not in skdb_hyper})
+        own = {n: v for n, v in self._hyper.items() if n not in skdb_hyper}
         count_na = "available" if self.na == "pairwise" else self.na
 
         shared: list[tuple[DAG, Any]] | None = None
-        if source is not None:
-            shared, shared_ignored, n_total = _eskdb_from_source(
+        if source is None:
+            y = frame[target]
+            n_classes = len(y.cat.categories) if isinstance(y.dtype, pd.CategoricalDtype) else int(y.nunique())
+        else:
+            shared, shared_ignored, n_total, n_classes = _eskdb_from_source(
                 source,
                 target,
                 features,
@@ -583,6 +590,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
                 self.order_sampling,
                 self.parent_sampling,
             )
+        method, hyper = member_method(self.method, own, n_classes)
+        if source is not None:
             if shared is None:  # no feature informs the class: every member is the class prior
                 net, dag, _ = _build_from_source(
                     source,

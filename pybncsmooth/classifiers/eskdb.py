@@ -114,10 +114,23 @@ def learn_eskdb_structures(
         return list(pool.map(one, seeds))
 
 
-def member_method(method: str | Estimator, hyper: dict[str, Any]) -> tuple[str | Estimator, dict[str, Any]]:
-    """The estimator settings of one member: an estimator that runs threads of its own
-    (``n_jobs``) gets one, the ensemble's threads being the members."""
+#: thesis 002, Table 4: the members' HDP runs 1000 Gibbs sweeps (burn-in 100, our
+#: default for 1000 sweeps) and their m-estimates take m = 1 / (number of classes)
+THESIS_HDP_ITERATIONS = 1000
+
+
+def member_method(
+    method: str | Estimator, hyper: dict[str, Any], n_classes: int | None = None
+) -> tuple[str | Estimator, dict[str, Any]]:
+    """The estimator settings of one member: the thesis's where the user set none
+    (``hdp``: 1000 sweeps; ``mestimate``: ``m = 1 / n_classes``; thesis 002, Table 4);
+    an estimator that runs threads of its own (``n_jobs``) gets one, the ensemble's
+    threads being the members."""
     hyper = dict(hyper)
+    if method == "hdp" and "iterations" not in hyper:
+        hyper["iterations"] = THESIS_HDP_ITERATIONS
+    if method == "mestimate" and "m" not in hyper and n_classes:
+        hyper["m"] = 1.0 / n_classes
     hyper.pop("n_jobs", None)
     cls = _REGISTRY.get(method) if isinstance(method, str) else None
     if cls is not None and "n_jobs" in cls.param_names():
