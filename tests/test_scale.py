@@ -312,6 +312,8 @@ def test_predictions_for_a_file_are_scored_chunk_by_chunk(kdb_csv):
         clf.predict_proba([X.drop(columns="X3")])
 
 
+# dask's own Parquet reader calls reset_index(inplace=True), deprecated by pandas
+@pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame.reset_index")
 def test_parquet_dictionaries_of_other_writers_are_read_as_plain_values(tmp_path):
     # Arrow/Spark write one dictionary per row group, in order of appearance: such
     # columns carry no level order, so chunks, the whole file and Dask agree on text order

@@ -86,13 +86,16 @@ for name in NAMES:
 # %% [markdown]
 # ## The models
 #
-# * **ESKDB-HDP**: the thesis's configuration: 10 members, `k = 5`, each member's
-#   attribute prefix and `k` selected by leave-one-out RMSE, HDP with 1000 sweeps.
+# * **ESKDB-HDP**: the thesis's configuration, the ensemble's defaults: 10 members, `k = 5`,
+#   each member's attribute prefix and `k` selected by leave-one-out RMSE, HDP with 1000
+#   sweeps (burn-in 100).
 # * **ESKDB-HDP-ll**: the same ensemble with each member selected by leave-one-out log
 #   loss (`skdb_loss="log_loss"`) and 250 sweeps per member (ten members average out
 #   the Monte-Carlo error of each).
-# * **ESKDB-m**: the thesis's ensemble with m-estimates (`m = 1`) for the CPTs.
-# * The single classifiers: selective kDB-5 with HDP and with m-estimates, TAN with HDP.
+# * **ESKDB-m**: the thesis's ensemble with m-estimates for the CPTs (`m = 1 / C`, C the
+#   number of classes: the thesis's and the ensemble's default).
+# * The single classifiers: selective kDB-5 with HDP and with m-estimates (`m = 1`), TAN
+#   with HDP.
 # * **RF**: scikit-learn's random forest, 100 trees, on the codes as ordinal integers;
 #   **HGB**: histogram gradient boosting with every code declared categorical.
 
