@@ -161,13 +161,7 @@ class _TreeState:
             sched_k = np.concatenate(sched_k_parts).astype(np.int64)
         else:
             sched_i = sched_k = np.zeros(0, dtype=np.int64)
-        # every count the sampler can meet below the root is at most a data count of its
-        # node: the exact Stirling ratios are used up to there (the root's own table count
-        # is 1, whose ratio needs no table)
-        n_lim = 1
-        for lev in tree.levels[1:]:
-            if lev.counts.size:
-                n_lim = max(n_lim, int(lev.counts.max()))
+        n_lim = _count_limit(tree)  # the exact Stirling ratios are used up to there
         # the nodes whose estimates are entries of the table: the leaves, and the inner
         # nodes that answer an unseen parent configuration (fewer children than values)
         used = np.zeros(N, dtype=bool)
@@ -187,14 +181,15 @@ class _TreeState:
             r,
             sched_i,
             sched_k,
-            min(n_lim, MAX_TABLE_N),
+            n_lim,
             used,
         )
 
 
 def _count_limit(tree: ContextTree) -> int:
-    """The largest count the sampler can meet below the root (the Stirling ratio tables'
-    extent), as :meth:`_TreeState.build` computes it."""
+    """The extent of the exact Stirling ratio tables a tree needs: every count the
+    sampler can meet below the root is at most a data count of its node (the root's own
+    table count is 1, whose ratio needs no table), capped at the tables' size."""
     n_lim = 1
     for lev in tree.levels[1:]:
         if lev.counts.size:
