@@ -354,3 +354,14 @@ def test_progress_reaches_the_estimators_own_bar(capsys):
     assert "HDP sweeps" in capsys.readouterr().err
     bs.fit("[Class][X0|Class]", df, method="hdp", iterations=60, progress=False)
     assert capsys.readouterr().err == ""
+
+
+def test_selective_kdb_skips_empty_and_all_incomplete_chunks():
+    df = _kdb_data(600, seed=11)
+    incomplete = df.iloc[:60].copy()
+    incomplete["X1"] = None
+    chunks = [df.iloc[:0], incomplete, df.iloc[60:400], df.iloc[400:]]
+    _, a = learn_skdb(chunks, "Class", 2, na="drop", return_info=True)
+    _, b = learn_skdb(pd.concat(chunks), "Class", 2, na="drop", return_info=True)
+    np.testing.assert_allclose(a.extra["selection"].loss, b.extra["selection"].loss, rtol=1e-12)
+    assert a.extra["n_rows"] == b.extra["n_rows"] == 540

@@ -74,12 +74,9 @@ def count_specs(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]]) ->
 def _count_specs_chunk(schema: Schema, specs: list, variables: list, na: str, df: pd.DataFrame) -> tuple:
     if len(df) == 0:
         return (0, None)
-    try:
-        enc = encode(df, schema, variables=variables, na=na)
-    except EmptyDataError:
-        if na == "drop":
-            return (0, None)
-        raise
+    enc = encode(df, schema, variables=variables, na=na, empty_ok=True)
+    if enc.n_rows == 0:  # every row incomplete under na="drop": other chunks may not be
+        return (0, None)
     return (enc.n_rows, count_specs(enc, specs))
 
 
@@ -195,14 +192,13 @@ class NetworkCounter:
                 na=self.na,
                 max_levels=self.max_levels,
                 na_label=self.na_label,
+                empty_ok=True,
             )
         except UnseenLevelError as e:  # levels fixed by a network file
             declared = self.given[e.column] if e.column in self.given else ()
             raise UndeclaredLevelError(e.column, e.levels, declared) from None
-        except EmptyDataError:
-            if self.na != "drop":
-                raise
-            out.n_dropped = len(df)  # every row of this chunk is incomplete; other chunks may not be
+        if enc.n_rows == 0:  # every row of this chunk is incomplete; other chunks may not be
+            out.n_dropped = enc.n_dropped
             return out
         out.schema, out.trees = enc.schema, count_network(enc, self.dag, prefix=self.prefix)
         out.n_rows, out.n_dropped, out.n_chunks = enc.n_rows, enc.n_dropped, 1

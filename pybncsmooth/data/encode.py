@@ -119,6 +119,7 @@ def encode(
     on_unseen: UnseenPolicy = "error",
     max_levels: int = DEFAULT_MAX_LEVELS,
     na_label: str = NA_LABEL,
+    empty_ok: bool = False,
 ) -> EncodedData:
     """Encode the columns ``variables`` of ``df`` as integer codes.
 
@@ -142,6 +143,9 @@ def encode(
         :class:`UnseenLevelError`; ``"backoff"`` encodes it as ``-1`` (not observed).
     max_levels:
         Largest number of distinct values an inferred (non-Categorical) column may have.
+    empty_ok:
+        With ``na="drop"``, a frame whose every row is incomplete gives an encoding with
+        no rows (one chunk of a larger data set) instead of an :class:`EmptyDataError`.
     """
     if na not in _NA_POLICIES:
         raise DataError(f"na must be one of {_NA_POLICIES}, not {na!r}")
@@ -187,7 +191,7 @@ def encode(
         for m in na_masks.values():
             bad |= m
         n_dropped = int(bad.sum())
-        if n_dropped == len(df):
+        if n_dropped == len(df) and not empty_ok:
             raise EmptyDataError(
                 f'no complete rows are left after na="drop" (every one of the {len(df)} rows has a missing value)'
             )

@@ -97,13 +97,10 @@ class StructureStatistics:
         if len(df) == 0:
             return out
         na = "available" if self.na == "pairwise" else self.na
-        try:
-            enc = encode(df, self.given, variables=variables, na=na, max_levels=self.max_levels)
-        except EmptyDataError:
-            if self.na == "drop":  # every row of this chunk is incomplete: it adds nothing
-                out.n_dropped = len(df)
-                return out
-            raise
+        enc = encode(df, self.given, variables=variables, na=na, max_levels=self.max_levels, empty_ok=True)
+        if enc.n_rows == 0:  # every row of this chunk is incomplete (na="drop"): it adds nothing
+            out.n_dropped = enc.n_dropped
+            return out
         s = enc.schema
         c = enc[self.target].astype(np.int64)
         if (c < 0).any():
