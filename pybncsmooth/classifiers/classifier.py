@@ -485,6 +485,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit_source(self, X: Any, y: Any) -> "BNClassifier":
         from ..data.sources import as_source
+        from ..structure.learning import resolve_features
 
         if not isinstance(y, str):
             raise DataError(
@@ -502,11 +503,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             from ..errors import EmptyDataError
 
             raise EmptyDataError("the data has no chunk")
-        if y not in columns:
-            from ..errors import MissingColumnError
-
-            raise MissingColumnError(y, "class", columns)
-        features = [c for c in columns if c != y]
+        features = resolve_features(columns, y, None)  # every other column
         self._check_ensemble_options()
         self.discretizer_ = None
         if self.structure == "eskdb":
