@@ -16,7 +16,14 @@ from ..errors import DataError, HyperparameterError
 from ..estimators.base import Estimator, _REGISTRY
 from ..structure.dag import DAG
 from .discretize import MDLDiscretizer, make_discretizer
-from .eskdb import check_n_estimators, learn_eskdb_structures, member_method, member_seeds, member_trees
+from .eskdb import (
+    check_n_estimators,
+    learn_eskdb_structures,
+    member_method,
+    member_orders,
+    member_seeds,
+    member_trees,
+)
 
 __all__ = ["BNClassifier", "build_classifier_network", "STRUCTURES"]
 
@@ -226,7 +233,7 @@ def _eskdb_from_source(
     statistics (MI, CMI), one for the union of the members' full-kDB trees, one for all
     members' leave-one-out losses.  Each member samples its orders from its own seed
     exactly as on data in memory, so the ensemble is the same."""
-    from ..structure.learning import sample_order, source_statistics
+    from ..structure.learning import source_statistics
     from .skdb import learn_skdb_source
 
     source.require_passes(3, "ESKDB")
@@ -239,12 +246,7 @@ def _eskdb_from_source(
         return None, ignored, n_total, n_classes
     k = min(k_max, len(used))
     mi = stats.mi(used)
-    mi_vals = np.array([mi[f] for f in used])
-    members = []
-    for seed in seeds:
-        g = np.random.default_rng(seed)
-        order = [used[i] for i in sample_order(mi_vals, g)] if order_sampling else None
-        members.append((order, g if parent_sampling else None))
+    members = [member_orders(seed, used, mi, order_sampling, parent_sampling) for seed in seeds]
     shared = learn_skdb_source(
         source,
         target,

@@ -37,7 +37,14 @@ from ..structure.dag import DAG
 from ..structure.learning import _cmi_matrix, _mi, check_k, encode_for_structure, sample_order
 from .skdb import learn_skdb
 
-__all__ = ["learn_eskdb_structures", "check_n_estimators", "member_seeds", "member_method", "member_trees"]
+__all__ = [
+    "learn_eskdb_structures",
+    "check_n_estimators",
+    "member_seeds",
+    "member_method",
+    "member_trees",
+    "member_orders",
+]
 
 
 def member_trees(dag: DAG, info: Any) -> dict:
@@ -58,6 +65,24 @@ def member_seeds(random_state: Any, n_estimators: int) -> list[np.random.SeedSeq
     """One independent seed sequence per member, spawned from ``random_state``."""
     entropy = entropy_of(random_state)
     return np.random.SeedSequence(entropy).spawn(n_estimators)
+
+
+def member_orders(
+    seed: np.random.SeedSequence,
+    features: Sequence[str],
+    mi: dict[str, float],
+    order_sampling: bool,
+    parent_sampling: bool,
+) -> tuple[list[str] | None, np.random.Generator | None]:
+    """One member's two stochasticities from its seed: its attribute order, sampled in
+    proportion to the MI with the class (``None``: by decreasing MI), and the random
+    stream its parent orders are drawn from (``None``: the ``k`` of highest CMI).  The
+    same for data in memory and read in chunks, so both give the same ensemble."""
+    g = np.random.default_rng(seed)
+    order = None
+    if order_sampling:
+        order = [features[i] for i in sample_order(np.array([mi[f] for f in features]), g)]
+    return order, (g if parent_sampling else None)
 
 
 def learn_eskdb_structures(
@@ -84,12 +109,10 @@ def learn_eskdb_structures(
     k = check_k(k, len(feats))
     mi = _mi(enc, target, feats)
     cmi = _cmi_matrix(enc, target, feats) if k > 0 else None
-    mi_vals = np.array([mi[f] for f in feats])
     cache: dict = {}  # trees of the same node with the same ordered parents, counted once
 
     def one(seed: np.random.SeedSequence) -> Any:
-        g = np.random.default_rng(seed)
-        order = [feats[i] for i in sample_order(mi_vals, g)] if order_sampling else None
+        order, g = member_orders(seed, feats, mi, order_sampling, parent_sampling)
         return learn_skdb(
             data,
             target,
@@ -99,7 +122,7 @@ def learn_eskdb_structures(
             m=m,
             loss=loss,
             order=order,
-            parent_rng=g if parent_sampling else None,
+            parent_rng=g,
             mi=mi,
             cmi=cmi,
             encoded=(enc, feats),
