@@ -72,6 +72,7 @@ class StructureStatistics:
         self.n_rows = 0
         self.n_dropped = 0
         self.n_missing: dict[str, int] = {}  # code -1 per variable (na="pairwise")
+        self._cmi: np.ndarray | None = None
 
     # ------------------------------------------------------------------ map / reduce
     def _empty(self) -> "StructureStatistics":
@@ -129,6 +130,7 @@ class StructureStatistics:
 
     def merge(self, other: "StructureStatistics") -> "StructureStatistics":
         """Add another object's counts (schemas united, tables recoded onto the union)."""
+        self._cmi = None
         self.n_rows += other.n_rows
         self.n_dropped += other.n_dropped
         for f, m in other.n_missing.items():
@@ -229,11 +231,13 @@ class StructureStatistics:
         """The matrix of :math:`I(X_i; X_j \\mid C)` over ``features`` (default: all)."""
         if not self.pairs:
             raise DataError("these statistics were collected without feature pairs (pairs=False)")
-        full = cmi_from_counts(
-            self.pair_counts, self.schema.cardinalities(self.features), self.schema.cardinality(self.target)
-        )
+        if self._cmi is None:  # computed once for the counts as they stand (ensemble members share it)
+            self._cmi = cmi_from_counts(
+                self.pair_counts, self.schema.cardinalities(self.features), self.schema.cardinality(self.target)
+            )
+        full = self._cmi
         if features is None:
-            return full
+            return full.copy()
         idx = [self.features.index(f) for f in features]
         return full[np.ix_(idx, idx)]
 
