@@ -14,6 +14,7 @@ other types raise :class:`~pybncsmooth.errors.NonCategoricalError`.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Literal, Sequence
 
@@ -30,13 +31,13 @@ from ..errors import (
     TooManyLevelsError,
     UnseenLevelError,
 )
+from ..validation import NA_POLICIES, check_na
 from .schema import NA_LABEL, Schema, _level_key, code_dtype
 
 __all__ = ["EncodedData", "encode", "check_frame", "NAPolicy", "UnseenPolicy"]
 
 NAPolicy = Literal["error", "level", "drop", "available"]
 UnseenPolicy = Literal["error", "backoff"]
-_NA_POLICIES = ("error", "level", "drop", "available")
 
 #: Default maximum number of distinct values of a non-Categorical column.
 DEFAULT_MAX_LEVELS = 1000
@@ -147,8 +148,7 @@ def encode(
         With ``na="drop"``, a frame whose every row is incomplete gives an encoding with
         no rows (one chunk of a larger data set) instead of an :class:`EmptyDataError`.
     """
-    if na not in _NA_POLICIES:
-        raise DataError(f"na must be one of {_NA_POLICIES}, not {na!r}")
+    check_na(na, NA_POLICIES)
     if on_unseen not in ("error", "backoff"):
         raise DataError(f"on_unseen must be 'error' or 'backoff', not {on_unseen!r}")
     df = check_frame(df)
@@ -286,10 +286,11 @@ def _map_to_levels(
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Codes of ``series`` against known ``levels`` (-1 = not observed)."""
     dtype = series.dtype
-    index = pd.Index(list(levels), dtype=object)
+    index = _level_index(levels)
     if isinstance(dtype, pd.CategoricalDtype):
-        cats = tuple(dtype.categories.tolist())
-        codes = series.cat.codes.to_numpy().astype(np.int64)
+        codes = np.asarray(series.array.codes, dtype=np.int64)  # a copy: the Categorical's codes are int8/16
+        na_mask = codes < 0  # a Categorical's missing values are its code -1
+        cats = _categories(dtype)
         if cats == levels:
             raw = codes
         else:
@@ -299,7 +300,7 @@ def _map_to_levels(
         if pd.api.types.is_float_dtype(dtype):
             raise NonCategoricalError(var, dtype)
         raw = index.get_indexer(series.to_numpy(dtype=object)).astype(np.int64)
-    na_mask = series.isna().to_numpy()
+        na_mask = series.isna().to_numpy()
     raw[na_mask] = -1
     unknown = (raw < 0) & ~na_mask
     if unknown.any() and all(isinstance(l, str) for l in levels):
@@ -326,6 +327,19 @@ def _map_to_levels(
     else:
         na_mask = None
     return raw.astype(code_dtype(len(levels))), na_mask
+
+
+@functools.lru_cache(maxsize=4096)
+def _categories(dtype: pd.CategoricalDtype) -> tuple:
+    """The categories of a Categorical dtype as a tuple (cached: a chunked fit meets the
+    same dtypes in every pass and chunk)."""
+    return tuple(dtype.categories.tolist())
+
+
+@functools.lru_cache(maxsize=4096)
+def _level_index(levels: tuple) -> pd.Index:
+    """An object index over ``levels`` for look-ups (cached, as :func:`_categories`)."""
+    return pd.Index(list(levels), dtype=object)
 
 
 def _kind(v: Any) -> str:

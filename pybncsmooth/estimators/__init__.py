@@ -1,6 +1,15 @@
 """Estimators: context tree -> probabilities at every tree node."""
 
-from .base import Estimator, TreeEstimate, available_methods, make_estimator, register_estimator
+from .base import (
+    Estimator,
+    TreeEstimate,
+    available_methods,
+    describe_methods,
+    estimator_class,
+    hyperparameter_names,
+    make_estimator,
+    register_estimator,
+)
 from .classical import MLE, Bayes, MEstimate
 from .hdp import HDP
 from .hls import HLS
@@ -11,6 +20,9 @@ __all__ = [
     "Estimator",
     "TreeEstimate",
     "available_methods",
+    "estimator_class",
+    "hyperparameter_names",
+    "describe_methods",
     "make_estimator",
     "register_estimator",
     "MLE",

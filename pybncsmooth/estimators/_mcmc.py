@@ -8,21 +8,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..errors import HyperparameterError
+from ..validation import entropy_of
 
 __all__ = ["entropy_of", "chain_seed", "split_rhat", "progress_bar"]
-
-
-def entropy_of(random_state: Any) -> int | None:
-    """The integer entropy of ``random_state`` (an int, a numpy Generator or None)."""
-    rs = random_state
-    if rs is None:
-        return None
-    if isinstance(rs, np.random.Generator):
-        return int(rs.integers(0, 2**63 - 1))
-    if isinstance(rs, (int, np.integer)):
-        return int(rs)
-    raise HyperparameterError(f"random_state must be an int, a numpy Generator or None, not {rs!r}")
 
 
 def chain_seed(entropy: int | None, name: str, chain: int) -> int:

@@ -26,12 +26,14 @@ of every context-tree node.
 from __future__ import annotations
 
 import math
+import os
 import threading
 from typing import Any
 
 import numpy as np
 from numba import njit
 
+from .._cache import cache_dir
 from ._special import digamma, polygamma
 
 __all__ = [
@@ -154,8 +156,6 @@ _DISK_MIN_N = 2048
 
 def _disk_paths(n_tab: int) -> tuple[Any, Any] | None:
     try:
-        from .._cache import cache_dir
-
         folder = cache_dir().parent / "tables"
         folder.mkdir(parents=True, exist_ok=True)
     except (OSError, RuntimeError):
@@ -181,8 +181,6 @@ def _load_tables(n_tab: int) -> tuple[np.ndarray, np.ndarray] | None:
 
 def _save_tables(n_tab: int, rtab: np.ndarray, pcol: np.ndarray) -> None:
     """Write the tables to the disk cache atomically (silently skipped when it cannot)."""
-    import os
-
     paths = _disk_paths(n_tab)
     if paths is None:
         return

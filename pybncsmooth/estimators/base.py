@@ -19,9 +19,6 @@ The same estimator objects serve every front end; :func:`make_estimator` turns
 from __future__ import annotations
 
 import inspect
-import math
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Mapping
 
@@ -29,6 +26,7 @@ import numpy as np
 
 from ..counting.context_tree import ContextTree
 from ..errors import HyperparameterError
+from ..validation import check_number, parallel_map
 
 __all__ = [
     "Estimator",
@@ -39,6 +37,9 @@ __all__ = [
     "positive_param",
     "number_param",
     "map_trees",
+    "estimator_class",
+    "hyperparameter_names",
+    "describe_methods",
 ]
 
 UnseenRule = Literal["backoff", "uniform", "fallback"]
@@ -150,34 +151,21 @@ class Estimator:
 
 
 def number_param(name: str, value: Any, *, strict: bool = True, optional: bool = False) -> float | None:
-    """``value`` as a finite float, positive (``strict``) or non-negative; ``None`` passes
-    when ``optional``.  Anything else raises :class:`HyperparameterError` naming ``name``."""
-    if value is None and optional:
-        return None
-    kind = "positive" if strict else "non-negative"
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise HyperparameterError(f"{name} must be a {kind} number, not {value!r}") from None
-    if not math.isfinite(v) or v < 0 or (strict and v == 0):
-        raise HyperparameterError(f"{name} must be {kind} and finite, not {value!r}")
-    return v
+    """``value`` as a finite float, positive (``strict``) or non-negative (see
+    :func:`pybncsmooth.validation.check_number`)."""
+    return check_number(name, value, strict=strict, optional=optional)
 
 
 def positive_param(name: str, value: Any, *, optional: bool = False) -> float | None:
     """``value`` as a positive finite float (see :func:`number_param`)."""
-    return number_param(name, value, strict=True, optional=optional)
+    return check_number(name, value, strict=True, optional=optional)
 
 
 def map_trees(fn: Any, trees: "Mapping[str, ContextTree]", n_jobs: int | None) -> dict[str, Any]:
     """``fn`` applied to every tree of a network, in up to ``n_jobs`` threads (default:
     all cores; the compiled kernels release the GIL).  Results keep the trees' order."""
     names = list(trees)
-    workers = min(n_jobs or os.cpu_count() or 1, len(names))
-    if workers <= 1:
-        return {n: fn(trees[n]) for n in names}
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return dict(zip(names, pool.map(lambda n: fn(trees[n]), names)))
+    return dict(zip(names, parallel_map(lambda n: fn(trees[n]), names, n_jobs)))
 
 
 _REGISTRY: dict[str, type[Estimator]] = {}
@@ -194,6 +182,40 @@ def register_estimator(cls: type[Estimator]) -> type[Estimator]:
 def available_methods() -> list[str]:
     """Names accepted by ``method=``."""
     return sorted(_REGISTRY)
+
+
+def estimator_class(method: str) -> type[Estimator]:
+    """The estimator class registered as ``method`` (:class:`HyperparameterError` if none)."""
+    if not isinstance(method, str) or method not in _REGISTRY:
+        raise HyperparameterError(f"unknown method {method!r}; available: {', '.join(available_methods())}")
+    return _REGISTRY[method]
+
+
+def hyperparameter_names() -> set[str]:
+    """Every hyperparameter name of every registered estimator (``random_state`` aside):
+    what a front end may pass through to an estimator."""
+    names: set[str] = set()
+    for cls in _REGISTRY.values():
+        names.update(n for n in cls.param_names() if n != "random_state")
+    return names
+
+
+def describe_methods() -> dict[str, dict[str, Any]]:
+    """Every registered estimator, its hyperparameters and their defaults
+    (``{method: {name: default}}``, defaults as plain values or their ``repr``)."""
+    out = {}
+    for name in sorted(_REGISTRY):
+        sig = inspect.signature(_REGISTRY[name].__init__)
+        out[name] = {p: _plain_default(q.default) for p, q in sig.parameters.items() if p != "self"}
+    return out
+
+
+def _plain_default(v: Any) -> Any:
+    if v is inspect.Parameter.empty:
+        return None
+    if isinstance(v, (int, float, str, bool)) or v is None:
+        return v
+    return repr(v)
 
 
 def with_progress(method: str | Estimator, hyper: dict[str, Any], progress: bool | None) -> dict[str, Any]:
@@ -225,9 +247,7 @@ def make_estimator(method: str | Estimator, random_state: Any = None, **hyper: A
                 f"{method!r}; set them on the object"
             )
         return method
-    if not isinstance(method, str) or method not in _REGISTRY:
-        raise HyperparameterError(f"unknown method {method!r}; available: {', '.join(available_methods())}")
-    cls = _REGISTRY[method]
+    cls = estimator_class(method)
     names = cls.param_names()
     bad = [k for k in hyper if k not in names]
     if bad:

@@ -6,7 +6,6 @@ a parent configuration never seen in the data can be answered from an ancestor.
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from ..counting.context_tree import ContextTree

@@ -53,9 +53,9 @@ import numpy as np
 from ..counting.context_tree import ContextTree
 from ..errors import HyperparameterError
 from ._hdp_kernels import hdp_init, hdp_sweeps
+from ._mcmc import chain_seed, entropy_of, progress_bar, split_rhat
 from ._rng import new_state
 from ._stirling import MAX_TABLE_N, SHARED_RATIOS, new_memo
-from ._mcmc import chain_seed, entropy_of, progress_bar, split_rhat
 from .base import Estimator, TreeEstimate, register_estimator
 
 __all__ = ["HDP", "split_rhat"]

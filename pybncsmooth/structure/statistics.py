@@ -14,6 +14,7 @@ table recoded onto the united, sorted levels, as the context trees are
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any, Sequence
 
@@ -21,13 +22,13 @@ import numpy as np
 import pandas as pd
 
 from ..data.encode import DEFAULT_MAX_LEVELS, encode
+from ..data.mapreduce import reduce_chunks
 from ..data.schema import Schema
-from ..errors import ClassRelabellingWarning, DataError, EmptyDataError, SingleLevelError
+from ..errors import ClassRelabellingWarning, DataError, EmptyDataError, MissingColumnError, SingleLevelError
+from ..validation import STRUCTURE_NA_POLICIES, check_na
 from .information import cmi_from_counts, mi_from_counts, pair_counts, pair_offsets
 
-__all__ = ["StructureStatistics", "STRUCTURE_NA"]
-
-STRUCTURE_NA = ("error", "level", "drop", "pairwise")
+__all__ = ["StructureStatistics"]
 
 
 class StructureStatistics:
@@ -57,8 +58,7 @@ class StructureStatistics:
         schema: Schema | None = None,
         max_levels: int = DEFAULT_MAX_LEVELS,
     ) -> None:
-        if na not in STRUCTURE_NA:
-            raise DataError(f"na must be one of {STRUCTURE_NA} for structure learning, not {na!r}")
+        check_na(na, STRUCTURE_NA_POLICIES, what="structure learning")
         self.target = target
         self.features = list(features)
         self.na = na
@@ -89,10 +89,9 @@ class StructureStatistics:
         """A new object holding the counts of the chunk ``df`` alone."""
         out = self._empty()
         variables = [self.target, *self.features]
-        missing = [v for v in variables if v not in set(map(str, df.columns))]
+        have = set(map(str, df.columns))
+        missing = [v for v in variables if v not in have]
         if missing:
-            from ..errors import MissingColumnError
-
             role = "class" if missing[0] == self.target else "feature"
             raise MissingColumnError(missing[0], role, [str(c) for c in df.columns])
         if len(df) == 0:
@@ -255,9 +254,6 @@ def collect_statistics(
 ) -> StructureStatistics:
     """One pass over a :class:`~pybncsmooth.data.sources.DataSource` (map-reduce; on
     Dask's workers for a Dask DataFrame)."""
-    import functools
-
-    from ..data.mapreduce import reduce_chunks
 
     res = reduce_chunks(source, functools.partial(_count, stats), _merge, progress=progress, desc="structure")
     if res is None:

@@ -1,0 +1,292 @@
+"""One validation layer: every argument check of the package, with messages naming the culprit.
+
+The front ends (``fit``, :class:`~pybncsmooth.BNClassifier`, the CLI, the R bridge)
+and the layers below them check their arguments here, so a rule and its message are
+written once (bnlearn's ``sanitization-*.R``; scikit-learn's ``utils.validation``):
+
+* missing-value policies: :data:`NA_POLICIES` (counting), :data:`STRUCTURE_NA_POLICIES`
+  (structure learning), :data:`CLASSIFIER_NA_POLICIES` (:class:`BNClassifier`) and
+  :func:`check_na`;
+* numbers: :func:`check_int`, :func:`check_number` (positive or non-negative),
+  :func:`check_probability`, :func:`check_n_jobs`, :func:`check_random_state`,
+  :func:`check_choice`;
+* hyperparameter declarations: a :class:`Param` states a hyperparameter's type, range,
+  default and one line of doc; estimators declare theirs (``Estimator.params``) and
+  :func:`check_params` checks a set of values against them;
+* :func:`parallel_map`: a function over items in up to ``n_jobs`` threads, results in
+  the items' order (the compiled kernels release the GIL).
+
+This module sits at the bottom of the package: it imports nothing of it but
+:mod:`pybncsmooth.errors`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence, TypeVar
+
+import numpy as np
+
+from .errors import DataError, HyperparameterError
+
+__all__ = [
+    "NA_POLICIES",
+    "STRUCTURE_NA_POLICIES",
+    "CLASSIFIER_NA_POLICIES",
+    "check_na",
+    "check_int",
+    "check_number",
+    "check_probability",
+    "check_choice",
+    "check_n_jobs",
+    "check_random_state",
+    "entropy_of",
+    "Param",
+    "check_params",
+    "parallel_map",
+    "n_workers",
+]
+
+#: how counting treats missing values (``fit(na=)``)
+NA_POLICIES: tuple[str, ...] = ("error", "level", "drop", "available")
+#: how structure learning treats them (``"pairwise"``: each (C)MI on its observed rows)
+STRUCTURE_NA_POLICIES: tuple[str, ...] = ("error", "level", "drop", "pairwise")
+#: what :class:`~pybncsmooth.BNClassifier` accepts (the structure's and the counts' policy)
+CLASSIFIER_NA_POLICIES: tuple[str, ...] = ("level", "drop", "error", "pairwise", "available")
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def check_na(na: Any, allowed: Sequence[str] = NA_POLICIES, *, what: str = "") -> str:
+    """``na`` if it is one of ``allowed``; else :class:`DataError` listing them.
+
+    ``what`` names the operation in the message (``"structure learning"``)."""
+    if not isinstance(na, str) or na not in allowed:
+        where = f" for {what}" if what else ""
+        raise DataError(f"na must be one of {tuple(allowed)}{where}, not {na!r}")
+    return na
+
+
+def check_int(
+    name: str,
+    value: Any,
+    *,
+    low: int | None = None,
+    high: int | None = None,
+    optional: bool = False,
+) -> int | None:
+    """``value`` as an ``int`` with ``low <= value <= high`` (bounds optional); ``None``
+    passes when ``optional``.  Booleans and floats are refused (``2.0`` is not a count)."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        bound = f" >= {low}" if low is not None else ""
+        raise HyperparameterError(f"{name} must be an integer{bound}, not {value!r}")
+    if low is not None and value < low:
+        raise HyperparameterError(f"{name} must be an integer >= {low}, not {value!r}")
+    if high is not None and value > high:
+        raise HyperparameterError(f"{name} must be an integer <= {high}, not {value!r}")
+    return int(value)
+
+
+def check_number(name: str, value: Any, *, strict: bool = True, optional: bool = False) -> float | None:
+    """``value`` as a finite float, positive (``strict``) or non-negative; ``None``
+    passes when ``optional``.  Anything else raises :class:`HyperparameterError`
+    naming ``name``."""
+    if value is None and optional:
+        return None
+    kind = "positive" if strict else "non-negative"
+    if isinstance(value, bool):
+        raise HyperparameterError(f"{name} must be a {kind} number, not {value!r}")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise HyperparameterError(f"{name} must be a {kind} number, not {value!r}") from None
+    if not math.isfinite(v) or v < 0 or (strict and v == 0):
+        raise HyperparameterError(f"{name} must be {kind} and finite, not {value!r}")
+    return v
+
+
+def check_probability(name: str, value: Any, *, open_low: bool = True, open_high: bool = True) -> float:
+    """``value`` as a float in the interval (0, 1), its ends included where asked."""
+    lo, hi = ("(" if open_low else "["), (")" if open_high else "]")
+    msg = f"{name} must be a number in {lo}0, 1{hi}, not {value!r}"
+    if isinstance(value, bool):
+        raise HyperparameterError(msg)
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise HyperparameterError(msg) from None
+    if not math.isfinite(v) or v < 0 or v > 1 or (open_low and v == 0) or (open_high and v == 1):
+        raise HyperparameterError(msg)
+    return v
+
+
+def check_choice(name: str, value: Any, choices: Sequence[Any]) -> Any:
+    """``value`` if it is one of ``choices``; else :class:`HyperparameterError` listing them."""
+    if isinstance(value, (str, int, float, bool, type(None))) and value in choices:
+        return value
+    raise HyperparameterError(f"{name} must be one of {tuple(choices)}, not {value!r}")
+
+
+def check_n_jobs(n_jobs: Any, name: str = "n_jobs") -> int | None:
+    """``None`` (all cores) or an integer >= 1."""
+    return check_int(name, n_jobs, low=1, optional=True)
+
+
+def check_random_state(random_state: Any, name: str = "random_state") -> Any:
+    """``None``, a non-negative integer, a ``numpy.random.Generator``, a
+    ``SeedSequence`` or a legacy ``RandomState``: what seeds a stochastic routine."""
+    ok_types = (np.random.Generator, np.random.SeedSequence, np.random.RandomState)
+    if random_state is None or isinstance(random_state, ok_types):
+        return random_state
+    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)) or random_state < 0:
+        raise HyperparameterError(
+            f"{name} must be None, a non-negative integer or a numpy Generator, not {random_state!r}"
+        )
+    return int(random_state)
+
+
+def entropy_of(random_state: Any) -> int | None:
+    """The integer entropy of ``random_state`` (an int, a numpy Generator or None), from
+    which a routine spawns its independent streams (``numpy.random.SeedSequence``)."""
+    rs = random_state
+    if rs is None:
+        return None
+    if isinstance(rs, np.random.Generator):
+        return int(rs.integers(0, 2**63 - 1))
+    if isinstance(rs, (int, np.integer)) and not isinstance(rs, bool):
+        return int(rs)
+    raise HyperparameterError(f"random_state must be an int, a numpy Generator or None, not {rs!r}")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One hyperparameter of an estimator: its constraint, default and doc.
+
+    ``kind`` is ``"int"`` (with ``low``/``high``), ``"float"`` (``low``, and
+    ``strict``: whether ``low`` itself is excluded), ``"bool"``, ``"choice"``
+    (``choices``), ``"seed"`` (see :func:`check_random_state`), ``"progress"``
+    (``None`` or a boolean) or ``"any"``.  ``optional``: ``None`` is accepted (meaning
+    the documented default rule); ``also``: literal values accepted besides the kind
+    (HDP's ``iterations="auto"``).
+    """
+
+    name: str
+    kind: str
+    default: Any
+    doc: str
+    low: float | None = None
+    high: float | None = None
+    strict: bool = False
+    choices: tuple[Any, ...] = ()
+    optional: bool = False
+    also: tuple[Any, ...] = ()
+
+    def check(self, value: Any) -> Any:
+        """``value`` converted to the parameter's type, or :class:`HyperparameterError`."""
+        if value is None and self.optional:
+            return None
+        if self.also and isinstance(value, str) and value in self.also:
+            return value
+        if self.kind == "int":
+            if self.also and isinstance(value, str):
+                raise HyperparameterError(
+                    f"{self.name} must be an integer >= {self.low} or one of {self.also}, not {value!r}"
+                )
+            lo = None if self.low is None else int(self.low)
+            hi = None if self.high is None else int(self.high)
+            return check_int(self.name, value, low=lo, high=hi)
+        if self.kind == "float":
+            return self._check_float(value)
+        if self.kind == "bool":
+            if not isinstance(value, (bool, np.bool_)):
+                raise HyperparameterError(f"{self.name} must be True or False, not {value!r}")
+            return bool(value)
+        if self.kind == "progress":
+            if value is not None and not isinstance(value, (bool, np.bool_)):
+                raise HyperparameterError(f"{self.name} must be None, True or False, not {value!r}")
+            return value if value is None else bool(value)
+        if self.kind == "choice":
+            return check_choice(self.name, value, self.choices)
+        if self.kind == "seed":
+            return check_random_state(value, self.name)
+        return value
+
+    def _check_float(self, value: Any) -> float:
+        low = 0.0 if self.low is None else float(self.low)
+        if low == 0.0 and self.high is None:
+            return check_number(self.name, value, strict=self.strict)  # type: ignore[return-value]
+        v = check_number(self.name, value, strict=False) if low >= 0 else _finite(self.name, value)
+        if v < low or (self.strict and v == low):  # type: ignore[operator]
+            op = ">" if self.strict else ">="
+            raise HyperparameterError(f"{self.name} must be {op} {low:g}, not {value!r}")
+        if self.high is not None and v > self.high:  # type: ignore[operator]
+            raise HyperparameterError(f"{self.name} must be <= {self.high:g}, not {value!r}")
+        return v  # type: ignore[return-value]
+
+    def describe(self) -> str:
+        """The constraint in words (for help texts)."""
+        if self.kind == "int":
+            rng = f"integer >= {int(self.low)}" if self.low is not None else "integer"
+            rng += f", <= {int(self.high)}" if self.high is not None else ""
+        elif self.kind == "float":
+            low = 0.0 if self.low is None else self.low
+            rng = f"number {'>' if self.strict else '>='} {low:g}"
+            rng += f", <= {self.high:g}" if self.high is not None else ""
+        elif self.kind == "choice":
+            rng = "one of " + ", ".join(repr(c) for c in self.choices)
+        elif self.kind in ("bool", "progress"):
+            rng = "True or False"
+        elif self.kind == "seed":
+            rng = "seed (int or numpy Generator)"
+        else:
+            rng = "any"
+        if self.also:
+            rng += " or " + " or ".join(repr(a) for a in self.also)
+        if self.optional and self.kind not in ("seed", "progress"):
+            rng += " or None"
+        return rng
+
+
+def _finite(name: str, value: Any) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise HyperparameterError(f"{name} must be a finite number, not {value!r}") from None
+    if not math.isfinite(v):
+        raise HyperparameterError(f"{name} must be a finite number, not {value!r}")
+    return v
+
+
+def check_params(params: Sequence[Param], values: dict[str, Any]) -> dict[str, Any]:
+    """Every value of ``values`` checked against its declaration in ``params`` (converted
+    to the declared type); a name with no declaration raises :class:`HyperparameterError`."""
+    decl = {p.name: p for p in params}
+    out = {}
+    for name, value in values.items():
+        if name not in decl:
+            raise HyperparameterError(f"no hyperparameter {name!r}; declared: {', '.join(decl) or 'none'}")
+        out[name] = decl[name].check(value)
+    return out
+
+
+def n_workers(n_jobs: int | None, n_items: int) -> int:
+    """Threads to use for ``n_items`` tasks: ``n_jobs`` (default: all cores), at most one
+    per item, at least one."""
+    return max(1, min(n_jobs or os.cpu_count() or 1, n_items))
+
+
+def parallel_map(fn: Callable[[T], R], items: Iterable[T], n_jobs: int | None) -> list[R]:
+    """``[fn(x) for x in items]`` in up to ``n_jobs`` threads (default: all cores),
+    results in the items' order; one worker runs in the calling thread."""
+    items = list(items)
+    workers = n_workers(n_jobs, len(items))
+    if workers <= 1:
+        return [fn(x) for x in items]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(fn, items))
