@@ -10,7 +10,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 import pybncsmooth as bs
-from pybncsmooth.classifiers.discretize import mdl_cut_points
+from pybncsmooth.data.discretize import mdl_cut_points
 from pybncsmooth.classifiers.evaluation import auc, log_loss, rmse, zero_one_loss
 from pybncsmooth.errors import DataError, HyperparameterError
 

@@ -110,7 +110,7 @@ def test_bad_ensemble_options_name_the_argument(dna):
 
 
 def test_randomised_mdl_cut_points():
-    from pybncsmooth.classifiers.discretize import mdl_cut_points
+    from pybncsmooth.data.discretize import mdl_cut_points
 
     g = np.random.default_rng(0)
     x = np.concatenate([g.normal(0, 1, 300), g.normal(3, 1, 300), g.normal(6, 1, 300)])

@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import DataError
 from ._kernels import build_levels, dense_counts
 
-__all__ = ["ContextTree", "TreeLevel", "count_tree", "aggregate_leaves"]
+__all__ = ["ContextTree", "TreeLevel", "count_tree", "aggregate_leaves", "mixed_radix"]
 
 # Dense counting (one bincount over all cells) is used while the number of cells
 # stays below max(_DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR * n_rows).
@@ -368,7 +368,7 @@ def aggregate_leaves(
     if n == 0:
         return np.zeros((0, d), dtype=np.int64), np.zeros((0, r), dtype=np.int64)
     if Q * r < _INT64_SAFE:
-        cfg = _mixed_radix(cols, cards)
+        cfg = mixed_radix(cols, cards)
         uniq, cnt = np.unique(cfg * r + x, return_counts=True)
         cfg_u, x_u = np.divmod(uniq, r)
         new = np.empty(len(cfg_u), dtype=bool)
@@ -408,7 +408,7 @@ def dense_leaves(
     return _decode(observed, cards), dense[observed]
 
 
-def _mixed_radix(cols: Sequence[np.ndarray], cards: Sequence[int]) -> np.ndarray:
+def mixed_radix(cols: Sequence[np.ndarray], cards: Sequence[int]) -> np.ndarray:
     """Codes with the first parent most significant: ((p1*c2 + p2)*c3 + p3)..."""
     cfg = cols[0].astype(np.int64)  # always a fresh array: safe to update in place
     for c, k in zip(cols[1:], cards[1:]):
@@ -419,10 +419,10 @@ def _mixed_radix(cols: Sequence[np.ndarray], cards: Sequence[int]) -> np.ndarray
 
 def config_index(M: np.ndarray, cards: Sequence[int]) -> np.ndarray:
     """Configuration codes of the rows of ``M`` (one column per variable, first most
-    significant, as :func:`_mixed_radix`); zeros when ``M`` has no columns."""
+    significant, as :func:`mixed_radix`); zeros when ``M`` has no columns."""
     if M.shape[1] == 0:
         return np.zeros(M.shape[0], dtype=np.int64)
-    return _mixed_radix([M[:, j] for j in range(M.shape[1])], cards)
+    return mixed_radix([M[:, j] for j in range(M.shape[1])], cards)
 
 
 def _decode(cfg: np.ndarray, cards: Sequence[int]) -> np.ndarray:

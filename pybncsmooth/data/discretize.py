@@ -24,9 +24,10 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError, HyperparameterError
+from ..errors import DataError, HyperparameterError, MissingColumnError
 
 __all__ = [
+    "Discretizer",
     "EqualWidthDiscretizer",
     "EqualFrequencyDiscretizer",
     "MDLDiscretizer",
@@ -34,19 +35,14 @@ __all__ = [
     "mdl_cut_points",
 ]
 
-try:  # scikit-learn is a dependency of the classifier layer
-    from sklearn.base import BaseEstimator, TransformerMixin
-except ImportError:  # pragma: no cover - depends on the environment
-    BaseEstimator = object  # type: ignore[assignment,misc]
-    TransformerMixin = object  # type: ignore[assignment,misc]
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import NotFittedError
 
 
 def _numeric_columns(X: pd.DataFrame, columns: Sequence[str] | None) -> list[str]:
     if columns is not None:
         missing = [c for c in columns if c not in X.columns]
         if missing:
-            from ..errors import MissingColumnError
-
             raise MissingColumnError(str(missing[0]), "column to discretise", [str(c) for c in X.columns])
         return list(columns)
     out = []
@@ -75,7 +71,7 @@ def _labels(cuts: np.ndarray) -> list[str]:
     return [f"bin{i}" for i in range(len(edges) - 1)]  # pragma: no cover - cut points always differ
 
 
-class _Discretizer(TransformerMixin, BaseEstimator):
+class Discretizer(TransformerMixin, BaseEstimator):
     """Shared transform: cut each learned column at its cut points."""
 
     def _learn(self, values: np.ndarray, y: np.ndarray | None) -> np.ndarray:  # pragma: no cover - abstract
@@ -84,7 +80,7 @@ class _Discretizer(TransformerMixin, BaseEstimator):
     def _needs_y(self) -> bool:
         return False
 
-    def fit(self, X: pd.DataFrame, y: Any = None) -> "_Discretizer":
+    def fit(self, X: pd.DataFrame, y: Any = None) -> "Discretizer":
         """Learn cut points of every numeric column on its finite values (``y`` is the
         class, needed by the supervised MDL discretiser)."""
         if not isinstance(X, pd.DataFrame):
@@ -108,8 +104,6 @@ class _Discretizer(TransformerMixin, BaseEstimator):
     def transform(self, X: pd.DataFrame) -> pd.DataFrame:
         """A copy of ``X`` with each fitted column cut into ordered Categorical bins."""
         if not hasattr(self, "cut_points_"):
-            from sklearn.exceptions import NotFittedError
-
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         if not isinstance(X, pd.DataFrame):
             X = pd.DataFrame(X)
@@ -136,7 +130,7 @@ class _Discretizer(TransformerMixin, BaseEstimator):
         }
 
     @staticmethod
-    def from_dict(d: dict) -> "_Discretizer":
+    def from_dict(d: dict) -> "Discretizer":
         cls = {c.__name__: c for c in (EqualWidthDiscretizer, EqualFrequencyDiscretizer, MDLDiscretizer)}[d["kind"]]
         obj = cls(**d["params"])
         obj.cut_points_ = {c: np.asarray(v, dtype=np.float64) for c, v in d["cut_points"].items()}
@@ -144,7 +138,7 @@ class _Discretizer(TransformerMixin, BaseEstimator):
         return obj
 
 
-class _BinnedDiscretizer(_Discretizer):
+class _BinnedDiscretizer(Discretizer):
     """Unsupervised discretisers with a number of bins."""
 
     def __init__(self, n_bins: int = 5, columns: Sequence[str] | None = None) -> None:
@@ -179,7 +173,7 @@ class EqualFrequencyDiscretizer(_BinnedDiscretizer):
         return cuts[cuts < values.max()]
 
 
-class MDLDiscretizer(_Discretizer):
+class MDLDiscretizer(Discretizer):
     """Fayyad & Irani's supervised MDL discretisation (fit needs the class).
 
     With ``random_state`` (an int or a numpy Generator) the cut points are sampled

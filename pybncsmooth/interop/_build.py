@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import numpy as np
 
+from ..data.schema import Schema
 from ..errors import FileFormatError
+from ..model.cpd import TableCPD
+from ..model.network import FittedNetwork
+from ..structure.dag import DAG
+from ._rformat import format_r
 from ._tokens import Cursor
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..model.network import FittedNetwork
 
 __all__ = ["NetworkParts", "table_columns", "write_probability_blocks"]
 
@@ -63,11 +65,6 @@ class NetworkParts:
                 raise FileFormatError(f"node {node!r} has no probability table", self.path, self.lines.get(node))
 
     def network(self) -> "FittedNetwork":
-        from ..data.schema import Schema
-        from ..model.cpd import TableCPD
-        from ..model.network import FittedNetwork
-        from ..structure.dag import DAG
-
         nodes = list(self.levels)
         dag = DAG({n: self.parents[n] for n in nodes}, nodes=nodes)
         schema = Schema({n: tuple(self.levels[n]) for n in nodes}, frozenset(nodes))
@@ -135,8 +132,6 @@ def write_probability_blocks(
     ``row(codes, labels)`` gives the text before a column's numbers, and
     ``root_prefix`` the text before a root node's numbers.
     """
-    from ._rformat import format_r
-
     for node in net.nodes:
         t = net.cpt(node)
         pa = net.parents(node)

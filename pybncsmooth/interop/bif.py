@@ -10,16 +10,16 @@ renormalised, as bnlearn does.  Writing reproduces ``write.bif`` byte for byte.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 import numpy as np
 
+from ..model.formats import NetworkFormat, register_format
+from ..model.network import FittedNetwork
 from ._build import NetworkParts, table_columns, write_probability_blocks
 from ._grammar import TableQueue, discrete_type, node_block
 from ._tokens import Cursor, check_writable_names, tokenize, word_or_quoted
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..model.network import FittedNetwork
+from .io import read_text, text_writer
 
 __all__ = ["parse_bif", "write_bif"]
 
@@ -117,3 +117,11 @@ def write_bif(net: "FittedNetwork", fh: TextIO) -> None:
         "  table ",
         lambda codes, labels: "  (" + ", ".join(word_or_quoted(str(lab[c])) for lab, c in zip(labels, codes)) + ") ",
     )
+
+
+def read_bif(path: str) -> "FittedNetwork":
+    """A BIF file (gzip-compressed when the name ends in ``.gz``) as a fitted network."""
+    return parse_bif(read_text(path), path).network()
+
+
+register_format(NetworkFormat("bif", (".bif",), read_bif, text_writer("bif", write_bif)))

@@ -7,16 +7,16 @@ parent varying fastest.  Writing reproduces ``write.dsc`` byte for byte.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 import numpy as np
 
+from ..model.formats import NetworkFormat, register_format
+from ..model.network import FittedNetwork
 from ._build import NetworkParts, table_columns, write_probability_blocks
 from ._grammar import TableQueue, discrete_type, node_block
 from ._tokens import Cursor, check_writable_names, tokenize
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..model.network import FittedNetwork
+from .io import read_text, text_writer
 
 __all__ = ["parse_dsc", "write_dsc"]
 
@@ -112,3 +112,11 @@ def write_dsc(net: "FittedNetwork", fh: TextIO) -> None:
         n = len(net.levels(node))
         fh.write(f'node {node} {{\n  type : discrete [ {n} ] = {{ "{lev}" }};\n}}\n')
     write_probability_blocks(net, fh, "   ", lambda codes, labels: "  (" + ", ".join(str(c) for c in codes) + ") : ")
+
+
+def read_dsc(path: str) -> "FittedNetwork":
+    """A DSC file (gzip-compressed when the name ends in ``.gz``) as a fitted network."""
+    return parse_dsc(read_text(path), path).network()
+
+
+register_format(NetworkFormat("dsc", (".dsc",), read_dsc, text_writer("dsc", write_dsc)))

@@ -1,51 +1,66 @@
-"""Reading and writing networks by file extension."""
+"""Reading and writing networks by file extension, through the format table of
+:mod:`pybncsmooth.model.formats` (every format module of this package registers
+itself there when :mod:`pybncsmooth.interop` is imported)."""
 
 from __future__ import annotations
 
+import gzip
 import os
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable, TextIO
 
 from .._atomic import atomic_open
 from ..errors import FileFormatError
+from ..model.formats import format_extensions, network_format
+from ..model.network import FittedNetwork
+from ..structure.dag import DAG
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ..model.network import FittedNetwork
-    from ..structure.dag import DAG
-
-__all__ = ["read_network", "write_network", "NETWORK_FORMATS", "network_format"]
-
-#: extension -> format name
-NETWORK_FORMATS = {".bif": "bif", ".dsc": "dsc", ".net": "net", ".rds": "rds", ".pbn": "native"}
+__all__ = ["read_network", "write_network", "network_extensions", "looks_like_network_path"]
 
 
-def network_format(path: str | os.PathLike, format: str | None = None) -> str:
-    """The format of ``path``: ``format`` if given, else from the extension."""
-    if format is not None:
-        fmt = format.lower().lstrip(".")
-        fmt = "native" if fmt == "pbn" else fmt
-        if fmt not in NETWORK_FORMATS.values():
-            raise FileFormatError(f"unknown network format {format!r}; use one of bif, dsc, net, rds, pbn")
-        return fmt
-    ext = Path(str(path)).suffix.lower()
-    if ext == ".gz":
-        ext = Path(str(path)[:-3]).suffix.lower()
-    if ext not in NETWORK_FORMATS:
-        raise FileFormatError(
-            f"cannot tell the format of {str(path)!r} from its extension; use .bif, .dsc, .net, .rds "
-            "or .pbn, or pass format="
-        )
-    return NETWORK_FORMATS[ext]
+def network_extensions() -> dict[str, str]:
+    """Extension (``".bif"``) -> format name of every registered format."""
+    return format_extensions()
 
 
-def _read_text(path: str) -> str:
+def looks_like_network_path(text: str) -> bool:
+    """Whether ``text`` ends in the extension of a network format (``.gz`` allowed)."""
+    low = text.strip().lower()
+    return any(low.endswith(ext) or low.endswith(ext + ".gz") for ext in format_extensions())
+
+
+def read_text(path: str) -> str:
+    """A text file's content (gzip-compressed when the name ends in ``.gz``)."""
     if path.endswith(".gz"):
-        import gzip
-
         with gzip.open(path, "rt", encoding="utf-8") as fh:
             return fh.read()
     with open(path, encoding="utf-8") as fh:
         return fh.read()
+
+
+def text_writer(name: str, write: Callable[[FittedNetwork, TextIO], None]) -> Callable[[Any, str], None]:
+    """A format's ``write(obj, path)`` from a function writing a single-domain fitted
+    network to an open text file (atomically: a failed write leaves no file)."""
+
+    def _write(net: Any, path: str) -> None:
+        check_writable(net, name)
+        if net.domain is not None:
+            raise FileFormatError(
+                f"a multi-domain network cannot be written as {name}; write one domain at a time "
+                "(net.for_domain(level).write(...)) or use the native .pbn format"
+            )
+        with atomic_open(path, "w") as fh:
+            write(net, fh)
+
+    return _write
+
+
+def check_writable(net: Any, name: str) -> None:
+    """A fitted network, or a specific error for a DAG or anything else."""
+    if isinstance(net, FittedNetwork):
+        return
+    if isinstance(net, DAG):
+        raise FileFormatError(f"a DAG has no probabilities to write as {name}; fit it first (or write .rds)")
+    raise TypeError(f"expected a FittedNetwork, not {type(net).__name__}")
 
 
 def read_network(path: str | os.PathLike, *, format: str | None = None) -> "FittedNetwork | DAG":
@@ -61,57 +76,10 @@ def read_network(path: str | os.PathLike, *, format: str | None = None) -> "Fitt
     fmt = network_format(p, format)
     if not os.path.exists(p):
         raise FileNotFoundError(p)
-    if fmt == "rds":
-        from .rds import read_rds
-
-        return read_rds(p)
-    if fmt == "native":
-        from .native import load_native
-
-        with open(p, "rb") as fh:
-            return load_native(fh, p)
-    text = _read_text(p)
-    if fmt == "bif":
-        from .bif import parse_bif as parse
-    elif fmt == "dsc":
-        from .dsc import parse_dsc as parse
-    else:
-        from .net import parse_net as parse
-    return parse(text, p).network()
+    return fmt.read(p)
 
 
 def write_network(net: Any, path: str | os.PathLike, *, format: str | None = None) -> None:
     """Write a FittedNetwork (or, for ``.rds``, also a DAG) by extension or ``format``."""
-    from ..model.network import FittedNetwork
-    from ..structure.dag import DAG
-
     p = str(path)
-    fmt = network_format(p, format)
-    if fmt == "rds":
-        from .rds import write_rds
-
-        write_rds(net, p)
-        return
-    if not isinstance(net, FittedNetwork):
-        if isinstance(net, DAG):
-            raise FileFormatError(f"a DAG has no probabilities to write as {fmt}; fit it first (or write .rds)")
-        raise TypeError(f"expected a FittedNetwork, not {type(net).__name__}")
-    if fmt == "native":
-        from .native import save_native
-
-        with atomic_open(p, "wb") as fh:
-            save_native(net, fh)
-        return
-    if net.domain is not None:
-        raise FileFormatError(
-            f"a multi-domain network cannot be written as {fmt}; write one domain at a time "
-            "(net.for_domain(level).write(...)) or use the native .pbn format"
-        )
-    if fmt == "bif":
-        from .bif import write_bif as writer
-    elif fmt == "dsc":
-        from .dsc import write_dsc as writer
-    else:
-        from .net import write_net as writer
-    with atomic_open(p, "w") as fh:
-        writer(net, fh)
+    network_format(p, format).write(net, p)

@@ -14,14 +14,21 @@ import io
 import json
 import zipfile
 import zlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from .._atomic import atomic_open
+from ..counting.context_tree import ContextTree, TreeLevel
+from ..data.discretize import Discretizer
+from ..data.schema import Schema
 from ..errors import FileFormatError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..model.network import FittedNetwork
+from ..estimators.base import TreeEstimate, make_estimator
+from ..model.cpd import TableCPD, TreeCPD
+from ..model.formats import NetworkFormat, register_format
+from ..model.network import FittedNetwork
+from ..structure.dag import DAG
+from .io import check_writable
 
 __all__ = ["save_native", "load_native", "NATIVE_VERSION"]
 
@@ -43,8 +50,6 @@ def _json_safe(v: Any) -> Any:
 
 def save_native(net: "FittedNetwork", fh: Any) -> None:
     """Write ``net`` to a binary file object or path."""
-    from ..model.cpd import TableCPD, TreeCPD
-
     arrays: dict[str, np.ndarray] = {}
     nodes_meta = {}
     for k, node in enumerate(net.nodes):
@@ -138,13 +143,6 @@ def load_native(fh: Any, path: str | None = None) -> "FittedNetwork":
 
 
 def _load_native(fh: Any, path: str | None = None) -> "FittedNetwork":
-    from ..counting.context_tree import ContextTree, TreeLevel
-    from ..data.schema import Schema
-    from ..estimators.base import TreeEstimate, make_estimator
-    from ..model.cpd import TableCPD, TreeCPD
-    from ..model.network import FittedNetwork
-    from ..structure.dag import DAG
-
     try:
         z = np.load(fh, allow_pickle=False)
         header = json.loads(bytes(z["header"]).decode("utf-8"))
@@ -187,9 +185,7 @@ def _load_native(fh: Any, path: str | None = None) -> "FittedNetwork":
             est = None
     net = FittedNetwork(dag, schema, cpds, domain=header.get("domain"), estimator=est, info=header.get("info"))
     if header.get("transformer"):
-        from ..classifiers.discretize import _Discretizer
-
-        net.transformer = _Discretizer.from_dict(header["transformer"])
+        net.transformer = Discretizer.from_dict(header["transformer"])
     return net
 
 
@@ -197,3 +193,19 @@ def to_bytes(net: "FittedNetwork") -> bytes:
     buf = io.BytesIO()
     save_native(net, buf)
     return buf.getvalue()
+
+
+def read_native(path: str) -> "FittedNetwork":
+    """A ``.pbn`` file written by :func:`save_native`."""
+    with open(path, "rb") as fh:
+        return load_native(fh, path)
+
+
+def write_native(net: Any, path: str) -> None:
+    """Write ``net`` as a ``.pbn`` file (atomically: a failed write leaves no file)."""
+    check_writable(net, "native")
+    with atomic_open(path, "wb") as fh:
+        save_native(net, fh)
+
+
+register_format(NetworkFormat("native", (".pbn",), read_native, write_native, aliases=("pbn",)))

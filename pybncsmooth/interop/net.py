@@ -10,17 +10,17 @@ other than ``states`` (labels, positions, ...) are ignored.  Writing reproduces
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 import numpy as np
 
+from ..model.formats import NetworkFormat, register_format
+from ..model.network import FittedNetwork
 from ._build import NetworkParts, table_columns
 from ._grammar import TableQueue, node_block
 from ._rformat import format_r
 from ._tokens import Cursor, check_writable_names, tokenize
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..model.network import FittedNetwork
+from .io import read_text, text_writer
 
 __all__ = ["parse_net", "write_net"]
 
@@ -130,3 +130,11 @@ def write_net(net: "FittedNetwork", fh: TextIO) -> None:
         for c in reversed(cards):
             items = ["(" + "".join(items[k : k + c]) + ")" for k in range(0, len(items), c)]
         fh.write(f"{items[0]} ;\n}}\n")
+
+
+def read_net(path: str) -> "FittedNetwork":
+    """A NET file (gzip-compressed when the name ends in ``.gz``) as a fitted network."""
+    return parse_net(read_text(path), path).network()
+
+
+register_format(NetworkFormat("net", (".net",), read_net, text_writer("net", write_net)))

@@ -18,6 +18,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError
+from ..estimators import available_methods, estimator_class
+from ..estimators import describe_methods as registry_methods
 
 __all__ = [
     "frame_from_codes",
@@ -62,7 +64,7 @@ def network_tables(net: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"nodes": list(net.nodes), "domain": net.domain, "tables": {}}
     for node in net.nodes:
         t = net.cpt(node)
-        dims = net._table_dims(node)  # [node, *parents, domain]: cpt()'s axes
+        dims = net.table_dims(node)  # [node, *parents, domain]: cpt()'s axes
         out["tables"][node] = {
             "parents": dims[1:],
             "children": list(net.children(node)),
@@ -78,33 +80,19 @@ def network_tables(net: Any) -> dict[str, Any]:
     return out
 
 
-def _param_default(v: Any) -> Any:
-    if v is inspect.Parameter.empty:
-        return None
-    if isinstance(v, (int, float, str, bool)) or v is None:
-        return v
-    return repr(v)
-
-
 def describe_methods() -> dict[str, dict[str, Any]]:
-    """Every registered estimator with its hyperparameters and their defaults."""
-    from ..estimators.base import _REGISTRY
-
-    out = {}
-    for name in sorted(_REGISTRY):
-        sig = inspect.signature(_REGISTRY[name].__init__)
-        out[name] = {p: _param_default(q.default) for p, q in sig.parameters.items() if p != "self"}
-    return out
+    """Every registered estimator with its hyperparameters and their defaults (R's
+    ``bncs.methods()``)."""
+    return registry_methods()
 
 
 def integer_params(method: str) -> list[str]:
-    """Hyperparameters of ``method`` whose default is an integer (R passes whole
-    numbers as doubles; the wrapper converts these)."""
-    from ..estimators.base import _REGISTRY
-
-    if method not in _REGISTRY:
+    """Hyperparameters of ``method`` that take whole numbers (R passes whole numbers as
+    doubles; the wrapper converts these): those whose default is an integer, and the
+    counts and seeds whose default is ``None``."""
+    if method not in available_methods():
         return []
-    sig = inspect.signature(_REGISTRY[method].__init__)
+    sig = inspect.signature(estimator_class(method).__init__)
     return [
         p
         for p, q in sig.parameters.items()

@@ -15,16 +15,17 @@ from __future__ import annotations
 import os
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .._atomic import atomic_path
+from ..data.schema import Schema
 from ..errors import FileFormatError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..model.network import FittedNetwork
-    from ..structure.dag import DAG
+from ..model.cpd import TableCPD
+from ..model.formats import NetworkFormat, register_format
+from ..model.network import FittedNetwork
+from ..structure.dag import DAG
 
 __all__ = ["read_rds", "write_rds", "from_r", "to_r_bn_fit", "to_r_bn", "r_available"]
 
@@ -125,11 +126,6 @@ def _chr(v: Any) -> list[str]:
 
 def from_r(obj: Any, path: str | None = None) -> "FittedNetwork | DAG":
     """Convert an R ``bn.fit`` (discrete) or ``bn`` object to a FittedNetwork or DAG."""
-    from ..data.schema import Schema
-    from ..model.cpd import TableCPD
-    from ..model.network import FittedNetwork
-    from ..structure.dag import DAG
-
     ro = _robjects()
     cls = _classes(obj)
     if "bn.fit" in cls:
@@ -236,9 +232,10 @@ def to_r_bn(dag: "DAG") -> Any:
 
 def write_rds(obj: "FittedNetwork | DAG", path: str | Path) -> None:
     """``saveRDS`` a FittedNetwork (as ``bn.fit``) or a DAG (as ``bn``)."""
-    from ..structure.dag import DAG
-
     ro = _robjects()
     robj = to_r_bn(obj) if isinstance(obj, DAG) else to_r_bn_fit(obj)
     with atomic_path(path) as tmp:
         ro.r["saveRDS"](robj, tmp)
+
+
+register_format(NetworkFormat("rds", (".rds",), read_rds, write_rds))

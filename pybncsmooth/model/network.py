@@ -8,19 +8,21 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..counting.context_tree import mixed_radix
 from ..data.encode import EncodedData, encode
 from ..data.schema import Schema
 from ..errors import (
     DataError,
-    StatisticUnavailableError,
-    UnseenDomainWarning,
     MissingColumnError,
+    StatisticUnavailableError,
     UnknownNodeError,
+    UnseenDomainWarning,
     ZeroProbabilityWarning,
 )
 from ..structure.dag import DAG
-from ..counting.context_tree import _mixed_radix
 from .cpd import CPD, DEFAULT_MAX_CELLS, QUERY_DENSE_CELLS, FixedPrefixCPD, TreeCPD
+from .formats import network_format
+from .plotting import plot_cpt, plot_shrinkage
 
 __all__ = ["FittedNetwork"]
 
@@ -142,7 +144,8 @@ class FittedNetwork:
             t = np.moveaxis(t, list(range(1, 1 + k)), list(range(t.ndim - k, t.ndim)))
         return t
 
-    def _table_dims(self, node: str) -> list[str]:
+    def table_dims(self, node: str) -> list[str]:
+        """The axes of :meth:`cpt`: the node, its parents, and the domain (multi-domain fits)."""
         return [node] + self.parents(node) + list(self._prefix)
 
     def cpt_frame(
@@ -167,7 +170,7 @@ class FittedNetwork:
         a moment-matched approximation otherwise).
         """
         t = self.cpt(node, max_cells=max_cells)
-        dims = self._table_dims(node)
+        dims = self.table_dims(node)
         if interval is not None:
             if wide:
                 raise ValueError("interval= needs the tidy layout (wide=False)")
@@ -362,7 +365,7 @@ class FittedNetwork:
                 for c in cols:
                     if c.size and c.min() < 0:
                         unknown |= c < 0
-                idx = _mixed_radix([np.maximum(c, 0) for c in cols], cards)
+                idx = mixed_radix([np.maximum(c, 0) for c in cols], cards)
                 logp += L[idx]
             else:
                 logp += L[0]
@@ -515,22 +518,17 @@ class FittedNetwork:
     def write(self, path: Any, *, format: str | None = None) -> None:
         """Write the network: ``.bif``, ``.dsc``, ``.net`` (as bnlearn writes them) or
         the lossless native format ``.pbn``, chosen by extension or ``format``."""
-        from ..interop.io import write_network
-
-        write_network(self, path, format=format)
+        p = str(path)
+        network_format(p, format).write(self, p)
 
     def plot_shrinkage(self, node: str, value: Any = None, ax: Any = None) -> Any:
         """Leaf estimates against relative frequencies and parent estimates (needs
         matplotlib); see :func:`pybncsmooth.model.plotting.plot_shrinkage`."""
-        from .plotting import plot_shrinkage
-
         return plot_shrinkage(self, node, value, ax=ax)
 
     def plot_cpt(self, node: str, ax: Any = None, *, cmap: str = "viridis", annotate: bool | None = None) -> Any:
         """Heatmap of the CPT of ``node``: one column per parent configuration, one
         row per level (needs matplotlib).  Returns the matplotlib Axes."""
-        from .plotting import plot_cpt
-
         return plot_cpt(self, node, ax=ax, cmap=cmap, annotate=annotate)
 
 
@@ -571,7 +569,7 @@ def _normalise_log(logp: np.ndarray, target: str) -> np.ndarray:
 def _align_table(net: FittedNetwork, node: str, parents: Sequence[str], schema: Schema) -> np.ndarray:
     """``net``'s CPT of ``node`` with its axes and levels in the order of ``parents``/``schema``."""
     t = net.cpt(node)
-    dims = net._table_dims(node)
+    dims = net.table_dims(node)
     want = [node] + list(parents) + list(net._prefix)
     if sorted(dims) != sorted(want):
         raise DataError(f"node {node!r} has parents {dims[1:]} in one network and {want[1:]} in the other")

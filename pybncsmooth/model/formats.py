@@ -1,0 +1,73 @@
+"""The table of network file formats: who reads and writes which extension.
+
+The model layer owns the table; each format module of :mod:`pybncsmooth.interop`
+registers its reader and writer when it is imported (``register_format``), so
+:meth:`FittedNetwork.write` and :func:`pybncsmooth.read_network` find them without
+the model importing the interop layer.  A new format is one module and one
+``register_format`` call.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import FileFormatError
+
+__all__ = ["NetworkFormat", "register_format", "get_format", "network_format", "format_extensions"]
+
+
+@dataclass(frozen=True)
+class NetworkFormat:
+    """One file format: its ``name``, the ``extensions`` that select it (with the dot),
+    ``read(path) -> FittedNetwork | DAG`` and ``write(obj, path)``."""
+
+    name: str
+    extensions: tuple[str, ...]
+    read: Callable[[str], Any]
+    write: Callable[[Any, str], None]
+    aliases: tuple[str, ...] = ()
+
+
+_FORMATS: dict[str, NetworkFormat] = {}
+
+
+def register_format(fmt: NetworkFormat) -> NetworkFormat:
+    """Add (or replace) a format in the table."""
+    _FORMATS[fmt.name] = fmt
+    return fmt
+
+
+def format_extensions() -> dict[str, str]:
+    """Extension (``".bif"``) -> format name, over the registered formats."""
+    return {ext: f.name for f in _FORMATS.values() for ext in f.extensions}
+
+
+def get_format(name: str) -> NetworkFormat:
+    """The registered format called ``name`` (or one of its aliases, case-insensitive)."""
+    key = name.lower().lstrip(".")
+    for f in _FORMATS.values():
+        if key == f.name or key in f.aliases:
+            return f
+    known = ", ".join(sorted(_FORMATS)) or "none registered"
+    raise FileFormatError(f"unknown network format {name!r}; use one of {known}")
+
+
+def network_format(path: str | os.PathLike, format: str | None = None) -> NetworkFormat:
+    """The format of ``path``: ``format`` if given, else from the extension (a trailing
+    ``.gz`` is looked through)."""
+    if format is not None:
+        return get_format(format)
+    p = str(path)
+    ext = Path(p).suffix.lower()
+    if ext == ".gz":
+        ext = Path(p[:-3]).suffix.lower()
+    table = format_extensions()
+    if ext not in table:
+        exts = ", ".join(sorted(table))
+        raise FileFormatError(
+            f"cannot tell the format of {p!r} from its extension; use one of {exts}, or pass format="
+        )
+    return _FORMATS[table[ext]]
