@@ -6,6 +6,17 @@ The pipeline::
     DataFrame --encode--> codes + Schema --count--> ContextTree per node
               --estimate--> probabilities at every tree node --> FittedNetwork
 
+Layout, one layer a subpackage, imports running only down this list:
+``errors``/``validation`` (every argument check, hyperparameter declarations),
+``data`` (schemas, encoding, data sources: a frame is a source of one chunk,
+discretisers), ``structure`` (DAGs, model strings, formulas, NB/TAN/kDB learning),
+``counting`` (context trees), ``estimators`` (one module per estimator and the
+registry), ``model`` (CPDs, ``FittedNetwork``, the table of file formats),
+``interop`` (BIF/DSC/NET/native/rds, registered in that table; the R bridge),
+``pipeline`` (the fit below every front end: ``fit_network``, ``estimate_network``,
+``resolve_structure``), ``classifiers`` (structure builders, selective kDB, ESKDB,
+``BNClassifier``), ``frontends`` (``fit``, the command line).
+
 Quick start::
 
     import pybncsmooth as bs
@@ -23,15 +34,6 @@ from ._cache import configure_numba_cache
 configure_numba_cache()  # before any module compiles a kernel: caches in the user cache folder
 
 from . import errors
-from .counting import ContextTree
-from .data import NA_LABEL, Schema, encode, read_table
-from .datasets import list_datasets, load_dataset
-from .estimators import Estimator, available_methods, make_estimator
-from .frontends.api import fit
-from .interop import read_network, write_network
-from .model import FittedNetwork
-from .structure import DAG
-from .structure.learning import learn_structure
 from .classifiers import (
     BNClassifier,
     EqualFrequencyDiscretizer,
@@ -42,6 +44,15 @@ from .classifiers import (
     sign_test,
     win_draw_loss,
 )
+from .counting import ContextTree
+from .data import NA_LABEL, Schema, encode, read_table
+from .datasets import list_datasets, load_dataset
+from .estimators import Estimator, available_methods, make_estimator
+from .frontends.api import fit
+from .interop import read_network, write_network
+from .model import FittedNetwork
+from .structure import DAG
+from .structure.learning import learn_structure
 
 try:
     __version__ = version("pybncsmooth")

@@ -1,274 +1,38 @@
-"""``BNClassifier``: Bayesian network classifiers with scikit-learn's estimator contract."""
+"""``BNClassifier``: Bayesian network classifiers with scikit-learn's estimator contract.
+
+The wrapper checks what the user passes (features, classes, options), then hands the
+fit to the structure builders (:mod:`pybncsmooth.classifiers.builders`) or, for
+``structure="eskdb"``, to the ensemble (:mod:`pybncsmooth.classifiers.eskdb`).
+"""
 
 from __future__ import annotations
 
+import inspect
 import os
-import warnings
-
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_array, column_or_1d
 
-from ..errors import DataError, HyperparameterError
-from ..estimators.base import Estimator, _REGISTRY
-from ..structure.dag import DAG
-from .discretize import MDLDiscretizer, make_discretizer
-from .eskdb import (
-    check_n_estimators,
-    learn_eskdb_structures,
-    member_method,
-    member_orders,
-    member_seeds,
-    member_trees,
-)
+from ..data.discretize import MDLDiscretizer, make_discretizer
+from ..data.sources import DataSource, as_source, is_dask_frame
+from ..errors import DataError, EmptyDataError, HyperparameterError, MissingColumnError, SingleLevelError
+from ..estimators import hyperparameter_names
+from ..estimators.base import Estimator
+from ..structure.learning import resolve_features
+from .builders import STRUCTURES, build_classifier_network
+from .eskdb import EskdbOptions, check_n_estimators, fit_eskdb
 
-__all__ = ["BNClassifier", "build_classifier_network", "STRUCTURES"]
-
-STRUCTURES = ("nb", "tan", "kdb", "skdb", "eskdb")
-
-
-def _hyper_names() -> set[str]:
-    names: set[str] = set()
-    for cls in _REGISTRY.values():
-        names.update(n for n in cls.param_names() if n != "random_state")
-    return names
-
-
-def build_classifier_network(
-    frame: pd.DataFrame,
-    target: str,
-    *,
-    structure: str | DAG = "tan",
-    k: int | None = 1,
-    method: str | Estimator = "bayes",
-    na: str = "level",
-    root: str | None = None,
-    random_state: Any = None,
-    features: list[str] | None = None,
-    skdb_m: float = 1.0,
-    skdb_loss: str = "rmse",
-    progress: bool | None = None,
-    **hyper: Any,
-):
-    """Learn a classifier structure on ``frame`` and fit its parameters (``frame``: a
-    data frame, or any data source read in chunks, see :func:`_build_from_source`).
-
-    Returns ``(network, dag, ignored)``: features with a single observed level
-    carry no information about the class and are left out (``ignored``).
-    """
-    from ..frontends.api import fit
-    from ..structure.learning import learn_structure
-    from .skdb import learn_skdb
-
-    if not isinstance(frame, pd.DataFrame):
-        return _build_from_source(
-            frame,
-            target,
-            structure=structure,
-            k=k,
-            method=method,
-            na=na,
-            root=root,
-            random_state=random_state,
-            features=features,
-            skdb_m=skdb_m,
-            skdb_loss=skdb_loss,
-            progress=progress,
-            **hyper,
-        )
-    if target not in frame.columns:
-        from ..errors import MissingColumnError
-
-        raise MissingColumnError(target, "class", [str(c) for c in frame.columns])
-    if features is None:
-        features = [c for c in frame.columns if c != target]
-    if structure in ("kdb", "skdb") and k is not None:
-        # k is checked against the features the caller gave; once single-valued
-        # features are left out, a larger k means "every earlier feature", the same as
-        # k = (number of remaining features), so it is clipped rather than refused.
-        from ..structure.learning import check_k
-
-        k = check_k(k, len(features))
-    ignored = [f for f in features if frame[f].nunique(dropna=na != "level") < 2]
-    features = [f for f in features if f not in ignored]
-    if structure in ("kdb", "skdb") and k is not None:
-        k = min(k, len(features))
-    if not features and not isinstance(structure, DAG):
-        # nothing informs the class (e.g. MDL found no cut point on a small sample): the
-        # classifier is the class prior, as a scikit-learn classifier would still fit
-        warnings.warn(
-            f"no feature has two values or more besides the class {target!r}"
-            + (f" (left out: {', '.join(map(repr, ignored[:5]))})" if ignored else "")
-            + ": predictions are the class prior",
-            UserWarning,
-            stacklevel=3,
-        )
-        dag = DAG({target: []}, nodes=[target])
-        net = fit(
-            dag,
-            frame[[target]],
-            method=method,
-            na="available" if na == "pairwise" else na,
-            random_state=random_state,
-            **hyper,
-        )
-        return net, dag, ignored
-    if isinstance(structure, DAG):
-        dag = structure
-    elif structure == "eskdb":
-        raise HyperparameterError(
-            "structure='eskdb' is an ensemble of networks, not one network: fit it with BNClassifier(structure='eskdb')"
-        )
-    elif structure == "skdb":
-        dag = learn_skdb(frame, target, k if k is not None else 1, features=features, na=na, m=skdb_m, loss=skdb_loss)
-    elif structure in ("nb", "tan", "kdb"):
-        dag = learn_structure(frame, target, structure, k, features=features, na=na, root=root)
-    else:
-        raise HyperparameterError(f"structure must be one of {STRUCTURES} or a DAG, not {structure!r}")
-    count_na = "available" if na == "pairwise" else na
-    net = fit(dag, frame, method=method, na=count_na, random_state=random_state, progress=progress, **hyper)
-    return net, dag, ignored
-
-
-def _build_from_source(
-    data: Any,
-    target: str,
-    *,
-    structure: str | DAG,
-    k: int | None,
-    method: str | Estimator,
-    na: str,
-    root: str | None,
-    random_state: Any,
-    features: list[str] | None,
-    skdb_m: float,
-    skdb_loss: str,
-    progress: bool | None = None,
-    chunksize: int | None = None,
-    **hyper: Any,
-):
-    """:func:`build_classifier_network` on a data source read in chunks (a CSV/Parquet
-    path, chunks, a Dask DataFrame): one pass for the structure's counts (MI, CMI,
-    single-valued features), one to count the CPTs' trees; selective kDB's third pass
-    scores its sub-models and its CPTs come from the trees it counted (no fourth pass)."""
-    from ..data.sources import as_source
-    from ..frontends.api import estimate_network, fit
-    from ..structure.learning import check_k, source_statistics, structure_from_statistics
-    from .skdb import learn_skdb_source
-
-    source = as_source(data, chunksize=chunksize)
-    if isinstance(structure, DAG):
-        source.require_passes(1, "fitting")
-        net = fit(structure, source, method=method, na=na, random_state=random_state, progress=progress, **hyper)
-        return net, structure, []
-    if structure not in STRUCTURES:
-        raise HyperparameterError(f"structure must be one of {STRUCTURES} or a DAG, not {structure!r}")
-    if structure == "eskdb":
-        raise HyperparameterError(
-            "structure='eskdb' is an ensemble of networks, not one network: fit it with BNClassifier(structure='eskdb')"
-        )
-    source.require_passes(3 if structure == "skdb" else 2, f"learning a {structure} classifier")
-    if structure in ("kdb", "skdb") and k is not None and features is not None:
-        k = check_k(k, len(features))
-    pairs = structure == "tan" or (structure in ("kdb", "skdb") and (k or 0) > 0)
-    stats = source_statistics(source, target, features, na=na, pairs=pairs, progress=progress)
-    features = list(stats.features)
-    if structure in ("kdb", "skdb") and k is not None:
-        k = check_k(k, len(features))
-    ignored = stats.single_level_features()
-    used = [f for f in features if f not in ignored]
-    count_na = "available" if na == "pairwise" else na
-    if not used:
-        warnings.warn(
-            f"no feature has two values or more besides the class {target!r}: predictions are the class prior",
-            UserWarning,
-            stacklevel=3,
-        )
-        dag = DAG({target: []}, nodes=[target])
-        return fit(dag, source, method=method, na=count_na, random_state=random_state, **hyper), dag, ignored
-    if structure in ("kdb", "skdb") and k is not None:
-        k = min(k, len(used))
-    if structure == "skdb":
-        dag, info = learn_skdb_source(
-            source,
-            target,
-            k if k is not None else 1,
-            [(None, None)],
-            features=used,
-            na=na,
-            m=skdb_m,
-            loss=skdb_loss,
-            return_info=True,
-            stats=stats,
-            progress=progress,
-        )[0]
-        from ..estimators.base import make_estimator, with_progress
-        from .eskdb import member_trees
-
-        est = make_estimator(method, random_state=random_state, **with_progress(method, hyper, progress))
-        run = {"n_rows": info.extra["n_rows"], "n_dropped": stats.n_dropped, "na": count_na}
-        net = estimate_network(dag, info.extra["schema"].subset(dag.nodes), member_trees(dag, info), est, info=run)
-        return net, dag, ignored
-    dag, _ = structure_from_statistics(stats, structure, k, features=used, root=root)
-    net = fit(dag, source, method=method, na=count_na, random_state=random_state, progress=progress, **hyper)
-    return net, dag, ignored
-
-
-def _eskdb_from_source(
-    source: Any,
-    target: str,
-    features: list[str],
-    n_est: int,
-    k_max: int,
-    seeds: list,
-    na: str,
-    skdb_hyper: dict,
-    order_sampling: bool,
-    parent_sampling: bool,
-) -> tuple[list | None, list[str], int, int]:
-    """The members' structures and counts from a source in three passes: one for the
-    statistics (MI, CMI), one for the union of the members' full-kDB trees, one for all
-    members' leave-one-out losses.  Each member samples its orders from its own seed
-    exactly as on data in memory, so the ensemble is the same."""
-    from ..structure.learning import source_statistics
-    from .skdb import learn_skdb_source
-
-    source.require_passes(3, "ESKDB")
-    stats = source_statistics(source, target, features, na=na, pairs=k_max > 0)
-    ignored = stats.single_level_features()
-    used = [f for f in features if f not in ignored]
-    n_total = stats.n_rows + stats.n_dropped
-    n_classes = stats.schema.cardinality(target)
-    if not used:
-        return None, ignored, n_total, n_classes
-    k = min(k_max, len(used))
-    mi = stats.mi(used)
-    members = [member_orders(seed, used, mi, order_sampling, parent_sampling) for seed in seeds]
-    shared = learn_skdb_source(
-        source,
-        target,
-        k,
-        members,
-        features=used,
-        na=na,
-        m=skdb_hyper.get("skdb_m", 1.0),
-        loss=skdb_hyper.get("skdb_loss", "rmse"),
-        return_info=True,
-        stats=stats,
-    )
-    return shared, ignored, n_total, n_classes
+__all__ = ["BNClassifier", "STRUCTURES"]
 
 
 def _is_source(X: Any) -> bool:
     """Data to read in chunks rather than a feature matrix: a path, a Dask DataFrame, a
     function, an iterator, or a non-empty list / tuple of DataFrames."""
-    import os
-
-    from ..data.sources import DataSource, is_dask_frame
-
     if isinstance(X, (str, os.PathLike, DataSource)) or is_dask_frame(X) or callable(X):
         return True
     if isinstance(X, (list, tuple)):
@@ -277,10 +41,6 @@ def _is_source(X: Any) -> bool:
 
 
 def _nan_ok() -> dict[str, Any]:
-    import inspect
-
-    from sklearn.utils.validation import check_array
-
     params = inspect.signature(check_array).parameters
     name = "ensure_all_finite" if "ensure_all_finite" in params else "force_all_finite"
     return {name: "allow-nan"}
@@ -385,7 +145,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 
     def set_params(self, **params: Any) -> "BNClassifier":
         own = set(super().get_params(deep=False))
-        known = _hyper_names()
+        known = hyperparameter_names()
         for name, value in params.items():
             if name in own:
                 setattr(self, name, value)
@@ -411,8 +171,6 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         array needs ``discretize=``) with columns ``x0, x1, ...``."""
         if isinstance(X, pd.DataFrame):
             return X
-        from sklearn.utils.validation import check_array
-
         arr = check_array(X, accept_sparse=False, dtype=None, **_NAN_OK)
         df = pd.DataFrame(arr, columns=[f"x{i}" for i in range(arr.shape[1])])
         # an object array holding numbers is numeric data (discretisers see numbers)
@@ -436,19 +194,12 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("BNClassifier requires y to be passed, but the target y is None")
         X = self._frame(X)
         if len(X) == 0:
-            from ..errors import EmptyDataError
-
             raise EmptyDataError("X has no rows")
         if not isinstance(y, pd.Series):
-            from sklearn.utils.multiclass import check_classification_targets
-            from sklearn.utils.validation import column_or_1d
-
             y = column_or_1d(np.asarray(y, dtype=object) if _is_text(y) else y, warn=True)
             check_classification_targets(y)
         y_ser = y if isinstance(y, pd.Series) else pd.Series(np.asarray(y))
         if y_ser.nunique(dropna=True) < 2:
-            from ..errors import SingleLevelError
-
             only = y_ser.dropna().unique()[:1].tolist()
             raise SingleLevelError(
                 "y",
@@ -486,9 +237,6 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         return self._finish_fit([str(c) for c in X.columns], target)
 
     def _fit_source(self, X: Any, y: Any) -> "BNClassifier":
-        from ..data.sources import as_source
-        from ..structure.learning import resolve_features
-
         if not isinstance(y, str):
             raise DataError(
                 "with X read in chunks (a path, a list of DataFrames, a function or a Dask DataFrame), y is the name "
@@ -502,14 +250,12 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         source = as_source(X)
         columns = source.columns()
         if columns is None:
-            from ..errors import EmptyDataError
-
             raise EmptyDataError("the data has no chunk")
         features = resolve_features(columns, y, None)  # every other column
         self._check_ensemble_options()
         self.discretizer_ = None
         if self.structure == "eskdb":
-            self._fit_ensemble(None, y, features, False, source=source)
+            self._fit_ensemble(source, y, features, False)
         else:
             self._fit_single(source, y, features)
         return self._finish_fit(features, y)
@@ -554,137 +300,27 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
                         f"{name} applies to structure='eskdb' only, not structure={self.structure!r}"
                     )
 
-    def _fit_ensemble(
-        self, frame: pd.DataFrame | None, target: str, features: list[str], member_mdl: bool, source: Any = None
-    ) -> None:
-        """ESKDB: each member's cut points (with ``discretize="mdl"``), structure and
-        CPTs, members in parallel threads, each from its own seed.  From a ``source``
-        read in chunks: three passes shared by all members (statistics, trees, losses)."""
-        from ..estimators.base import make_estimator
-        from ..frontends.api import estimate_network, fit
-        from ..structure.learning import check_k
-
-        n_est = check_n_estimators(10 if self.n_estimators is None else self.n_estimators)
-        k_max = check_k(self._k(), len(features))
-        n_jobs = self._hyper.get("n_jobs")
-        seeds = member_seeds(self.random_state, n_est)
-        skdb_hyper = {n: self._hyper[n] for n in ("skdb_m", "skdb_loss") if n in self._hyper}
-        own = {n: v for n, v in self._hyper.items() if n not in skdb_hyper}
-        count_na = "available" if self.na == "pairwise" else self.na
-
-        shared: list[tuple[DAG, Any]] | None = None
-        if source is None:
-            y = frame[target]
-            n_classes = len(y.cat.categories) if isinstance(y.dtype, pd.CategoricalDtype) else int(y.nunique())
-        else:
-            shared, shared_ignored, n_total, n_classes = _eskdb_from_source(
-                source,
-                target,
-                features,
-                n_est,
-                k_max,
-                seeds,
-                self.na,
-                skdb_hyper,
-                self.order_sampling,
-                self.parent_sampling,
-            )
-        method, hyper = member_method(self.method, own, n_classes)
-        if source is not None:
-            if shared is None:  # no feature informs the class: every member is the class prior
-                net, dag, _ = _build_from_source(
-                    source,
-                    target,
-                    structure="nb",
-                    k=None,
-                    method=method,
-                    na=self.na,
-                    root=None,
-                    random_state=None,
-                    features=features,
-                    skdb_m=1.0,
-                    skdb_loss="rmse",
-                    **hyper,
-                )
-                members = [(net, dag, shared_ignored, None)] * n_est
-                self._store_members(members, features)
-                return
-        else:
-            shared_ignored = [f for f in features if frame[f].nunique(dropna=self.na != "level") < 2]
-            n_total = len(frame)
-        shared_used = [f for f in features if f not in shared_ignored]
-        if source is None and not member_mdl and shared_used:  # one encoding, MI and CMI for every member
-            shared = learn_eskdb_structures(
-                frame,
-                target,
-                n_est,
-                min(k_max, len(shared_used)),
-                features=shared_used,
-                na=self.na,
-                m=skdb_hyper.get("skdb_m", 1.0),
-                loss=skdb_hyper.get("skdb_loss", "rmse"),
-                order_sampling=self.order_sampling,
-                parent_sampling=self.parent_sampling,
-                seeds=seeds,
-                n_jobs=n_jobs,
-                return_info=True,
-            )
-
-        def one(i: int) -> tuple:
-            seed = seeds[i]
-            rs = int(seed.generate_state(1, np.uint64)[0] >> np.uint64(1))
-            if shared is not None:  # the CPTs from the counts the selection made (no recount)
-                dag, info = shared[i]
-                est = make_estimator(method, random_state=rs, **hyper)
-                schema = info.extra["schema"].subset(dag.nodes)
-                n_used = info.extra["n_rows"]
-                run = {"n_rows": n_used, "n_dropped": n_total - n_used, "na": count_na, "random_state": rs}
-                net = estimate_network(dag, schema, member_trees(dag, info), est, info=run)
-                return net, dag, shared_ignored, None
-            fr = frame
-            disc = None
-            if member_mdl:
-                disc = MDLDiscretizer(random_state=np.random.default_rng([int(seed.generate_state(1)[0]), 1]))
-                fr = disc.fit(frame[features], frame[target].to_numpy()).transform(frame[features])
-                fr[target] = frame[target]
-            ignored = [f for f in features if fr[f].nunique(dropna=self.na != "level") < 2]
-            used = [f for f in features if f not in ignored]
-            if not used:  # nothing informs the class: this member is the class prior
-                net, dag, _ = build_classifier_network(
-                    fr, target, structure="nb", method=method, na=self.na, features=features, **hyper
-                )
-                return net, dag, ignored, disc
-            dag = learn_eskdb_structures(
-                fr,
-                target,
-                1,
-                min(k_max, len(used)),
-                features=used,
-                na=self.na,
-                m=skdb_hyper.get("skdb_m", 1.0),
-                loss=skdb_hyper.get("skdb_loss", "rmse"),
-                order_sampling=self.order_sampling,
-                parent_sampling=self.parent_sampling,
-                seeds=[seed],
-                n_jobs=1,
-            )[0]
-            net = fit(dag, fr, method=method, na=count_na, random_state=rs, **hyper)
-            return net, dag, ignored, disc
-
-        workers = min(n_jobs or os.cpu_count() or 1, n_est)
-        if workers <= 1:
-            members = [one(i) for i in range(n_est)]
-        else:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                members = list(pool.map(one, range(n_est)))
-        self._store_members(members, features)
-
-    def _store_members(self, members: list, features: list[str]) -> None:
-        self.estimators_ = [m[0] for m in members]
-        self.dags_ = [m[1] for m in members]
-        self.member_discretizers_ = [m[3] for m in members]
+    def _fit_ensemble(self, data: Any, target: str, features: list[str], member_mdl: bool) -> None:
+        """ESKDB's members (see :func:`pybncsmooth.classifiers.eskdb.fit_eskdb`)."""
+        skdb = {n: self._hyper[n] for n in ("skdb_m", "skdb_loss") if n in self._hyper}
+        opts = EskdbOptions(
+            n_estimators=10 if self.n_estimators is None else self.n_estimators,
+            k=self._k(),
+            method=self.method,
+            na=self.na,
+            random_state=self.random_state,
+            order_sampling=self.order_sampling,
+            parent_sampling=self.parent_sampling,
+            n_jobs=self._hyper.get("n_jobs"),
+            hyper={n: v for n, v in self._hyper.items() if n not in skdb},
+            **skdb,
+        )
+        members = fit_eskdb(data, target, features, opts, member_mdl=member_mdl)
+        self.estimators_ = [m.network for m in members]
+        self.dags_ = [m.dag for m in members]
+        self.member_discretizers_ = [m.discretizer for m in members]
         # the features no member uses
-        self.ignored_features_ = [f for f in features if all(f in m[2] for m in members)]
+        self.ignored_features_ = [f for f in features if all(f in m.ignored for m in members)]
         self.network_, self.dag_ = self.estimators_[0], self.dags_[0]
 
     def _finish_fit(self, features: list[str], target: str) -> "BNClassifier":
@@ -699,8 +335,6 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "network_"):
-            from sklearn.exceptions import NotFittedError
-
             raise NotFittedError("this BNClassifier is not fitted yet; call fit first")
 
     def _prepare(self, X: Any) -> pd.DataFrame:
@@ -732,21 +366,17 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         return total / n
 
     def _proba_of_source(self, X: Any) -> np.ndarray:
-        from ..data.sources import as_source
-        from ..errors import MissingColumnError
-
         self._check_fitted()
         features = [str(f) for f in self.feature_names_in_]
         parts = []
         for chunk in as_source(X).chunks():
-            missing = [f for f in features if f not in set(map(str, chunk.columns))]
+            have = set(map(str, chunk.columns))
+            missing = [f for f in features if f not in have]
             if missing:
                 raise MissingColumnError(missing[0], "feature", [str(c) for c in chunk.columns])
             if len(chunk):
                 parts.append(self.predict_proba(chunk[features]))
         if not parts:
-            from ..errors import EmptyDataError
-
             raise EmptyDataError("the data to predict has no rows")
         return np.vstack(parts)
 

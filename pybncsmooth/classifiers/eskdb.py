@@ -23,48 +23,77 @@ members are learned in parallel threads, each from its own random stream spawned
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..errors import HyperparameterError
-from ..estimators._mcmc import entropy_of
-from ..estimators.base import _REGISTRY, Estimator
+from ..data.discretize import MDLDiscretizer
+from ..data.sources import DataSource, as_source
+from ..estimators import estimator_class
+from ..estimators.base import Estimator, make_estimator
+from ..model.network import FittedNetwork
+from ..pipeline import estimate_network
 from ..structure.dag import DAG
-from ..structure.learning import _cmi_matrix, _mi, check_k, encode_for_structure, sample_order
-from .skdb import learn_skdb
+from ..structure.learning import check_k, sample_order, source_statistics
+from ..validation import check_int, entropy_of, parallel_map
+from .builders import class_prior_network, counting_na, member_trees
+from .skdb import learn_skdb_members
 
 __all__ = [
-    "learn_eskdb_structures",
+    "EskdbOptions",
+    "Member",
+    "fit_eskdb",
     "check_n_estimators",
     "member_seeds",
     "member_method",
-    "member_trees",
     "member_orders",
 ]
 
 
-def member_trees(dag: DAG, info: Any) -> dict:
-    """A member's context trees from its full kDB's counts (no recount): each node's
-    tree truncated to the member's parents (a prefix of the full kDB's)."""
-    full = info.extra["trees"]
-    return {n: full[n].truncate(len(dag.parents(n))) for n in dag.nodes}
+@dataclass
+class Member:
+    """One fitted member: its network, structure, the features it leaves out (one
+    observed value) and its own discretiser (``discretize="mdl"``; else ``None``)."""
+
+    network: FittedNetwork
+    dag: DAG
+    ignored: list[str]
+    discretizer: MDLDiscretizer | None = None
+
+
+@dataclass
+class EskdbOptions:
+    """The settings of an ensemble (see :class:`~pybncsmooth.BNClassifier`)."""
+
+    n_estimators: int = 10
+    k: int = 5
+    method: str = "hdp"
+    na: str = "level"
+    random_state: Any = None
+    order_sampling: bool = True
+    parent_sampling: bool = True
+    skdb_m: float = 1.0
+    skdb_loss: str = "rmse"
+    n_jobs: int | None = None
+    hyper: dict[str, Any] | None = None
 
 
 def check_n_estimators(n_estimators: Any) -> int:
     """``n_estimators`` must be an integer >= 1."""
-    if isinstance(n_estimators, bool) or not isinstance(n_estimators, (int, np.integer)) or n_estimators < 1:
-        raise HyperparameterError(f"n_estimators must be an integer >= 1, not {n_estimators!r}")
-    return int(n_estimators)
+    return check_int("n_estimators", n_estimators, low=1)  # type: ignore[return-value]
 
 
 def member_seeds(random_state: Any, n_estimators: int) -> list[np.random.SeedSequence]:
     """One independent seed sequence per member, spawned from ``random_state``."""
     entropy = entropy_of(random_state)
     return np.random.SeedSequence(entropy).spawn(n_estimators)
+
+
+def _estimator_seed(seed: np.random.SeedSequence) -> int:
+    """The member's estimator's ``random_state``, from the member's seed."""
+    return int(seed.generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
 def member_orders(
@@ -76,8 +105,7 @@ def member_orders(
 ) -> tuple[list[str] | None, np.random.Generator | None]:
     """One member's two stochasticities from its seed: its attribute order, sampled in
     proportion to the MI with the class (``None``: by decreasing MI), and the random
-    stream its parent orders are drawn from (``None``: the ``k`` of highest CMI).  The
-    same for data in memory and read in chunks, so both give the same ensemble."""
+    stream its parent orders are drawn from (``None``: the ``k`` of highest CMI)."""
     g = np.random.default_rng(seed)
     order = None
     if order_sampling:
@@ -85,56 +113,77 @@ def member_orders(
     return order, (g if parent_sampling else None)
 
 
-def learn_eskdb_structures(
-    data: pd.DataFrame,
-    target: str,
-    n_estimators: int,
-    k: int,
-    *,
-    features: Sequence[str] | None = None,
-    na: str = "level",
-    m: float = 1.0,
-    loss: str = "rmse",
-    order_sampling: bool = True,
-    parent_sampling: bool = True,
-    seeds: Sequence[np.random.SeedSequence],
-    n_jobs: int | None = None,
-    return_info: bool = False,
-) -> list[DAG] | list[tuple[DAG, Any]]:
-    """The structures of the ``n_estimators`` members (see the module docstring); with
-    ``return_info``, ``(dag, StructureInfo)`` pairs whose ``extra["trees"]`` hold the
-    counts of each member's full kDB (its selected trees are their first levels)."""
-    n_estimators = check_n_estimators(n_estimators)
-    enc, feats = encode_for_structure(data, target, features, na)
-    k = check_k(k, len(feats))
-    mi = _mi(enc, target, feats)
-    cmi = _cmi_matrix(enc, target, feats) if k > 0 else None
-    cache: dict = {}  # trees of the same node with the same ordered parents, counted once
+def _learn_members(
+    source: DataSource, target: str, features: list[str], seeds: list, opts: EskdbOptions
+) -> list[Member]:
+    """The members of ``seeds`` learned together on one data source in three passes
+    shared by all (statistics, the union of their full-kDB trees, all their
+    leave-one-out losses), each then estimated from the counts its selection made."""
+    k_max = check_k(opts.k, len(features))
+    stats = source_statistics(source, target, features, na=opts.na, pairs=k_max > 0)
+    ignored = stats.single_level_features()
+    used = [f for f in features if f not in ignored]
+    method, hyper = member_method(opts.method, opts.hyper or {}, stats.schema.cardinality(target))
+    if not used:  # no feature informs the class: every member is the class prior
+        net, dag = class_prior_network(source, target, ignored, method=method, na=opts.na, stacklevel=6, **hyper)
+        return [Member(net, dag, ignored) for _ in seeds]
+    mi = stats.mi(used)
+    orders = [member_orders(seed, used, mi, opts.order_sampling, opts.parent_sampling) for seed in seeds]
+    selected = learn_skdb_members(
+        source,
+        target,
+        min(k_max, len(used)),
+        orders,
+        features=used,
+        na=opts.na,
+        m=opts.skdb_m,
+        loss=opts.skdb_loss,
+        return_info=True,
+        stats=stats,
+        n_jobs=opts.n_jobs,
+    )
+    n_total = stats.n_rows + stats.n_dropped
 
-    def one(seed: np.random.SeedSequence) -> Any:
-        order, g = member_orders(seed, feats, mi, order_sampling, parent_sampling)
-        return learn_skdb(
-            data,
-            target,
-            k,
-            features=feats,
-            na=na,
-            m=m,
-            loss=loss,
-            order=order,
-            parent_rng=g,
-            mi=mi,
-            cmi=cmi,
-            encoded=(enc, feats),
-            return_info=return_info,
-            tree_cache=cache,
-        )
+    def estimate(i: int) -> Member:
+        dag, info = selected[i]
+        rs = _estimator_seed(seeds[i])
+        est = make_estimator(method, random_state=rs, **hyper)
+        n_used = info.extra["n_rows"]
+        run = {"n_rows": n_used, "n_dropped": n_total - n_used, "na": counting_na(opts.na), "random_state": rs}
+        net = estimate_network(dag, info.extra["schema"].subset(dag.nodes), member_trees(dag, info), est, info=run)
+        return Member(net, dag, ignored)
 
-    workers = min(n_jobs or os.cpu_count() or 1, n_estimators)
-    if workers <= 1:
-        return [one(s) for s in seeds]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(one, seeds))
+    return parallel_map(estimate, range(len(seeds)), opts.n_jobs)
+
+
+def _mdl_member(frame: pd.DataFrame, target: str, features: list[str], seed: Any, opts: EskdbOptions) -> Member:
+    """A member with cut points of its own (``discretize="mdl"``, thesis 002 Sec. 4.2.1):
+    MDL with random tie-breaking from the member's seed, then the member on its codes."""
+    disc = MDLDiscretizer(random_state=np.random.default_rng([int(seed.generate_state(1)[0]), 1]))
+    fr = disc.fit(frame[features], frame[target].to_numpy()).transform(frame[features])
+    fr[target] = frame[target]
+    member = _learn_members(as_source(fr), target, features, [seed], opts)[0]
+    member.discretizer = disc
+    return member
+
+
+def fit_eskdb(
+    data: Any, target: str, features: list[str], opts: EskdbOptions, *, member_mdl: bool = False
+) -> list[Member]:
+    """The members of an ESKDB ensemble (thesis 002, Ch. 4, Algorithm 9) on ``data`` (a
+    data frame or any data source), each from its own seed spawned from
+    ``opts.random_state``: the ensemble does not depend on the number of threads nor
+    on how the data are cut into chunks.  ``member_mdl`` (a data frame only): each
+    member discretises the numeric features with MDL cut points of its own."""
+    n_est = check_n_estimators(opts.n_estimators)
+    check_k(opts.k, len(features))
+    seeds = member_seeds(opts.random_state, n_est)
+    if not member_mdl:
+        source = as_source(data)
+        source.require_passes(3, "ESKDB")
+        return _learn_members(source, target, features, seeds, opts)
+    inner = EskdbOptions(**{**opts.__dict__, "n_jobs": 1})
+    return parallel_map(lambda seed: _mdl_member(data, target, features, seed, inner), seeds, opts.n_jobs)
 
 
 #: thesis 002, Table 4: the members' HDP runs 1000 Gibbs sweeps (burn-in 100, our
@@ -155,7 +204,7 @@ def member_method(
     if method == "mestimate" and "m" not in hyper and n_classes:
         hyper["m"] = 1.0 / n_classes
     hyper.pop("n_jobs", None)
-    cls = _REGISTRY.get(method) if isinstance(method, str) else None
+    cls = estimator_class(method) if isinstance(method, str) else None
     if cls is not None and "n_jobs" in cls.param_names():
         hyper["n_jobs"] = 1
     return method, hyper

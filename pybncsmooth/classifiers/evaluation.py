@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest, rankdata
 
-from ..errors import DataError, HyperparameterError, MissingColumnError
+from ..errors import DataError, HyperparameterError, MissingColumnError, SingleLevelError
 
 __all__ = [
     "evaluate",
@@ -190,8 +190,6 @@ def evaluate(
     data = categorize(data, exclude=[target])
     classes = sorted(y_raw.unique().tolist(), key=lambda v: (str(type(v)), v))
     if len(classes) < 2:
-        from ..errors import SingleLevelError
-
         raise SingleLevelError(target, classes)
     splitter, folds = _splitter(cv, random_state)
     counts = y_raw.value_counts()

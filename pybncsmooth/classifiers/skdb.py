@@ -24,14 +24,18 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..counting.network import count_network
+from ..counting.network import count_specs_source
 from ..data.encode import encode
+from ..data.mapreduce import reduce_chunks
+from ..data.sources import as_source
 from ..errors import HyperparameterError
 from ..structure.dag import DAG
-from ..structure.learning import StructureInfo, check_k, encode_for_structure, structure_from_codes
+from ..structure.learning import StructureInfo, check_k, source_statistics, structure_from_statistics
+from ..structure.statistics import StructureStatistics
+from ..validation import parallel_map
 from ._loo import loo_attribute_probs, loo_normalize_losses
 
-__all__ = ["learn_skdb", "learn_skdb_source", "SkdbSelection"]
+__all__ = ["learn_skdb", "learn_skdb_members", "SkdbSelection"]
 
 _LOSSES = ("rmse", "log_loss", "zero_one")
 
@@ -63,7 +67,7 @@ def _check_options(loss: str, na: str, m: float) -> None:
 
 
 def learn_skdb(
-    data: pd.DataFrame,
+    data: Any,
     target: str,
     k: int,
     *,
@@ -74,10 +78,6 @@ def learn_skdb(
     return_info: bool = False,
     order: Sequence[str] | None = None,
     parent_rng: np.random.Generator | None = None,
-    mi: dict[str, float] | None = None,
-    cmi: np.ndarray | None = None,
-    encoded: tuple | None = None,
-    tree_cache: dict | None = None,
     chunksize: int | None = None,
     progress: bool | None = False,
 ) -> DAG | tuple[DAG, StructureInfo]:
@@ -86,6 +86,10 @@ def learn_skdb(
 
     Parameters
     ----------
+    data:
+        A data frame or any data source :func:`pybncsmooth.fit` reads (a CSV/Parquet
+        path, chunks, a Dask DataFrame): three passes, see :func:`learn_skdb_members`
+        (a data frame is a source of one chunk).
     k:
         Largest number of non-class parents (``0 <= k <= n_features``).
     na:
@@ -95,19 +99,11 @@ def learn_skdb(
         m of the leave-one-out m-estimates.
     loss:
         ``"rmse"`` (over all classes, as paper 000), ``"log_loss"`` or ``"zero_one"``.
-    order, parent_rng, mi, cmi:
-        As :func:`~pybncsmooth.structure.learning.structure_from_codes`: a given
-        attribute order (the selection keeps a prefix of it), sampled parent orders,
-        and MI / CMI already computed (the members of an ensemble share them).
-    encoded:
-        ``(enc, features)`` from :func:`encode_for_structure`, when already encoded.
-    tree_cache:
-        A dict shared by several calls on the same encoding (the members of an
-        ensemble): the context tree of a node with the same ordered parents is counted
-        once, keyed by ``(node, parents)``.
+    order, parent_rng:
+        As :func:`~pybncsmooth.structure.learning.structure_from_scores`: a given
+        attribute order (the selection keeps a prefix of it) and sampled parent orders.
     chunksize, progress:
-        For data that is not a data frame (a CSV/Parquet path, chunks, a Dask
-        DataFrame): three passes in chunks, see :func:`learn_skdb_source`.
+        Rows per chunk of a file; progress bars over chunks.
 
     Returns
     -------
@@ -116,42 +112,19 @@ def learn_skdb(
         ``k*`` kDB parents.  With ``return_info`` also a :class:`StructureInfo`
         whose ``extra["selection"]`` is a :class:`SkdbSelection`.
     """
-    _check_options(loss, na, m)
-    if not isinstance(data, pd.DataFrame) and encoded is None:
-        member = [(order, parent_rng)]
-        return learn_skdb_source(
-            data,
-            target,
-            k,
-            member,
-            features=features,
-            na=na,
-            m=m,
-            loss=loss,
-            return_info=return_info,
-            chunksize=chunksize,
-            progress=progress,
-        )[0]
-    enc, features = encoded if encoded is not None else encode_for_structure(data, target, features, na)
-    k = check_k(k, len(features))
-    full, info = structure_from_codes(
-        enc, target, features, "kdb", k, order=order, parent_rng=parent_rng, mi=mi, cmi=cmi
-    )
-    if tree_cache is None:
-        trees = count_network(enc, full)
-    else:
-        keys = {v: (v, tuple(full.parents(v))) for v in full.nodes}
-        todo = [v for v in full.nodes if keys[v] not in tree_cache]
-        if todo:
-            for v, tree in count_network(enc, full, nodes=todo).items():
-                tree_cache.setdefault(keys[v], tree)
-        trees = {v: tree_cache[keys[v]] for v in full.nodes}
-    schema = enc.schema
-    y = enc[target].astype(np.int64)
-    n = len(y)
-    ny = np.bincount(y, minlength=schema.cardinality(target)).astype(np.float64)
-    sums = _loo_sums(enc, y, trees, full, info.order, k, m, _LOSSES.index(loss), ny, n)
-    return _select(sums, n, loss, k, full, info, trees, schema, features, target, return_info)
+    return learn_skdb_members(
+        data,
+        target,
+        k,
+        [(order, parent_rng)],
+        features=features,
+        na=na,
+        m=m,
+        loss=loss,
+        return_info=return_info,
+        chunksize=chunksize,
+        progress=progress,
+    )[0]
 
 
 def _loo_sums(
@@ -253,6 +226,7 @@ def _select(
 
 
 def _loo_chunk(
+    n_jobs: int | None,
     schema: Any,
     variables: list,
     na: str,
@@ -270,14 +244,14 @@ def _loo_chunk(
     # a chunk with no complete row under na="drop" adds zeros (_loo_sums of no rows)
     enc = encode(df, schema, variables=variables, na=na, empty_ok=True)
     y = enc[target].astype(np.int64)
-    return [_loo_sums(enc, y, trees, full, info.order, k, m, kind, ny, n) for full, info, trees in members]
+    return parallel_map(lambda mem: _loo_sums(enc, y, mem[2], mem[0], mem[1].order, k, m, kind, ny, n), members, n_jobs)
 
 
 def _add_lists(a: list, b: list) -> list:
     return [x + y for x, y in zip(a, b)]
 
 
-def learn_skdb_source(
+def learn_skdb_members(
     data: Any,
     target: str,
     k: int,
@@ -288,22 +262,19 @@ def learn_skdb_source(
     m: float = 1.0,
     loss: str = "rmse",
     return_info: bool = False,
-    stats: Any = None,
+    stats: StructureStatistics | None = None,
     chunksize: int | None = None,
     progress: bool | None = False,
+    n_jobs: int | None = 1,
 ) -> list:
-    """Selective kDB from any data source (a CSV/Parquet path, chunks, a Dask
-    DataFrame) in three passes over the data, for one or several members at once
-    (each ``(order, parent_rng)`` as :func:`learn_skdb`'s): (1) the counts MI and CMI
-    need (skipped when ``stats`` are given), (2) the context trees of every member's
-    full kDB (a tree shared by members counted once), (3) the leave-one-out losses of
-    every member's sub-models, summed chunk by chunk.  Memory: the trees and one
-    chunk.  The result equals :func:`learn_skdb` on the concatenated data."""
-    from ..counting.network import count_specs_source
-    from ..data.mapreduce import reduce_chunks
-    from ..data.sources import as_source
-    from ..structure.learning import source_statistics, structure_from_statistics
-
+    """Selective kDB from any data source (a data frame, a CSV/Parquet path, chunks, a
+    Dask DataFrame) in three passes over the data, for one or several members at once
+    (each ``(order, parent_rng)`` as :func:`learn_skdb`'s; the members of an ESKDB
+    ensemble): (1) the counts MI and CMI need (skipped when ``stats`` are given), (2)
+    the context trees of every member's full kDB (a tree shared by members counted
+    once), (3) the leave-one-out losses of every member's sub-models, summed chunk by
+    chunk, the members' sums in up to ``n_jobs`` threads.  Memory: the trees and one
+    chunk.  The result does not depend on how the data are cut into chunks."""
     _check_options(loss, na, m)
     source = as_source(data, chunksize=chunksize)
     source.require_passes(3 if stats is None else 2, "selective kDB")
@@ -328,7 +299,7 @@ def learn_skdb_source(
     variables = [target, *feats]
     sums = reduce_chunks(
         source,
-        functools.partial(_loo_chunk, schema, variables, na, target, packed, k, m, kind, ny, n),
+        functools.partial(_loo_chunk, n_jobs, schema, variables, na, target, packed, k, m, kind, ny, n),
         _add_lists,
         progress=progress,
         desc="leave-one-out",

@@ -9,14 +9,16 @@ trees (and schema) of counting the concatenated data once.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..data.encode import DEFAULT_MAX_LEVELS, EncodedData, NAPolicy, encode
+from ..data.mapreduce import reduce_chunks
 from ..data.schema import NA_LABEL, Schema
-from ..errors import DataError, EmptyDataError, UndeclaredLevelError, UnseenLevelError
+from ..errors import DataError, EmptyDataError, MissingColumnError, UndeclaredLevelError, UnseenLevelError
 from ..structure.dag import DAG
 from .context_tree import (
     _DENSE_MIN_CELLS,
@@ -99,9 +101,6 @@ def count_specs_source(
     """The trees of ``specs`` over every chunk of a data source whose levels are all
     in ``schema`` (learned by an earlier pass): ``(rows counted, trees)``.  One pass,
     map-reduce (Dask: on the workers)."""
-    import functools
-
-    from ..data.mapreduce import reduce_chunks
 
     specs = [(n, tuple(pa)) for n, pa in specs]
     variables = [v for v in schema if v in {x for n, pa in specs for x in (n, *pa)}]
@@ -262,8 +261,6 @@ def _check_columns(df: Any, dag: DAG, prefix: Sequence[str]) -> None:
     """A missing column gets an error saying what it is (node, parent of ..., domain)."""
     if not isinstance(df, pd.DataFrame):
         return
-    from ..errors import MissingColumnError
-
     cols = set(map(str, df.columns))
     avail = [str(c) for c in df.columns]
     for v in prefix:
@@ -287,9 +284,6 @@ def _merge_counters(a: NetworkCounter, b: NetworkCounter) -> NetworkCounter:
 def count_source(source: Any, counter: NetworkCounter, *, progress: bool | None = False) -> NetworkCounter:
     """Count every chunk of a :class:`~pybncsmooth.data.sources.DataSource` into a
     copy of ``counter``'s set-up: map-reduce, on Dask's workers for a Dask DataFrame."""
-    import functools
-
-    from ..data.mapreduce import reduce_chunks
 
     res = reduce_chunks(
         source, functools.partial(_count_chunk, counter), _merge_counters, progress=progress, desc="counting"

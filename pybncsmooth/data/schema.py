@@ -14,7 +14,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import DataError, SingleLevelError, UnknownNodeError
+from ..errors import DataError, SingleLevelError, UnknownNodeError, UnseenLevelError
 
 __all__ = ["Schema", "NA_LABEL", "code_dtype"]
 
@@ -105,8 +105,6 @@ class Schema:
         try:
             return levels.index(_python_scalar(level))
         except ValueError:
-            from ..errors import UnseenLevelError
-
             raise UnseenLevelError(var, [level], levels) from None
 
     def subset(self, variables: Iterable[str]) -> "Schema":
@@ -158,8 +156,6 @@ class Schema:
                 keep, other_lev = (a, b) if fa else (b, a)
                 extra = [v for v in other_lev if v not in keep]
                 if extra:
-                    from ..errors import UnseenLevelError
-
                     raise UnseenLevelError(var, extra, keep)
                 out[var] = keep
                 fixed.add(var)

@@ -16,13 +16,22 @@ variable, level, node or file line at fault, with exit status 2.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import Any, Sequence
 
 import pandas as pd
 
 from .._atomic import atomic_path
+from ..classifiers.classifier import BNClassifier
+from ..classifiers.evaluation import evaluate, win_draw_loss
+from ..data.sources import read_table
 from ..errors import PyBNCSmoothError
+from ..estimators.base import available_methods
+from ..interop.io import read_network
+from ..structure.dag import DAG
+from .api import fit
+from .demo import run_demo
 
 __all__ = ["main"]
 
@@ -52,14 +61,10 @@ def _hyper(pairs: Sequence[str]) -> dict[str, Any]:
 
 
 def _read_data(path: str, chunksize: int | None = None) -> Any:
-    from ..data.sources import read_table
-
     return read_table(path, chunksize=chunksize)
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:
-    from .api import fit
-
     data = args.data  # read in chunks (bounded memory), chunksize= or the default
     net = fit(
         args.structure,
@@ -82,8 +87,6 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 
 
 def _cmd_predict(args: argparse.Namespace) -> int:
-    from ..interop.io import read_network
-
     net = read_network(args.model)
     data = _read_data(args.data)
     proba = net.predict_proba(data, args.target, on_unseen=args.on_unseen)
@@ -101,9 +104,6 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    from ..interop.io import read_network
-    from ..structure.dag import DAG
-
     obj = read_network(args.model)
     if isinstance(obj, DAG):
         print(obj)
@@ -122,9 +122,6 @@ def _cmd_info(args: argparse.Namespace) -> int:
 def parse_model_spec(spec: str) -> Any:
     """``STRUCTURE[:METHOD][:NAME=VALUE,...]`` -> a BNClassifier; STRUCTURE is ``nb``,
     ``tan``, ``kdb<k>`` or ``skdb<k>`` (e.g. ``kdb2:mestimate:m=1``)."""
-    import re
-
-    from ..classifiers.classifier import BNClassifier
 
     parts = spec.split(":")
     m = re.fullmatch(r"(nb|tan|kdb|skdb)(\d*)", parts[0])
@@ -137,9 +134,6 @@ def parse_model_spec(spec: str) -> Any:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from ..classifiers.evaluation import evaluate, win_draw_loss
-    from ..data.sources import read_table
-
     if args.discretize:
         data = (
             pd.read_csv(args.data, keep_default_na=False, na_values=["", "NA"])
@@ -177,15 +171,11 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from .demo import run_demo
-
     run_demo(seed=args.seed, repeats=args.repeats)
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ..estimators.base import available_methods
-
     parser = argparse.ArgumentParser(
         prog="pybncsmooth",
         description="Fit, inspect and use discrete Bayesian networks with smoothed parameters.",

@@ -19,6 +19,8 @@ from typing import Sequence
 
 import numpy as np
 
+from ._kernels import cmi_from_pair_counts, pair_counts_kernel
+
 __all__ = [
     "mutual_information",
     "conditional_mutual_information",
@@ -82,8 +84,6 @@ def pair_offsets(cards: Sequence[int], rc: int) -> tuple[np.ndarray, int]:
 
 def pair_counts(columns: Sequence[np.ndarray], cards: Sequence[int], c: np.ndarray, rc: int) -> np.ndarray:
     """Flat counts :math:`n_{c x_a x_b}` of every feature pair (layout of :func:`pair_offsets`)."""
-    from ._kernels import pair_counts_kernel
-
     p = len(columns)
     off, total = pair_offsets(cards, rc)
     out = np.zeros(total, dtype=np.int64)
@@ -98,8 +98,6 @@ def pair_counts(columns: Sequence[np.ndarray], cards: Sequence[int], c: np.ndarr
 
 def cmi_from_counts(counts: np.ndarray, cards: Sequence[int], rc: int) -> np.ndarray:
     """Symmetric matrix of :math:`I(X_i; X_j \\mid C)` from :func:`pair_counts`."""
-    from ._kernels import cmi_from_pair_counts
-
     off, _ = pair_offsets(cards, rc)
     return cmi_from_pair_counts(
         np.ascontiguousarray(counts, dtype=np.int64), np.asarray(cards, dtype=np.int64), int(rc), off

@@ -19,35 +19,24 @@ Selective kDB is in :mod:`pybncsmooth.classifiers.skdb` (it needs the counts).
 
 from __future__ import annotations
 
-import warnings
-
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
-import pandas as pd
 
-from ..data.encode import DEFAULT_MAX_LEVELS, EncodedData, encode
-from ..errors import (
-    ClassRelabellingWarning,
-    DataError,
-    EmptyDataError,
-    HyperparameterError,
-    MissingColumnError,
-    SingleLevelError,
-)
+from ..data.encode import DEFAULT_MAX_LEVELS
 from ..data.sources import as_source
+from ..errors import DataError, EmptyDataError, HyperparameterError, MissingColumnError
+from ..validation import STRUCTURE_NA_POLICIES, check_na
 from .dag import DAG
-from .information import mutual_information, pairwise_cmi
 from .statistics import StructureStatistics, collect_statistics
 
 __all__ = [
     "learn_structure",
-    "structure_from_codes",
+    "structure_from_scores",
     "StructureInfo",
     "KINDS",
     "check_k",
-    "encode_for_structure",
     "sample_order",
     "resolve_features",
     "source_statistics",
@@ -55,7 +44,6 @@ __all__ = [
 ]
 
 KINDS = ("nb", "tan", "kdb", "skdb")
-_STRUCTURE_NA = ("error", "level", "drop", "pairwise")
 
 
 @dataclass
@@ -87,30 +75,6 @@ def check_k(k: Any, n_features: int) -> int:
     if k > n_features:
         raise HyperparameterError(f"k = {k} is larger than the number of features (n_features = {n_features})")
     return int(k)
-
-
-def encode_for_structure(
-    data: pd.DataFrame,
-    target: str,
-    features: Sequence[str] | None,
-    na: str,
-    max_levels: int = DEFAULT_MAX_LEVELS,
-) -> tuple[EncodedData, list[str]]:
-    """Validate the class and features and encode them (``na="pairwise"`` keeps -1 codes)."""
-    if not isinstance(data, pd.DataFrame):
-        raise DataError(f"data must be a pandas DataFrame, not {type(data).__name__}")
-    features = resolve_features([str(c) for c in data.columns], target, features)
-    if na not in _STRUCTURE_NA:
-        raise DataError(f"na must be one of {_STRUCTURE_NA} for structure learning, not {na!r}")
-    enc = encode(data, variables=[target, *features], na="available" if na == "pairwise" else na, max_levels=max_levels)
-    if na == "pairwise" and (enc[target] < 0).any():
-        raise DataError(f"the class {target!r} has missing values; drop those rows first")
-    levels = enc.schema[target]
-    observed = np.unique(enc[target][enc[target] >= 0])
-    if len(levels) < 2 or len(observed) < 2:
-        raise SingleLevelError(target, [levels[i] for i in observed] if len(observed) < 2 else levels)
-    _check_not_the_class(enc, target, features)
-    return enc, list(features)
 
 
 def resolve_features(columns: Sequence[str], target: str, features: Sequence[str] | None) -> list[str]:
@@ -150,8 +114,7 @@ def source_statistics(
     if cols is None:
         raise EmptyDataError("the data has no chunk")
     feats = resolve_features(cols, target, features)
-    if na not in _STRUCTURE_NA:
-        raise DataError(f"na must be one of {_STRUCTURE_NA} for structure learning, not {na!r}")
+    check_na(na, STRUCTURE_NA_POLICIES, what="structure learning")
     stats = StructureStatistics(target, feats, na=na, pairs=pairs, max_levels=max_levels)
     stats = collect_statistics(source, stats, progress=progress)
     stats.check()
@@ -175,42 +138,9 @@ def structure_from_statistics(
     mi = stats.mi(feats) if kind == "kdb" else None
     need_cmi = kind == "tan" or (kind == "kdb" and k is not None and k > 0)
     cmi = stats.cmi(feats) if need_cmi else None
-    return structure_from_codes(
-        None, stats.target, feats, kind, k, root=root, order=order, parent_rng=parent_rng, mi=mi, cmi=cmi
+    return structure_from_scores(
+        stats.target, feats, kind, k, root=root, order=order, parent_rng=parent_rng, mi=mi, cmi=cmi
     )
-
-
-def _check_not_the_class(enc: EncodedData, target: str, features: Sequence[str]) -> None:
-    """A feature that is the class under another name (a one-to-one relabelling) gets a
-    :class:`ClassRelabellingWarning`: usually leakage, sometimes chance on few rows."""
-    c = enc[target].astype(np.int64)
-    rc = enc.schema.cardinality(target)
-    for f in features:
-        x = enc[f].astype(np.int64)
-        ok = (x >= 0) & (c >= 0)
-        if not ok.any():
-            continue
-        pairs = np.unique(x[ok] * rc + c[ok])
-        xs, cs = np.divmod(pairs, rc)
-        if len(np.unique(xs)) == len(pairs) and len(np.unique(cs)) == len(pairs) and ok.all():
-            warnings.warn(
-                f"feature {f!r} is identical to the class {target!r} on these {len(c)} rows (a relabelling of "
-                "it): the classifier's predictions will rest on it; remove it if it leaks the class",
-                ClassRelabellingWarning,
-                stacklevel=4,
-            )
-
-
-def _cmi_matrix(enc: EncodedData, target: str, features: Sequence[str]) -> np.ndarray:
-    s = enc.schema
-    return pairwise_cmi([enc[f] for f in features], s.cardinalities(features), enc[target], s.cardinality(target))
-
-
-def _mi(enc: EncodedData, target: str, features: Sequence[str]) -> dict[str, float]:
-    s = enc.schema
-    rc = s.cardinality(target)
-    c = enc[target].astype(np.int64)
-    return {f: mutual_information(enc[f].astype(np.int64), c, s.cardinality(f), rc) for f in features}
 
 
 def maximum_spanning_tree(weights: np.ndarray) -> list[tuple[int, int]]:
@@ -256,7 +186,7 @@ def _orient(edges: list[tuple[int, int]], p: int, root: int) -> list[tuple[int, 
 
 
 def learn_structure(
-    data: pd.DataFrame,
+    data: Any,
     target: str,
     kind: str = "tan",
     k: int | None = None,
@@ -310,22 +240,18 @@ def learn_structure(
                 "or BNClassifier(structure='skdb')"
             )
         raise HyperparameterError(f"kind must be one of 'nb', 'tan', 'kdb', not {kind!r}")
-    if isinstance(data, pd.DataFrame):
-        enc, features = encode_for_structure(data, target, features, na, max_levels)
-        dag, info = structure_from_codes(enc, target, features, kind, k, root=root)
-    else:
-        stats = source_statistics(
-            data,
-            target,
-            features,
-            na=na,
-            pairs=kind != "nb",
-            max_levels=max_levels,
-            chunksize=chunksize,
-            progress=progress,
-        )
-        dag, info = structure_from_statistics(stats, kind, k, root=root)
-        info.extra["n_rows"] = stats.n_rows
+    stats = source_statistics(
+        data,
+        target,
+        features,
+        na=na,
+        pairs=kind != "nb",
+        max_levels=max_levels,
+        chunksize=chunksize,
+        progress=progress,
+    )
+    dag, info = structure_from_statistics(stats, kind, k, root=root)
+    info.extra["n_rows"] = stats.n_rows
     return (dag, info) if return_info else dag
 
 
@@ -346,8 +272,7 @@ def sample_order(weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.lexsort((-u[1], -keys)).astype(np.int64)
 
 
-def structure_from_codes(
-    enc: EncodedData | None,
+def structure_from_scores(
     target: str,
     features: Sequence[str],
     kind: str,
@@ -359,15 +284,15 @@ def structure_from_codes(
     mi: dict[str, float] | None = None,
     cmi: np.ndarray | None = None,
 ) -> tuple[DAG, StructureInfo]:
-    """:func:`learn_structure` on data already encoded by :func:`encode_for_structure`.
+    """The structure of :func:`learn_structure` from the scores it rests on: ``mi``
+    (:math:`I(X_i; C)` per feature; kDB) and ``cmi`` (the matrix of
+    :math:`I(X_i; X_j \\mid C)` over ``features``; TAN, kDB with ``k > 0``).
 
     For kDB, ``order`` replaces the features' order by decreasing MI with the class,
     and ``parent_rng`` replaces each feature's parents (the ``k`` earlier features of
     highest CMI, by decreasing CMI) by the first ``k`` of an order of the earlier
     features sampled with probabilities proportional to their CMI (the two
-    stochasticities of ESKDB, thesis 002 Sec. 4.2.2-4.2.3).  ``mi`` and ``cmi``
-    (over ``features``) may be given when already computed (``enc`` is then not read
-    and may be ``None``)."""
+    stochasticities of ESKDB, thesis 002 Sec. 4.2.2-4.2.3)."""
     features = list(features)
     info = StructureInfo(target=target, features=features, kind=kind)
     parents: dict[str, list[str]] = {target: []}
@@ -379,7 +304,7 @@ def structure_from_codes(
             root = features[0]
         if root not in features:
             raise MissingColumnError(root, "TAN root (not a feature)", features)
-        w = cmi if cmi is not None else _cmi_matrix(enc, target, features)
+        w = _need(cmi, "cmi", kind)
         info.cmi = w
         tree = _orient(maximum_spanning_tree(w), len(features), features.index(root))
         tree_parent = {features[b]: features[a] for a, b in tree}
@@ -392,7 +317,7 @@ def structure_from_codes(
         if k is None:
             raise HyperparameterError("kDB needs k (the number of non-class parents)")
         k = check_k(k, len(features))
-        info.mi = dict(mi) if mi is not None else _mi(enc, target, features)
+        info.mi = dict(_need(mi, "mi", kind))
         pos = {f: i for i, f in enumerate(features)}
         if order is None:
             mi_vals = np.array([info.mi[f] for f in features])
@@ -402,13 +327,19 @@ def structure_from_codes(
             if sorted(order) != sorted(features):
                 raise HyperparameterError("order must list every feature exactly once")
         info.order = list(order)
-        w = (cmi if cmi is not None else _cmi_matrix(enc, target, features)) if k > 0 else None
+        w = _need(cmi, "cmi", kind) if k > 0 else None
         info.cmi = w
         for i, f in enumerate(order):
             parents[f] = [target] + _kdb_parents(f, order[:i], k, w, pos, parent_rng)
     else:
         raise HyperparameterError(f"kind must be one of 'nb', 'tan', 'kdb', not {kind!r}")
     return DAG(parents, nodes=[target, *features]), info
+
+
+def _need(score: Any, name: str, kind: str) -> Any:
+    if score is None:
+        raise HyperparameterError(f"a {kind} structure needs {name}")
+    return score
 
 
 def _kdb_parents(

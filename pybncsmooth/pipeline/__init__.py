@@ -1,0 +1,20 @@
+"""The fit pipeline below the front ends: structure spec -> DAG, data -> counts,
+counts -> estimates -> :class:`~pybncsmooth.FittedNetwork`.
+
+Every front end (``pybncsmooth.fit``, :class:`~pybncsmooth.BNClassifier` and ESKDB,
+the command line, the R bridge) fits through :func:`fit_network` (counting from any
+data source) or :func:`estimate_network` (counts already in hand, as selective kDB's).
+"""
+
+from .domains import check_domain, domain_from_hyper, strip_domain
+from .fitting import estimate_network, fit_network
+from .structure import resolve_structure
+
+__all__ = [
+    "fit_network",
+    "estimate_network",
+    "resolve_structure",
+    "strip_domain",
+    "check_domain",
+    "domain_from_hyper",
+]

@@ -1,0 +1,98 @@
+"""Counting and estimating: a structure and any data source -> :class:`FittedNetwork`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..counting.context_tree import ContextTree
+from ..counting.network import NetworkCounter, count_source
+from ..data.encode import DEFAULT_MAX_LEVELS, NAPolicy
+from ..data.schema import NA_LABEL, Schema
+from ..data.sources import as_source
+from ..estimators.base import Estimator, make_estimator, with_progress
+from ..model.cpd import TreeCPD
+from ..model.network import FittedNetwork
+from ..structure.dag import DAG
+from ..validation import NA_POLICIES, check_na
+from .domains import check_domain, domain_from_hyper, strip_domain
+from .structure import resolve_structure
+
+__all__ = ["fit_network", "estimate_network"]
+
+
+def estimate_network(
+    dag: DAG,
+    schema: Schema,
+    trees: dict[str, ContextTree],
+    estimator: Estimator,
+    *,
+    domain: str | None = None,
+    info: dict | None = None,
+) -> FittedNetwork:
+    """Apply ``estimator`` to every node's context tree and assemble the network.
+
+    ``info`` (rows used, NA policy, ...) is kept in ``FittedNetwork.info`` beside the
+    method and its hyperparameters."""
+    estimates = estimator.estimate_all({n: trees[n] for n in dag.nodes}, domain=domain)
+    cpds = {n: TreeCPD(trees[n], estimates[n]) for n in dag.nodes}
+    full_info = {"method": estimator.name, "hyperparameters": estimator.get_params()}
+    full_info.update(info or {})
+    return FittedNetwork(dag, schema, cpds, domain=domain, estimator=estimator, info=full_info)
+
+
+def _seed_label(random_state: Any) -> Any:
+    return random_state if isinstance(random_state, (int, type(None))) else repr(random_state)
+
+
+def fit_network(
+    spec: Any,
+    data: Any,
+    method: str | Estimator = "bayes",
+    *,
+    domain: str | None = None,
+    na: NAPolicy = "error",
+    random_state: Any = None,
+    chunksize: int | None = None,
+    max_levels: int = DEFAULT_MAX_LEVELS,
+    na_label: str = NA_LABEL,
+    progress: bool | None = None,
+    **hyper: Any,
+) -> FittedNetwork:
+    """The parameters of the network ``spec`` (any structure :func:`resolve_structure`
+    reads) fitted on ``data`` (a data frame, a path, chunks, a Dask DataFrame: see
+    :func:`pybncsmooth.fit`): one pass counts every node's context tree (the domain,
+    if any, as the first split), then the estimator turns the trees into CPDs.
+
+    This is :func:`pybncsmooth.fit` without the classifier formulas; every front end
+    fits a given structure through it."""
+    check_na(na, NA_POLICIES)
+    domain, hyper = domain_from_hyper(domain, hyper)
+    estimator = make_estimator(method, random_state=random_state, **with_progress(method, hyper, progress))
+    source = as_source(data, chunksize=chunksize)
+    dag, file_schema = resolve_structure(spec, source.columns())
+    if domain is not None:
+        dag = strip_domain(dag, domain)
+        if file_schema is not None and domain in file_schema:
+            file_schema = file_schema.subset([v for v in file_schema if v != domain])
+    counter = NetworkCounter(
+        dag,
+        schema=file_schema,
+        na=na,
+        max_levels=max_levels,
+        na_label=na_label,
+        prefix=(domain,) if domain is not None else (),
+    )
+    counter = count_source(source, counter, progress=progress)
+    domain_rows = counter.prefix_rows
+    schema, trees = counter.result()
+    schema.check_min_levels(dag.nodes)
+    if domain is not None:
+        check_domain(domain, schema, trees, domain_rows, na)
+    info = {
+        "n_rows": counter.n_rows,
+        **({"domain_rows": dict(domain_rows)} if domain is not None else {}),
+        "n_dropped": counter.n_dropped,
+        "na": na,
+        "random_state": _seed_label(random_state),
+    }
+    return estimate_network(dag, schema, trees, estimator, domain=domain, info=info)
