@@ -124,4 +124,4 @@ def read_bif(path: str) -> "FittedNetwork":
     return parse_bif(read_text(path), path).network()
 
 
-register_format(NetworkFormat("bif", (".bif",), read_bif, text_writer("bif", write_bif)))
+register_format(NetworkFormat("bif", (".bif",), read_bif, text_writer("bif", lambda net, fh: write_bif(net, fh))))

@@ -119,4 +119,4 @@ def read_dsc(path: str) -> "FittedNetwork":
     return parse_dsc(read_text(path), path).network()
 
 
-register_format(NetworkFormat("dsc", (".dsc",), read_dsc, text_writer("dsc", write_dsc)))
+register_format(NetworkFormat("dsc", (".dsc",), read_dsc, text_writer("dsc", lambda net, fh: write_dsc(net, fh))))

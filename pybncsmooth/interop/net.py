@@ -137,4 +137,4 @@ def read_net(path: str) -> "FittedNetwork":
     return parse_net(read_text(path), path).network()
 
 
-register_format(NetworkFormat("net", (".net",), read_net, text_writer("net", write_net)))
+register_format(NetworkFormat("net", (".net",), read_net, text_writer("net", lambda net, fh: write_net(net, fh))))

@@ -1,0 +1,161 @@
+"""The package's layering, read from its source: imports flow down the pipeline
+(data, structure, counting, estimators, model, interop, pipeline, classifiers, front
+ends), no private name crosses a package, and no function outside the compiled
+kernels is longer than 100 lines.  These are the architecture's rules (issue 19):
+a test so that they stay true."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parents[1] / "pybncsmooth"
+
+# bottom first; a module may import its own layer and the layers below it
+LAYERS = [
+    {"errors", "_cache", "_atomic", "validation"},
+    {"data"},
+    {"structure"},
+    {"counting"},
+    {"estimators"},
+    {"model"},
+    {"interop"},
+    {"pipeline", "datasets"},
+    {"classifiers"},
+    {"frontends"},
+]
+LAYER = {name: i for i, names in enumerate(LAYERS) for name in names}
+
+
+def _modules() -> dict[str, Path]:
+    mods = {}
+    for p in PKG.rglob("*.py"):
+        parts = list(p.relative_to(PKG.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        mods[".".join(parts)] = p
+    return mods
+
+
+MODULES = _modules()
+
+
+def _imports(mod: str, path: Path) -> list[tuple[str, str, int]]:
+    """(imported module, imported name, line) of every package-internal import,
+    module-level and function-level alike."""
+    tree = ast.parse(path.read_text())
+    base = mod.split(".") if path.name == "__init__.py" else mod.split(".")[:-1]
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                target = ".".join(base[: len(base) - node.level + 1] + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.startswith("pybncsmooth"):
+                for alias in node.names:
+                    full = f"{target}.{alias.name}"
+                    out.append((full if full in MODULES else target, alias.name, node.lineno))
+        elif isinstance(node, ast.Import):
+            out += [(a.name, "", node.lineno) for a in node.names if a.name.startswith("pybncsmooth")]
+    return out
+
+
+def _layer(mod: str) -> int | None:
+    parts = mod.split(".")
+    return LAYER.get(parts[1]) if len(parts) > 1 else None
+
+
+def test_every_subpackage_has_a_layer():
+    tops = {m.split(".")[1] for m in MODULES if m.count(".") >= 1}
+    assert tops <= set(LAYER), f"modules outside the layering: {sorted(tops - set(LAYER))}"
+
+
+def test_no_import_runs_up_the_layering():
+    up = []
+    for mod, path in MODULES.items():
+        here = _layer(mod)
+        if here is None:  # the package's own __init__ gathers the public names
+            continue
+        for target, _, line in _imports(mod, path):
+            there = _layer(target)
+            if there is not None and there > here:
+                up.append(f"{mod}:{line} imports {target}")
+    assert not up, "imports running up the layering:\n" + "\n".join(up)
+
+
+def test_no_private_name_crosses_a_package():
+    bad = []
+    for mod, path in MODULES.items():
+        for target, name, line in _imports(mod, path):
+            if name.startswith("_") and not name.startswith("__") and target.split(".")[:2] != mod.split(".")[:2]:
+                bad.append(f"{mod}:{line} imports {name} from {target}")
+    assert not bad, "\n".join(bad)
+
+
+def _cycles() -> list[set[str]]:
+    graph = {m: {t for t, _, _ in _imports(m, p) if t in MODULES and t != m} for m, p in MODULES.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[set[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(comp)
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_at_most_the_dag_constructors_circle():
+    # DAG.from_modelstring / from_formulas / modelstring() call the parsers, which build DAGs
+    allowed = {"pybncsmooth.structure.dag", "pybncsmooth.structure.formula", "pybncsmooth.structure.modelstring"}
+    cycles = _cycles()
+    assert all(c <= allowed for c in cycles), [sorted(c) for c in cycles]
+    assert len(cycles) <= 1
+
+
+def _is_kernel_module(path: Path) -> bool:
+    return "njit" in path.read_text()
+
+
+@pytest.mark.parametrize("mod", sorted(m for m, p in MODULES.items() if not _is_kernel_module(p)))
+def test_functions_are_at_most_100_lines(mod):
+    tree = ast.parse(MODULES[mod].read_text())
+    long = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            n = node.end_lineno - node.lineno + 1
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+                n -= body[0].end_lineno - body[0].lineno + 1  # the docstring does not count
+            if n > 100:
+                long.append(f"{node.name} ({n} lines)")
+    assert not long, f"{mod}: " + ", ".join(long)
+
+
+def test_classifier_wrapper_is_small():
+    assert len((PKG / "classifiers" / "classifier.py").read_text().splitlines()) <= 450
