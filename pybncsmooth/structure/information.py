@@ -24,7 +24,6 @@ from ._kernels import cmi_from_pair_counts, pair_counts_kernel
 __all__ = [
     "mutual_information",
     "conditional_mutual_information",
-    "pairwise_cmi",
     "pair_counts",
     "pair_offsets",
     "cmi_from_counts",
@@ -112,13 +111,3 @@ def mi_from_counts(n: np.ndarray) -> float:
     nx = n.sum(axis=1, keepdims=True)
     ny = n.sum(axis=0, keepdims=True)
     return _xlogx_ratio(n, np.full(n.shape, float(m)), (nx * ny).astype(np.float64), m)
-
-
-def pairwise_cmi(columns: Sequence[np.ndarray], cards: Sequence[int], c: np.ndarray, rc: int) -> np.ndarray:
-    """Symmetric matrix of :math:`I(X_i; X_j \\mid C)` for all feature pairs (zero diagonal).
-
-    Each pair uses the rows where both features and the class are observed.
-    """
-    if len(columns) == 0:
-        return np.zeros((0, 0))
-    return cmi_from_counts(pair_counts(columns, cards, c, rc), cards, rc)
