@@ -95,12 +95,12 @@ def check_int(
 
 def check_number(name: str, value: Any, *, strict: bool = True, optional: bool = False) -> float | None:
     """``value`` as a finite float, positive (``strict``) or non-negative; ``None``
-    passes when ``optional``.  Anything else raises :class:`HyperparameterError`
-    naming ``name``."""
+    passes when ``optional``.  Anything else (text, booleans, sequences, NaN, inf)
+    raises :class:`HyperparameterError` naming ``name``."""
     if value is None and optional:
         return None
     kind = "positive" if strict else "non-negative"
-    if isinstance(value, bool):
+    if isinstance(value, (bool, str, bytes)):
         raise HyperparameterError(f"{name} must be a {kind} number, not {value!r}")
     try:
         v = float(value)
@@ -115,7 +115,7 @@ def check_probability(name: str, value: Any, *, open_low: bool = True, open_high
     """``value`` as a float in the interval (0, 1), its ends included where asked."""
     lo, hi = ("(" if open_low else "["), (")" if open_high else "]")
     msg = f"{name} must be a number in {lo}0, 1{hi}, not {value!r}"
-    if isinstance(value, bool):
+    if isinstance(value, (bool, str, bytes)):
         raise HyperparameterError(msg)
     try:
         v = float(value)
@@ -152,13 +152,21 @@ def check_random_state(random_state: Any, name: str = "random_state") -> Any:
 
 
 def entropy_of(random_state: Any) -> int | None:
-    """The integer entropy of ``random_state`` (an int, a numpy Generator or None), from
-    which a routine spawns its independent streams (``numpy.random.SeedSequence``)."""
+    """The integer entropy of ``random_state`` (an int, a numpy Generator, a
+    ``SeedSequence``, a legacy ``RandomState`` or None), from which a routine spawns its
+    independent streams (``numpy.random.SeedSequence``).  A generator is advanced by one
+    draw, as scikit-learn's estimators do with theirs."""
     rs = random_state
     if rs is None:
         return None
     if isinstance(rs, np.random.Generator):
         return int(rs.integers(0, 2**63 - 1))
+    if isinstance(rs, np.random.RandomState):
+        return int(rs.randint(0, 2**63 - 1, dtype=np.int64))
+    if isinstance(rs, np.random.SeedSequence):
+        return int(rs.generate_state(1, np.uint64)[0] >> np.uint64(1))
+    if isinstance(rs, (int, np.integer)) and not isinstance(rs, bool) and rs < 0:
+        raise HyperparameterError(f"random_state must be None, a non-negative integer or a numpy Generator, not {rs!r}")
     if isinstance(rs, (int, np.integer)) and not isinstance(rs, bool):
         return int(rs)
     raise HyperparameterError(f"random_state must be an int, a numpy Generator or None, not {rs!r}")
@@ -240,10 +248,12 @@ class Param:
             rng += f", <= {self.high:g}" if self.high is not None else ""
         elif self.kind == "choice":
             rng = "one of " + ", ".join(repr(c) for c in self.choices)
-        elif self.kind in ("bool", "progress"):
+        elif self.kind == "bool":
             rng = "True or False"
+        elif self.kind == "progress":
+            rng = "None, True or False"
         elif self.kind == "seed":
-            rng = "seed (int or numpy Generator)"
+            rng = "None, an integer >= 0 or a numpy Generator"
         else:
             rng = "any"
         if self.also:
@@ -254,6 +264,8 @@ class Param:
 
 
 def _finite(name: str, value: Any) -> float:
+    if isinstance(value, (bool, str, bytes)):
+        raise HyperparameterError(f"{name} must be a finite number, not {value!r}")
     try:
         v = float(value)
     except (TypeError, ValueError):

@@ -111,3 +111,14 @@ def test_fit_and_predict_from_parquet(tmp_path, asia):
     preds = tmp_path / "p.csv"
     assert main(["predict", str(out), str(path), "-t", "E", "-o", str(preds)]) == 0
     assert len(pd.read_csv(preds)) == 5000
+
+
+def test_methods_lists_the_declared_hyperparameters(capsys):
+    assert main(["methods", "hls"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "hls:"
+    assert "  tau = 1.0  [number > 0]" in out and "max_iter = 100  [integer >= 1]" in out
+    assert main(["methods"]) == 0
+    out = capsys.readouterr().out
+    for method in bs.available_methods():
+        assert f"{method}:\n" in out

@@ -97,3 +97,106 @@ def test_parallel_map_keeps_order():
     items = list(range(50))
     assert parallel_map(lambda x: x * x, items, 1) == [x * x for x in items]
     assert parallel_map(lambda x: x * x, items, 4) == [x * x for x in items]
+
+
+def test_entropy_of_every_accepted_seed():
+    assert entropy_of(np.random.RandomState(4)) == entropy_of(np.random.RandomState(4))
+    ss = entropy_of(np.random.SeedSequence(9))
+    assert ss == entropy_of(np.random.SeedSequence(9)) and 0 <= ss < 2**63
+    with pytest.raises(HyperparameterError, match="random_state"):
+        entropy_of(-1)
+
+
+# ---------------------------------------------------------------- declarations of the estimators
+
+
+def test_every_estimator_declares_its_init_exactly():
+    import inspect
+
+    from pybncsmooth.estimators import available_methods, estimator_class
+
+    for method in available_methods():
+        cls = estimator_class(method)
+        sig = inspect.signature(cls.__init__).parameters
+        assert [p.name for p in cls.params] == [n for n in sig if n != "self"], method
+        for p in cls.params:
+            assert p.doc and p.default == sig[p.name].default, (method, p.name)
+            assert p.check(p.default) == p.default or p.default is None, (method, p.name)
+        est = cls()  # the declared defaults construct
+        assert est.get_params() == {p.name: p.default for p in cls.params} or method == "hdp"
+
+
+def test_registration_refuses_declarations_that_differ_from_init():
+    from pybncsmooth.estimators import Estimator, available_methods, register_estimator
+
+    class Skew(Estimator):
+        name = "skew-test"
+        params = (Param("a", "float", 1.0, "a"),)
+
+        def __init__(self, a: float = 2.0) -> None:
+            self._set_params(a=a)
+
+    with pytest.raises(TypeError, match="a's default is 2.0 in __init__ but 1.0 in params"):
+        register_estimator(Skew)
+
+    class Missing(Estimator):
+        name = "missing-test"
+        params = ()
+
+        def __init__(self, b: int = 1) -> None:
+            self.b = b
+
+    with pytest.raises(TypeError, match=r"declares \[\], but __init__ takes \['b'\]"):
+        register_estimator(Missing)
+    assert "skew-test" not in available_methods() and "missing-test" not in available_methods()
+
+
+def test_declarations_serve_errors_help_and_r():
+    from pybncsmooth.estimators import describe_methods, make_estimator, method_params
+    from pybncsmooth.interop.r_bridge import integer_params, method_table
+
+    with pytest.raises(HyperparameterError, match=r"no hyperparameter 'iterations'.*tau, tol.*tau: number > 0"):
+        make_estimator("hls", iterations=3)
+    # the constructor's checks are the declarations': type, range and the accepted values named
+    with pytest.raises(HyperparameterError, match="prior_rate must be a non-negative number, not '1'"):
+        make_estimator("hdp", prior_rate="1")
+    with pytest.raises(HyperparameterError, match=r"initial_concentration must be a positive number, not \[1\]"):
+        make_estimator("hdp", initial_concentration=[1])
+    with pytest.raises(HyperparameterError, match="must be >= initial_concentration"):
+        make_estimator("hdp", initial_concentration=5.0, max_concentration=4.0)
+    assert [p.name for p in method_params("mestimate")] == ["m"]
+    d = describe_methods(details=True)["hdp"]["iterations"]
+    assert d == {
+        "default": 2000,
+        "kind": "int",
+        "constraint": "integer >= 1 or 'auto'",
+        "doc": method_params("hdp")[0].doc,
+    }
+    assert describe_methods()["bayes"] == {"iss": 1.0, "unseen": "uniform"}
+    t = method_table()
+    rows = {(m, p): (dflt, c) for m, p, dflt, c in zip(t["method"], t["parameter"], t["default"], t["constraint"])}
+    assert rows[("hmd", "s")] == ("NULL", "number > 0 or None")
+    assert rows[("hls", "tol")] == ("1e-09", "number > 0")
+    assert rows[("hdp", "debug")] == ("FALSE", "True or False")
+    assert set(integer_params("hdp")) >= {"iterations", "burn_in", "n_chains", "random_state", "k", "n_estimators"}
+    assert "tau" not in integer_params("hls") and "max_iter" in integer_params("hls")
+
+
+def test_classifier_options_checked_before_reading_data():
+    import pandas as pd
+
+    from pybncsmooth import BNClassifier
+
+    df = pd.DataFrame({"a": ["x", "y"] * 5, "Class": ["p", "q", "q", "p", "p"] * 2})
+    cases = [
+        (dict(na="bogus"), DataError, "na must be one of .* for BNClassifier, not 'bogus'"),
+        (dict(random_state=-1), HyperparameterError, "random_state must be None"),
+        (dict(on_unseen="x"), HyperparameterError, r"on_unseen must be one of \('error', 'backoff'\)"),
+        (dict(n_bins=0), HyperparameterError, "n_bins must be an integer >= 1, not 0"),
+        (dict(structure="eskdb", method="mestimate", n_jobs=0), HyperparameterError, "n_jobs must be an integer"),
+    ]
+    for kw, err, msg in cases:
+        with pytest.raises(err, match=msg):
+            BNClassifier(**kw).fit(df, "Class")
+        with pytest.raises(err, match=msg):  # the same from a list of chunks
+            BNClassifier(**kw).fit([df], "Class")

@@ -24,6 +24,14 @@ from ..errors import DataError, EmptyDataError, HyperparameterError, MissingColu
 from ..estimators import hyperparameter_names
 from ..estimators.base import Estimator
 from ..structure.learning import resolve_features
+from ..validation import (
+    CLASSIFIER_NA_POLICIES,
+    check_choice,
+    check_int,
+    check_n_jobs,
+    check_na,
+    check_random_state,
+)
 from .builders import STRUCTURES, build_classifier_network
 from .eskdb import EskdbOptions, check_n_estimators, fit_eskdb
 
@@ -186,6 +194,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         the class column and every other column is a feature.  Structure learning
         takes two passes over the data (three for ``"skdb"`` and ``"eskdb"``) and gives
         the classifier it gives on the data in memory."""
+        self._check_options()
         if _is_source(X):
             return self._fit_source(X, y)
         if isinstance(X, pd.DataFrame) and isinstance(y, str) and y in X.columns:
@@ -277,6 +286,18 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         self.estimators_ = [self.network_]
         self.dags_ = [self.dag_]
         self.member_discretizers_ = [None]
+
+    def _check_options(self) -> None:
+        """The options every structure takes, checked before any data is read (the
+        structure's own, ``k`` against the features, the estimator's hyperparameters
+        are checked where they are used)."""
+        check_na(self.na, CLASSIFIER_NA_POLICIES, what="BNClassifier")
+        check_choice("on_unseen", self.on_unseen, ("error", "backoff"))
+        check_random_state(self.random_state)
+        check_int("k", self.k, low=0, optional=True)
+        check_int("n_bins", self.n_bins, low=1)
+        if "n_jobs" in self._hyper:
+            check_n_jobs(self._hyper["n_jobs"])
 
     def _k(self) -> int:
         """``k``, or the structure's default (5 for ESKDB, the thesis's; 1 otherwise)."""

@@ -8,6 +8,7 @@ from .base import (
     estimator_class,
     hyperparameter_names,
     make_estimator,
+    method_params,
     register_estimator,
 )
 from .classical import MLE, Bayes, MEstimate
@@ -23,6 +24,7 @@ __all__ = [
     "estimator_class",
     "hyperparameter_names",
     "describe_methods",
+    "method_params",
     "make_estimator",
     "register_estimator",
     "MLE",

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..counting.context_tree import ContextTree
 from ..errors import HyperparameterError
-from ..validation import check_number, parallel_map
+from ..validation import Param, check_params, parallel_map
 
 __all__ = [
     "Estimator",
@@ -34,12 +34,11 @@ __all__ = [
     "make_estimator",
     "register_estimator",
     "available_methods",
-    "positive_param",
-    "number_param",
     "map_trees",
     "estimator_class",
     "hyperparameter_names",
     "describe_methods",
+    "method_params",
 ]
 
 UnseenRule = Literal["backoff", "uniform", "fallback"]
@@ -107,13 +106,20 @@ class TreeEstimate:
 class Estimator:
     """Base class of the estimators: ``estimate(tree) -> TreeEstimate``.
 
-    Subclasses declare their hyperparameters as keyword arguments of ``__init__``
-    (with defaults) and set the class attribute ``name`` (the ``method=`` string).
+    Subclasses set the class attribute ``name`` (the ``method=`` string) and declare
+    their hyperparameters twice over, kept equal by :func:`register_estimator`: as
+    keyword arguments of ``__init__`` (with defaults, for signatures and help) and as
+    :class:`~pybncsmooth.validation.Param` declarations in ``params`` (type, range,
+    default, one line of doc), which :meth:`_set_params` checks.  The declarations
+    serve :func:`make_estimator`'s messages, the CLI's ``methods`` listing and R's
+    ``bncs.methods()``; a new estimator is one module and its registration.
     """
 
     name: ClassVar[str] = ""
     #: whether ``estimate`` uses random numbers (then it takes ``random_state``)
     stochastic: ClassVar[bool] = False
+    #: the hyperparameters' declarations, in ``__init__``'s order
+    params: ClassVar[tuple[Param, ...]] = ()
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} does not define estimate()")
@@ -132,8 +138,16 @@ class Estimator:
     # ------------------------------------------------------------------ params
     @classmethod
     def param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return [p for p in sig.parameters if p != "self"]
+        """The hyperparameters' names, in ``__init__``'s order."""
+        return [p.name for p in cls.params]
+
+    def _set_params(self, **values: Any) -> None:
+        """Check every value against its declaration in ``params`` (converted to the
+        declared type; :class:`HyperparameterError` naming the culprit and its accepted
+        range) and set it as an attribute.  Rules that tie several hyperparameters
+        together stay in the subclass's ``__init__``."""
+        for name, value in check_params(self.params, values).items():
+            setattr(self, name, value)
 
     def get_params(self) -> dict[str, Any]:
         """The hyperparameters, as given to ``__init__``."""
@@ -150,17 +164,6 @@ class Estimator:
         return hash((type(self).__name__, tuple(sorted((k, repr(v)) for k, v in self.get_params().items()))))
 
 
-def number_param(name: str, value: Any, *, strict: bool = True, optional: bool = False) -> float | None:
-    """``value`` as a finite float, positive (``strict``) or non-negative (see
-    :func:`pybncsmooth.validation.check_number`)."""
-    return check_number(name, value, strict=strict, optional=optional)
-
-
-def positive_param(name: str, value: Any, *, optional: bool = False) -> float | None:
-    """``value`` as a positive finite float (see :func:`number_param`)."""
-    return check_number(name, value, strict=True, optional=optional)
-
-
 def map_trees(fn: Any, trees: "Mapping[str, ContextTree]", n_jobs: int | None) -> dict[str, Any]:
     """``fn`` applied to every tree of a network, in up to ``n_jobs`` threads (default:
     all cores; the compiled kernels release the GIL).  Results keep the trees' order."""
@@ -172,11 +175,27 @@ _REGISTRY: dict[str, type[Estimator]] = {}
 
 
 def register_estimator(cls: type[Estimator]) -> type[Estimator]:
-    """Class decorator: make ``cls`` available as ``method=cls.name``."""
+    """Class decorator: make ``cls`` available as ``method=cls.name``.
+
+    ``cls.params`` must declare exactly ``__init__``'s keyword arguments, in their
+    order and with their defaults (a ``TypeError`` says where they differ)."""
     if not cls.name:
         raise ValueError(f"{cls.__name__} has no name")
+    sig = [(n, q.default) for n, q in inspect.signature(cls.__init__).parameters.items() if n != "self"]
+    decl = [(p.name, p.default) for p in cls.params]
+    if [n for n, _ in sig] != [n for n, _ in decl]:
+        raise TypeError(
+            f"{cls.__name__}.params declares {[n for n, _ in decl]}, but __init__ takes {[n for n, _ in sig]}"
+        )
+    for (name, default), (_, declared) in zip(sig, decl):
+        if default is inspect.Parameter.empty or not _same(default, declared):
+            raise TypeError(f"{cls.__name__}: {name}'s default is {default!r} in __init__ but {declared!r} in params")
     _REGISTRY[cls.name] = cls
     return cls
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
 
 
 def available_methods() -> list[str]:
@@ -200,19 +219,33 @@ def hyperparameter_names() -> set[str]:
     return names
 
 
-def describe_methods() -> dict[str, dict[str, Any]]:
-    """Every registered estimator, its hyperparameters and their defaults
-    (``{method: {name: default}}``, defaults as plain values or their ``repr``)."""
-    out = {}
+def method_params(method: str) -> tuple[Param, ...]:
+    """The declared hyperparameters of ``method`` (:class:`~pybncsmooth.validation.Param`:
+    name, kind, range, default, doc); :class:`HyperparameterError` for an unknown method."""
+    return estimator_class(method).params
+
+
+def describe_methods(details: bool = False) -> dict[str, dict[str, Any]]:
+    """Every registered estimator and its hyperparameters, from their declarations.
+
+    ``details=False``: ``{method: {name: default}}``; ``details=True``:
+    ``{method: {name: {"default", "kind", "constraint", "doc"}}}`` (``constraint`` in
+    words, as the error messages state it).  Defaults are plain values (or their
+    ``repr``)."""
+    out: dict[str, dict[str, Any]] = {}
     for name in sorted(_REGISTRY):
-        sig = inspect.signature(_REGISTRY[name].__init__)
-        out[name] = {p: _plain_default(q.default) for p, q in sig.parameters.items() if p != "self"}
+        ps = _REGISTRY[name].params
+        if details:
+            out[name] = {
+                p.name: {"default": _plain_default(p.default), "kind": p.kind, "constraint": p.describe(), "doc": p.doc}
+                for p in ps
+            }
+        else:
+            out[name] = {p.name: _plain_default(p.default) for p in ps}
     return out
 
 
 def _plain_default(v: Any) -> Any:
-    if v is inspect.Parameter.empty:
-        return None
     if isinstance(v, (int, float, str, bool)) or v is None:
         return v
     return repr(v)
@@ -251,9 +284,11 @@ def make_estimator(method: str | Estimator, random_state: Any = None, **hyper: A
     names = cls.param_names()
     bad = [k for k in hyper if k not in names]
     if bad:
+        ps = [p for p in cls.params if p.name != "random_state"]
+        ranges = "; ".join(f"{p.name}: {p.describe()}" for p in ps)
         raise HyperparameterError(
             f"method {method!r} has no hyperparameter {bad[0]!r}; its hyperparameters are "
-            f"{', '.join(n for n in names if n != 'random_state') or 'none'}"
+            f"{', '.join(p.name for p in ps) or 'none'}" + (f" ({ranges})" if ranges else "")
         )
     if cls.stochastic and "random_state" in names:
         hyper = dict(hyper, random_state=random_state)

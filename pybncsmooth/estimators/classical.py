@@ -9,16 +9,21 @@ from __future__ import annotations
 import numpy as np
 
 from ..counting.context_tree import ContextTree
-from ..errors import DataError, HyperparameterError
-from .base import Estimator, TreeEstimate, number_param, register_estimator
+from ..errors import DataError
+from ..validation import Param
+from .base import Estimator, TreeEstimate, register_estimator
 
 __all__ = ["MLE", "Bayes", "MEstimate"]
 
 
-def _check_unseen(unseen: str) -> str:
-    if unseen not in ("backoff", "uniform"):
-        raise HyperparameterError(f"unseen must be 'backoff' or 'uniform', not {unseen!r}")
-    return unseen
+def _unseen(default: str) -> Param:
+    return Param(
+        "unseen",
+        "choice",
+        default,
+        "a parent configuration absent from the data: the deepest ancestor's estimate, or uniform",
+        choices=("backoff", "uniform"),
+    )
 
 
 def _dirichlet_sd(p: np.ndarray, total: np.ndarray) -> np.ndarray:
@@ -38,9 +43,10 @@ class MLE(Estimator):
     """
 
     name = "mle"
+    params = (_unseen("backoff"),)
 
     def __init__(self, unseen: str = "backoff") -> None:
-        self.unseen = _check_unseen(unseen)
+        self._set_params(unseen=unseen)
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:
         if tree.total == 0:
@@ -71,10 +77,13 @@ class Bayes(Estimator):
     """
 
     name = "bayes"
+    params = (
+        Param("iss", "float", 1.0, "imaginary sample size of the BDeu prior", strict=True),
+        _unseen("uniform"),
+    )
 
     def __init__(self, iss: float = 1.0, unseen: str = "uniform") -> None:
-        self.iss = number_param("iss", iss, strict=True)
-        self.unseen = _check_unseen(unseen)
+        self._set_params(iss=iss, unseen=unseen)
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:
         r = tree.child_card
@@ -108,9 +117,10 @@ class MEstimate(Estimator):
     """
 
     name = "mestimate"
+    params = (Param("m", "float", 1.0, "pseudo-counts spread evenly over the child's levels"),)
 
     def __init__(self, m: float = 1.0) -> None:
-        self.m = number_param("m", m, strict=False)
+        self._set_params(m=m)
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:
         r = tree.child_card

@@ -56,6 +56,7 @@ from ._hdp_kernels import hdp_init, hdp_sweeps
 from ._mcmc import chain_seed, entropy_of, progress_bar, split_rhat
 from ._rng import new_state
 from ._stirling import MAX_TABLE_N, SHARED_RATIOS, new_memo
+from ..validation import Param
 from .base import Estimator, TreeEstimate, register_estimator
 
 __all__ = ["HDP", "split_rhat"]
@@ -406,6 +407,30 @@ class HDP(Estimator):
 
     name = "hdp"
     stochastic = True
+    params = (
+        Param("iterations", "int", 2000, "Gibbs sweeps per chain, or 'auto' (R-hat and MCSE)", low=1, also=("auto",)),
+        Param("burn_in", "int", None, "sweeps discarded first (default min(1000, iterations // 10); 500 with 'auto')",
+              low=0, optional=True),
+        Param("tying", "choice", "level", "which tree nodes share a concentration", choices=_TYINGS),
+        Param("window", "int", 10, "table counts move within +-window per sweep", low=1),
+        Param("concentration_every", "int", 5, "sweeps between resamplings of the concentrations", low=1),
+        Param("prior_shape", "float", 2.0, "shape of the concentrations' Gamma prior (0: improper)"),
+        Param("prior_rate", "float", 1.0, "rate of the concentrations' Gamma prior (0: improper)"),
+        Param("initial_concentration", "float", 2.0, "starting concentration (and the root's)", strict=True),
+        Param("max_concentration", "float", 4000.0, "cap of the concentrations", strict=True),
+        Param("max_tables", "int", 10000, "cap of a table count", low=1),
+        Param("n_chains", "int", None, "independent chains per tree (default 1; 2 with 'auto')", low=1,
+              optional=True),
+        Param("n_jobs", "int", None, "threads sampling trees and chains (default: all cores)", low=1, optional=True),
+        Param("progress", "progress", None, "progress bar over sweeps (default: at a terminal)"),
+        Param("debug", "bool", False, "check the tree invariants after every sweep (slower)"),
+        Param("random_state", "seed", None, "seed of the chains"),
+        Param("tol", "float", 1e-3, "'auto': largest Monte-Carlo standard error", strict=True),
+        Param("rhat", "float", 1.01, "'auto': largest split-R-hat", low=1.0, strict=True),
+        Param("max_iterations", "int", 50000, "'auto': cap of sweeps per chain", low=100),
+        Param("root_tables", "choice", "one", "the root's tables: the authors' one per value, or integrated out",
+              choices=("one", "integrated")),
+    )
 
     def __init__(
         self,
@@ -429,54 +454,41 @@ class HDP(Estimator):
         max_iterations: int = 50000,
         root_tables: str = "one",
     ) -> None:
-        def pos_int(name: str, v: Any, minimum: int = 1) -> int:
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < minimum:
-                raise HyperparameterError(f"{name} must be an integer >= {minimum}, not {v!r}")
-            return int(v)
-
-        self.auto = isinstance(iterations, str)
-        if self.auto and iterations != "auto":
-            raise HyperparameterError(f"iterations must be an integer >= 1 or 'auto', not {iterations!r}")
-        self.max_iterations = pos_int("max_iterations", max_iterations, 100)
-        self.iterations: int | str = "auto" if self.auto else pos_int("iterations", iterations)
-        if burn_in is not None:
-            burn_in = pos_int("burn_in", burn_in, 0)
+        self._set_params(
+            iterations=iterations,
+            burn_in=burn_in,
+            tying=tying,
+            window=window,
+            concentration_every=concentration_every,
+            prior_shape=prior_shape,
+            prior_rate=prior_rate,
+            initial_concentration=initial_concentration,
+            max_concentration=max_concentration,
+            max_tables=max_tables,
+            n_chains=n_chains,
+            n_jobs=n_jobs,
+            progress=progress,
+            debug=debug,
+            random_state=random_state,
+            tol=tol,
+            rhat=rhat,
+            max_iterations=max_iterations,
+            root_tables=root_tables,
+        )
+        self.auto = self.iterations == "auto"
+        if self.burn_in is not None:
             limit = self.max_iterations if self.auto else self.iterations
-            if burn_in >= limit:
+            if self.burn_in >= limit:
                 what = "max_iterations" if self.auto else "iterations"
                 raise HyperparameterError(f"burn_in ({burn_in}) must be smaller than {what} ({limit})")
-        self.burn_in = burn_in
-        if tying not in _TYINGS:
-            raise HyperparameterError(f"tying must be one of {_TYINGS}, not {tying!r}")
-        self.tying = tying
-        self.window = pos_int("window", window)
-        self.concentration_every = pos_int("concentration_every", concentration_every)
-        for name, v in (("prior_shape", prior_shape), ("prior_rate", prior_rate)):
-            if not np.isfinite(v) or v < 0:
-                raise HyperparameterError(f"{name} must be >= 0, not {v!r}")
-        self.prior_shape = float(prior_shape)
-        self.prior_rate = float(prior_rate)
-        if not initial_concentration > 0 or not max_concentration >= initial_concentration:
-            raise HyperparameterError("need 0 < initial_concentration <= max_concentration")
-        self.initial_concentration = float(initial_concentration)
-        self.max_concentration = float(max_concentration)
-        self.max_tables = pos_int("max_tables", max_tables)
-        self.n_chains = pos_int("n_chains", n_chains) if n_chains is not None else (2 if self.auto else 1)
-        if self.auto and self.n_chains < 2:
+        if self.max_concentration < self.initial_concentration:
+            raise HyperparameterError(
+                f"max_concentration ({max_concentration}) must be >= initial_concentration ({initial_concentration})"
+            )
+        if self.n_chains is None:
+            self.n_chains = 2 if self.auto else 1
+        elif self.auto and self.n_chains < 2:
             raise HyperparameterError("iterations='auto' needs n_chains >= 2 (its stopping rule compares chains)")
-        self.n_jobs = None if n_jobs is None else pos_int("n_jobs", n_jobs)
-        self.progress = progress
-        self.debug = bool(debug)
-        self.random_state = random_state
-        if not (np.isfinite(tol) and tol > 0):
-            raise HyperparameterError(f"tol must be > 0, not {tol!r}")
-        if not (np.isfinite(rhat) and rhat > 1):
-            raise HyperparameterError(f"rhat must be > 1, not {rhat!r}")
-        self.tol = float(tol)
-        self.rhat = float(rhat)
-        if root_tables not in ("one", "integrated"):
-            raise HyperparameterError(f"root_tables must be 'one' or 'integrated', not {root_tables!r}")
-        self.root_tables = root_tables
 
     @property
     def effective_burn_in(self) -> int:

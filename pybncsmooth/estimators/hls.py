@@ -42,9 +42,10 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..counting.context_tree import ContextTree
-from ..errors import ConvergenceWarning, HyperparameterError
+from ..errors import ConvergenceWarning
+from ..validation import Param
 from ._hls_kernels import node_probs, ridge_newton
-from .base import Estimator, TreeEstimate, map_trees, positive_param, register_estimator
+from .base import Estimator, TreeEstimate, map_trees, register_estimator
 
 __all__ = ["HLS", "flatten_tree"]
 
@@ -103,16 +104,15 @@ class HLS(Estimator):
     """
 
     name = "hls"
+    params = (
+        Param("tau", "float", 1.0, "ridge penalty weight: NLL + tau/2 ||B||^2", strict=True),
+        Param("tol", "float", 1e-9, "stop when the largest gradient entry is at most tol", strict=True),
+        Param("max_iter", "int", 100, "Newton iterations at most", low=1),
+        Param("n_jobs", "int", None, "threads over the nodes of a network (default: all cores)", low=1, optional=True),
+    )
 
     def __init__(self, tau: float = 1.0, tol: float = 1e-9, max_iter: int = 100, n_jobs: int | None = None) -> None:
-        self.tau = positive_param("tau", tau)
-        self.tol = positive_param("tol", tol)
-        if not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-            raise HyperparameterError(f"max_iter must be a positive integer, not {max_iter!r}")
-        self.max_iter = int(max_iter)
-        if n_jobs is not None and (not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1):
-            raise HyperparameterError(f"n_jobs must be a positive integer or None, not {n_jobs!r}")
-        self.n_jobs = n_jobs
+        self._set_params(tau=tau, tol=tol, max_iter=max_iter, n_jobs=n_jobs)
 
     def fit_coefficients(self, tree: ContextTree) -> tuple[np.ndarray, dict[str, Any]]:
         """The optimal coefficients (level-order rows; the root's row is 0 unless the

@@ -46,6 +46,7 @@ from ..counting.context_tree import ContextTree
 from ..errors import HyperparameterError
 from ._hls_kernels import node_probs, tree_gaussian_sample
 from ._mcmc import chain_seed, entropy_of, progress_bar, split_rhat
+from ..validation import Param
 from .base import Estimator, TreeEstimate, register_estimator
 from .hls import flatten_tree, split_levels
 
@@ -190,6 +191,18 @@ class HLSBayes(Estimator):
 
     name = "hls-bayes"
     stochastic = True
+    params = (
+        Param("iterations", "int", 4000, "sweeps per chain, burn-in included", low=2),
+        Param("burn_in", "int", None, "sweeps discarded first (default iterations // 2)", low=0, optional=True),
+        Param("n_chains", "int", 1, "independent chains (averaged; R-hat with two or more)", low=1),
+        Param("prior_shape", "float", 0.5, "shape of the global variance's inverse-gamma prior", strict=True),
+        Param("prior_scale", "float", 0.5, "scale of the global variance's inverse-gamma prior", strict=True),
+        Param("variance", "float", None, "fix the coefficients' prior variance instead of sampling it", strict=True,
+              optional=True),
+        Param("random_state", "seed", None, "seed of the chains"),
+        Param("progress", "progress", None, "progress bar (default: long fits at a terminal)"),
+        Param("n_jobs", "int", None, "threads over the nodes of a network (default: all cores)", low=1, optional=True),
+    )
 
     def __init__(
         self,
@@ -203,29 +216,19 @@ class HLSBayes(Estimator):
         progress: bool | None = None,
         n_jobs: int | None = None,
     ) -> None:
-        def posint(name: str, v: Any, low: int) -> int:
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < low:
-                raise HyperparameterError(f"{name} must be an integer >= {low}, not {v!r}")
-            return int(v)
-
-        self.iterations = posint("iterations", iterations, 2)
-        self.burn_in = None if burn_in is None else posint("burn_in", burn_in, 0)
+        self._set_params(
+            iterations=iterations,
+            burn_in=burn_in,
+            n_chains=n_chains,
+            prior_shape=prior_shape,
+            prior_scale=prior_scale,
+            variance=variance,
+            random_state=random_state,
+            progress=progress,
+            n_jobs=n_jobs,
+        )
         if self.burn_in is not None and self.burn_in >= self.iterations:
             raise HyperparameterError(f"burn_in ({burn_in}) must be smaller than iterations ({iterations})")
-        self.n_chains = posint("n_chains", n_chains, 1)
-        for name, v in (("prior_shape", prior_shape), ("prior_scale", prior_scale)):
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise HyperparameterError(f"{name} must be positive and finite, not {v!r}")
-        self.prior_shape = float(prior_shape)
-        self.prior_scale = float(prior_scale)
-        ok = isinstance(variance, (int, float)) and math.isfinite(variance) and variance > 0
-        if variance is not None and not ok:
-            raise HyperparameterError(f"variance must be positive and finite, not {variance!r}")
-        self.variance = None if variance is None else float(variance)
-        entropy_of(random_state)  # validates
-        self.random_state = random_state
-        self.progress = progress
-        self.n_jobs = n_jobs
 
     @property
     def effective_burn_in(self) -> int:

@@ -67,7 +67,8 @@ from ._hmd_kernels import (
     vi_converge,
     vi_converge_sparse,
 )
-from .base import Estimator, TreeEstimate, map_trees, positive_param, register_estimator
+from ..validation import Param
+from .base import Estimator, TreeEstimate, map_trees, register_estimator
 
 __all__ = ["HMD", "fit_hmd_matrix", "fit_hmd_sparse", "HMDFit", "exact_alpha_moments"]
 
@@ -263,6 +264,19 @@ class HMD(Estimator):
     """
 
     name = "hmd"
+    params = (
+        Param("s", "float", None, "concentration of the columns around the pooled alpha (default |X|)", strict=True,
+              optional=True),
+        Param("alpha0", "float", 1.0, "Dirichlet parameter of alpha / s, the same for every state", strict=True),
+        Param("iss", "float", None, "bnlearn's imaginary sample size of a domain-pooled fit: s = iss / J",
+              strict=True, optional=True),
+        Param("compat", "choice", None, "'bnlearn' replays bn.fit(method = 'hdir') exactly", choices=("bnlearn",),
+              optional=True),
+        Param("tol", "float", None, "relative change of the bound to stop at (default 1e-10)", strict=True,
+              optional=True),
+        Param("max_iter", "int", None, "outer iterations at most (default 5000)", low=1, optional=True),
+        Param("n_jobs", "int", None, "threads over the nodes of a network (default: all cores)", low=1, optional=True),
+    )
 
     def __init__(
         self,
@@ -274,12 +288,7 @@ class HMD(Estimator):
         max_iter: int | None = None,
         n_jobs: int | None = None,
     ) -> None:
-        self.s = positive_param("s", s, optional=True)
-        self.alpha0 = positive_param("alpha0", alpha0)
-        self.iss = positive_param("iss", iss, optional=True)
-        if compat not in (None, "bnlearn"):
-            raise HyperparameterError(f"compat must be None or 'bnlearn', not {compat!r}")
-        self.compat = compat
+        self._set_params(s=s, alpha0=alpha0, iss=iss, compat=compat, tol=tol, max_iter=max_iter, n_jobs=n_jobs)
         if compat == "bnlearn":
             for name, val, why in (
                 ("s", s, "it sets s = iss / number of groups; give iss"),
@@ -292,13 +301,6 @@ class HMD(Estimator):
                     )
         if s is not None and iss is not None:
             raise HyperparameterError("give iss (s = iss / number of domains) or s, not both")
-        self.tol = positive_param("tol", tol, optional=True)
-        if max_iter is not None and (not isinstance(max_iter, (int, np.integer)) or max_iter < 1):
-            raise HyperparameterError(f"max_iter must be a positive integer, not {max_iter!r}")
-        self.max_iter = None if max_iter is None else int(max_iter)
-        if n_jobs is not None and (not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1):
-            raise HyperparameterError(f"n_jobs must be a positive integer or None, not {n_jobs!r}")
-        self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ helpers
     def _run(self, N: np.ndarray, s: float) -> HMDFit:

@@ -6,6 +6,7 @@
     pybncsmooth predict MODEL DATA --target T [-o OUT.csv] [--on-unseen backoff]
     pybncsmooth info MODEL [--cpt NODE]
     pybncsmooth evaluate DATA --class C --models nb tan kdb2:mestimate [--cv 5x2]
+    pybncsmooth methods [METHOD]
     pybncsmooth demo
 
 DATA is a CSV or Parquet file; MODEL and OUT are ``.bif``, ``.dsc``, ``.net``,
@@ -27,9 +28,10 @@ from ..classifiers.classifier import BNClassifier
 from ..classifiers.evaluation import evaluate, win_draw_loss
 from ..data.sources import read_table
 from ..errors import PyBNCSmoothError
-from ..estimators.base import available_methods
+from ..estimators.base import available_methods, describe_methods
 from ..interop.io import read_network
 from ..structure.dag import DAG
+from ..validation import NA_POLICIES
 from .api import fit
 from .demo import run_demo
 
@@ -175,6 +177,19 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_methods(args: argparse.Namespace) -> int:
+    table = describe_methods(details=True)
+    for method in [args.method] if args.method else list(table):
+        print(f"{method}:")
+        params = table[method]
+        if not params:
+            print("  (no hyperparameters)")
+        for name, d in params.items():
+            print(f"  {name} = {d['default']!r}  [{d['constraint']}]")
+            print(f"      {d['doc']}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pybncsmooth",
@@ -197,9 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="a hyperparameter, e.g. -p iss=10 or -p m=1 (repeatable)",
+        help="a hyperparameter, e.g. -p iss=10 or -p m=1 (repeatable; 'pybncsmooth methods' lists them)",
     )
-    f.add_argument("--na", default="error", choices=["error", "level", "drop", "available"])
+    f.add_argument("--na", default="error", choices=list(NA_POLICIES))
     f.add_argument("--domain", default=None, help="column naming each row's domain (multi-domain fit)")
     f.add_argument("--seed", type=int, default=None, help="random_state of stochastic estimators")
     f.add_argument(
@@ -248,6 +263,10 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     e.add_argument("-o", "--output", help="CSV file for the per-fold results")
     e.set_defaults(func=_cmd_evaluate)
+
+    m = sub.add_parser("methods", help="the estimators and their hyperparameters (default, accepted values, doc)")
+    m.add_argument("method", nargs="?", choices=available_methods(), help="only this estimator")
+    m.set_defaults(func=_cmd_methods)
 
     d = sub.add_parser("demo", help="compare estimators on a bundled data set (held-out log-likelihood)")
     d.add_argument("--seed", type=int, default=2024)

@@ -11,14 +11,13 @@ values and node order survive both ways.
 
 from __future__ import annotations
 
-import inspect
 from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..errors import DataError
-from ..estimators import available_methods, estimator_class
+from ..estimators import available_methods, method_params
 from ..estimators import describe_methods as registry_methods
 
 __all__ = [
@@ -29,8 +28,12 @@ __all__ = [
     "array_to_list",
     "network_tables",
     "describe_methods",
+    "method_table",
     "integer_params",
 ]
+
+#: BNClassifier's options that take whole numbers (R passes them as doubles)
+_CLASSIFIER_INTEGERS = ("k", "n_bins", "n_estimators", "random_state")
 
 
 def frame_from_codes(names: Sequence[str], codes: Sequence[Any], levels: Sequence[Any]) -> pd.DataFrame:
@@ -81,25 +84,44 @@ def network_tables(net: Any) -> dict[str, Any]:
 
 
 def describe_methods() -> dict[str, dict[str, Any]]:
-    """Every registered estimator with its hyperparameters and their defaults (R's
-    ``bncs.methods()``)."""
+    """Every registered estimator with its hyperparameters' defaults (R's
+    ``bncs.methods(details = FALSE)``)."""
     return registry_methods()
 
 
+def method_table() -> dict[str, list]:
+    """One row per estimator and hyperparameter, from their declarations (R's
+    ``bncs.methods()``): columns ``method``, ``parameter``, ``default`` (as text, R's
+    ``NULL`` for none), ``constraint`` (in words) and ``description``."""
+    out: dict[str, list] = {k: [] for k in ("method", "parameter", "default", "constraint", "description")}
+    for method, params in registry_methods(details=True).items():
+        for name, d in params.items():
+            out["method"].append(method)
+            out["parameter"].append(name)
+            out["default"].append(_r_text(d["default"]))
+            out["constraint"].append(d["constraint"])
+            out["description"].append(d["doc"])
+    return out
+
+
+def _r_text(v: Any) -> str:
+    """A default as R's ``format()`` shows it (``NULL``, ``TRUE``, ``1``, ``0.001``, ``1e-09``)."""
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, float):
+        return format(v, ".15g")
+    return str(v)
+
+
 def integer_params(method: str) -> list[str]:
-    """Hyperparameters of ``method`` that take whole numbers (R passes whole numbers as
-    doubles; the wrapper converts these): those whose default is an integer, and the
-    counts and seeds whose default is ``None``."""
+    """Arguments of ``method`` (and of ``BNClassifier``) that take whole numbers, from
+    the declarations: R passes whole numbers as doubles, and the wrapper converts these."""
     if method not in available_methods():
-        return []
-    sig = inspect.signature(estimator_class(method).__init__)
-    return [
-        p
-        for p, q in sig.parameters.items()
-        if isinstance(q.default, int)
-        and not isinstance(q.default, bool)
-        or p in ("iterations", "burn_in", "n_chains", "max_iter", "n_jobs", "random_state", "k")
-    ]
+        return list(_CLASSIFIER_INTEGERS)
+    own = [p.name for p in method_params(method) if p.kind in ("int", "seed")]
+    return own + [n for n in _CLASSIFIER_INTEGERS if n not in own]
 
 
 def frame_to_codes(df: pd.DataFrame) -> dict[str, Any]:

@@ -1,14 +1,7 @@
 bncs.methods <- function(details = TRUE) {
-  m <- reticulate::py_to_r(.py_call(.bridge()$describe_methods()))
-  if (!details) return(m)
-  rows <- lapply(names(m), function(meth) {
-    p <- m[[meth]]
-    if (!length(p)) return(data.frame(method = meth, parameter = NA_character_, default = NA_character_))
-    data.frame(method = meth, parameter = names(p),
-               default = vapply(p, function(v) if (is.null(v)) "NULL" else format(v), character(1)),
-               row.names = NULL)
-  })
-  do.call(rbind, rows)
+  if (!details) return(reticulate::py_to_r(.py_call(.bridge()$describe_methods())))
+  t <- reticulate::py_to_r(.py_call(.bridge()$method_table()))
+  data.frame(lapply(t, function(col) as.character(unlist(col))), stringsAsFactors = FALSE)
 }
 
 bncs.dataset <- function(name = "asia") {
