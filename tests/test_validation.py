@@ -200,3 +200,42 @@ def test_classifier_options_checked_before_reading_data():
             BNClassifier(**kw).fit(df, "Class")
         with pytest.raises(err, match=msg):  # the same from a list of chunks
             BNClassifier(**kw).fit([df], "Class")
+
+
+def test_a_new_estimator_needs_nothing_outside_its_module(monkeypatch, capsys):
+    """One class and its registration: every front end takes it from the registry."""
+    import pandas as pd
+
+    import pybncsmooth as bs
+    from pybncsmooth.estimators import Estimator, TreeEstimate, base, register_estimator
+    from pybncsmooth.frontends.cli import main
+    from pybncsmooth.interop.r_bridge import integer_params, method_table
+
+    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))  # registered for this test only
+
+    @register_estimator
+    class AddA(Estimator):
+        name = "adda-test"
+        params = (Param("a", "float", 1.0, "pseudo-count of every cell", strict=True),)
+
+        def __init__(self, a: float = 1.0) -> None:
+            self._set_params(a=a)
+
+        def estimate(self, tree):
+            probs = []
+            for lev in tree.levels:
+                n = lev.counts + self.a
+                probs.append(n / n.sum(axis=1, keepdims=True))
+            return TreeEstimate(tuple(probs))
+
+    df = pd.DataFrame({"A": list("xxyyx"), "B": list("uvvvu")})
+    net = bs.fit("[A][B|A]", df, method="adda-test", a=2)
+    # B | A = x: counts u 2, v 1 -> (2 + 2) / (3 + 4)
+    assert net.cpt("B")[0, 0] == pytest.approx(4 / 7)
+    with pytest.raises(HyperparameterError, match="a must be positive and finite, not -1"):
+        bs.fit("[A][B|A]", df, method="adda-test", a=-1)
+    clf = bs.BNClassifier(structure="nb", method="adda-test", a=0.5).fit(df.rename(columns={"B": "Class"}), "Class")
+    assert clf.predict_proba(df[["A"]]).shape == (5, 2)
+    assert main(["methods", "adda-test"]) == 0
+    assert "a = 1.0  [number > 0]" in capsys.readouterr().out
+    assert "adda-test" in method_table()["method"] and integer_params("adda-test")[0] == "k"
