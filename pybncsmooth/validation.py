@@ -229,13 +229,19 @@ class Param:
         low = 0.0 if self.low is None else float(self.low)
         if low == 0.0 and self.high is None:
             return check_number(self.name, value, strict=self.strict)  # type: ignore[return-value]
-        v = check_number(self.name, value, strict=False) if low >= 0 else _finite(self.name, value)
-        if v < low or (self.strict and v == low):  # type: ignore[operator]
-            op = ">" if self.strict else ">="
-            raise HyperparameterError(f"{self.name} must be {op} {low:g}, not {value!r}")
-        if self.high is not None and v > self.high:  # type: ignore[operator]
-            raise HyperparameterError(f"{self.name} must be <= {self.high:g}, not {value!r}")
-        return v  # type: ignore[return-value]
+        bounds = f"{'>' if self.strict else '>='} {low:g}"
+        if self.high is not None:
+            bounds += f" and <= {self.high:g}"
+        if isinstance(value, (bool, str, bytes)):
+            raise HyperparameterError(f"{self.name} must be a number {bounds}, not {value!r}")
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise HyperparameterError(f"{self.name} must be a number {bounds}, not {value!r}") from None
+        bad = not math.isfinite(v) or v < low or (self.strict and v == low)
+        if bad or (self.high is not None and v > self.high):
+            raise HyperparameterError(f"{self.name} must be {bounds}, not {value!r}")
+        return v
 
     def describe(self) -> str:
         """The constraint in words (for help texts)."""
@@ -245,7 +251,7 @@ class Param:
         elif self.kind == "float":
             low = 0.0 if self.low is None else self.low
             rng = f"number {'>' if self.strict else '>='} {low:g}"
-            rng += f", <= {self.high:g}" if self.high is not None else ""
+            rng += f" and <= {self.high:g}" if self.high is not None else ""
         elif self.kind == "choice":
             rng = "one of " + ", ".join(repr(c) for c in self.choices)
         elif self.kind == "bool":
@@ -261,18 +267,6 @@ class Param:
         if self.optional and self.kind not in ("seed", "progress"):
             rng += " or None"
         return rng
-
-
-def _finite(name: str, value: Any) -> float:
-    if isinstance(value, (bool, str, bytes)):
-        raise HyperparameterError(f"{name} must be a finite number, not {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise HyperparameterError(f"{name} must be a finite number, not {value!r}") from None
-    if not math.isfinite(v):
-        raise HyperparameterError(f"{name} must be a finite number, not {value!r}")
-    return v
 
 
 def check_params(params: Sequence[Param], values: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from scipy import stats
 from scipy.special import gammaln
 
 from pybncsmooth.counting import count_tree
-from pybncsmooth.errors import HyperparameterError
+from pybncsmooth.errors import ConvergenceWarning, HyperparameterError
 from pybncsmooth.estimators import HDP
 from pybncsmooth.estimators._hdp_kernels import _sample_concentrations
 from pybncsmooth.estimators._rng import new_state
@@ -194,7 +194,8 @@ def test_auto_mode_stops_within_its_error_of_a_long_run():
     assert np.mean(diff < 2 * info["mcse"]) > 0.95
     assert diff.max() < 5 * info["mcse"]
     # a tolerance that cannot be met stops at max_iterations, unconverged, and says so
-    capped = HDP(iterations="auto", tol=1e-9, max_iterations=1500, random_state=3).estimate(tree)
+    with pytest.warns(ConvergenceWarning, match=r"stopped at max_iterations \(1500 sweeps\).*1 of 1 nodes \('X'"):
+        capped = HDP(iterations="auto", tol=1e-9, max_iterations=1500, random_state=3).estimate(tree)
     assert capped.info["converged"] is False and capped.info["iterations"] == 1500
 
 
@@ -216,6 +217,9 @@ def test_auto_mode_reports_in_the_summary_and_checks_its_options():
         HDP(iterations="auto", rhat=1.0)
     with pytest.raises(HyperparameterError, match="max_iterations"):
         HDP(iterations="auto", burn_in=600, max_iterations=500)
+    # the default burn-in of 'auto' (500) is named with max_iterations, not met by a NaN later
+    with pytest.raises(HyperparameterError, match=r"max_iterations \(400\) must be larger than the burn-in.*500"):
+        HDP(iterations="auto", max_iterations=400)
 
 
 @pytest.mark.slow

@@ -44,6 +44,7 @@ at its initial value, table counts moving within +-10 of their value, at most
 from __future__ import annotations
 
 import os
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -51,12 +52,12 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..counting.context_tree import ContextTree
-from ..errors import HyperparameterError
+from ..errors import ConvergenceWarning, HyperparameterError
+from ..validation import Param
 from ._hdp_kernels import hdp_init, hdp_sweeps
 from ._mcmc import chain_seed, entropy_of, progress_bar, split_rhat
 from ._rng import new_state
 from ._stirling import MAX_TABLE_N, SHARED_RATIOS, new_memo
-from ..validation import Param
 from .base import Estimator, TreeEstimate, register_estimator
 
 __all__ = ["HDP", "split_rhat"]
@@ -228,6 +229,9 @@ class _Chain:
         n_leaf = int(st.lstart[-1] - st.lstart[-2])
         self.leaf_trace = np.zeros((events * est.concentration_every // max(thin, 1) + 1 if thin else 0, n_leaf * r))
         self.it = self.n_rec = self.n_ev = self.n_draws = 0
+        # a table count never exceeds the rows, so a wider window draws the same (and the
+        # kernel's work arrays, 2 * window + 2 long, stay bounded)
+        self.window = min(est.window, int(st.leaf_counts.sum()) + 1)
 
     def advance(self, sweeps: int) -> None:
         est, st = self.est, self.st
@@ -257,7 +261,7 @@ class _Chain:
             sweeps,
             self.burn,
             est.concentration_every,
-            est.window,
+            self.window,
             est.max_tables,
             est.prior_shape,
             est.prior_rate,
@@ -476,11 +480,15 @@ class HDP(Estimator):
             root_tables=root_tables,
         )
         self.auto = self.iterations == "auto"
-        if self.burn_in is not None:
-            limit = self.max_iterations if self.auto else self.iterations
-            if self.burn_in >= limit:
-                what = "max_iterations" if self.auto else "iterations"
-                raise HyperparameterError(f"burn_in ({burn_in}) must be smaller than {what} ({limit})")
+        limit = self.max_iterations if self.auto else self.iterations
+        if self.burn_in is not None and self.burn_in >= limit:
+            what = "max_iterations" if self.auto else "iterations"
+            raise HyperparameterError(f"burn_in ({burn_in}) must be smaller than {what} ({limit})")
+        if self.auto and self.burn_in is None and self.effective_burn_in >= limit:
+            raise HyperparameterError(
+                f"max_iterations ({limit}) must be larger than the burn-in of iterations='auto' "
+                f"({self.effective_burn_in} sweeps); raise max_iterations or set burn_in below it"
+            )
         if self.max_concentration < self.initial_concentration:
             raise HyperparameterError(
                 f"max_concentration ({max_concentration}) must be >= initial_concentration ({initial_concentration})"
@@ -550,6 +558,7 @@ class HDP(Estimator):
             }
             if self.auto:
                 diag = self._run_auto(chains, workers, bar)
+                self._warn_unconverged(diag)
             else:  # fewer trees than threads: the chains are the tasks
                 diag = {}
                 tasks = [ch for name in trees for ch in chains[name]]
@@ -612,6 +621,27 @@ class HDP(Estimator):
             if pool is not None:
                 pool.shutdown()
         return diag
+
+    def _warn_unconverged(self, diag: dict[str, dict]) -> None:
+        """A :class:`ConvergenceWarning` naming the trees that reached ``max_iterations``
+        before the stopping rule held (as hmd's and hls's warnings)."""
+        bad = [name for name, d in diag.items() if not d["converged"]]
+        if not bad:
+            return
+        worst = max(bad, key=lambda n: -1.0 if np.isnan(diag[n]["rhat"]) else diag[n]["rhat"])
+        d = diag[worst]
+        what = (
+            f"largest R-hat {d['rhat']:.4g}, MCSE {d['mcse']:.3g}"
+            if not np.isnan(d["rhat"])
+            else "too few sweeps after burn-in for the diagnostics"
+        )
+        warnings.warn(
+            f"HDP iterations='auto' stopped at max_iterations ({self.max_iterations} sweeps) before R-hat < "
+            f"{self.rhat} and MCSE < {self.tol} held for {len(bad)} of {len(diag)} nodes "
+            f"({', '.join(map(repr, bad[:5]))}{', ...' if len(bad) > 5 else ''}; at {worst!r}: {what})",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
 
     def _auto_rounds(
         self,

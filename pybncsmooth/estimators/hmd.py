@@ -264,12 +264,16 @@ class HMD(Estimator):
     """
 
     name = "hmd"
+    # s, alpha0, iss: outside [1e-10, 1e10] the variational updates under- or overflow
+    # (s = 1e154 divides by zero, 1e308 never converges); the estimates at the bounds are
+    # already those of no pooling and of complete pooling
     params = (
-        Param("s", "float", None, "concentration of the columns around the pooled alpha (default |X|)", strict=True,
-              optional=True),
-        Param("alpha0", "float", 1.0, "Dirichlet parameter of alpha / s, the same for every state", strict=True),
+        Param("s", "float", None, "concentration of the columns around the pooled alpha (default |X|)", low=1e-10,
+              high=1e10, optional=True),
+        Param("alpha0", "float", 1.0, "Dirichlet parameter of alpha / s, the same for every state", low=1e-10,
+              high=1e10),
         Param("iss", "float", None, "bnlearn's imaginary sample size of a domain-pooled fit: s = iss / J",
-              strict=True, optional=True),
+              low=1e-10, high=1e10, optional=True),
         Param("compat", "choice", None, "'bnlearn' replays bn.fit(method = 'hdir') exactly", choices=("bnlearn",),
               optional=True),
         Param("tol", "float", None, "relative change of the bound to stop at (default 1e-10)", strict=True,
