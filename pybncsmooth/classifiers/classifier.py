@@ -75,7 +75,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         on the class first, then on the other parents by decreasing CMI.
     k:
         Non-class parents per feature for kDB; the largest ``k`` tried by SkDB and by
-        each ESKDB member (default 1 for kDB and SkDB, 5 for ESKDB as thesis 002).
+        each ESKDB member (default 1 for kDB and SkDB, 5 for ESKDB as thesis 002, at most the
+        number of features).
     n_estimators:
         ESKDB members (default 10, the thesis's); only with ``structure="eskdb"``.  The
         members' estimators take the thesis's settings where none is given (thesis 002,
@@ -204,6 +205,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         X = self._frame(X)
         if len(X) == 0:
             raise EmptyDataError("X has no rows")
+        if isinstance(y, (pd.api.extensions.ExtensionArray, pd.Index)):
+            y = pd.Series(y)  # nullable integers, booleans, Categoricals keep their type as a Series does
         if not isinstance(y, pd.Series):
             y = column_or_1d(np.asarray(y, dtype=object) if _is_text(y) else y, warn=True)
             check_classification_targets(y)
@@ -275,7 +278,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             data,
             target,
             structure=self.structure,
-            k=self._k(),
+            k=self._k(len(features)),
             method=self.method,
             na=self.na,
             root=self.root,
@@ -299,9 +302,12 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         if "n_jobs" in self._hyper:
             check_n_jobs(self._hyper["n_jobs"])
 
-    def _k(self) -> int:
-        """``k``, or the structure's default (5 for ESKDB, the thesis's; 1 otherwise)."""
-        return self.k if self.k is not None else (5 if self.structure == "eskdb" else 1)
+    def _k(self, n_features: int) -> int:
+        """``k``, or the structure's default: 5 for ESKDB (the thesis's), at most the
+        number of features; 1 otherwise.  A ``k`` the user gave is checked as given."""
+        if self.k is not None:
+            return self.k
+        return min(5, n_features) if self.structure == "eskdb" else 1
 
     def _check_ensemble_options(self) -> None:
         """Options of one kind of structure given to another: specific errors."""
@@ -326,7 +332,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         skdb = {n: self._hyper[n] for n in ("skdb_m", "skdb_loss") if n in self._hyper}
         opts = EskdbOptions(
             n_estimators=10 if self.n_estimators is None else self.n_estimators,
-            k=self._k(),
+            k=self._k(len(features)),
             method=self.method,
             na=self.na,
             random_state=self.random_state,
@@ -386,26 +392,36 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             total, n = (p if total is None else total + p), n + 1
         return total / n
 
-    def _proba_of_source(self, X: Any) -> np.ndarray:
+    def _feature_chunks(self, X: Any):
+        """The feature columns of each non-empty chunk of data read in chunks."""
         self._check_fitted()
         features = [str(f) for f in self.feature_names_in_]
-        parts = []
+        n = 0
         for chunk in as_source(X).chunks():
             have = set(map(str, chunk.columns))
             missing = [f for f in features if f not in have]
             if missing:
                 raise MissingColumnError(missing[0], "feature", [str(c) for c in chunk.columns])
             if len(chunk):
-                parts.append(self.predict_proba(chunk[features]))
-        if not parts:
+                n += 1
+                yield chunk[features]
+        if not n:
             raise EmptyDataError("the data to predict has no rows")
-        return np.vstack(parts)
+
+    def _proba_of_source(self, X: Any) -> np.ndarray:
+        return np.vstack([self.predict_proba(chunk) for chunk in self._feature_chunks(X)])
 
     def staged_predict_proba(self, X: Any):
         """Class posteriors of the ensemble of the first ``1, 2, ..., n_estimators``
         members, one array per size (as scikit-learn's ``staged_predict_proba``): the
         running mean :math:`\\frac1n \\sum_{i \\le n} P_i(c \\mid x)`.  A single
-        classifier yields one array, its ``predict_proba``."""
+        classifier yields one array, its ``predict_proba``.  ``X`` may be data read in
+        chunks, as for :meth:`predict_proba`."""
+        if _is_source(X):
+            per_chunk = [list(self.staged_predict_proba(chunk)) for chunk in self._feature_chunks(X)]
+            for stage in zip(*per_chunk):
+                yield np.vstack(stage)
+            return
         total = None
         for i, p in enumerate(self._member_probas(self._prepare(X)), start=1):
             total = p if total is None else total + p

@@ -132,7 +132,9 @@ class Schema:
 
         Inferred levels are united and re-sorted; a fixed order wins over an
         inferred one (the inferred levels must be among its levels); two fixed
-        orders must agree exactly.
+        orders are united where they agree on their shared levels (see
+        :func:`_unite_orders`: a level missing from one chunk's Categorical, the level
+        of missing values present in some chunks only) and refused where they do not.
         """
         out: dict[str, tuple] = {}
         fixed = set()
@@ -146,11 +148,7 @@ class Schema:
                     fixed.add(var)
                 continue
             if fa and fb:
-                if a != b:
-                    raise DataError(
-                        f"variable {var!r} has levels {list(a)!r} in one part of the data and {list(b)!r} in another"
-                    )
-                out[var] = a
+                out[var] = _unite_orders(var, a, b)
                 fixed.add(var)
             elif fa or fb:
                 keep, other_lev = (a, b) if fa else (b, a)
@@ -181,6 +179,34 @@ class Schema:
         if len(parts) > 8:
             parts = parts[:8] + [f"... ({len(parts)} variables)"]
         return f"Schema({', '.join(parts)})"
+
+
+def _unite_orders(var: str, a: tuple, b: tuple) -> tuple:
+    """Two given level orders of one variable (two chunks' Categoricals) united.
+
+    Orders that agree on the levels they share are united: the longer one where one
+    holds all the other's levels (a chunk declaring ``['no']``, another ``['no', 'yes']``),
+    else ``a``'s order followed by ``b``'s new levels.  The level of missing values
+    (``na="level"``, present only in the chunks that have missing values) stays last.
+    Orders that disagree (``['a', 'b']`` and ``['b', 'a']``) raise :class:`DataError`."""
+    if a == b:
+        return a
+    na = NA_LABEL in a or NA_LABEL in b
+    a2 = tuple(v for v in a if v != NA_LABEL)
+    b2 = tuple(v for v in b if v != NA_LABEL)
+    shared = set(a2) & set(b2)
+    if [v for v in a2 if v in shared] != [v for v in b2 if v in shared]:
+        raise DataError(
+            f"variable {var!r} has levels {list(a)!r} in one part of the data and {list(b)!r} in another, "
+            "in different orders; give its Categoricals one order of levels"
+        )
+    if set(a2) <= set(b2):
+        out = b2
+    elif set(b2) <= set(a2):
+        out = a2
+    else:
+        out = a2 + tuple(v for v in b2 if v not in shared)
+    return out + ((NA_LABEL,) if na else ())
 
 
 def _python_scalar(v: Any) -> Any:

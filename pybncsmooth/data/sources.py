@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..errors import DataError, EmptyDataError
@@ -110,16 +111,28 @@ def read_table(
         if chunksize is None:
             return _plain_values(pf.read(columns=cols).to_pandas(), plain)
         return (_plain_values(b.to_pandas(), plain) for b in pf.iter_batches(batch_size=chunksize, columns=cols))
+    _check_chunksize(chunksize)
     sep = _sep_of(p, sep)
-    return pd.read_csv(
-        p,
-        sep=sep,
-        dtype=str,
-        keep_default_na=False,
-        na_values=list(na_values),
-        usecols=list(columns) if columns else None,
-        chunksize=chunksize,
-    )
+    try:
+        return pd.read_csv(
+            p,
+            sep=sep,
+            dtype=str,
+            keep_default_na=False,
+            na_values=list(na_values),
+            usecols=list(columns) if columns else None,
+            chunksize=chunksize,
+        )
+    except pd.errors.EmptyDataError:
+        raise EmptyDataError(f"the file {p!r} has no header (only blank lines)") from None
+
+
+def _check_chunksize(chunksize: Any) -> None:
+    """``None`` or a whole number of rows >= 1 (:class:`DataError` otherwise)."""
+    if chunksize is None:
+        return
+    if isinstance(chunksize, bool) or not isinstance(chunksize, (int, np.integer)) or chunksize < 1:
+        raise DataError(f"chunksize must be a positive whole number of rows, not {chunksize!r}")
 
 
 def iter_frames(data: Any, *, chunksize: int | None = None) -> Iterator[pd.DataFrame]:
@@ -157,7 +170,10 @@ def _n_columns(path: str, sep: str | None) -> int:
         import pyarrow.parquet as pq
 
         return len(pq.ParquetFile(path).schema_arrow.names)
-    return len(pd.read_csv(path, sep=_sep_of(path, sep), nrows=0).columns)
+    try:
+        return len(pd.read_csv(path, sep=_sep_of(path, sep), nrows=0).columns)
+    except pd.errors.EmptyDataError:
+        raise EmptyDataError(f"the file {path!r} has no header (only blank lines)") from None
 
 
 class DataSource:
@@ -178,6 +194,7 @@ class DataSource:
     def __init__(self, data: Any, *, chunksize: int | None = None, sep: str | None = None) -> None:
         if isinstance(data, DataSource):
             data, chunksize, sep = data.data, chunksize or data.chunksize, sep or data.sep
+        _check_chunksize(chunksize)
         self.data = data
         self.sep = sep
         self.chunksize = chunksize
@@ -210,8 +227,6 @@ class DataSource:
                 f"returning an iterable of DataFrames, an iterator of DataFrames or a Dask DataFrame, not "
                 f"{type(data).__name__}"
             )
-        if self.chunksize is not None and (isinstance(self.chunksize, bool) or int(self.chunksize) < 1):
-            raise DataError(f"chunksize must be a positive number of rows, not {self.chunksize!r}")
 
     @property
     def in_memory(self) -> bool:

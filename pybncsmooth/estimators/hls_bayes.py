@@ -54,9 +54,42 @@ __all__ = ["HLSBayes"]
 
 
 @njit(cache=True, nogil=True)
-def _psi_all(eta, node_off, leaf_off, n_leaf, leaf0, K_t, k, psi):  # pragma: no cover - compiled
+def _logaddexp(a, b):  # pragma: no cover - compiled
+    if a == -np.inf:
+        return b
+    if b == -np.inf:
+        return a
+    if a > b:
+        return a + math.log1p(math.exp(b - a))
+    return b + math.log1p(math.exp(a - b))
+
+
+@njit(cache=True, nogil=True)
+def _suffix_lse(eta, node_off, leaf_off, n_leaf, leaf0, K_t, suf, pre):  # pragma: no cover - compiled
+    """At the start of a sweep, per leaf ``g`` of a tree with ``K >= 2`` classes:
+    ``suf[g, c] = log sum_{j >= c} exp(eta_gj)`` (``suf[g, K] = -inf``), and the prefix
+    sums over the classes already drawn this sweep reset to ``pre[g] = -inf``."""
+    for t in range(node_off.shape[0]):
+        K = K_t[t]
+        if K == 1:
+            continue
+        base = node_off[t] + leaf0[t]
+        for j in range(n_leaf[t]):
+            i = base + j
+            g = leaf_off[t] + j
+            pre[g] = -np.inf
+            suf[g, K] = -np.inf
+            for c in range(K - 1, -1, -1):
+                suf[g, c] = _logaddexp(eta[i, c], suf[g, c + 1])
+
+
+@njit(cache=True, nogil=True)
+def _psi_all(eta, node_off, leaf_off, n_leaf, leaf0, K_t, k, suf, pre, psi):  # pragma: no cover - compiled
     """For every tree with a class ``k``: ``psi_i = eta_ik - log sum_{j != k} exp(eta_ij)``
-    at its leaves (binary trees: ``eta_i0``), into the network-wide leaf array ``psi``."""
+    at its leaves (binary trees: ``eta_i0``), into the network-wide leaf array ``psi``.
+    The sum over ``j != k`` is the prefix over the classes ``j < k`` drawn this sweep
+    (``pre``) and the suffix over ``j > k``, not drawn yet (``suf``): O(1) per class and
+    leaf, so a sweep is linear in the classes (it was quadratic)."""
     for t in range(node_off.shape[0]):
         K = K_t[t]
         if K <= k:
@@ -68,15 +101,19 @@ def _psi_all(eta, node_off, leaf_off, n_leaf, leaf0, K_t, k, psi):  # pragma: no
             if K == 1:
                 psi[g] = eta[i, 0]
                 continue
-            mx = -1e300
-            for c in range(K):
-                if c != k and eta[i, c] > mx:
-                    mx = eta[i, c]
-            acc = 0.0
-            for c in range(K):
-                if c != k:
-                    acc += math.exp(eta[i, c] - mx)
-            psi[g] = eta[i, k] - (mx + math.log(acc))
+            psi[g] = eta[i, k] - _logaddexp(pre[g], suf[g, k + 1])
+
+
+@njit(cache=True, nogil=True)
+def _prefix_add(eta, node_off, leaf_off, n_leaf, leaf0, K_t, k, pre):  # pragma: no cover - compiled
+    """After class ``k`` is drawn: ``pre[g] <- log(exp(pre[g]) + exp(eta_gk))``."""
+    for t in range(node_off.shape[0]):
+        K = K_t[t]
+        if K <= k or K == 1:
+            continue
+        base = node_off[t] + leaf0[t]
+        for j in range(n_leaf[t]):
+            pre[leaf_off[t] + j] = _logaddexp(pre[leaf_off[t] + j], eta[base + j, k])
 
 
 @njit(cache=True, nogil=True)
@@ -250,6 +287,8 @@ class HLSBayes(Estimator):
         B = np.zeros((n_all, net.K_max))
         eta = np.zeros((n_all, net.K_max))
         psi = np.zeros(L)
+        pre = np.zeros(L)
+        suf = np.zeros((L, net.K_max + 1))
         omega = np.zeros(L)
         acc = np.zeros((n_all, net.r_max))
         acc2 = np.zeros((n_all, net.r_max))
@@ -259,9 +298,10 @@ class HLSBayes(Estimator):
         thin = max(1, (self.iterations - burn) // 200)
         trace = []
         for it in range(self.iterations):
+            _suffix_lse(eta, net.node_off, net.leaf_off, net.n_leaf, net.leaf0, net.K_t, suf, pre)
             for k in range(net.K_max):
                 idx = net.active[k]
-                _psi_all(eta, net.node_off, net.leaf_off, net.n_leaf, net.leaf0, net.K_t, k, psi)
+                _psi_all(eta, net.node_off, net.leaf_off, net.n_leaf, net.leaf0, net.K_t, k, suf, pre, psi)
                 if len(idx):
                     omega[idx] = random_polyagamma(net.N[idx], psi[idx], random_state=rng)
                 z = rng.standard_normal(n_all)
@@ -269,6 +309,7 @@ class HLSBayes(Estimator):
                     net.parent, net.node_off, net.n_nodes, net.leaf_off, net.n_leaf, net.leaf0,
                     net.K_t, k, omega, net.kappa, psi, eta, B, var_t, z,
                 )  # fmt: skip
+                _prefix_add(eta, net.node_off, net.leaf_off, net.n_leaf, net.leaf0, net.K_t, k, pre)
             if self.variance is None:
                 _sumsq_all(B, net.node_off, net.n_nodes, net.K_t, ss)
                 var_t = 1.0 / rng.gamma(self.prior_shape + net.dims / 2.0, 1.0 / (self.prior_scale + ss / 2.0))

@@ -14,7 +14,7 @@ from ..model.cpd import TableCPD
 from ..model.network import FittedNetwork
 from ..structure.dag import DAG
 from ._rformat import format_r
-from ._tokens import Cursor
+from ._tokens import Cursor, word_or_quoted
 
 __all__ = ["NetworkParts", "table_columns", "write_probability_blocks"]
 
@@ -135,10 +135,11 @@ def write_probability_blocks(
     for node in net.nodes:
         t = net.cpt(node)
         pa = net.parents(node)
+        q = word_or_quoted(str(node))  # names that are not one word (spaces, punctuation) in quotes
         if not pa:
-            fh.write(f"probability ( {node} ) {{\n{root_prefix}{', '.join(format_r(t))};\n}}\n")
+            fh.write(f"probability ( {q} ) {{\n{root_prefix}{', '.join(format_r(t))};\n}}\n")
             continue
-        fh.write(f"probability ( {node} | {', '.join(pa)} ) {{\n")
+        fh.write(f"probability ( {q} | {', '.join(word_or_quoted(str(p)) for p in pa)} ) {{\n")
         cols = t.reshape(t.shape[0], -1, order="F")
         labels = [[str(l) for l in net.levels(p)] for p in pa]
         for i, combo in enumerate(itertools.product(*[range(c) for c in reversed(t.shape[1:])])):

@@ -15,7 +15,7 @@ from ..model.formats import NetworkFormat, register_format
 from ..model.network import FittedNetwork
 from ._build import NetworkParts, table_columns, write_probability_blocks
 from ._grammar import TableQueue, discrete_type, node_block
-from ._tokens import Cursor, check_writable_names, tokenize
+from ._tokens import Cursor, check_writable_names, tokenize, word_or_quoted
 from .io import read_text, text_writer
 
 __all__ = ["parse_dsc", "write_dsc"]
@@ -110,7 +110,7 @@ def write_dsc(net: "FittedNetwork", fh: TextIO) -> None:
     for node in net.nodes:
         lev = '", "'.join(str(l) for l in net.levels(node))
         n = len(net.levels(node))
-        fh.write(f'node {node} {{\n  type : discrete [ {n} ] = {{ "{lev}" }};\n}}\n')
+        fh.write(f'node {word_or_quoted(str(node))} {{\n  type : discrete [ {n} ] = {{ "{lev}" }};\n}}\n')
     write_probability_blocks(net, fh, "   ", lambda codes, labels: "  (" + ", ".join(str(c) for c in codes) + ") : ")
 
 

@@ -24,7 +24,7 @@ from ..data.discretize import Discretizer
 from ..data.schema import Schema
 from ..errors import FileFormatError
 from ..estimators.base import TreeEstimate, make_estimator
-from ..model.cpd import TableCPD, TreeCPD
+from ..model.cpd import FixedPrefixCPD, TableCPD, TreeCPD
 from ..model.formats import NetworkFormat, register_format
 from ..model.network import FittedNetwork
 from ..structure.dag import DAG
@@ -48,6 +48,40 @@ def _json_safe(v: Any) -> Any:
     return repr(v)
 
 
+def _save_tree(k: int, cpd: TreeCPD, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    """The arrays of node ``k``'s context tree and estimate (added to ``arrays``) and
+    its header entry."""
+    t = cpd.tree
+    for i, lev in enumerate(t.levels):
+        arrays[f"n{k}_parent_{i}"] = lev.parent
+        arrays[f"n{k}_value_{i}"] = lev.value
+        arrays[f"n{k}_counts_{i}"] = lev.counts
+        arrays[f"n{k}_probs_{i}"] = cpd.estimate.probs[i]
+        if cpd.estimate.sd is not None:
+            arrays[f"n{k}_sd_{i}"] = cpd.estimate.sd[i]
+    for extra in ("fallback", "fallback_sd"):
+        val = getattr(cpd.estimate, extra)
+        if val is not None:
+            arrays[f"n{k}_{extra}"] = val
+    info_arrays = {}
+    info_json = {}
+    for key, val in cpd.estimate.info.items():
+        if isinstance(val, np.ndarray):
+            arrays[f"n{k}_info_{key}"] = val
+            info_arrays[key] = f"n{k}_info_{key}"
+        else:
+            info_json[key] = _json_safe(val)
+    return {
+        "kind": "tree",
+        "tree_parents": list(t.parents),
+        "unseen": cpd.estimate.unseen,
+        "has_sd": cpd.estimate.sd is not None,
+        "fallback_from": cpd.estimate.fallback_from,
+        "info_json": info_json,
+        "info_arrays": info_arrays,
+    }
+
+
 def save_native(net: "FittedNetwork", fh: Any) -> None:
     """Write ``net`` to a binary file object or path."""
     arrays: dict[str, np.ndarray] = {}
@@ -55,34 +89,14 @@ def save_native(net: "FittedNetwork", fh: Any) -> None:
     for k, node in enumerate(net.nodes):
         cpd = net.cpd(node)
         if isinstance(cpd, TreeCPD):
-            t = cpd.tree
-            for i, lev in enumerate(t.levels):
-                arrays[f"n{k}_parent_{i}"] = lev.parent
-                arrays[f"n{k}_value_{i}"] = lev.value
-                arrays[f"n{k}_counts_{i}"] = lev.counts
-                arrays[f"n{k}_probs_{i}"] = cpd.estimate.probs[i]
-                if cpd.estimate.sd is not None:
-                    arrays[f"n{k}_sd_{i}"] = cpd.estimate.sd[i]
-            for extra in ("fallback", "fallback_sd"):
-                val = getattr(cpd.estimate, extra)
-                if val is not None:
-                    arrays[f"n{k}_{extra}"] = val
-            info_arrays = {}
-            info_json = {}
-            for key, val in cpd.estimate.info.items():
-                if isinstance(val, np.ndarray):
-                    arrays[f"n{k}_info_{key}"] = val
-                    info_arrays[key] = f"n{k}_info_{key}"
-                else:
-                    info_json[key] = _json_safe(val)
+            nodes_meta[node] = _save_tree(k, cpd, arrays)
+        elif isinstance(cpd, FixedPrefixCPD) and isinstance(cpd.inner, TreeCPD):
+            # one domain of a multi-domain fit (for_domain): the whole tree and the domain's code
+            # (the domain is not in this network's schema: its number of levels is kept)
             nodes_meta[node] = {
-                "kind": "tree",
-                "tree_parents": list(t.parents),
-                "unseen": cpd.estimate.unseen,
-                "has_sd": cpd.estimate.sd is not None,
-                "fallback_from": cpd.estimate.fallback_from,
-                "info_json": info_json,
-                "info_arrays": info_arrays,
+                **_save_tree(k, cpd.inner, arrays),
+                "prefix_codes": list(cpd.prefix_codes),
+                "tree_cards": [int(c) for c in cpd.inner.tree.parent_cards],
             }
         elif isinstance(cpd, TableCPD):
             arrays[f"n{k}_table"] = cpd.table()
@@ -168,7 +182,8 @@ def _load_native(fh: Any, path: str | None = None) -> "FittedNetwork":
         levels = tuple(
             TreeLevel(z[f"n{k}_parent_{i}"], z[f"n{k}_value_{i}"], z[f"n{k}_counts_{i}"]) for i in range(d + 1)
         )
-        tree = ContextTree(node, tuple(tp), schema.cardinality(node), schema.cardinalities(tp), levels)
+        cards = tuple(meta["tree_cards"]) if "tree_cards" in meta else schema.cardinalities(tp)
+        tree = ContextTree(node, tuple(tp), schema.cardinality(node), cards, levels)
         info = dict(meta.get("info_json", {}))
         for key, name in meta.get("info_arrays", {}).items():
             info[key] = z[name]
@@ -177,6 +192,8 @@ def _load_native(fh: Any, path: str | None = None) -> "FittedNetwork":
         extra = {e: z[f"n{k}_{e}"] for e in ("fallback", "fallback_sd") if f"n{k}_{e}" in z.files}
         est = TreeEstimate(probs, meta["unseen"], info, sd=sd, fallback_from=meta.get("fallback_from", 0), **extra)
         cpds[node] = TreeCPD(tree, est)
+        if "prefix_codes" in meta:  # one domain of a multi-domain fit
+            cpds[node] = FixedPrefixCPD(cpds[node], meta["prefix_codes"])
     est = None
     if header.get("estimator"):
         try:

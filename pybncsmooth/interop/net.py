@@ -19,7 +19,7 @@ from ..model.network import FittedNetwork
 from ._build import NetworkParts, table_columns
 from ._grammar import TableQueue, node_block
 from ._rformat import format_r
-from ._tokens import Cursor, check_writable_names, tokenize
+from ._tokens import Cursor, check_writable_names, tokenize, word_or_quoted
 from .io import read_text, text_writer
 
 __all__ = ["parse_net", "write_net"]
@@ -113,15 +113,16 @@ def write_net(net: "FittedNetwork", fh: TextIO) -> None:
     fh.write("net \n{ \n}\n")
     for node in net.nodes:
         states = '" "'.join(str(l) for l in net.levels(node))
-        fh.write(f'node {node} \n{{\n  states = ( "{states}" );\n}}\n')
+        fh.write(f'node {word_or_quoted(str(node))} \n{{\n  states = ( "{states}" );\n}}\n')
     for node in net.nodes:
         t = net.cpt(node)
-        pa = net.parents(node)
+        pa = [word_or_quoted(str(p)) for p in net.parents(node)]
+        q = word_or_quoted(str(node))
         if not pa:
-            fh.write(f"potential ( {node} ) \n{{\n")
+            fh.write(f"potential ( {q} ) \n{{\n")
             fh.write(f"  data = ( {' '.join(format_r(t))} );\n}}\n")
             continue
-        fh.write(f"potential ( {node} | {' '.join(pa)} ) \n{{\n  data = ")
+        fh.write(f"potential ( {q} | {' '.join(pa)} ) \n{{\n  data = ")
         cards = t.shape[1:]
         # configurations with the last parent varying fastest
         items = []

@@ -24,7 +24,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..counting.context_tree import ContextTree, config_index
-from ..errors import DenseTableTooLargeError, StatisticUnavailableError
+from ..errors import DenseTableTooLargeError, HyperparameterError, StatisticUnavailableError
 from ..estimators.base import TreeEstimate
 
 __all__ = ["CPD", "TreeCPD", "TableCPD", "FixedPrefixCPD", "DEFAULT_MAX_CELLS", "QUERY_DENSE_CELLS"]
@@ -89,7 +89,7 @@ class CPD(ABC):
         elif stat == "sd":
             m = self._sd_matrix(max_cells)
         else:
-            raise ValueError(f"stat must be 'mean' or 'sd', not {stat!r}")
+            raise HyperparameterError(f"stat must be 'mean' or 'sd', not {stat!r}")
         return np.moveaxis(m.reshape(*self.parent_cards, self.card), -1, 0)
 
     @abstractmethod
@@ -267,7 +267,7 @@ class TableCPD(CPD):
         if stat == "sd":
             raise StatisticUnavailableError("standard deviation", None, self.node)
         if stat != "mean":
-            raise ValueError(f"stat must be 'mean' or 'sd', not {stat!r}")
+            raise HyperparameterError(f"stat must be 'mean' or 'sd', not {stat!r}")
         return self._table.copy()
 
     def probs(self, parent_codes: np.ndarray) -> np.ndarray:

@@ -11,8 +11,10 @@ import pandas as pd
 from ..counting.context_tree import mixed_radix
 from ..data.encode import EncodedData, encode
 from ..data.schema import Schema
+from ..data.sources import as_source
 from ..errors import (
     DataError,
+    EmptyDataError,
     MissingColumnError,
     StatisticUnavailableError,
     UnknownNodeError,
@@ -20,6 +22,7 @@ from ..errors import (
     ZeroProbabilityWarning,
 )
 from ..structure.dag import DAG
+from ..validation import check_int, check_probability, check_random_state
 from .cpd import CPD, DEFAULT_MAX_CELLS, QUERY_DENSE_CELLS, FixedPrefixCPD, TreeCPD
 from .formats import network_format
 from .plotting import plot_cpt, plot_shrinkage
@@ -174,8 +177,7 @@ class FittedNetwork:
         if interval is not None:
             if wide:
                 raise ValueError("interval= needs the tidy layout (wide=False)")
-            if not (isinstance(interval, (int, float)) and 0 < interval < 1):
-                raise ValueError(f"interval must be a probability in (0, 1), not {interval!r}")
+            interval = check_probability("interval", interval)
             sd = self.cpt(node, stat="sd", max_cells=max_cells)
         if wide:
             m = np.moveaxis(t, 0, -1).reshape(-1, t.shape[0])
@@ -275,8 +277,13 @@ class FittedNetwork:
         Every node must be a column of ``data``.  With ``on_unseen="backoff"`` a
         parent value that is missing or unseen in training backs off in the
         node's context tree; the node's own value must always be known.
-        Rows impossible under the model get ``-inf``.
+        Rows impossible under the model get ``-inf``.  ``data`` may also be data read
+        in chunks (a CSV/Parquet path, a list of frames, a function returning chunks, a
+        Dask DataFrame): the rows of every chunk, in order.
         """
+        if not isinstance(data, pd.DataFrame):
+            parts = [self.logpdf(c, on_unseen=on_unseen) for c in as_source(data).chunks()]
+            return np.concatenate(parts) if parts else np.zeros(0)
         enc = self._encode(data, list(self._prefix) + self.nodes, on_unseen)
         total = np.zeros(enc.n_rows)
         with np.errstate(divide="ignore"):
@@ -304,10 +311,17 @@ class FittedNetwork:
         parent backs off in its context tree.
 
         Returns a data frame indexed like ``data`` with one column per level of
-        ``target``, rows summing to 1.
+        ``target``, rows summing to 1.  ``data`` may also be data read in chunks (a
+        CSV/Parquet path, a list of frames, a function, a Dask DataFrame): the rows of
+        every chunk in order, indexed ``0 .. n - 1``.
         """
         if target not in self.dag:
             raise UnknownNodeError(target, "(the target is not a node of the network)")
+        if not isinstance(data, pd.DataFrame):
+            parts = [self.predict_proba(c, target, on_unseen=on_unseen) for c in as_source(data).chunks()]
+            if not parts:
+                raise EmptyDataError("the data to predict has no chunk")
+            return pd.concat(parts, ignore_index=True)
         mb = list(self._prefix) + self.dag.markov_blanket(target)
         cols = set(data.columns) if isinstance(data, pd.DataFrame) else set()
         for v in mb:
@@ -409,8 +423,8 @@ class FittedNetwork:
         draw reproducible.  Multi-domain networks need ``domain=`` (a level).
         Columns are pandas Categoricals in node order.
         """
-        if not isinstance(n, (int, np.integer)) or n < 0:
-            raise ValueError(f"n must be a non-negative integer, not {n!r}")
+        n = check_int("n", n, low=0)
+        check_random_state(random_state)
         if self.domain is not None:
             if domain is None:
                 raise DataError("pass domain= (a level of the domain variable) to sample a multi-domain network")

@@ -96,6 +96,8 @@ class StructureStatistics:
             raise MissingColumnError(missing[0], role, [str(c) for c in df.columns])
         if len(df) == 0:
             return out
+        if df[self.target].isna().any():  # whatever na=: a class-conditional structure needs the class
+            raise DataError(f"the class {self.target!r} has missing values; drop those rows first")
         na = "available" if self.na == "pairwise" else self.na
         enc = encode(df, self.given, variables=variables, na=na, max_levels=self.max_levels, empty_ok=True)
         if enc.n_rows == 0:  # every row of this chunk is incomplete (na="drop"): it adds nothing
@@ -103,8 +105,6 @@ class StructureStatistics:
             return out
         s = enc.schema
         c = enc[self.target].astype(np.int64)
-        if (c < 0).any():
-            raise DataError(f"the class {self.target!r} has missing values; drop those rows first")
         K = s.cardinality(self.target)
         out.schema = s
         out.n_rows, out.n_dropped = enc.n_rows, enc.n_dropped
