@@ -62,6 +62,8 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 
 def modelstring(obj: "DAG | FittedNetwork") -> str:
     """The bnlearn model string of a DAG or a fitted network."""
+    if not hasattr(obj, "modelstring"):
+        raise errors.StructureError(f"modelstring() takes a DAG or a fitted network, not a {type(obj).__name__}")
     return obj.modelstring()
 
 

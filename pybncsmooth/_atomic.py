@@ -21,6 +21,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
     """A temporary path to write to; moved onto ``path`` when the block completes."""
     target = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"cannot write {target!r}: the folder {folder!r} does not exist")
     fd, tmp = tempfile.mkstemp(prefix=".pbncs-", suffix="-" + os.path.basename(target), dir=folder)
     os.close(fd)
     try:

@@ -31,6 +31,7 @@ __all__ = [
     "FormulaError",
     "FileFormatError",
     "HyperparameterError",
+    "UnknownDatasetError",
     "DenseTableTooLargeError",
     "StatisticUnavailableError",
     "ZeroProbabilityWarning",
@@ -249,6 +250,13 @@ class FileFormatError(ParseError):
 
 
 # ------------------------------------------------------------------ estimation
+
+
+class UnknownDatasetError(DataError, KeyError):
+    """A data set name :func:`~pybncsmooth.load_dataset` does not know."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
 
 
 class HyperparameterError(PyBNCSmoothError, ValueError):

@@ -214,3 +214,57 @@ def test_eskdb_default_k_is_capped_at_the_features(votes):
     assert clf.predict_proba(small).shape == (len(small), 2)  # raised "k = 5 is larger ..." before
     with pytest.raises(HyperparameterError, match="k = 5 is larger than the number of features"):
         bs.BNClassifier(structure="eskdb", k=5, method="mestimate").fit(small, "Class")
+
+
+# ------------------------------------------------------------------ found by the next probing round
+
+
+def test_probed_api_misuse_gets_package_errors(tmp_path, votes):
+    from pybncsmooth.errors import FileFormatError, MissingColumnError, StructureError, UnknownDatasetError
+
+    net = bs.fit("[A][B|A]", pd.DataFrame({"A": list("xyxy"), "B": list("uvvu")}), method="bayes")
+    with pytest.raises(HyperparameterError, match="max_cells must be an integer >= 0, not 'a'"):
+        net.cpt("B", max_cells="a")
+    with pytest.raises(FileNotFoundError, match="the folder .*nodir' does not exist"):
+        net.write(tmp_path / "nodir" / "x.bif")
+    (tmp_path / "g.bif").write_bytes(b"\x00\xff\xfe garbage")
+    with pytest.raises(FileFormatError, match="not a text file"):
+        bs.read_network(tmp_path / "g.bif")
+    (tmp_path / "g.bif.gz").write_bytes(b"not gzip")
+    with pytest.raises(FileFormatError, match="not a gzip file"):
+        bs.read_network(tmp_path / "g.bif.gz")
+    with pytest.raises(MissingColumnError, match="'ZZ' \\(class\\) is not a column"):
+        bs.BNClassifier().fit(votes, "ZZ")
+    nb = {"nb": bs.BNClassifier(structure="nb")}
+    with pytest.raises(HyperparameterError, match="at least 2 folds"):
+        bs.evaluate(nb, votes, "Class", cv=1)
+    with pytest.raises(HyperparameterError, match="models must be a mapping"):
+        bs.evaluate([bs.BNClassifier()], votes, "Class")
+    with pytest.raises(HyperparameterError, match="model 'nb' is a dict, not a scikit-learn classifier"):
+        bs.evaluate({"nb": dict(structure="nb")}, votes, "Class")
+    with pytest.raises(HyperparameterError, match="wins must be an integer >= 0"):
+        bs.sign_test(-1, 2)
+    with pytest.raises(HyperparameterError, match="k must be an integer, not '2'"):
+        bs.learn_structure(votes, "Class", kind="kdb", k="2")
+    with pytest.raises(UnknownDatasetError, match="unknown data set 'zz'; available: asia"):
+        bs.load_dataset("zz")
+    with pytest.raises(KeyError):  # still a KeyError for code that caught one
+        bs.load_dataset("zz")
+    dag = bs.DAG({1: [2], 2: []})
+    assert dag.nodes == ["1", "2"] and dag.parents("1") == ["2"]
+    with pytest.raises(StructureError, match="the parents of 'A' must be a list of names, not 'BC'"):
+        bs.DAG({"A": "BC"})
+    with pytest.raises(StructureError, match="modelstring\\(\\) takes a DAG or a fitted network"):
+        bs.modelstring(None)
+    with pytest.raises(DataError, match="schema must be a Schema"):
+        bs.encode(votes, 3)
+    with pytest.raises(DataError, match="compares two fitted networks"):
+        net.max_abs_diff(3)
+
+
+def test_cli_demo_needs_a_positive_number_of_repeats(capsys):
+    from pybncsmooth.frontends.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["demo", "--repeats", "0"])
+    assert e.value.code == 2 and "expected a whole number >= 1, got '0'" in capsys.readouterr().err

@@ -198,7 +198,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         self._check_options()
         if _is_source(X):
             return self._fit_source(X, y)
-        if isinstance(X, pd.DataFrame) and isinstance(y, str) and y in X.columns:
+        if isinstance(X, pd.DataFrame) and isinstance(y, str):
+            if y not in X.columns:
+                raise MissingColumnError(y, "class", [str(c) for c in X.columns])
             return self.fit(X.drop(columns=y), X[y])  # y names the class column of X
         if y is None:
             raise ValueError("BNClassifier requires y to be passed, but the target y is None")

@@ -25,6 +25,7 @@ import pandas as pd
 from scipy.stats import binomtest, rankdata
 
 from ..errors import DataError, HyperparameterError, MissingColumnError, SingleLevelError
+from ..validation import check_int
 
 __all__ = [
     "evaluate",
@@ -107,7 +108,9 @@ def categorize(data: pd.DataFrame, exclude: Sequence[str] = ()) -> pd.DataFrame:
 def _splitter(cv: Any, random_state: Any) -> tuple[Any, int]:
     from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedKFold
 
-    if isinstance(cv, (int, np.integer)):
+    if isinstance(cv, (int, np.integer)) and not isinstance(cv, bool):
+        if cv < 2:
+            raise HyperparameterError(f"cv = {cv}: cross-validation needs at least 2 folds")
         return StratifiedKFold(int(cv), shuffle=True, random_state=random_state), int(cv)
     if isinstance(cv, str):
         m = re.fullmatch(r"\s*(\d+)\s*(?:x\s*(\d+))?\s*", cv)
@@ -182,8 +185,16 @@ def evaluate(
         raise DataError(f"data must be a pandas DataFrame, not {type(data).__name__}")
     if target not in data.columns:
         raise MissingColumnError(target, "class", [str(c) for c in data.columns])
+    if not isinstance(models, Mapping):
+        raise HyperparameterError(f"models must be a mapping of name -> classifier, not a {type(models).__name__}")
     if not models:
         raise HyperparameterError("no model to evaluate")
+    for name, model in models.items():
+        if not (hasattr(model, "fit") and hasattr(model, "predict_proba") and hasattr(model, "get_params")):
+            raise HyperparameterError(
+                f"model {name!r} is a {type(model).__name__}, not a scikit-learn classifier (BNClassifier(...), a "
+                "pipeline, ...)"
+            )
     y_raw = data[target]
     if y_raw.isna().any():
         raise DataError(f"the class {target!r} has missing values; drop those rows first")
@@ -241,6 +252,8 @@ def sign_test(wins: int, losses: int, alternative: str = "two-sided") -> float:
     :math:`P(W \\ge \\text{wins})` for :math:`W \\sim \\mathrm{Binomial}(n, 1/2)`."""
     if alternative not in ("two-sided", "greater"):
         raise HyperparameterError(f"alternative must be 'two-sided' or 'greater', not {alternative!r}")
+    wins = check_int("wins", wins, low=0)
+    losses = check_int("losses", losses, low=0)
     n = wins + losses
     if n == 0:
         return 1.0

@@ -161,6 +161,8 @@ def encode(
             if v not in cols:
                 raise MissingColumnError(v, available=[str(c) for c in df.columns])
     schema = schema if schema is not None else Schema()
+    if not isinstance(schema, Schema):
+        raise DataError(f"schema must be a Schema, not a {type(schema).__name__}")
 
     levels: dict[str, tuple] = {}
     fixed: set[str] = set()

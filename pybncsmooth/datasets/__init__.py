@@ -24,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..errors import UnknownDatasetError
 from ..structure.dag import DAG
 
 __all__ = ["load_dataset", "list_datasets", "structure", "dataset_info"]
@@ -64,7 +65,7 @@ def list_datasets() -> list[str]:
 
 def _meta(name: str) -> dict[str, Any]:
     if name not in _DATASETS:
-        raise KeyError(f"unknown data set {name!r}; available: {', '.join(list_datasets())}")
+        raise UnknownDatasetError(f"unknown data set {name!r}; available: {', '.join(list_datasets())}")
     return _DATASETS[name]
 
 
@@ -88,5 +89,5 @@ def structure(name: str) -> DAG:
     """The true network of a data set (as bnlearn's ``model2network`` builds it)."""
     ms = _meta(name)["modelstring"]
     if ms is None:
-        raise KeyError(f"data set {name!r} has no known structure")
+        raise UnknownDatasetError(f"data set {name!r} has no known structure")
     return DAG.from_modelstring(ms)

@@ -52,6 +52,17 @@ def _parse_value(text: str) -> Any:
     return text
 
 
+def _positive_int(text: str) -> int:
+    """An argparse type: a whole number >= 1."""
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return v
+
+
 def _hyper(pairs: Sequence[str]) -> dict[str, Any]:
     out = {}
     for p in pairs:
@@ -270,7 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="compare estimators on a bundled data set (held-out log-likelihood)")
     d.add_argument("--seed", type=int, default=2024)
-    d.add_argument("--repeats", type=int, default=10)
+    d.add_argument("--repeats", type=_positive_int, default=10)
     d.set_defaults(func=_cmd_demo)
     return parser
 

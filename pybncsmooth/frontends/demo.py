@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..datasets import dataset_info, load_dataset, structure
+from ..validation import check_int
 from .api import fit
 
 __all__ = ["run_demo", "compare_estimators", "DEMO_METHODS"]
@@ -71,6 +72,7 @@ def compare_estimators(
 
 def run_demo(seed: int = 2024, repeats: int = 10, dataset: str = "asia") -> pd.DataFrame:
     """Print a comparison of the estimators on ``dataset`` and return the raw results."""
+    repeats = check_int("repeats", repeats, low=1)
     data = load_dataset(dataset)
     dag = structure(dataset)
     info = dataset_info(dataset)

@@ -29,12 +29,18 @@ def looks_like_network_path(text: str) -> bool:
 
 
 def read_text(path: str) -> str:
-    """A text file's content (gzip-compressed when the name ends in ``.gz``)."""
-    if path.endswith(".gz"):
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
+    """A text file's content (gzip-compressed when the name ends in ``.gz``); a file that
+    is not UTF-8 text raises :class:`FileFormatError`."""
+    try:
+        if path.endswith(".gz"):
+            with gzip.open(path, "rt", encoding="utf-8") as fh:
+                return fh.read()
+        with open(path, encoding="utf-8") as fh:
             return fh.read()
-    with open(path, encoding="utf-8") as fh:
-        return fh.read()
+    except UnicodeDecodeError as e:
+        raise FileFormatError(f"not a text file (byte {e.start} is not UTF-8)", path) from None
+    except (gzip.BadGzipFile, EOFError) as e:
+        raise FileFormatError(f"not a gzip file or a truncated one ({e})", path) from None
 
 
 def text_writer(name: str, write: Callable[[FittedNetwork, TextIO], None]) -> Callable[[Any, str], None]:

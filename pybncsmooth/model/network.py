@@ -139,6 +139,7 @@ class FittedNetwork:
         :class:`~pybncsmooth.errors.StatisticUnavailableError` naming it.
         """
         cpd = self.cpd(node)
+        max_cells = check_int("max_cells", max_cells, low=0)
         if stat == "sd" and not cpd.has_sd:
             raise StatisticUnavailableError("standard deviation", self.method, node)
         t = cpd.table(max_cells, stat)
@@ -520,6 +521,8 @@ class FittedNetwork:
     def max_abs_diff(self, other: "FittedNetwork") -> float:
         """Largest absolute difference between the CPT entries of two networks
         with the same nodes, parents and levels."""
+        if not isinstance(other, FittedNetwork):
+            raise DataError(f"max_abs_diff compares two fitted networks, not one with a {type(other).__name__}")
         if self.nodes != other.nodes and sorted(self.nodes) != sorted(other.nodes):
             raise DataError("the networks have different nodes")
         worst = 0.0

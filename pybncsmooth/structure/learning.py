@@ -240,6 +240,8 @@ def learn_structure(
                 "or BNClassifier(structure='skdb')"
             )
         raise HyperparameterError(f"kind must be one of 'nb', 'tan', 'kdb', not {kind!r}")
+    if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer))):
+        raise HyperparameterError(f"k must be an integer, not {k!r}")  # its range once the features are known
     stats = source_statistics(
         data,
         target,
