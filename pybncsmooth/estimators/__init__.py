@@ -13,9 +13,11 @@ from .base import (
 )
 from .classical import MLE, Bayes, MEstimate
 from .hdp import HDP
+from .hgs import HGS
 from .hls import HLS
 from .hls_bayes import HLSBayes
 from .hmd import HMD
+from .mbranch import MBranch
 
 __all__ = [
     "Estimator",
@@ -34,4 +36,6 @@ __all__ = [
     "HMD",
     "HLS",
     "HLSBayes",
+    "HGS",
+    "MBranch",
 ]

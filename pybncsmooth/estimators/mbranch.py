@@ -1,0 +1,75 @@
+r"""M-branch smoothing (Ferri et al. 2003; thesis 002, Sec. 2.3.2, eqs. 17-18).
+
+Every node of the context tree is an m-estimate toward its parent's smoothed estimate,
+recursively from the root, which is smoothed toward the uniform distribution:
+
+.. math:: \hat\theta_{v,k} = \frac{n_{v,k} + m_v\, \hat\theta_{pa(v),k}}{n_{v,\cdot} + m_v},
+          \qquad \hat\theta_{pa(root),k} = 1/K  \quad (17)
+
+with a weight that grows toward the root, set from the node's height ``h`` (1 at the
+leaves, ``d`` at the root of a tree ``d`` levels deep), the training size ``N`` and a
+user count ``M``:
+
+.. math:: m_v = M\,(1 + \Delta_v \sqrt{N}), \qquad \Delta_v = 1 - 1/h_v  \quad (18)
+
+(``M = 4`` as Ferri et al.).  Here the leaves are a CPT's parent configurations, ``N``
+is the number of rows counted in the node's tree, and every node's estimate is kept, so
+a configuration absent from the data is answered by its deepest ancestor (back-off).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..counting.context_tree import ContextTree
+from ..validation import Param
+from .base import Estimator, TreeEstimate, register_estimator
+
+__all__ = ["MBranch"]
+
+
+@register_estimator
+class MBranch(Estimator):
+    """M-branch smoothing (see the module documentation).
+
+    Parameters
+    ----------
+    M:
+        The user count of eq. (18) (default 4, Ferri et al.'s).
+    """
+
+    name = "mbranch"
+    params = (Param("M", "float", 4.0, "user count of m_v = M (1 + (1 - 1/h) sqrt(N))"),)
+
+    def __init__(self, M: float = 4.0) -> None:
+        self._set_params(M=M)
+
+    def weights(self, tree: ContextTree) -> list[float]:
+        """:math:`m_v` of the nodes of each tree level (root first): eq. (18)."""
+        depth = len(tree.levels)  # levels of the branch: the root's height
+        N = float(tree.levels[0].counts.sum())
+        out = []
+        for i in range(depth):
+            h = depth - i  # 1 at the leaves
+            out.append(self.M * (1.0 + (1.0 - 1.0 / h) * math.sqrt(N)))
+        return out
+
+    def estimate(self, tree: ContextTree) -> TreeEstimate:
+        r = tree.child_card
+        m = self.weights(tree)
+        probs = []
+        base = np.full((1, r), 1.0 / r)
+        for i, lev in enumerate(tree.levels):
+            if i > 0:
+                base = probs[-1][lev.parent]
+            n = lev.counts.astype(np.float64)
+            tot = n.sum(axis=1, keepdims=True) + m[i]
+            if m[i] > 0:
+                p = (n + m[i] * base) / tot
+            else:  # M = 0: frequencies, the parent's estimate where a node has no rows
+                nt = n.sum(axis=1, keepdims=True)
+                p = np.where(nt > 0, n / np.where(nt > 0, nt, 1.0), base)
+            probs.append(p)
+        return TreeEstimate(tuple(probs), "backoff", {"m": np.array(m)})
