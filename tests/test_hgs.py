@@ -50,7 +50,8 @@ def test_loo_objective_equals_brute_force(loss):
         t = _rows_tree(x[keep], [c[keep] for c in cols], r, cards)
         # the left-out row's leaf and its ancestors' indices in the full tree
         node = 0
-        num, den = prob.prior / r, prob.prior
+        num, den = 0.0, 0.0
+        u = prob.prior / r
         for j in range(len(cards)):
             full_lev = tree.levels[j + 1]
             node = int(np.flatnonzero((full_lev.parent == node) & (full_lev.value == cols[j][i]))[0])
@@ -66,12 +67,12 @@ def test_loo_objective_equals_brute_force(loss):
             for jj in range(depth):
                 mask &= cols[jj][keep] == cols[jj][i]
             n_p = np.bincount(x[keep][mask], minlength=r)
-            if n_p.sum() > 0:
-                num += a[depth][idx] * n_p[x[i]] / n_p.sum()
+            if n_p.sum() + prob.prior > 0:
+                num += a[depth][idx] * (n_p[x[i]] + u) / (n_p.sum() + prob.prior)
                 den += a[depth][idx]
         leaf_mask = np.all([c[keep] == c[i] for c in cols], axis=0)
         n_l = np.bincount(x[keep][leaf_mask], minlength=r)
-        theta = (n_l[x[i]] + num) / (n_l.sum() + den)
+        theta = (n_l[x[i]] + u + num) / (n_l.sum() + prob.prior + den)
         total += -math.log(theta) if loss == "log" else (1 - theta) ** 2
     assert value == pytest.approx(total / len(x), rel=1e-12)
 
@@ -143,12 +144,15 @@ def test_estimates_follow_eq_45_exactly():
     root, leaves = prob.estimates(w)[0], prob.estimates(w)[1]
     # root: (n + prior / 2) / (6 + prior) with n = (3, 3)
     np.testing.assert_allclose(root[0], [(3 + 1) / 8, (3 + 1) / 8])
-    # leaf 0: (n_l + prior / 2 + alpha_root * (3/6, 3/6)) / (4 + prior + alpha_root)
+    # leaf 0: (n_l + prior / 2 + alpha_root * root) / (4 + prior + alpha_root)
     np.testing.assert_allclose(leaves[0], [(3 + 1 + 1.5) / 9, (1 + 1 + 1.5) / 9])
     np.testing.assert_allclose(leaves[1], [(0 + 1 + 1.5) / 7, (2 + 1 + 1.5) / 7])
-    # prior = 0: eq. (45) as the thesis writes it (a level never seen gets 0)
-    thesis = HGSProblem(tree, prior=0.0).estimates(w)[1]
-    np.testing.assert_allclose(thesis[1], [(0 + 1.5) / 5, (2 + 1.5) / 5])
+    # prior = 0: eq. (45) as the thesis writes it (ancestors' frequencies; 0 where unseen)
+    thesis = HGSProblem(tree, prior=0.0).estimates(w)
+    np.testing.assert_allclose(thesis[0][0], [0.5, 0.5])
+    np.testing.assert_allclose(thesis[1][1], [(0 + 1.5) / 5, (2 + 1.5) / 5])
+    lone = count_tree("X", ["P"], np.array([0, 0]), [np.array([0, 1])], 2, [2])
+    assert HGSProblem(lone, prior=0.0).estimates(np.array([1e-9]))[1][0, 1] < 1e-9
 
 
 def test_edge_cases_single_rows_one_child_and_unseen_configurations():

@@ -28,11 +28,15 @@ Details the thesis's decision trees do not meet and a CPT's context tree does:
 
 * an ancestor whose only row is the one left out has no LOO estimate: it drops out of
   that row's sums (and a row alone in the whole tree carries no information);
-* the uniform distribution is one more ancestor, above the root, with a fixed weight
-  ``prior`` (pseudo-counts, default 1): a child level unseen in the data keeps a
-  probability and a class seen once a finite LOO loss.  The thesis's trees see every
-  class at the root and need none (``prior=0`` is eq. 45 exactly).  The weight is fixed,
-  not learned: leave-one-out sends it to 0 whenever a level is unseen, the case it is for;
+* every node's own frequencies carry ``prior`` pseudo-counts toward the uniform
+  distribution (default 1): :math:`\hat\theta_{v,k} = (n_{v,k} + prior/K) / (n_{v,\cdot}
+  + prior)` for the ancestors, and ``prior/K`` added to the node's own counts in (45), so
+  that no estimate is 0 where a level is unseen in a node (the thesis's decision-tree
+  roots see every class; a CPT's contexts often do not, and a leaf pooled entirely to an
+  ancestor with a zero, or kept alone, would give held-out rows probability 0).  The
+  same pseudo-counts are in the leave-one-out terms (``n - 1`` for the row left out).
+  ``prior=0`` is eq. (45) exactly.  The pseudo-counts are fixed, not learned:
+  leave-one-out sends them to 0 whenever a level is unseen, the very case they are for;
 * every internal node gets the estimate of (45) over its own ancestors (with the same
   weights), which answers parent configurations absent from the data (back-off);
 * ``tying="level"``: one weight per tree depth instead of one per internal node, for
@@ -61,8 +65,8 @@ class HGSProblem:
     """The leave-one-out objective of one context tree, as a function of the weights.
 
     The weights are a flat vector: one per internal node, level by level, or one per
-    internal level with ``tying="level"``; ``prior`` is the fixed weight of the uniform
-    distribution above the root.
+    internal level with ``tying="level"``; ``prior``: the pseudo-counts toward the
+    uniform distribution in every node's own frequencies.
     """
 
     tree: ContextTree
@@ -94,14 +98,14 @@ class HGSProblem:
         self.keep_p = []
         for j in range(self.depth):
             n_p = self.counts[j][self.anc[j]]  # (L, r)
-            tot = self.totals[j][self.anc[j]][:, None] - 1.0
+            tot = self.totals[j][self.anc[j]][:, None] - 1.0 + self.prior
             keep = tot > 0
             with np.errstate(divide="ignore", invalid="ignore"):
-                th = np.where(keep, (n_p - 1.0) / np.where(keep, tot, 1.0), 0.0)
+                th = np.where(keep, (n_p - 1.0 + self.prior / self.r) / np.where(keep, tot, 1.0), 0.0)
             self.theta_p.append(th)
             self.keep_p.append(np.broadcast_to(keep, th.shape))
-        self.leaf_num0 = nl - 1.0
-        self.leaf_den0 = self.totals[-1][:, None] - 1.0
+        self.leaf_num0 = nl - 1.0 + self.prior / self.r
+        self.leaf_den0 = self.totals[-1][:, None] - 1.0 + self.prior
 
     # ------------------------------------------------------------------ weights
     def expand(self, w: np.ndarray) -> list[np.ndarray]:
@@ -119,8 +123,8 @@ class HGSProblem:
     def loo(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:math:`\\theta^{LOO}_{l,k}` and its denominator :math:`D_l` (per leaf and class)."""
         a = self.expand(w)
-        num = self.leaf_num0 + self.prior / self.r
-        den = self.leaf_den0 + self.prior
+        num = self.leaf_num0
+        den = self.leaf_den0
         for j in range(self.depth):
             aj = a[j][self.anc[j]][:, None]
             num = num + np.where(self.keep_p[j], aj * self.theta_p[j], 0.0)
@@ -152,30 +156,32 @@ class HGSProblem:
 
     # ------------------------------------------------------------------ estimates
     def estimates(self, w: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Eq. (45) at every node: each node smoothed toward all its ancestors (with the
-        uniform distribution above the root), the ancestors' own frequencies as bases."""
+        """Eq. (45) at every node: each node smoothed toward all its ancestors, whose own
+        frequencies (with ``prior`` pseudo-counts) are the bases."""
         a = self.expand(w)
         t = self.tree
         probs = []
+        u = self.prior / self.r
         # running sums over the ancestors of each node of the current level
-        num_anc = np.full((1, self.r), self.prior / self.r)
-        den_anc = np.full((1, 1), self.prior)
+        num_anc = np.zeros((1, self.r))
+        den_anc = np.zeros((1, 1))
         for i, lev in enumerate(t.levels):
             if i > 0:
                 num_anc = num_anc[lev.parent]
                 den_anc = den_anc[lev.parent]
             n = self.counts[i]
             tot = self.totals[i][:, None]
-            den = tot + den_anc
+            den = tot + self.prior + den_anc
             with np.errstate(divide="ignore", invalid="ignore"):
-                p = np.where(den > 0, (n + num_anc) / np.where(den > 0, den, 1.0), 1.0 / self.r)
+                p = np.where(den > 0, (n + u + num_anc) / np.where(den > 0, den, 1.0), 1.0 / self.r)
             probs.append(p)
             if i < self.depth:
                 ai = a[i][:, None]
+                own = tot + self.prior
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    mle = np.where(tot > 0, n / np.where(tot > 0, tot, 1.0), 0.0)
-                num_anc = num_anc + np.where(tot > 0, ai * mle, 0.0)
-                den_anc = den_anc + np.where(tot > 0, ai, 0.0)
+                    base = np.where(own > 0, (n + u) / np.where(own > 0, own, 1.0), 0.0)
+                num_anc = num_anc + np.where(own > 0, ai * base, 0.0)
+                den_anc = den_anc + np.where(own > 0, ai, 0.0)
         return tuple(probs)
 
 
@@ -192,8 +198,8 @@ class HGS(Estimator):
         The leave-one-out loss the weights minimise: ``"log"`` (eq. 47, default) or
         ``"squared"``.
     prior:
-        Pseudo-counts toward the uniform distribution, a fixed ancestor above the root
-        (default 1; 0: the thesis's eq. 45, where a level unseen in the data gets 0).
+        Pseudo-counts toward the uniform distribution in every node's own frequencies
+        (default 1; 0: the thesis's eq. 45, where a level unseen in a context can get 0).
     tol, max_iter:
         L-BFGS-B's stopping rule on the projected gradient and its iteration cap (a
         :class:`ConvergenceWarning` when reached).
@@ -205,7 +211,7 @@ class HGS(Estimator):
     params = (
         Param("tying", "choice", "node", "one weight per internal node, or one per depth", choices=("node", "level")),
         Param("loss", "choice", "log", "leave-one-out loss the weights minimise", choices=("log", "squared")),
-        Param("prior", "float", 1.0, "pseudo-counts toward the uniform distribution above the root"),
+        Param("prior", "float", 1.0, "pseudo-counts toward the uniform distribution in every node's frequencies"),
         Param("tol", "float", 1e-8, "stop when the largest gradient entry (in log alpha) is below tol", strict=True),
         Param("max_iter", "int", 500, "L-BFGS-B iterations at most", low=1),
         Param("n_jobs", "int", None, "threads over the nodes of a network (default: all cores)", low=1, optional=True),
