@@ -49,7 +49,7 @@ def run(repeat: int) -> dict[str, float]:
     for data in ("letterrecognition", "dna"):
         X, y = _load(data)
         for name, kw in CASES.items():
-            t = best_time(lambda: bs.BNClassifier(**kw).fit(X, y), repeat=repeat)
+            t = best_time(lambda kw=kw, X=X, y=y: bs.BNClassifier(**kw).fit(X, y), repeat=repeat)
             out[f"{data}/{name}"] = t
             print(f"{data:18s} {name:7s} {t * 1e3:9.1f} ms", flush=True)
     df = bs.load_dataset("asia")

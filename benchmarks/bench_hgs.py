@@ -77,7 +77,8 @@ def report(res: pd.DataFrame, pairs: list[tuple[str, str]]) -> None:
         cells = []
         for metric in ("rmse", "log_loss", "zero_one"):
             w = bs.win_draw_loss(res, a, b, metric)
-            cells.append(f"{metric} {w['wins']}-{w['draws']}-{w['losses']} p1={w['p_one_sided']:.3f} pw={w['p_wilcoxon']:.3f}")
+            wdl = f"{w['wins']}-{w['draws']}-{w['losses']}"
+            cells.append(f"{metric} {wdl} p1={w['p_one_sided']:.3f} pw={w['p_wilcoxon']:.3f}")
         t = means["fit_seconds"].unstack("model")
         ratio = (t[a] / t[b]).median()
         print(f"{a:>16s} vs {b:<16s} " + "; ".join(cells) + f"; median fit time ratio {ratio:.2f}")

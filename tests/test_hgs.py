@@ -26,10 +26,6 @@ def _tree(seed: int = 0, n: int = 60, cards=(3, 2, 3), r: int = 3):
     return count_tree("X", [f"P{i}" for i in range(len(cards))], x, cols, r, list(cards)), x, cols
 
 
-def _rows_tree(x, cols, r, cards):
-    return count_tree("X", [f"P{i}" for i in range(len(cards))], np.asarray(x), [np.asarray(c) for c in cols], r, cards)
-
-
 # ----------------------------------------------------------------------------- HGS objective
 
 
@@ -47,7 +43,6 @@ def test_loo_objective_equals_brute_force(loss):
     total = 0.0
     for i in range(len(x)):
         keep = np.arange(len(x)) != i
-        t = _rows_tree(x[keep], [c[keep] for c in cols], r, cards)
         # the left-out row's leaf and its ancestors' indices in the full tree
         node = 0
         num, den = 0.0, 0.0
