@@ -21,8 +21,10 @@ Its gradient (eqs. 48-49) is
 :math:`\partial/\partial\alpha_p = \frac1N \sum_{l \in des(p)} \sum_k n_{l,k}\,
 \ell'(\theta^{LOO}_{l,k}) (\theta^{LOO}_{p,k} - \theta^{LOO}_{l,k}) / D_l`, with
 :math:`D_l` the denominator of (46).  The thesis descends it with a fixed step from
-:math:`\alpha = 1`; here L-BFGS-B works on :math:`u = \log \alpha` (the objective is
-smooth there and positivity is free), from the same start, to the same optimum.
+:math:`\alpha = 1`; here coordinate descent on :math:`u = \log \alpha` (the objective is
+smooth there and positivity is free) takes safeguarded Newton steps one weight at a
+time, compiled (:mod:`pybncsmooth.estimators._hgs_kernels`), from the same start to the
+same optimum.
 
 Details the thesis's decision trees do not meet and a CPT's context tree does:
 
@@ -50,11 +52,11 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
-from scipy.optimize import minimize
 
 from ..counting.context_tree import ContextTree
 from ..errors import ConvergenceWarning
 from ..validation import Param
+from ._hgs_kernels import hgs_minimize
 from .base import Estimator, TreeEstimate, map_trees, register_estimator
 
 __all__ = ["HGS", "HGSProblem"]
@@ -114,45 +116,14 @@ class HGSProblem:
             return [np.full(self.n_inner[j], w[j]) for j in range(self.depth)]
         return [w[self.offsets[j] : self.offsets[j + 1]] for j in range(self.depth)]
 
-    def _reduce(self, per_level: list[np.ndarray]) -> np.ndarray:
-        if self.tying == "level":
-            return np.array([g.sum() for g in per_level])
-        return np.concatenate(per_level) if per_level else np.zeros(0)
+    def weight_index(self, j: int) -> np.ndarray:
+        """Index into the weights of each leaf's ancestor at depth ``j``."""
+        return np.full(len(self.anc[j]), j, dtype=np.int64) if self.tying == "level" else self.offsets[j] + self.anc[j]
 
     # ------------------------------------------------------------------ objective
-    def loo(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:math:`\\theta^{LOO}_{l,k}` and its denominator :math:`D_l` (per leaf and class)."""
-        a = self.expand(w)
-        num = self.leaf_num0
-        den = self.leaf_den0
-        for j in range(self.depth):
-            aj = a[j][self.anc[j]][:, None]
-            num = num + np.where(self.keep_p[j], aj * self.theta_p[j], 0.0)
-            den = den + np.where(self.keep_p[j], aj, 0.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            theta = np.where(den > 0, num / np.where(den > 0, den, 1.0), 1.0 / self.r)
-        return theta, den
-
     def value_and_grad(self, w: np.ndarray) -> tuple[float, np.ndarray]:
-        """The mean LOO loss and its gradient with respect to the weights ``w``."""
-        theta, den = self.loo(w)
-        n = self.rows
-        use = self.use & (den > 0)
-        th = np.where(use, theta, 1.0)
-        if self.loss == "log":
-            value = -float(np.sum(np.where(use, n * np.log(th), 0.0)))
-            dl = np.where(use, -n / th, 0.0)  # d loss / d theta
-        else:
-            value = float(np.sum(np.where(use, n * (1.0 - th) ** 2, 0.0)))
-            dl = np.where(use, -2.0 * n * (1.0 - th), 0.0)
-        wgt = dl / np.where(den > 0, den, 1.0)  # d theta / d alpha_p = (theta_p - theta) / D
-        per_level = []
-        for j in range(self.depth):
-            term = np.sum(np.where(self.keep_p[j], wgt * (self.theta_p[j] - theta), 0.0), axis=1)
-            per_level.append(np.bincount(self.anc[j], weights=term, minlength=self.n_inner[j]))
-        grad = self._reduce(per_level)
-        scale = 1.0 / max(self.N, 1.0)
-        return value * scale, grad * scale
+        """The mean LOO loss (eq. 47) and its gradient (eqs. 48-49) in the weights ``w``."""
+        return _Joint([self]).value_and_grad(w)
 
     # ------------------------------------------------------------------ estimates
     def estimates(self, w: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -185,6 +156,80 @@ class HGSProblem:
         return tuple(probs)
 
 
+class _Joint:
+    """The leave-one-out objectives of several trees as one: the sum of each tree's mean
+    LOO loss, separable in the trees' weights (concatenated in the trees' order), in
+    whole-array operations over the trees' leaves (classes padded to the widest tree)."""
+
+    def __init__(self, problems: list[HGSProblem]) -> None:
+        self.problems = problems
+        R = max((p.r for p in problems), default=1)
+        D = max((p.depth for p in problems), default=0)
+        L = [len(p.rows) for p in problems]
+        self.size = int(sum(p.size for p in problems))
+        w_off = np.concatenate([[0], np.cumsum([p.size for p in problems])]).astype(np.int64)
+
+        def pad(arrs: list[np.ndarray], fill: float, width: int = R) -> np.ndarray:
+            out = np.full((sum(L), width), fill)
+            row = 0
+            for a_, n in zip(arrs, L):
+                if a_ is not None:
+                    out[row : row + n, : a_.shape[1]] = a_
+                row += n
+            return out
+
+        self.rows = pad([p.rows for p in problems], 0.0)
+        self.use = pad([p.use.astype(np.float64) for p in problems], 0.0) > 0
+        self.num0 = pad([p.leaf_num0 for p in problems], 0.0)
+        self.den0 = pad([p.leaf_den0 for p in problems], 0.0, 1)
+        self.unif = pad([np.full((n, 1), 1.0 / p.r) for p, n in zip(problems, L)], 1.0, 1)
+        self.scale = pad([np.full((n, 1), 1.0 / max(p.N, 1.0)) for p, n in zip(problems, L)], 0.0, 1)
+        self.loss = problems[0].loss if problems else "log"
+        self.theta_p, self.keep_p, self.widx = [], [], []
+        for j in range(D):
+            has = [j < p.depth for p in problems]
+            self.theta_p.append(pad([p.theta_p[j] if h else None for p, h in zip(problems, has)], 0.0))
+            keep = [p.keep_p[j].astype(np.float64) if h else None for p, h in zip(problems, has)]
+            self.keep_p.append(pad(keep, 0.0) > 0)
+            idx = np.zeros(sum(L), dtype=np.int64)
+            row = 0
+            for p, h, n, o in zip(problems, has, L, w_off):
+                if h:
+                    idx[row : row + n] = o + p.weight_index(j)
+                row += n
+            self.widx.append(idx)
+
+    def loo(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:math:`\\theta^{LOO}_{l,k}` and its denominator :math:`D_l` (per leaf and class)."""
+        num, den = self.num0, self.den0
+        for j in range(len(self.widx)):
+            aj = w[self.widx[j]][:, None] if self.size else np.zeros((len(self.widx[j]), 1))
+            num = num + np.where(self.keep_p[j], aj * self.theta_p[j], 0.0)
+            den = den + np.where(self.keep_p[j][:, :1], aj, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            theta = np.where(den > 0, num / np.where(den > 0, den, 1.0), self.unif)
+        return theta, den
+
+    def value_and_grad(self, w: np.ndarray) -> tuple[float, np.ndarray]:
+        theta, den = self.loo(w)
+        n = self.rows
+        use = self.use & (den > 0)
+        th = np.where(use, theta, 1.0)
+        if self.loss == "log":
+            terms = np.where(use, -n * np.log(th), 0.0)
+            dl = np.where(use, -n / th, 0.0)  # d loss / d theta
+        else:
+            terms = np.where(use, n * (1.0 - th) ** 2, 0.0)
+            dl = np.where(use, -2.0 * n * (1.0 - th), 0.0)
+        value = float(np.sum(terms * self.scale))
+        wgt = dl * self.scale / np.where(den > 0, den, 1.0)  # d theta / d alpha_p = (theta_p - theta) / D
+        grad = np.zeros(self.size)
+        for j in range(len(self.widx)):
+            term = np.sum(np.where(self.keep_p[j], wgt * (self.theta_p[j] - theta), 0.0), axis=1)
+            grad += np.bincount(self.widx[j], weights=term, minlength=self.size)
+        return value, grad
+
+
 @register_estimator
 class HGS(Estimator):
     """Hierarchical gradient smoothing (see the module documentation).
@@ -201,8 +246,8 @@ class HGS(Estimator):
         Pseudo-counts toward the uniform distribution in every node's own frequencies
         (default 1; 0: the thesis's eq. 45, where a level unseen in a context can get 0).
     tol, max_iter:
-        L-BFGS-B's stopping rule on the projected gradient and its iteration cap (a
-        :class:`ConvergenceWarning` when reached).
+        Stop when a sweep over the weights lowers the leave-one-out loss by less than
+        ``tol`` (relative), or after ``max_iter`` sweeps (a :class:`ConvergenceWarning`).
     n_jobs:
         Threads over the nodes of a network (default: all cores).
     """
@@ -212,8 +257,8 @@ class HGS(Estimator):
         Param("tying", "choice", "node", "one weight per internal node, or one per depth", choices=("node", "level")),
         Param("loss", "choice", "log", "leave-one-out loss the weights minimise", choices=("log", "squared")),
         Param("prior", "float", 1.0, "pseudo-counts toward the uniform distribution in every node's frequencies"),
-        Param("tol", "float", 1e-8, "stop when the largest gradient entry (in log alpha) is below tol", strict=True),
-        Param("max_iter", "int", 500, "L-BFGS-B iterations at most", low=1),
+        Param("tol", "float", 1e-8, "stop when a sweep lowers the LOO loss by less than tol (relative)", strict=True),
+        Param("max_iter", "int", 1000, "sweeps over the weights at most", low=1),
         Param("n_jobs", "int", None, "threads over the nodes of a network (default: all cores)", low=1, optional=True),
     )
 
@@ -223,35 +268,39 @@ class HGS(Estimator):
         loss: str = "log",
         prior: float = 1.0,
         tol: float = 1e-8,
-        max_iter: int = 500,
+        max_iter: int = 1000,
         n_jobs: int | None = None,
     ) -> None:
         self._set_params(tying=tying, loss=loss, prior=prior, tol=tol, max_iter=max_iter, n_jobs=n_jobs)
 
     def fit_weights(self, tree: ContextTree) -> tuple[np.ndarray, HGSProblem, dict[str, Any]]:
-        """The optimal weights of ``tree``, the problem and a report."""
+        """The optimal weights of ``tree`` (coordinate-wise Newton on ``log alpha`` from the
+        thesis's start ``alpha = 1``, compiled), its problem and the optimiser's report."""
         prob = HGSProblem(tree, self.tying, self.loss, self.prior)
-        u0 = np.zeros(prob.size)  # alpha = 1, the thesis's start
-        if prob.N <= 1 or prob.size == 0:
-            return np.exp(u0), prob, {"iterations": 0, "converged": True, "loo_loss": float("nan")}
-
-        def f(u: np.ndarray) -> tuple[float, np.ndarray]:
-            w = np.exp(u)
-            v, g = prob.value_and_grad(w)
-            return v, g * w  # chain rule: d/du = alpha d/dalpha
-
-        # log alpha in [-30, 30]: beyond, a weight is 0 or infinite for every count
-        res = minimize(
-            f,
-            u0,
-            jac=True,
-            method="L-BFGS-B",
-            bounds=[(-30.0, 30.0)] * prob.size,
-            options={"maxiter": self.max_iter, "gtol": self.tol, "ftol": 1e-15},
-        )
-        # status 1: the iteration cap; 0 and 2 (no further decrease in a line search) are optima
-        report = {"iterations": int(res.nit), "converged": bool(res.status != 1), "loo_loss": float(res.fun)}
-        return np.exp(res.x), prob, report
+        if prob.N <= 1 or prob.size == 0:  # a lone row, or no parent: nothing to learn
+            return np.ones(prob.size), prob, {"iterations": 0, "converged": True, "loo_loss": float("nan")}
+        L, d = len(prob.rows), prob.depth
+        theta = np.ascontiguousarray(np.stack(prob.theta_p))  # (depth, L, r)
+        keep = np.ascontiguousarray(np.stack([k[:, 0] for k in prob.keep_p]))  # (depth, L)
+        A = prob.leaf_num0 + (keep[:, :, None] * theta).sum(axis=0)  # alpha = 1
+        D = prob.leaf_den0[:, 0] + keep.sum(axis=0)
+        if self.tying == "level":
+            w_depth = np.arange(d, dtype=np.int64)
+            w_lo, w_hi = np.zeros(d, dtype=np.int64), np.full(d, L, dtype=np.int64)
+        else:
+            w_depth = np.repeat(np.arange(d, dtype=np.int64), prob.n_inner)
+            nodes = [np.arange(m) for m in prob.n_inner]  # the leaves below a node are contiguous
+            w_lo = np.concatenate([np.searchsorted(prob.anc[j], nodes[j], "left") for j in range(d)])
+            w_hi = np.concatenate([np.searchsorted(prob.anc[j], nodes[j], "right") for j in range(d)])
+        widx = np.ascontiguousarray(np.stack([prob.weight_index(j) for j in range(d)]))
+        u = np.zeros(prob.size)
+        sweeps, loss = hgs_minimize(
+            np.ascontiguousarray(prob.rows), np.ascontiguousarray(prob.leaf_num0), prob.leaf_den0[:, 0].copy(),
+            A, D, u, widx, w_depth, w_lo.astype(np.int64), w_hi.astype(np.int64),
+            theta, keep, 1.0 / prob.N, self.loss == "squared", self.tol, self.max_iter,
+        )  # fmt: skip
+        report = {"iterations": int(sweeps), "converged": bool(sweeps < self.max_iter), "loo_loss": float(loss)}
+        return np.exp(u), prob, report
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:
         w, prob, report = self.fit_weights(tree)
@@ -265,7 +314,7 @@ class HGS(Estimator):
         if bad:
             warnings.warn(
                 f"HGS: the weights of {len(bad)} node(s) ({', '.join(map(repr, bad[:5]))}) reached max_iter "
-                f"({self.max_iter}) before the gradient fell below tol ({self.tol})",
+                f"({self.max_iter} sweeps) before a sweep improved the loss by less than tol ({self.tol})",
                 ConvergenceWarning,
                 stacklevel=3,
             )
