@@ -6,9 +6,9 @@ a gradient step where the curvature is not positive; halving until the loss decr
 sweeps repeated until a sweep lowers the loss by less than ``tol`` (relative) or
 ``max_sweeps`` is reached.  After each sweep the whole step it made is extrapolated
 (2, 4, 8 times while the loss keeps falling): where two weights trade off along a
-valley, coordinate steps zigzag, and the extrapolation follows the valley.  A weight moves the leaves below it only, a contiguous range
-of the tree's leaves (node tying) or every leaf (level tying), so a sweep costs
-``O(depth x leaves x classes)``.
+valley, coordinate steps zigzag, and the extrapolation follows the valley.  A weight
+moves the leaves below it only, a contiguous range of the tree's leaves (node tying) or
+every leaf (level tying), so a sweep costs ``O(depth x leaves x classes)``.
 
 Per leaf ``l`` and class ``k`` the kernel keeps the numerator ``A[l, k]`` and the
 denominator ``D[l]`` of the leave-one-out estimate (eq. 46): ``theta = A / D``.
