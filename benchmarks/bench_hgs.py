@@ -5,9 +5,10 @@ Bayesian network classifiers (TAN, kDB-1..3 by default) on the codes of
 stratified cross-validation, the same folds for every model, one thread each: RMSE
 (over all classes), log loss, 0-1 loss and fit seconds per data set, then win-draw-loss
 of HGS against every other estimator per structure, with the one-tailed sign test (as
-thesis 002 reports it) and the Wilcoxon signed-rank test over data sets.  ``--eskdb``
-adds ESKDB with HGS, HDP (the thesis's 1000 sweeps) and m-estimate members and a
-100-tree random forest on the same codes.
+thesis 002 reports it) and the Wilcoxon signed-rank test over data sets.  ``hgs-level``
+is HGS with one weight per tree depth.  ``--eskdb`` adds ESKDB with HGS (one weight per
+depth), HDP (the thesis's 1000 sweeps) and m-estimate members and a 100-tree random
+forest on the same codes.
 
 Run: ``python benchmarks/bench_hgs.py [--structures kdb2 ...] [--methods hgs hdp ...]
 [--datasets zoo ...] [--cv 5x2] [--eskdb] [--csv results.csv]``.
@@ -32,6 +33,7 @@ DATASETS = [
 STRUCTURES = {"tan": dict(structure="tan"), **{f"kdb{k}": dict(structure="kdb", k=k) for k in (1, 2, 3)}}
 METHODS = {
     "hgs": dict(method="hgs", n_jobs=1),
+    "hgs-level": dict(method="hgs", tying="level", n_jobs=1),
     "mbranch": dict(method="mbranch"),
     "mestimate": dict(method="mestimate"),
     "hdp": dict(method="hdp", n_jobs=1, random_state=0),  # its default 2000 sweeps
@@ -57,7 +59,7 @@ def models(structures: list[str], methods: list[str], eskdb: bool) -> dict:
         def member(method: str, **kw):
             return bs.BNClassifier(structure="eskdb", method=method, random_state=0, n_jobs=1, **kw)
 
-        out["ESKDB-HGS"] = member("hgs")
+        out["ESKDB-HGS"] = member("hgs", tying="level")
         out["ESKDB-HDP"] = member("hdp")
         out["ESKDB-m"] = member("mestimate")
         enc = OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1, encoded_missing_value=-1)
@@ -106,8 +108,9 @@ def main() -> None:
     if args.csv:
         res.to_csv(args.csv, index=False)
     pairs = []
-    if "hgs" in args.methods:
-        pairs += [(f"{s}-hgs", f"{s}-{m}") for s in args.structures for m in args.methods if m != "hgs"]
+    for h in ("hgs", "hgs-level"):
+        if h in args.methods:
+            pairs += [(f"{s}-{h}", f"{s}-{m}") for s in args.structures for m in args.methods if m != h]
     if args.eskdb:
         pairs += [("ESKDB-HGS", "RF"), ("ESKDB-HGS", "ESKDB-HDP"), ("ESKDB-HGS", "ESKDB-m")]
     report(res, pairs)
