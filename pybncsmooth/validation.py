@@ -100,27 +100,28 @@ def check_number(name: str, value: Any, *, strict: bool = True, optional: bool =
     if value is None and optional:
         return None
     kind = "positive" if strict else "non-negative"
-    if isinstance(value, (bool, str, bytes)):
-        raise HyperparameterError(f"{name} must be a {kind} number, not {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise HyperparameterError(f"{name} must be a {kind} number, not {value!r}") from None
+    v = _as_float(value, f"{name} must be a {kind} number, not {value!r}")
     if not math.isfinite(v) or v < 0 or (strict and v == 0):
         raise HyperparameterError(f"{name} must be {kind} and finite, not {value!r}")
     return v
+
+
+def _as_float(value: Any, message: str) -> float:
+    """``float(value)`` for numbers (NumPy's included); text, booleans, sequences and
+    anything else raise :class:`HyperparameterError` with ``message``."""
+    if isinstance(value, (bool, str, bytes)):
+        raise HyperparameterError(message)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise HyperparameterError(message) from None
 
 
 def check_probability(name: str, value: Any, *, open_low: bool = True, open_high: bool = True) -> float:
     """``value`` as a float in the interval (0, 1), its ends included where asked."""
     lo, hi = ("(" if open_low else "["), (")" if open_high else "]")
     msg = f"{name} must be a number in {lo}0, 1{hi}, not {value!r}"
-    if isinstance(value, (bool, str, bytes)):
-        raise HyperparameterError(msg)
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise HyperparameterError(msg) from None
+    v = _as_float(value, msg)
     if not math.isfinite(v) or v < 0 or v > 1 or (open_low and v == 0) or (open_high and v == 1):
         raise HyperparameterError(msg)
     return v
@@ -232,12 +233,7 @@ class Param:
         bounds = f"{'>' if self.strict else '>='} {low:g}"
         if self.high is not None:
             bounds += f" and <= {self.high:g}"
-        if isinstance(value, (bool, str, bytes)):
-            raise HyperparameterError(f"{self.name} must be a number {bounds}, not {value!r}")
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
-            raise HyperparameterError(f"{self.name} must be a number {bounds}, not {value!r}") from None
+        v = _as_float(value, f"{self.name} must be a number {bounds}, not {value!r}")
         bad = not math.isfinite(v) or v < low or (self.strict and v == low)
         if bad or (self.high is not None and v > self.high):
             raise HyperparameterError(f"{self.name} must be {bounds}, not {value!r}")
