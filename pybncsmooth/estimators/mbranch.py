@@ -41,7 +41,9 @@ class MBranch(Estimator):
     """
 
     name = "mbranch"
-    params = (Param("M", "float", 4.0, "user count of m_v = M (1 + (1 - 1/h) sqrt(N))"),)
+    # beyond 1e10 (times sqrt(N)) the m-estimates overflow; there every node already equals
+    # the uniform distribution
+    params = (Param("M", "float", 4.0, "user count of m_v = M (1 + (1 - 1/h) sqrt(N))", high=1e10),)
 
     def __init__(self, M: float = 4.0) -> None:
         self._set_params(M=M)
