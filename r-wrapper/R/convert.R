@@ -131,17 +131,10 @@
     out[[group]] <- structure(list(node = group, parents = character(0), children = nodes, prob = prob),
                               class = "bn.fit.dnode")
   }
-  fitted <- structure(out, class = c("bn.fit", "bn.fit.dnet"))
-  if (requireNamespace("bnlearn", quietly = TRUE)) {
-    dag <- bnlearn::empty.graph(names(out))
-    arcs <- do.call(rbind, lapply(names(out), function(n) {
-      pa <- out[[n]]$parents
-      if (length(pa)) cbind(from = pa, to = n) else NULL
-    }))
-    if (!is.null(arcs)) bnlearn::arcs(dag) <- arcs
-    fitted <- bnlearn::custom.fit(dag, dist = lapply(out, function(nd) nd$prob))
-  }
-  fitted
+  # built directly, with or without bnlearn: the same object either way, every table's
+  # axes in the order the parents were written (bnlearn's custom.fit would reorder them to
+  # its node order); bnlearn's functions (logLik, predict, cpquery, rbn, write.bif) take it
+  structure(out, class = c("bn.fit", "bn.fit.dnet"))
 }
 
 #' @noRd

@@ -29,6 +29,14 @@ test_that("a bn object, formulas and a model string give the same fit", {
     expect_equal(a[[n]]$prob, b[[n]]$prob)
     expect_equal(unclass(d[[n]]$prob), unclass(b[[n]]$prob))
   }
+  # the axes follow the parents as written, with bnlearn installed or not (its custom.fit
+  # would sort them into its node order)
+  expect_identical(names(dimnames(d$E$prob)), c("E", "L", "T"))
+  r <- bncs.fit(replace(f, 7, "E ~ T + L"), asia, method = "mestimate", m = 1)
+  expect_identical(r$E$parents, c("T", "L"))
+  expect_identical(names(dimnames(r$E$prob)), c("E", "T", "L"))
+  expect_equal(unclass(r$E$prob), aperm(unclass(d$E$prob), c(1, 3, 2)), ignore_attr = TRUE)
+  expect_identical(class(r), c("bn.fit", "bn.fit.dnet"))
 })
 
 test_that("every estimator runs from R, hyperparameters pass with R's types", {
@@ -100,6 +108,14 @@ test_that("bnlearn's own functions accept the result", {
   tmp <- tempfile(fileext = ".bif")
   bnlearn::write.bif(tmp, fit)
   expect_true(file.exists(tmp))
+  # parents in an order other than bnlearn's node order: its functions still agree
+  f <- c("A ~ 1", "S ~ 1", "T ~ A", "L ~ S", "B ~ S", "D ~ E + B", "E ~ T + L", "X ~ E")
+  r <- bncs.fit(f, asia, method = "mestimate", m = 1)
+  s <- bncs.fit(asia_string, asia, method = "mestimate", m = 1)
+  expect_equal(as.numeric(stats::logLik(r, asia)), as.numeric(stats::logLik(s, asia)), tolerance = 1e-10)
+  expect_identical(stats::predict(r, "E", asia[1:200, ]), stats::predict(s, "E", asia[1:200, ]))
+  expect_true(isTRUE(all.equal(bnlearn::bn.net(r), bnlearn::bn.net(s))))  # the same DAG
+  expect_equal(dim(bnlearn::rbn(r, 10)), c(10L, 8L))
 })
 
 test_that("a CSV path is read in chunks by Python and gives the data.frame's fit", {
