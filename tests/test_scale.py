@@ -365,3 +365,19 @@ def test_selective_kdb_skips_empty_and_all_incomplete_chunks():
     _, b = learn_skdb(pd.concat(chunks), "Class", 2, na="drop", return_info=True)
     np.testing.assert_allclose(a.extra["selection"].loss, b.extra["selection"].loss, rtol=1e-12)
     assert a.extra["n_rows"] == b.extra["n_rows"] == 540
+
+
+def test_a_frame_in_memory_is_sliced_by_rows_only_when_it_is_large(monkeypatch):
+    """Slices of at least 250,000 rows (a wide frame was cut by cells: 1,000 columns in
+    slices of 2,000 rows, every node counted and merged once per slice); a tall frame in
+    slices of about two million values; the counts equal one pass either way."""
+    from pybncsmooth.data import mapreduce
+
+    assert mapreduce.slice_rows(1000) == 250_000 and mapreduce.slice_rows(4) == 500_000
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({c: pd.Categorical.from_codes(rng.integers(0, 3, 997), categories=list("abc")) for c in "ABCD"})
+    whole = bs.fit("[A][B|A][C|A:B][D|C]", df, method="bayes")
+    calls = []
+    monkeypatch.setattr(mapreduce, "slice_rows", lambda n: calls.append(n) or 100)  # ten slices
+    sliced = bs.fit("[A][B|A][C|A:B][D|C]", df, method="bayes")
+    assert calls and whole.max_abs_diff(sliced) < 1e-15

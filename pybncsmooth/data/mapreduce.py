@@ -43,14 +43,14 @@ def _apply(
     merge: Callable | None = None,
     plain: frozenset = frozenset(),
 ) -> T:
-    """``map_fn`` on one chunk; a chunk larger than :func:`auto_chunksize` (a large data
+    """``map_fn`` on one chunk; a chunk of more than :func:`slice_rows` rows (a large data
     frame in memory, a large Dask partition) is taken in slices merged with ``merge``, so
     that the per-chunk work arrays stay bounded whatever the chunk's size."""
     if plain:  # a Dask partition (a fresh frame): categories unknown to Dask as plain values
         chunk = _plain_values(chunk, set(plain))
     try:
         n = len(chunk) if isinstance(chunk, pd.DataFrame) else 0
-        step = auto_chunksize(chunk.shape[1]) if n else 0
+        step = slice_rows(chunk.shape[1]) if n else 0
         if merge is None or n <= step:
             return map_fn(chunk)
         acc = map_fn(chunk.iloc[:step])
@@ -61,6 +61,21 @@ def _apply(
         if annotate:
             raise in_chunk(e, index) from None
         raise
+
+
+#: the fewest rows a slice of a chunk in memory holds: the work per node and slice (a
+#: bincount over the slice's rows) then outweighs the fixed cost of a node's count and
+#: merge, which a wide frame sliced by cells paid once per node and slice (1,000 columns:
+#: slices of 2,000 rows, each node counted and merged ten times for 20,000 rows)
+MIN_SLICE_ROWS = 250_000
+
+
+def slice_rows(n_columns: int) -> int:
+    """Rows per slice of a large chunk in memory: :func:`auto_chunksize` (about 2M values)
+    for tall frames, at least :data:`MIN_SLICE_ROWS` rows for wide ones (the transient
+    codes of a slice are then at most ``MIN_SLICE_ROWS x columns`` small integers, beside a
+    frame that already holds as many)."""
+    return max(auto_chunksize(n_columns), MIN_SLICE_ROWS)
 
 
 def _merge_pairwise(parts: list, merge: Callable[[Any, Any], Any], submit: Callable | None = None) -> Any:
