@@ -56,7 +56,7 @@ import numpy as np
 from ..counting.context_tree import ContextTree
 from ..errors import ConvergenceWarning
 from ..validation import Param
-from ._hgs_kernels import hgs_minimize
+from ._hgs_kernels import hgs_minimize, hgs_newton_level
 from .base import Estimator, TreeEstimate, map_trees, register_estimator
 
 __all__ = ["HGS", "HGSProblem"]
@@ -246,8 +246,10 @@ class HGS(Estimator):
         Pseudo-counts toward the uniform distribution in every node's own frequencies
         (default 1; 0: the thesis's eq. 45, where a level unseen in a context can get 0).
     tol, max_iter:
-        Stop when a sweep over the weights lowers the leave-one-out loss by less than
-        ``tol`` (relative), or after ``max_iter`` sweeps (a :class:`ConvergenceWarning`).
+        One weight per node: stop when a sweep over the weights lowers the leave-one-out
+        loss by less than ``tol`` (relative); one per depth (joint Newton steps): when no
+        weight's derivative (per row) exceeds ``tol``; or after ``max_iter`` sweeps or
+        steps (a :class:`ConvergenceWarning`).
     n_jobs:
         Threads over the nodes of a network (default: all cores).
     """
@@ -292,8 +294,15 @@ class HGS(Estimator):
             nodes = [np.arange(m) for m in prob.n_inner]  # the leaves below a node are contiguous
             w_lo = np.concatenate([np.searchsorted(prob.anc[j], nodes[j], "left") for j in range(d)])
             w_hi = np.concatenate([np.searchsorted(prob.anc[j], nodes[j], "right") for j in range(d)])
-        widx = np.ascontiguousarray(np.stack([prob.weight_index(j) for j in range(d)]))
         u = np.zeros(prob.size)
+        if self.tying == "level":  # a few weights: Newton on all of them at once
+            its, loss = hgs_newton_level(
+                np.ascontiguousarray(prob.rows), np.ascontiguousarray(prob.leaf_num0), prob.leaf_den0[:, 0].copy(),
+                theta, keep, u, 1.0 / prob.N, self.loss == "squared", self.tol, self.max_iter,
+            )  # fmt: skip
+            report = {"iterations": int(its), "converged": bool(its < self.max_iter), "loo_loss": float(loss)}
+            return np.exp(u), prob, report
+        widx = np.ascontiguousarray(np.stack([prob.weight_index(j) for j in range(d)]))
         sweeps, loss = hgs_minimize(
             np.ascontiguousarray(prob.rows), np.ascontiguousarray(prob.leaf_num0), prob.leaf_den0[:, 0].copy(),
             A, D, u, widx, w_depth, w_lo.astype(np.int64), w_hi.astype(np.int64),
