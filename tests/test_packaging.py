@@ -2,7 +2,8 @@
 wheel installs into a fresh virtual environment and runs the demo on the bundled data.
 
 The virtual environment sees the machine's site-packages (``--system-site-packages``)
-for the dependencies, so the test needs no network; the wheel is installed with
+for the dependencies, so installing needs no network (building does: ``python -m build``
+fetches setuptools into its isolated build environment from PyPI); the wheel is installed with
 ``--no-deps`` and the test checks that the package imported is the wheel's, not the
 development checkout's."""
 
