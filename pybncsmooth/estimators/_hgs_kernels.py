@@ -39,6 +39,14 @@ def _ell(theta, squared):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _ell_derivs(theta, squared):  # pragma: no cover - compiled
+    """First and second derivatives of the loss of one row in its LOO probability."""
+    if squared:
+        return -2.0 * (1.0 - theta), 2.0
+    return -1.0 / theta, 1.0 / (theta * theta)
+
+
+@njit(cache=True, nogil=True)
 def hgs_loss(n, A, D, scale, squared):  # pragma: no cover - compiled
     """Scaled leave-one-out loss of the rows at every leaf (``n > 0``, ``D > 0``)."""
     tot = 0.0
@@ -85,12 +93,7 @@ def _derivs(n, A, D, lo, hi, j, theta, keep, alpha, squared):  # pragma: no cove
             th = A[l, k] / d
             dth = (theta[j, l, k] - th) / d  # d theta / d alpha
             d2th = -2.0 * dth / d
-            if squared:
-                l1 = -2.0 * (1.0 - th)
-                l2 = 2.0
-            else:
-                l1 = -1.0 / th
-                l2 = 1.0 / (th * th)
+            l1, l2 = _ell_derivs(th, squared)
             g1 += n[l, k] * l1 * dth
             g2 += n[l, k] * (l2 * dth * dth + l1 * d2th)
     # chain rule to u: d/du = alpha d/dalpha, d2/du2 = alpha^2 d2/dalpha2 + alpha d/dalpha
@@ -183,25 +186,38 @@ def hgs_minimize(
 
 
 @njit(cache=True, nogil=True)
+def _level_den(den0, keep, a, l):  # pragma: no cover - compiled
+    """``D[l]`` with one weight per depth, ``a[j]``."""
+    den = den0[l]
+    for j in range(a.shape[0]):
+        if keep[j, l]:
+            den += a[j]
+    return den
+
+
+@njit(cache=True, nogil=True)
+def _level_num(num0, theta, keep, a, l, k):  # pragma: no cover - compiled
+    """``A[l, k]`` with one weight per depth, ``a[j]``."""
+    num = num0[l, k]
+    for j in range(a.shape[0]):
+        if keep[j, l]:
+            num += a[j] * theta[j, l, k]
+    return num
+
+
+@njit(cache=True, nogil=True)
 def _level_loss(n, num0, den0, theta, keep, u, squared):  # pragma: no cover - compiled
     """Loss (unscaled) with one weight per depth, ``exp(u[j])``."""
     tot = 0.0
-    d = theta.shape[0]
+    a = np.exp(u)
     for l in range(n.shape[0]):
-        den = den0[l]
-        for j in range(d):
-            if keep[j, l]:
-                den += math.exp(u[j])
+        den = _level_den(den0, keep, a, l)
         if den <= 0.0:
             continue
         for k in range(n.shape[1]):
             if n[l, k] <= 0.0:
                 continue
-            num = num0[l, k]
-            for j in range(d):
-                if keep[j, l]:
-                    num += math.exp(u[j]) * theta[j, l, k]
-            th = num / den
+            th = _level_num(num0, theta, keep, a, l, k) / den
             if th <= 0.0:
                 return np.inf
             tot += n[l, k] * _ell(th, squared)
@@ -226,30 +242,18 @@ def hgs_newton_level(n, num0, den0, theta, keep, u, scale, squared, tol, max_ite
         H[:, :] = 0.0
         a = np.exp(u)
         for l in range(n.shape[0]):
-            den = den0[l]
-            for j in range(d):
-                if keep[j, l]:
-                    den += a[j]
+            den = _level_den(den0, keep, a, l)
             if den <= 0.0:
                 continue
             for k in range(n.shape[1]):
                 if n[l, k] <= 0.0:
                     continue
-                num = num0[l, k]
-                for j in range(d):
-                    if keep[j, l]:
-                        num += a[j] * theta[j, l, k]
-                th = num / den
-                if squared:
-                    l1 = -2.0 * (1.0 - th)
-                    l2 = 2.0
-                else:
-                    l1 = -1.0 / th
-                    l2 = 1.0 / (th * th)
+                th = _level_num(num0, theta, keep, a, l, k) / den
+                l1, l2 = _ell_derivs(th, squared)
                 for j in range(d):
                     dth[j] = (theta[j, l, k] - th) / den if keep[j, l] else 0.0
                 for i in range(d):
-                    if dth[i] == 0.0 and not keep[i, l]:
+                    if not keep[i, l]:
                         continue
                     g[i] += n[l, k] * l1 * dth[i]
                     for j in range(d):
@@ -271,14 +275,10 @@ def hgs_newton_level(n, num0, den0, theta, keep, u, scale, squared, tol, max_ite
             for i in range(d):
                 M[i, i] += lam
             ok = True
-            for i in range(d):  # positive diagonal pivots of an LDL^T: a cheap definiteness check
-                if M[i, i] <= 0.0:
-                    ok = False
-            if ok:
-                try:
-                    np.linalg.cholesky(M)
-                except Exception:  # noqa: BLE001 - not positive definite
-                    ok = False
+            try:
+                np.linalg.cholesky(M)
+            except Exception:  # noqa: BLE001 - not positive definite
+                ok = False
             if ok:
                 step = -np.linalg.solve(M, g)
                 break

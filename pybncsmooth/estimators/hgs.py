@@ -121,9 +121,36 @@ class HGSProblem:
         return np.full(len(self.anc[j]), j, dtype=np.int64) if self.tying == "level" else self.offsets[j] + self.anc[j]
 
     # ------------------------------------------------------------------ objective
+    def loo(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:math:`\\theta^{LOO}_{l,k}` (eq. 46) and its denominator :math:`D_l` per leaf."""
+        num, den = self.leaf_num0, self.leaf_den0
+        for j in range(self.depth):
+            aj = w[self.weight_index(j)][:, None]
+            num = num + np.where(self.keep_p[j], aj * self.theta_p[j], 0.0)
+            den = den + np.where(self.keep_p[j][:, :1], aj, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            theta = np.where(den > 0, num / np.where(den > 0, den, 1.0), 1.0 / self.r)
+        return theta, den
+
     def value_and_grad(self, w: np.ndarray) -> tuple[float, np.ndarray]:
         """The mean LOO loss (eq. 47) and its gradient (eqs. 48-49) in the weights ``w``."""
-        return _Joint([self]).value_and_grad(w)
+        theta, den = self.loo(w)
+        n = self.rows
+        use = self.use & (den > 0)
+        th = np.where(use, theta, 1.0)
+        if self.loss == "log":
+            terms = np.where(use, -n * np.log(th), 0.0)
+            dl = np.where(use, -n / th, 0.0)  # d loss / d theta
+        else:
+            terms = np.where(use, n * (1.0 - th) ** 2, 0.0)
+            dl = np.where(use, -2.0 * n * (1.0 - th), 0.0)
+        scale = 1.0 / max(self.N, 1.0)
+        wgt = dl * scale / np.where(den > 0, den, 1.0)  # d theta / d alpha_p = (theta_p - theta) / D
+        grad = np.zeros(self.size)
+        for j in range(self.depth):
+            term = np.sum(np.where(self.keep_p[j], wgt * (self.theta_p[j] - theta), 0.0), axis=1)
+            grad += np.bincount(self.weight_index(j), weights=term, minlength=self.size)
+        return float(np.sum(terms)) * scale, grad
 
     # ------------------------------------------------------------------ estimates
     def estimates(self, w: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -154,80 +181,6 @@ class HGSProblem:
                 num_anc = num_anc + np.where(own > 0, ai * base, 0.0)
                 den_anc = den_anc + np.where(own > 0, ai, 0.0)
         return tuple(probs)
-
-
-class _Joint:
-    """The leave-one-out objectives of several trees as one: the sum of each tree's mean
-    LOO loss, separable in the trees' weights (concatenated in the trees' order), in
-    whole-array operations over the trees' leaves (classes padded to the widest tree)."""
-
-    def __init__(self, problems: list[HGSProblem]) -> None:
-        self.problems = problems
-        R = max((p.r for p in problems), default=1)
-        D = max((p.depth for p in problems), default=0)
-        L = [len(p.rows) for p in problems]
-        self.size = int(sum(p.size for p in problems))
-        w_off = np.concatenate([[0], np.cumsum([p.size for p in problems])]).astype(np.int64)
-
-        def pad(arrs: list[np.ndarray], fill: float, width: int = R) -> np.ndarray:
-            out = np.full((sum(L), width), fill)
-            row = 0
-            for a_, n in zip(arrs, L):
-                if a_ is not None:
-                    out[row : row + n, : a_.shape[1]] = a_
-                row += n
-            return out
-
-        self.rows = pad([p.rows for p in problems], 0.0)
-        self.use = pad([p.use.astype(np.float64) for p in problems], 0.0) > 0
-        self.num0 = pad([p.leaf_num0 for p in problems], 0.0)
-        self.den0 = pad([p.leaf_den0 for p in problems], 0.0, 1)
-        self.unif = pad([np.full((n, 1), 1.0 / p.r) for p, n in zip(problems, L)], 1.0, 1)
-        self.scale = pad([np.full((n, 1), 1.0 / max(p.N, 1.0)) for p, n in zip(problems, L)], 0.0, 1)
-        self.loss = problems[0].loss if problems else "log"
-        self.theta_p, self.keep_p, self.widx = [], [], []
-        for j in range(D):
-            has = [j < p.depth for p in problems]
-            self.theta_p.append(pad([p.theta_p[j] if h else None for p, h in zip(problems, has)], 0.0))
-            keep = [p.keep_p[j].astype(np.float64) if h else None for p, h in zip(problems, has)]
-            self.keep_p.append(pad(keep, 0.0) > 0)
-            idx = np.zeros(sum(L), dtype=np.int64)
-            row = 0
-            for p, h, n, o in zip(problems, has, L, w_off):
-                if h:
-                    idx[row : row + n] = o + p.weight_index(j)
-                row += n
-            self.widx.append(idx)
-
-    def loo(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:math:`\\theta^{LOO}_{l,k}` and its denominator :math:`D_l` (per leaf and class)."""
-        num, den = self.num0, self.den0
-        for j in range(len(self.widx)):
-            aj = w[self.widx[j]][:, None] if self.size else np.zeros((len(self.widx[j]), 1))
-            num = num + np.where(self.keep_p[j], aj * self.theta_p[j], 0.0)
-            den = den + np.where(self.keep_p[j][:, :1], aj, 0.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            theta = np.where(den > 0, num / np.where(den > 0, den, 1.0), self.unif)
-        return theta, den
-
-    def value_and_grad(self, w: np.ndarray) -> tuple[float, np.ndarray]:
-        theta, den = self.loo(w)
-        n = self.rows
-        use = self.use & (den > 0)
-        th = np.where(use, theta, 1.0)
-        if self.loss == "log":
-            terms = np.where(use, -n * np.log(th), 0.0)
-            dl = np.where(use, -n / th, 0.0)  # d loss / d theta
-        else:
-            terms = np.where(use, n * (1.0 - th) ** 2, 0.0)
-            dl = np.where(use, -2.0 * n * (1.0 - th), 0.0)
-        value = float(np.sum(terms * self.scale))
-        wgt = dl * self.scale / np.where(den > 0, den, 1.0)  # d theta / d alpha_p = (theta_p - theta) / D
-        grad = np.zeros(self.size)
-        for j in range(len(self.widx)):
-            term = np.sum(np.where(self.keep_p[j], wgt * (self.theta_p[j] - theta), 0.0), axis=1)
-            grad += np.bincount(self.widx[j], weights=term, minlength=self.size)
-        return value, grad
 
 
 @register_estimator
@@ -276,37 +229,33 @@ class HGS(Estimator):
         self._set_params(tying=tying, loss=loss, prior=prior, tol=tol, max_iter=max_iter, n_jobs=n_jobs)
 
     def fit_weights(self, tree: ContextTree) -> tuple[np.ndarray, HGSProblem, dict[str, Any]]:
-        """The optimal weights of ``tree`` (coordinate-wise Newton on ``log alpha`` from the
-        thesis's start ``alpha = 1``, compiled), its problem and the optimiser's report."""
+        """The optimal weights of ``tree`` (compiled Newton steps on ``log alpha`` from the
+        thesis's start ``alpha = 1``: jointly with one weight per depth, one weight at a
+        time with one per node), its problem and the optimiser's report."""
         prob = HGSProblem(tree, self.tying, self.loss, self.prior)
         if prob.N <= 1 or prob.size == 0:  # a lone row, or no parent: nothing to learn
             return np.ones(prob.size), prob, {"iterations": 0, "converged": True, "loo_loss": float("nan")}
-        L, d = len(prob.rows), prob.depth
+        d = prob.depth
         theta = np.ascontiguousarray(np.stack(prob.theta_p))  # (depth, L, r)
         keep = np.ascontiguousarray(np.stack([k[:, 0] for k in prob.keep_p]))  # (depth, L)
-        A = prob.leaf_num0 + (keep[:, :, None] * theta).sum(axis=0)  # alpha = 1
-        D = prob.leaf_den0[:, 0] + keep.sum(axis=0)
-        if self.tying == "level":
-            w_depth = np.arange(d, dtype=np.int64)
-            w_lo, w_hi = np.zeros(d, dtype=np.int64), np.full(d, L, dtype=np.int64)
-        else:
-            w_depth = np.repeat(np.arange(d, dtype=np.int64), prob.n_inner)
-            nodes = [np.arange(m) for m in prob.n_inner]  # the leaves below a node are contiguous
-            w_lo = np.concatenate([np.searchsorted(prob.anc[j], nodes[j], "left") for j in range(d)])
-            w_hi = np.concatenate([np.searchsorted(prob.anc[j], nodes[j], "right") for j in range(d)])
+        n = np.ascontiguousarray(prob.rows)
+        num0, den0 = np.ascontiguousarray(prob.leaf_num0), prob.leaf_den0[:, 0].copy()
+        squared = self.loss == "squared"
         u = np.zeros(prob.size)
         if self.tying == "level":  # a few weights: Newton on all of them at once
-            its, loss = hgs_newton_level(
-                np.ascontiguousarray(prob.rows), np.ascontiguousarray(prob.leaf_num0), prob.leaf_den0[:, 0].copy(),
-                theta, keep, u, 1.0 / prob.N, self.loss == "squared", self.tol, self.max_iter,
-            )  # fmt: skip
+            its, loss = hgs_newton_level(n, num0, den0, theta, keep, u, 1.0 / prob.N, squared, self.tol, self.max_iter)
             report = {"iterations": int(its), "converged": bool(its < self.max_iter), "loo_loss": float(loss)}
             return np.exp(u), prob, report
+        w_depth = np.repeat(np.arange(d, dtype=np.int64), prob.n_inner)
+        nodes = [np.arange(m) for m in prob.n_inner]  # the leaves below a node are contiguous
+        w_lo = np.concatenate([np.searchsorted(prob.anc[j], nodes[j], "left") for j in range(d)]).astype(np.int64)
+        w_hi = np.concatenate([np.searchsorted(prob.anc[j], nodes[j], "right") for j in range(d)]).astype(np.int64)
         widx = np.ascontiguousarray(np.stack([prob.weight_index(j) for j in range(d)]))
+        A = num0 + (keep[:, :, None] * theta).sum(axis=0)  # alpha = 1
+        D = den0 + keep.sum(axis=0)
         sweeps, loss = hgs_minimize(
-            np.ascontiguousarray(prob.rows), np.ascontiguousarray(prob.leaf_num0), prob.leaf_den0[:, 0].copy(),
-            A, D, u, widx, w_depth, w_lo.astype(np.int64), w_hi.astype(np.int64),
-            theta, keep, 1.0 / prob.N, self.loss == "squared", self.tol, self.max_iter,
+            n, num0, den0, A, D, u, widx, w_depth, w_lo, w_hi, theta, keep, 1.0 / prob.N, squared, self.tol,
+            self.max_iter,
         )  # fmt: skip
         report = {"iterations": int(sweeps), "converged": bool(sweeps < self.max_iter), "loo_loss": float(loss)}
         return np.exp(u), prob, report
