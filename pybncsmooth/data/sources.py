@@ -113,18 +113,23 @@ def read_table(
         return (_plain_values(b.to_pandas(), plain) for b in pf.iter_batches(batch_size=chunksize, columns=cols))
     _check_chunksize(chunksize)
     sep = _sep_of(p, sep)
+    return _read_csv(
+        p,
+        sep=sep,
+        dtype=str,
+        keep_default_na=False,
+        na_values=list(na_values),
+        usecols=list(columns) if columns else None,
+        chunksize=chunksize,
+    )
+
+
+def _read_csv(path: str, **kw: Any) -> Any:
+    """``pandas.read_csv``, with a file of blank lines (no header) as :class:`EmptyDataError`."""
     try:
-        return pd.read_csv(
-            p,
-            sep=sep,
-            dtype=str,
-            keep_default_na=False,
-            na_values=list(na_values),
-            usecols=list(columns) if columns else None,
-            chunksize=chunksize,
-        )
+        return pd.read_csv(path, **kw)
     except pd.errors.EmptyDataError:
-        raise EmptyDataError(f"the file {p!r} has no header (only blank lines)") from None
+        raise EmptyDataError(f"the file {path!r} has no header (only blank lines)") from None
 
 
 def _check_chunksize(chunksize: Any) -> None:
@@ -170,10 +175,7 @@ def _n_columns(path: str, sep: str | None) -> int:
         import pyarrow.parquet as pq
 
         return len(pq.ParquetFile(path).schema_arrow.names)
-    try:
-        return len(pd.read_csv(path, sep=_sep_of(path, sep), nrows=0).columns)
-    except pd.errors.EmptyDataError:
-        raise EmptyDataError(f"the file {path!r} has no header (only blank lines)") from None
+    return len(_read_csv(path, sep=_sep_of(path, sep), nrows=0).columns)
 
 
 class DataSource:
