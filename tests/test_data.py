@@ -139,7 +139,7 @@ def test_schema_union_and_checks():
 
 
 def test_bundled_datasets():
-    assert bs.list_datasets() == ["asia", "housevotes84", "learning_test"]
+    assert bs.list_datasets() == ["asia", "chile", "gssvocab", "housevotes84", "learning_test"]
     asia = bs.load_dataset("asia")
     assert asia.shape == (5000, 8)
     assert list(asia["A"].cat.categories) == ["no", "yes"]
@@ -151,3 +151,10 @@ def test_bundled_datasets():
     with pytest.raises(KeyError, match="unknown data set"):
         bs.load_dataset("nope")
     assert "Lauritzen" in bs.datasets.dataset_info("asia")["description"]
+    # the two multi-domain surveys (carData, complete cases): rows per domain as exported
+    gss = bs.load_dataset("gssvocab")
+    assert gss.shape == (27360, 6) and int(gss.isna().sum().sum()) == 0
+    assert bs.datasets.dataset_info("gssvocab")["domain"] == "year" and gss["year"].nunique() == 20
+    assert list(gss["vocab"].cat.categories) == [str(i) for i in range(11)]
+    chile = bs.load_dataset("chile")
+    assert chile.shape == (2439, 6) and int((chile["region"] == "M").sum()) == 75

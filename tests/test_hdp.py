@@ -191,28 +191,33 @@ def test_more_data_pulls_estimates_toward_the_mle():
 
 
 def test_multi_domain_shrinks_small_domains_toward_the_pool():
-    # the domain is the first split of every context tree: P(B) -> P(B | site) ->
-    # P(B | site, A).  A site with few rows has its node P(B | site) pulled toward the
-    # pooled P(B), and its leaves toward that node.
+    # the domain is the last split of every context tree: P(B | A) -> P(B | A, site).  The
+    # pooled tree is the HDP fit without the domain; a site's leaf is the posterior mean
+    # (n + s_D * pooled) / (N + s_D) with the node's domain concentration s_D learned, so a
+    # small site that differs is pulled toward the pooled configuration, not replaced by it.
     rng = np.random.default_rng(9)
     n = 3000
-    dom = rng.choice(["big", "small"], n, p=[0.98, 0.02])
+    dom = rng.choice(["big", "small"], n, p=[0.97, 0.03])
     a = rng.choice(["x", "y"], n)
     p_on = np.where(dom == "small", 0.85, np.where(a == "x", 0.8, 0.3))
     b = np.where(rng.random(n) < p_on, "on", "off")
     df = pd.DataFrame({"site": dom, "A": a, "B": b})
     net = bs.fit("[A][B|A]", df, method="hdp", domain="site", iterations=3000, random_state=2)
+    pooled = bs.fit("[A][B|A]", df[["A", "B"]], method="hdp", iterations=3000, random_state=2)
     cpd = net.cpd("B")
-    assert cpd.tree.parents == ("site", "A")
-    level1 = cpd.estimate.probs[1]  # P(B | site) for big, small
-    small_rows = df[df.site == "small"]
-    own = (small_rows["B"] == "off").mean()
-    pooled = (df["B"] == "off").mean()
-    p_small = level1[1, 0]  # P(B = off | small)
-    assert min(own, pooled) < p_small < max(own, pooled)
-    # a site's table comes back through for_domain and matches the tree's leaves
+    assert cpd.tree.parents == ("A", "site")
+    # the levels above the domain are the pooled fit's, draw for draw
+    np.testing.assert_array_equal(cpd.estimate.probs[1], pooled.cpd("B").estimate.probs[1])
+    s_dom = cpd.estimate.info["s_domain"]
+    assert 1.0 < s_dom < 1e4  # the sites differ: neither complete pooling nor none
+    small = df[(df.site == "small") & (df.A == "y")]
+    own = (small["B"] == "off").mean()
+    pool = pooled.cpt("B")[0, 1]  # P(B = off | A = y) pooled
     t_small = net.for_domain("small").cpt("B")
-    np.testing.assert_allclose(t_small[:, 0], cpd.estimate.probs[2][2])
+    assert min(own, pool) < t_small[0, 1] < max(own, pool)
+    n_off, n_tot = (small["B"] == "off").sum(), len(small)
+    expected = (n_off + s_dom * pool) / (n_tot + s_dom)
+    assert t_small[0, 1] == pytest.approx(expected, rel=1e-12)
     assert np.allclose(net.cpt("B")[..., 1], t_small)
 
 

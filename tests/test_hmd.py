@@ -254,7 +254,7 @@ def test_sd_in_domain_fits_is_eq9_for_a_single_parentless_node():
     df = pd.DataFrame(
         {"u": pd.Categorical(rng.choice(["a", "b", "c"], 300)), "X": pd.Categorical(rng.choice(["0", "1", "2"], 300))}
     )
-    net = bs.fit("[X]", df, method="hmd", domain="u")
+    net = bs.fit("[X]", df, method="hmd", domain="u", domain_model="joint")
     est = net.cpd("X").estimate
     s, k, tau = est.info["s"], est.info["kappa"], est.info["tau"]
     n = net.tree("X").levels[-1].counts
@@ -323,7 +323,7 @@ def test_structure_with_domain_node_is_recognised(asia_grouped):
 
 
 def test_prediction_with_domains_and_an_unseen_domain(asia_grouped):
-    net = bs.fit(modelstring_of("asia"), asia_grouped, method="hmd", domain="group")
+    net = bs.fit(modelstring_of("asia"), asia_grouped, method="hmd", domain="group", domain_model="joint")
     rows = asia_grouped.iloc[:5]
     lp = net.logpdf(rows)
     for i in range(5):
@@ -343,7 +343,7 @@ def test_prediction_with_domains_and_an_unseen_domain(asia_grouped):
 
 
 def test_native_round_trip_keeps_sd_and_fallback(tmp_path, asia_grouped):
-    net = bs.fit(modelstring_of("asia"), asia_grouped, method="hmd", domain="group")
+    net = bs.fit(modelstring_of("asia"), asia_grouped, method="hmd", domain="group", domain_model="joint")
     path = tmp_path / "net.pbn"
     net.write(path)
     back = bs.read_network(path)
@@ -472,7 +472,7 @@ def test_sd_of_hdp_leaves_is_positive_and_shrinks_with_data():
 
 
 def test_domain_default_s_is_the_number_of_joint_states(asia_grouped):
-    net = bs.fit(modelstring_of("asia"), asia_grouped, method="hmd", domain="group")
+    net = bs.fit(modelstring_of("asia"), asia_grouped, method="hmd", domain="group", domain_model="joint")
     assert net.cpd("E").estimate.info["s"] == 2 * 2 * 2  # E | L, T: two levels each
     assert net.cpd("A").estimate.info["s"] == 2
     comp = bs.fit(modelstring_of("asia"), asia_grouped, method="hmd", domain="group", compat="bnlearn")
@@ -488,11 +488,11 @@ def test_domain_model_too_large_is_refused_with_the_node_named(monkeypatch):
     # bnlearn's iteration runs on the dense joint table: joint states x domains
     with pytest.raises(DenseTableTooLargeError, match="hmd model of node 'B' \\(4 joint states x 2 domains\\)"):
         bs.fit(["B ~ A", "A ~ 1"], d, method="hmd", domain="u", compat="bnlearn")
-    # the default fit keeps the non-zero counts only: its size is the joint states
-    bs.fit(["B ~ A", "A ~ 1"], d, method="hmd", domain="u")
+    # the joint model's own fit keeps the non-zero counts only: its size is the joint states
+    bs.fit(["B ~ A", "A ~ 1"], d, method="hmd", domain="u", domain_model="joint")
     monkeypatch.setattr(hmd_module, "MAX_JOINT_CELLS", 3)
     with pytest.raises(DenseTableTooLargeError, match="hmd model of node 'B' \\(4 joint states\\)"):
-        bs.fit(["B ~ A", "A ~ 1"], d, method="hmd", domain="u")
+        bs.fit(["B ~ A", "A ~ 1"], d, method="hmd", domain="u", domain_model="joint")
 
 
 @pytest.mark.parametrize("R,J,rate", [(6, 4, 2.0), (40, 300, 0.3), (375, 50, 0.1)])

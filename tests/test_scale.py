@@ -200,8 +200,8 @@ def test_a_chunk_that_na_drop_empties_is_skipped():
 
 
 def test_many_domains_memory_follows_observed_branches():
-    # 400 domains x 25 rows, kDB-2 over 6 features: the domain-split trees hold only the
-    # branches the rows reach (at most 25 per domain and level), never domains x configurations
+    # 400 domains x 25 rows, kDB-2 over 6 features: the domain-split trees (the domain last)
+    # hold only the branches the rows reach, never domains x configurations
     n_dom, per = 400, 25
     df = _kdb_data(n_dom * per, seed=5)
     df["user"] = np.repeat([f"u{i:03d}" for i in range(n_dom)], per)
@@ -210,8 +210,10 @@ def test_many_domains_memory_follows_observed_branches():
     for v in dag.nodes:
         t = net.tree(v)
         sizes = t.level_sizes()
-        assert sizes[1] == n_dom
-        assert all(sz <= n_dom * per for sz in sizes[2:])  # observed branches only
+        assert t.parents[-1] == "user"
+        # a leaf per observed (configuration, domain): at most one per row, at least one per domain
+        assert n_dom <= sizes[-1] <= n_dom * per
+        assert sizes[-1] == len(np.unique(t.node_configs(t.depth), axis=0))
     # per-domain access gives the domain's own tables
     one = net.for_domain("u007")
     rows = df[df.user == "u007"]
@@ -219,8 +221,10 @@ def test_many_domains_memory_follows_observed_branches():
     p = np.asarray(one.cpt("Class"), dtype=float).ravel()
     assert abs(p.sum() - 1) < 1e-12
     counts = rows["Class"].value_counts().reindex(["c0", "c1", "c2"], fill_value=0).to_numpy()
-    # the domain's own m-estimate (m = 1): (n_c + m / r) / (n + m)
-    np.testing.assert_allclose(p, (counts + 1 / 3) / (per + 1), atol=1e-12)
+    # the domain's counts around the pooled m-estimate (m = 1), with the learned concentration
+    s_dom = net.cpd("Class").estimate.info["s_domain"]
+    pooled = (df["Class"].value_counts().reindex(["c0", "c1", "c2"]).to_numpy() + 1 / 3) / (len(df) + 1)
+    np.testing.assert_allclose(p, (counts + s_dom * pooled) / (per + s_dom), atol=1e-12)
     # HDP on the same trees: worker-independent answers
     h1 = bs.fit(dag, df, method="hdp", domain="user", iterations=30, random_state=3, n_jobs=1)
     h2 = bs.fit(dag, df, method="hdp", domain="user", iterations=30, random_state=3, n_jobs=2)

@@ -33,20 +33,26 @@ from .context_tree import (
 __all__ = ["count_network", "count_specs", "count_specs_source", "NetworkCounter", "count_source"]
 
 
-def _tree_variables(dag: DAG, node: str, prefix: Sequence[str]) -> list[str]:
-    return list(prefix) + dag.parents(node)
+def _tree_variables(dag: DAG, node: str, prefix: Sequence[str], suffix: Sequence[str] = ()) -> list[str]:
+    return list(prefix) + dag.parents(node) + list(suffix)
 
 
 def count_network(
-    enc: EncodedData, dag: DAG, *, prefix: Sequence[str] = (), nodes: Sequence[str] | None = None
+    enc: EncodedData,
+    dag: DAG,
+    *,
+    prefix: Sequence[str] = (),
+    suffix: Sequence[str] = (),
+    nodes: Sequence[str] | None = None,
 ) -> dict[str, ContextTree]:
     """One context tree per node of ``dag`` from encoded data.
 
     ``prefix`` lists variables that split every tree before the node's own
-    parents (the domain of a multi-domain fit).
+    parents, ``suffix`` variables that split it after them (the domain of a
+    multi-domain fit: first in bnlearn's ``hdir`` layout, last by default).
     """
     node_list = list(nodes) if nodes is not None else dag.nodes
-    specs = [(n, tuple(_tree_variables(dag, n, prefix))) for n in node_list]
+    specs = [(n, tuple(_tree_variables(dag, n, prefix, suffix))) for n in node_list]
     return dict(zip(node_list, count_specs(enc, specs)))
 
 
@@ -127,8 +133,10 @@ class NetworkCounter:
         Known levels (e.g. from a BIF file); the others are inferred.
     na, max_levels, na_label:
         As in :func:`pybncsmooth.data.encode`.
-    prefix:
-        Variables splitting every tree first (multi-domain fits).
+    prefix, suffix:
+        Variables splitting every tree before / after the node's parents (the
+        domain of a multi-domain fit).  Their rows per level are kept in
+        ``domain_rows``.
     """
 
     def __init__(
@@ -140,10 +148,13 @@ class NetworkCounter:
         max_levels: int = DEFAULT_MAX_LEVELS,
         na_label: str = NA_LABEL,
         prefix: Sequence[str] = (),
+        suffix: Sequence[str] = (),
     ) -> None:
         self.dag = dag
         self.prefix = tuple(prefix)
-        self.variables = list(self.prefix) + [n for n in dag.nodes if n not in self.prefix]
+        self.suffix = tuple(suffix)
+        self.split_vars = self.prefix + self.suffix
+        self.variables = list(self.split_vars) + [n for n in dag.nodes if n not in self.split_vars]
         self.given = schema.subset([v for v in self.variables if v in schema]) if schema else Schema()
         self.na = na
         self.max_levels = max_levels
@@ -153,7 +164,7 @@ class NetworkCounter:
         self.n_rows = 0
         self.n_dropped = 0
         self.n_chunks = 0
-        self.prefix_rows: dict = {}
+        self.domain_rows: dict = {}
 
     def _empty(self) -> "NetworkCounter":
         return NetworkCounter(
@@ -163,6 +174,7 @@ class NetworkCounter:
             max_levels=self.max_levels,
             na_label=self.na_label,
             prefix=self.prefix,
+            suffix=self.suffix,
         )
 
     def add(self, df: pd.DataFrame) -> "NetworkCounter":
@@ -172,10 +184,10 @@ class NetworkCounter:
     def count(self, df: pd.DataFrame) -> "NetworkCounter":
         """A new counter holding the counts of ``df`` alone (the map step)."""
         out = self._empty()
-        _check_columns(df, self.dag, self.prefix)
+        _check_columns(df, self.dag, self.split_vars)
         if isinstance(df, pd.DataFrame) and len(df) == 0 and df.shape[1] > 0:
             return out
-        for v in self.prefix:  # a row without its domain belongs to no domain, whatever na says
+        for v in self.split_vars:  # a row without its domain belongs to no domain, whatever na says
             miss = df[v].isna().to_numpy()
             if miss.any():
                 first = df.index[int(np.argmax(miss))]
@@ -199,11 +211,11 @@ class NetworkCounter:
         if enc.n_rows == 0:  # every row of this chunk is incomplete; other chunks may not be
             out.n_dropped = enc.n_dropped
             return out
-        out.schema, out.trees = enc.schema, count_network(enc, self.dag, prefix=self.prefix)
+        out.schema, out.trees = enc.schema, count_network(enc, self.dag, prefix=self.prefix, suffix=self.suffix)
         out.n_rows, out.n_dropped, out.n_chunks = enc.n_rows, enc.n_dropped, 1
-        for v in self.prefix:  # rows per domain level before missing values are handled
+        for v in self.split_vars:  # rows per domain level before missing values are handled
             for level, cnt in df[v].value_counts(dropna=True).items():
-                out.prefix_rows[level] = out.prefix_rows.get(level, 0) + int(cnt)
+                out.domain_rows[level] = out.domain_rows.get(level, 0) + int(cnt)
         return out
 
     def merge(self, other: "NetworkCounter") -> "NetworkCounter":
@@ -212,8 +224,8 @@ class NetworkCounter:
         self.n_rows += other.n_rows
         self.n_dropped += other.n_dropped
         self.n_chunks += other.n_chunks
-        for level, cnt in other.prefix_rows.items():
-            self.prefix_rows[level] = self.prefix_rows.get(level, 0) + cnt
+        for level, cnt in other.domain_rows.items():
+            self.domain_rows[level] = self.domain_rows.get(level, 0) + cnt
         if other.schema is None:
             return self
         if self.schema is None:

@@ -25,8 +25,9 @@ from typing import Any, ClassVar, Literal, Mapping
 import numpy as np
 
 from ..counting.context_tree import ContextTree
-from ..errors import HyperparameterError
+from ..errors import DataError, HyperparameterError
 from ..validation import Param, check_params, parallel_map
+from ._pooling import dirichlet_posterior, fit_concentration
 
 __all__ = [
     "Estimator",
@@ -124,16 +125,74 @@ class Estimator:
     def estimate(self, tree: ContextTree) -> TreeEstimate:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} does not define estimate()")
 
+    @property
+    def domain_split(self) -> Literal["first", "last"]:
+        """Where the domain of a multi-domain fit splits the context trees.
+
+        ``"last"`` (the default): below the node's parents, so that a domain's
+        distribution for a parent configuration is a leaf under that configuration
+        pooled over the domains and shrinks toward it, as much as the estimator's
+        hierarchy learns (DESIGN: multi-domain).  ``"first"``: above them, bnlearn's
+        ``hdir`` layout (``hmd`` with ``compat="bnlearn"`` or ``domain_model="joint"``).
+        """
+        return "last"
+
     def estimate_all(self, trees: "Mapping[str, ContextTree]", *, domain: str | None = None) -> dict[str, TreeEstimate]:
         """Estimate the trees of every node of a network.
 
-        ``domain`` names the variable of a multi-domain fit when it is the first
-        split of every tree.  Most estimators treat it as any other split (each
-        domain's tables shrink toward the pooled ones above it); estimators with a
-        model of their own for domains (``hmd``) use it.  Estimators that can work
-        on several trees at once (e.g. in parallel threads) override this.
+        ``domain`` names the variable of a multi-domain fit split *first* (see
+        :attr:`domain_split`; a domain split last goes through
+        :meth:`estimate_domains`): estimators with a model of their own for it
+        (``hmd``'s joint model) use it, the others treat it as any other split.
+        Estimators that can work on several trees at once (e.g. in parallel
+        threads) override this.
         """
         return {name: self.estimate(tree) for name, tree in trees.items()}
+
+    def estimate_domains(self, trees: "Mapping[str, ContextTree]", domain: str) -> dict[str, TreeEstimate]:
+        r"""Estimate the trees of a multi-domain network whose last split is ``domain``.
+
+        The trees without the domain split (every configuration pooled over the
+        domains) are estimated by :meth:`estimate_all`; then each domain's leaf below
+        configuration ``y`` by :meth:`domain_leaves`, by default the posterior mean of
+        :math:`\mathrm{Dir}(s_D\,\hat\theta_y)` around the pooled estimate
+        :math:`\hat\theta_y`, with the node's domain concentration :math:`s_D`
+        learned by marginal likelihood (:mod:`._pooling`).  A configuration a domain
+        never saw, or a domain unseen in training, gets :math:`\hat\theta_y`.
+        """
+        for name, t in trees.items():
+            if not t.parents or t.parents[-1] != domain:
+                raise DataError(f"the context tree of {name!r} does not split on the domain {domain!r} last")
+        pooled = self.estimate_all({n: t.truncate(t.depth - 1) for n, t in trees.items()})
+        return {n: self.domain_leaves(t, pooled[n]) for n, t in trees.items()}
+
+    def domain_leaves(self, tree: ContextTree, pooled: TreeEstimate) -> TreeEstimate:
+        """The estimate of a domain-last ``tree`` from the estimate of its pooled tree
+        (``tree`` without the domain split): every level of ``pooled`` and, below it,
+        the domains' leaves shrunk toward their configuration (see
+        :meth:`estimate_domains`).  The learned concentration is ``info["s_domain"]``."""
+        leaves = tree.levels[-1]
+        mean = pooled.probs[-1][leaves.parent]
+        counts = leaves.counts.astype(np.float64)
+        s_dom = self.domain_concentration(counts, mean)
+        p, sd = self.domain_posterior(counts, mean, s_dom)
+        info = dict(pooled.info, s_domain=float(s_dom))
+        sds = pooled.sd + (sd,) if pooled.sd is not None and sd is not None else None
+        return TreeEstimate(pooled.probs + (p,), pooled.unseen, info, sd=sds)
+
+    def domain_posterior(
+        self, counts: np.ndarray, mean: np.ndarray, s_domain: float
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        r"""A domain's leaves (``(L, r)`` counts) given their configurations' pooled
+        estimates ``mean`` and the domain concentration: the posterior mean and sd of
+        :math:`\mathrm{Dir}(s_D\,m + n)`.  Used for the domains of a fit and for a
+        domain added later (:meth:`FittedNetwork.adapt`)."""
+        return dirichlet_posterior(counts, mean, s_domain)
+
+    def domain_concentration(self, counts: np.ndarray, mean: np.ndarray) -> float:
+        """The domain concentration :math:`s_D` of one node: by marginal likelihood
+        (:func:`~._pooling.fit_concentration`); estimators may fix or override it."""
+        return fit_concentration(counts, mean)
 
     # ------------------------------------------------------------------ params
     @classmethod

@@ -57,6 +57,16 @@ class MLE(Estimator):
             probs.append(n / n.sum(axis=1, keepdims=True))
         return TreeEstimate(tuple(probs), self.unseen)
 
+    def domain_concentration(self, counts: np.ndarray, mean: np.ndarray) -> float:
+        """No pooling: 0."""
+        return 0.0
+
+    def domain_posterior(self, counts: np.ndarray, mean: np.ndarray, s_domain: float) -> tuple[np.ndarray, None]:
+        """Maximum likelihood never pools: a domain's leaf is its own frequencies (a
+        configuration the domain never saw backs off to the pooled one)."""
+        n = np.asarray(counts, dtype=np.float64)
+        return n / n.sum(axis=1, keepdims=True), None
+
 
 @register_estimator
 class Bayes(Estimator):

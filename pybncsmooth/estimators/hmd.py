@@ -20,15 +20,32 @@ configurations enter the model: the exact posterior of :math:`\alpha` does not
 depend on empty columns (they integrate out), so this keeps the fit independent
 of how many configurations were never seen.
 
-**Domain-pooled CPTs** (Sec. 5, bnlearn's ``bn.fit(method = "hdir", group = )``).
-With ``domain=`` the model is put on the *joint* cells :math:`x' = (x, \pi)` of the
-node and its parents, with one column per domain (every level of the domain
-variable, with or without rows): each domain's joint table is shrunk toward the
-others, with the same ``alpha0`` for every cell (as bnlearn) and :math:`s = |X'|`,
-the number of joint cells (the paper's convention), or bnlearn's
-:math:`s = \mathrm{iss} / J` when ``iss`` is given.  A domain's CPT is its
-:math:`\nu` normalised over ``x`` in each parent configuration; a domain or
-configuration with no data gets the population-level CPT :math:`\kappa(x, \pi) / \sum_{x'} \kappa(x', \pi)`.
+**Multi-domain CPTs, nested (default).**  With ``domain=`` every context tree
+splits on the domain *last*: a domain's column for parent configuration ``y`` is a
+leaf below ``y`` pooled over the domains.  The pooled tree (the domain split removed)
+is fitted by the model above, giving :math:`m_y`, the posterior mean of ``y``'s
+column; each domain's column is then :math:`\theta_{y,d} \sim \mathrm{Dir}(s_D\,m_y)`,
+the same model one level down with the mean held at its estimate, and the domain
+concentration :math:`s_D` (one per node) maximises the Dirichlet-multinomial marginal
+likelihood of the domains' counts (empirical Bayes) unless ``s_domain`` fixes it.  A
+domain's estimate is :math:`(n_{yxd} + s_D m_{yx}) / (n_{yd} + s_D)` (eq. 8 with
+:math:`\kappa` fixed): alike domains give a large :math:`s_D` and pool, domains that
+differ keep their own frequencies.  A configuration a domain never saw, and a domain
+unseen in training, get :math:`m_y`.
+
+**Domain-pooled joint tables** (Sec. 5, bnlearn's ``bn.fit(method = "hdir", group = )``:
+``domain_model="joint"``, implied by ``iss=`` and ``compat="bnlearn"``).  The model is
+put on the *joint* cells :math:`x' = (x, \pi)` of the node and its parents, with one
+column per domain (every level of the domain variable, with or without rows), the
+domain splitting the tree first: each domain's joint table is shrunk toward the
+others, with the same ``alpha0`` for every cell (as bnlearn) and :math:`s = |X'|`, the
+number of joint cells (the paper's convention), or bnlearn's :math:`s = \mathrm{iss} / J`
+when ``iss`` is given.  A domain's CPT is its :math:`\nu` normalised over ``x`` in each
+parent configuration; a domain or configuration with no data gets the
+population-level CPT :math:`\kappa(x, \pi) / \sum_{x'} \kappa(x', \pi)`.  Measured on
+survey data whose domains are alike, this layout loses to ignoring the domains (a
+thin domain's configurations back off to its own marginal, not to the configuration
+pooled over domains), which is why it is not the default.
 
 **Fitting.**  The variational parameters :math:`(\nu, \tau, \kappa)` of eq. (12)
 maximise the bound L~ (App. B.1) by coordinate ascent (Algorithm 1): the
@@ -255,6 +272,13 @@ class HMD(Estimator):
     compat:
         ``"bnlearn"`` reproduces ``bn.fit(method = "hdir")`` exactly (domain-pooled
         fits only; ``s``, ``tol`` and ``max_iter`` are then bnlearn's and cannot be set).
+    domain_model:
+        Multi-domain fits: ``"nested"`` (the default) splits on the domain last and
+        learns how much each node pools; ``"joint"`` is paper 001's Sec. 5 model on
+        the joint cells (bnlearn's ``hdir``; implied by ``iss`` and ``compat``).
+    s_domain:
+        Nested multi-domain fits: the domain concentration :math:`s_D` (default:
+        learned per node by marginal likelihood).
     tol, max_iter:
         Stop when the relative change of the bound is below ``tol`` (default 1e-10)
         and ``kappa`` has settled, or after ``max_iter`` outer iterations (default
@@ -276,6 +300,11 @@ class HMD(Estimator):
               low=1e-10, high=1e10, optional=True),
         Param("compat", "choice", None, "'bnlearn' replays bn.fit(method = 'hdir') exactly", choices=("bnlearn",),
               optional=True),
+        Param("domain_model", "choice", None, "multi-domain fits: 'nested' (default; the domain split last, its "
+              "concentration learned) or 'joint' (paper Sec. 5 / bnlearn's hdir)", choices=("nested", "joint"),
+              optional=True),
+        Param("s_domain", "float", None, "nested multi-domain fits: concentration of a domain's columns around the "
+              "pooled ones (default: learned by marginal likelihood)", low=1e-10, high=1e10, optional=True),
         Param("tol", "float", None, "relative change of the bound to stop at (default 1e-10)", strict=True,
               optional=True),
         Param("max_iter", "int", None, "outer iterations at most (default 5000)", low=1, optional=True),
@@ -288,11 +317,30 @@ class HMD(Estimator):
         alpha0: float = 1.0,
         iss: float | None = None,
         compat: str | None = None,
+        domain_model: str | None = None,
+        s_domain: float | None = None,
         tol: float | None = None,
         max_iter: int | None = None,
         n_jobs: int | None = None,
     ) -> None:
-        self._set_params(s=s, alpha0=alpha0, iss=iss, compat=compat, tol=tol, max_iter=max_iter, n_jobs=n_jobs)
+        self._set_params(
+            s=s,
+            alpha0=alpha0,
+            iss=iss,
+            compat=compat,
+            domain_model=domain_model,
+            s_domain=s_domain,
+            tol=tol,
+            max_iter=max_iter,
+            n_jobs=n_jobs,
+        )
+        if domain_model == "nested" and (compat == "bnlearn" or iss is not None):
+            raise HyperparameterError(
+                "domain_model='nested' does not take " + ("compat='bnlearn'" if compat else "iss=")
+                + " (bnlearn's hdir is the joint model: domain_model='joint')"
+            )
+        if s_domain is not None and self.domain_split == "first":
+            raise HyperparameterError("s_domain= applies to domain_model='nested' (the joint model has s or iss)")
         if compat == "bnlearn":
             for name, val, why in (
                 ("s", s, "it sets s = iss / number of groups; give iss"),
@@ -305,6 +353,12 @@ class HMD(Estimator):
                     )
         if s is not None and iss is not None:
             raise HyperparameterError("give iss (s = iss / number of domains) or s, not both")
+
+    @property
+    def domain_split(self) -> str:
+        """``"first"`` for the joint model (bnlearn's layout), else ``"last"``."""
+        joint = self.domain_model == "joint" or self.compat == "bnlearn" or self.iss is not None
+        return "first" if joint else "last"
 
     # ------------------------------------------------------------------ helpers
     def _run(self, N: np.ndarray, s: float) -> HMDFit:
@@ -385,6 +439,10 @@ class HMD(Estimator):
         return TreeEstimate(tuple(probs), "backoff", info, sd=tuple(sds))
 
     # ------------------------------------------------------------------ domains
+    def domain_concentration(self, counts: np.ndarray, mean: np.ndarray) -> float:
+        """``s_domain`` if given, else learned by marginal likelihood."""
+        return self.s_domain if self.s_domain is not None else super().domain_concentration(counts, mean)
+
     def _estimate_domain(self, tree: ContextTree) -> TreeEstimate:
         """Domain-pooled joint tables (paper 001 Sec. 5, bnlearn's hdir): the first
         split of ``tree`` is the domain."""

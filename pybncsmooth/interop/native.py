@@ -24,7 +24,7 @@ from ..data.discretize import Discretizer
 from ..data.schema import Schema
 from ..errors import FileFormatError
 from ..estimators.base import TreeEstimate, make_estimator
-from ..model.cpd import FixedPrefixCPD, TableCPD, TreeCPD
+from ..model.cpd import DomainLastCPD, FixedPrefixCPD, TableCPD, TreeCPD
 from ..model.formats import NetworkFormat, register_format
 from ..model.network import FittedNetwork
 from ..structure.dag import DAG
@@ -48,7 +48,7 @@ def _json_safe(v: Any) -> Any:
     return repr(v)
 
 
-def _save_tree(k: int, cpd: TreeCPD, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+def _save_tree(k: int, cpd: "TreeCPD | DomainLastCPD", arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     """The arrays of node ``k``'s context tree and estimate (added to ``arrays``) and
     its header entry."""
     t = cpd.tree
@@ -74,6 +74,7 @@ def _save_tree(k: int, cpd: TreeCPD, arrays: dict[str, np.ndarray]) -> dict[str,
     return {
         "kind": "tree",
         "tree_parents": list(t.parents),
+        "domain_last": isinstance(cpd, DomainLastCPD),
         "unseen": cpd.estimate.unseen,
         "has_sd": cpd.estimate.sd is not None,
         "fallback_from": cpd.estimate.fallback_from,
@@ -88,9 +89,9 @@ def save_native(net: "FittedNetwork", fh: Any) -> None:
     nodes_meta = {}
     for k, node in enumerate(net.nodes):
         cpd = net.cpd(node)
-        if isinstance(cpd, TreeCPD):
+        if isinstance(cpd, (TreeCPD, DomainLastCPD)):
             nodes_meta[node] = _save_tree(k, cpd, arrays)
-        elif isinstance(cpd, FixedPrefixCPD) and isinstance(cpd.inner, TreeCPD):
+        elif isinstance(cpd, FixedPrefixCPD) and isinstance(cpd.inner, (TreeCPD, DomainLastCPD)):
             # one domain of a multi-domain fit (for_domain): the whole tree and the domain's code
             # (the domain is not in this network's schema: its number of levels is kept)
             nodes_meta[node] = {
@@ -191,7 +192,10 @@ def _load_native(fh: Any, path: str | None = None) -> "FittedNetwork":
         sd = tuple(z[f"n{k}_sd_{i}"] for i in range(d + 1)) if meta.get("has_sd") else None
         extra = {e: z[f"n{k}_{e}"] for e in ("fallback", "fallback_sd") if f"n{k}_{e}" in z.files}
         est = TreeEstimate(probs, meta["unseen"], info, sd=sd, fallback_from=meta.get("fallback_from", 0), **extra)
-        cpds[node] = TreeCPD(tree, est)
+        if meta.get("domain_last"):  # a multi-domain fit's tree with the domain split last
+            cpds[node] = DomainLastCPD(TreeCPD(tree, est, domain_last=True))
+        else:
+            cpds[node] = TreeCPD(tree, est)
         if "prefix_codes" in meta:  # one domain of a multi-domain fit
             cpds[node] = FixedPrefixCPD(cpds[node], meta["prefix_codes"])
     est = None

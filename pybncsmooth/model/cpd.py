@@ -27,7 +27,7 @@ from ..counting.context_tree import ContextTree, config_index
 from ..errors import DenseTableTooLargeError, HyperparameterError, StatisticUnavailableError
 from ..estimators.base import TreeEstimate
 
-__all__ = ["CPD", "TreeCPD", "TableCPD", "FixedPrefixCPD", "DEFAULT_MAX_CELLS", "QUERY_DENSE_CELLS"]
+__all__ = ["CPD", "TreeCPD", "TableCPD", "FixedPrefixCPD", "DomainLastCPD", "DEFAULT_MAX_CELLS", "QUERY_DENSE_CELLS"]
 
 #: Largest dense table ``cpt()`` materialises unless told otherwise.
 DEFAULT_MAX_CELLS = 50_000_000
@@ -116,9 +116,12 @@ class CPD(ABC):
 class TreeCPD(CPD):
     """A context tree and its estimate (see module docstring)."""
 
-    def __init__(self, tree: ContextTree, estimate: TreeEstimate) -> None:
+    def __init__(self, tree: ContextTree, estimate: TreeEstimate, *, domain_last: bool = False) -> None:
         self.tree = tree
         self.estimate = estimate
+        #: the tree's last split is a domain: a configuration with no rows in a domain
+        #: backs off to the configuration pooled over the domains, whatever ``unseen`` says
+        self.domain_last = bool(domain_last)
         self.node = tree.child
         self.parents = tree.parents
         self.card = tree.child_card
@@ -168,6 +171,8 @@ class TreeCPD(CPD):
         out = flat[offsets[level] + node]
         rule = self.estimate.unseen
         if rule == "uniform" and unseen.any():
+            if self.domain_last:  # only the domain's leaf is missing: the pooled configuration answers
+                unseen = unseen & (level < self.tree.depth - 1)
             out[unseen] = uniform
         elif rule == "fallback":
             k = self.estimate.fallback_from
@@ -203,7 +208,7 @@ class TreeCPD(CPD):
         for i in range(1, len(self.tree.levels)):
             c = self.parent_cards[i - 1]
             lev = self.tree.levels[i]
-            if rule == "uniform":
+            if rule == "uniform" and not (self.domain_last and i == self.tree.depth):
                 nxt = np.empty((cur.shape[0] * c, self.card))
                 nxt[:] = uniform
             else:
@@ -333,7 +338,7 @@ class FixedPrefixCPD(CPD):
             all_cfg = np.indices(self.parent_cards).reshape(d, -1).T if d else np.zeros((1, 0), dtype=np.int64)
             P = self._with_prefix(all_cfg)
             if stat == "sd":
-                if not isinstance(self.inner, TreeCPD):
+                if not isinstance(self.inner, (TreeCPD, DomainLastCPD)):
                     raise StatisticUnavailableError("standard deviation", None, self.node)
                 return self.inner.sds(P)
             return self.inner.probs(P)
@@ -350,3 +355,56 @@ class FixedPrefixCPD(CPD):
 
     def _sd_matrix(self, max_cells: int) -> np.ndarray:
         return self._slice(max_cells, "sd")
+
+
+class DomainLastCPD(CPD):
+    """The CPD of a multi-domain fit whose context tree splits on the domain *last*.
+
+    The tree of ``X`` branches on ``(P1, ..., Pd, D)``: a domain's distribution for a
+    parent configuration is a leaf below that configuration pooled over the domains,
+    which is what it shrinks toward and what answers when the domain has no rows
+    there (or is unknown, code ``-1``).  Queries and tables present the domain first,
+    ``(D, P1, ..., Pd)``, as every multi-domain CPD of a :class:`FittedNetwork`.
+    """
+
+    def __init__(self, inner: TreeCPD) -> None:
+        if not inner.domain_last or not inner.parents:
+            raise ValueError("DomainLastCPD wraps a TreeCPD whose last split is the domain")
+        self.inner = inner
+        self.node = inner.node
+        self.parents = (inner.parents[-1],) + inner.parents[:-1]
+        self.card = inner.card
+        self.parent_cards = (inner.parent_cards[-1],) + inner.parent_cards[:-1]
+
+    @property
+    def tree(self) -> ContextTree:
+        return self.inner.tree
+
+    @property
+    def estimate(self) -> TreeEstimate:
+        return self.inner.estimate
+
+    @property
+    def has_sd(self) -> bool:
+        return self.inner.has_sd
+
+    @staticmethod
+    def _to_inner(P: np.ndarray) -> np.ndarray:
+        return np.concatenate([P[:, 1:], P[:, :1]], axis=1)
+
+    def probs(self, parent_codes: np.ndarray) -> np.ndarray:
+        return self.inner.probs(self._to_inner(_as_matrix(parent_codes, len(self.parents))))
+
+    def sds(self, parent_codes: np.ndarray) -> np.ndarray:
+        return self.inner.sds(self._to_inner(_as_matrix(parent_codes, len(self.parents))))
+
+    def _reorder(self, m: np.ndarray) -> np.ndarray:
+        """The inner configuration-major matrix (domain fastest) with the domain slowest."""
+        J = self.parent_cards[0]
+        return np.ascontiguousarray(m.reshape(-1, J, self.card).transpose(1, 0, 2)).reshape(-1, self.card)
+
+    def _matrix(self, max_cells: int) -> np.ndarray:
+        return self._reorder(self.inner._matrix(max_cells))
+
+    def _sd_matrix(self, max_cells: int) -> np.ndarray:
+        return self._reorder(self.inner._sd_matrix(max_cells))

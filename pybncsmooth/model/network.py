@@ -23,7 +23,7 @@ from ..errors import (
 )
 from ..structure.dag import DAG
 from ..validation import check_int, check_probability, check_random_state
-from .cpd import CPD, DEFAULT_MAX_CELLS, QUERY_DENSE_CELLS, FixedPrefixCPD, TreeCPD
+from .cpd import CPD, DEFAULT_MAX_CELLS, QUERY_DENSE_CELLS, DomainLastCPD, FixedPrefixCPD, TreeCPD
 from .formats import network_format
 from .plotting import plot_cpt, plot_shrinkage
 
@@ -45,7 +45,7 @@ class FittedNetwork:
         Node -> :class:`~pybncsmooth.model.cpd.CPD`, conditioning on
         ``domain`` (if any) followed by the node's parents.
     domain:
-        The domain variable of a multi-domain fit (the first split of every
+        The domain variable of a multi-domain fit (a split of every
         context tree), or ``None``.
     info:
         Fit metadata: ``method``, ``hyperparameters``, ``n_rows``, ``n_dropped``, ``na``.
@@ -120,7 +120,7 @@ class FittedNetwork:
     def tree(self, node: str):
         """The :class:`~pybncsmooth.counting.ContextTree` of ``node`` (fitted networks only)."""
         cpd = self.cpd(node)
-        if not isinstance(cpd, TreeCPD):
+        if not isinstance(cpd, (TreeCPD, DomainLastCPD)):
             raise DataError(f"node {node!r} has a dense table, not a context tree (the network was read from a file)")
         return cpd.tree
 
@@ -232,6 +232,38 @@ class FittedNetwork:
         out = FittedNetwork(self.dag, self.schema, cpds, estimator=self.estimator, info=info)
         out.transformer = self.transformer
         return out
+
+    def adapt(
+        self,
+        rows: Any,
+        domain: Any,
+        *,
+        column: str | None = None,
+        s_domain: float | Mapping[str, float] | None = None,
+    ) -> "FittedNetwork":
+        r"""This network with the domain ``domain`` added (or, if it exists, given more
+        rows), the fitted population serving as its prior: no estimator runs again.
+
+        For each node and parent configuration ``y`` seen in ``rows``, the domain's
+        table is :math:`(n_{yxd} + s_D \hat	heta_{x|y}) / (n_{yd} + s_D)` around the
+        population's :math:`\hat	heta_{x|y}` with the node's domain concentration
+        :math:`s_D` learned by the fit (``s_domain=`` a number or ``{node: number}``
+        overrides it; maximum likelihood keeps the domain's own frequencies); the
+        other configurations back off to the population's tables.  For ``hmd`` this is
+        the posterior of paper 001's eq. 8 with the pooled mean fixed, for ``hdp`` a
+        Dirichlet process with the population's posterior mean as base measure.
+
+        Rows of a domain that already exists add to its counts: adapting twice equals
+        adapting once with all the rows.  A network fitted without ``domain=`` adapts
+        too (it is the population; its domain column is named ``column``, default
+        ``"domain"``, and :math:`s_D` defaults to the node's number of levels).  The
+        other domains' tables are unchanged.  ``rows`` holds the nodes' columns (the
+        domain column too, if every value is ``domain``); any data source
+        :func:`pybncsmooth.fit` reads.
+        """
+        from .adapt import adapt_network
+
+        return adapt_network(self, rows, domain, column=column, s_domain=s_domain)
 
     # ------------------------------------------------------------------ queries
     def _predict_na(self, on_unseen: str) -> str:
@@ -475,7 +507,7 @@ class FittedNetwork:
                 "parameters": cpd.n_params,
                 "rhat": pd.NA,
             }
-            if isinstance(cpd, TreeCPD):
+            if isinstance(cpd, (TreeCPD, DomainLastCPD)):
                 row["observed"] = cpd.tree.n_leaves
                 row["tree_nodes"] = cpd.tree.n_nodes
                 row["n"] = cpd.tree.total

@@ -63,8 +63,11 @@ def check_domain(domain: str, schema: Schema, trees: dict, raw_rows: dict, na: s
         )
     kept = np.zeros(len(levels), dtype=np.int64)
     for t in trees.values():
-        if t.depth and len(t.levels[1].value):
-            np.add.at(kept, t.levels[1].value, t.levels[1].counts.sum(axis=1))
+        if not t.depth:
+            continue
+        lev = t.levels[1] if t.parents[0] == domain else t.levels[-1]  # the domain first or last
+        if len(lev.value):
+            np.add.at(kept, lev.value, lev.counts.sum(axis=1))
     for code, level in enumerate(levels):
         if kept[code] == 0 and raw_rows.get(level, 0) > 0:
             raise DataError(

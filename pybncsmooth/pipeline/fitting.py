@@ -10,7 +10,7 @@ from ..data.encode import DEFAULT_MAX_LEVELS, NAPolicy
 from ..data.schema import NA_LABEL, Schema
 from ..data.sources import as_source
 from ..estimators.base import Estimator, make_estimator, with_progress
-from ..model.cpd import TreeCPD
+from ..model.cpd import CPD, DomainLastCPD, TreeCPD
 from ..model.network import FittedNetwork
 from ..structure.dag import DAG
 from ..validation import NA_POLICIES, check_na
@@ -33,11 +33,23 @@ def estimate_network(
 
     ``info`` (rows used, NA policy, ...) is kept in ``FittedNetwork.info`` beside the
     method and its hyperparameters."""
-    estimates = estimator.estimate_all({n: trees[n] for n in dag.nodes}, domain=domain)
-    cpds = {n: TreeCPD(trees[n], estimates[n]) for n in dag.nodes}
+    last = domain is not None and estimator.domain_split == "last"
+    node_trees = {n: trees[n] for n in dag.nodes}
+    if last:
+        estimates = estimator.estimate_domains(node_trees, domain)
+    else:
+        estimates = estimator.estimate_all(node_trees, domain=domain)
+    cpds = {n: _tree_cpd(trees[n], estimates[n], last) for n in dag.nodes}
     full_info = {"method": estimator.name, "hyperparameters": estimator.get_params()}
     full_info.update(info or {})
     return FittedNetwork(dag, schema, cpds, domain=domain, estimator=estimator, info=full_info)
+
+
+def _tree_cpd(tree: ContextTree, estimate: Any, domain_last: bool) -> CPD:
+    """The CPD of one node: a domain split last is presented first (the network's layout)."""
+    if domain_last:
+        return DomainLastCPD(TreeCPD(tree, estimate, domain_last=True))
+    return TreeCPD(tree, estimate)
 
 
 def _seed_label(random_state: Any) -> Any:
@@ -61,7 +73,8 @@ def fit_network(
     """The parameters of the network ``spec`` (any structure :func:`resolve_structure`
     reads) fitted on ``data`` (a data frame, a path, chunks, a Dask DataFrame: see
     :func:`pybncsmooth.fit`): one pass counts every node's context tree (the domain,
-    if any, as the first split), then the estimator turns the trees into CPDs.
+    if any, as the last split, or the first where the estimator's
+    ``domain_split`` says so), then the estimator turns the trees into CPDs.
 
     This is :func:`pybncsmooth.fit` without the classifier formulas; every front end
     fits a given structure through it."""
@@ -80,10 +93,11 @@ def fit_network(
         na=na,
         max_levels=max_levels,
         na_label=na_label,
-        prefix=(domain,) if domain is not None else (),
+        prefix=(domain,) if domain is not None and estimator.domain_split == "first" else (),
+        suffix=(domain,) if domain is not None and estimator.domain_split == "last" else (),
     )
     counter = count_source(source, counter, progress=progress)
-    domain_rows = counter.prefix_rows
+    domain_rows = counter.domain_rows
     schema, trees = counter.result()
     schema.check_min_levels(dag.nodes)
     if domain is not None:

@@ -1,0 +1,70 @@
+r"""How much a domain's leaves pool toward the configuration above them: a Dirichlet
+concentration by empirical Bayes.
+
+A multi-domain context tree splits on the domain last, so the leaves below a parent
+configuration ``y`` are that configuration's domains.  Given the pooled estimate
+:math:`m_y` (the configuration over every domain), each domain's distribution is
+modelled as :math:`\theta_{y,d} \sim \mathrm{Dir}(s\,m_y)` with one concentration ``s``
+per node.  ``s`` maximises the marginal (Dirichlet-multinomial) likelihood of the
+domains' counts,
+
+.. math::
+    \ell(s) = \sum_{y,d} \Big[\log\Gamma(s) - \log\Gamma(s + n_{yd})
+      + \sum_x \log\Gamma(s\,m_{yx} + n_{yxd}) - \log\Gamma(s\,m_{yx})\Big],
+
+(type-II maximum likelihood, paper 001's eq. 8 with the pooled mean held fixed), and
+a domain's estimate is the posterior mean :math:`(n_{yxd} + s\,m_{yx}) / (n_{yd} + s)`:
+near ``s = 0`` every domain keeps its own frequencies, as ``s`` grows the domains
+pool completely.  The same closed form adapts a new domain (``FittedNetwork.adapt``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+from scipy.special import gammaln
+
+__all__ = ["fit_concentration", "dirichlet_posterior", "S_MIN", "S_MAX"]
+
+#: bounds of the learned concentration: beyond them the estimates no longer change
+#: (no pooling at all below ``S_MIN``, complete pooling above ``S_MAX``)
+S_MIN = 1e-3
+S_MAX = 1e7
+
+
+def _neg_marginal(log_s: float, n: np.ndarray, tot: np.ndarray, m: np.ndarray) -> float:
+    s = np.exp(log_s)
+    a = s * m
+    val = (gammaln(s) - gammaln(s + tot)).sum() + (gammaln(a + n) - gammaln(a)).sum()
+    return -float(val)
+
+
+def fit_concentration(counts: np.ndarray, mean: np.ndarray) -> float:
+    """The ``s`` maximising the marginal likelihood of ``counts`` (``(L, r)``, one row per
+    domain leaf) around ``mean`` (``(L, r)``, the pooled distribution of each leaf's
+    configuration, every entry > 0), bounded to ``[S_MIN, S_MAX]``.  Leaves whose domain
+    has no row there carry no information; with no leaf holding two rows or more the
+    likelihood is flat and ``S_MAX`` (complete pooling) is returned."""
+    n = np.asarray(counts, dtype=np.float64)
+    tot = n.sum(axis=1)
+    keep = tot >= 2  # a leaf with one row has the same likelihood for every s
+    if not keep.any():
+        return S_MAX
+    n, tot, m = n[keep], tot[keep], np.maximum(np.asarray(mean, dtype=np.float64)[keep], 1e-300)
+    lo, hi = np.log(S_MIN), np.log(S_MAX)
+    res = minimize_scalar(_neg_marginal, bounds=(lo, hi), args=(n, tot, m), method="bounded",
+                          options={"xatol": 1e-6})
+    best = float(res.x)
+    # the bounded search can stop short of an optimum at a bound: compare with the bounds
+    cands = [(res.fun, np.exp(best)), (_neg_marginal(lo, n, tot, m), S_MIN), (_neg_marginal(hi, n, tot, m), S_MAX)]
+    return float(min(cands)[1])
+
+
+def dirichlet_posterior(counts: np.ndarray, mean: np.ndarray, s: float) -> tuple[np.ndarray, np.ndarray]:
+    """Posterior mean and sd of each entry of :math:`\\mathrm{Dir}(s\\,m + n)`:
+    :math:`p = (n + s m) / (N + s)`, :math:`\\sqrt{p (1 - p) / (N + s + 1)}`."""
+    n = np.asarray(counts, dtype=np.float64)
+    a = n + s * np.asarray(mean, dtype=np.float64)
+    tot = a.sum(axis=1, keepdims=True)
+    p = a / tot
+    return p, np.sqrt(np.maximum(p * (1.0 - p), 0.0) / (tot + 1.0))
