@@ -175,3 +175,78 @@ def test_survey_years_domain_fit_is_never_worse_than_pooling_and_beats_separate_
         for year, ix in te.groupby("year", observed=True).indices.items():
             alone = bs.fit(ms, tr.loc[tr.year == year, nodes], **kw).logpdf(te.iloc[ix][nodes])
             assert multi[ix].sum() > alone.sum(), year
+
+
+# ----------------------------------------------------------------------------- adapt
+
+
+def _by_hand(net, node_counts: np.ndarray, node: str, s: float) -> np.ndarray:
+    """(n + s m) / (N + s) around the population's table of ``node`` (one parent)."""
+    with pytest.warns(UnseenDomainWarning):
+        pop = net.for_domain("__population__").cpt(node)
+    return (node_counts + s * pop) / (node_counts.sum(axis=0) + s)
+
+
+@pytest.mark.parametrize("method", ["hmd", "bayes", "mestimate", "hdp"])
+def test_adapt_is_the_closed_form_posterior_with_the_population_fixed(method):
+    df = _two_domains(6, 0.1, 1500)
+    kw = {"iterations": 200} if method == "hdp" else {}
+    net = bs.fit("[A][B|A]", df, method=method, domain="dom", random_state=0, **kw)
+    new = _two_domains(7, 0.25, 60).drop(columns="dom")
+    a = net.adapt(new, "d3")
+    assert a.domains == ["d1", "d2", "d3"] and a.info["adapted"] == {"d3": 60}
+    # the population and the other domains are untouched
+    for d in ("d1", "d2"):
+        np.testing.assert_array_equal(a.for_domain(d).cpt("B"), net.for_domain(d).cpt("B"))
+    s_b = net.cpd("B").estimate.info["s_domain"]
+    n_new = pd.crosstab(new["B"], new["A"]).reindex(index=["off", "on"], columns=["x", "y"], fill_value=0).to_numpy()
+    np.testing.assert_allclose(a.for_domain("d3").cpt("B"), _by_hand(net, n_new, "B", s_b), rtol=1e-12)
+    # incremental: twice with parts equals once with all the rows, to the bit
+    twice = net.adapt(new.iloc[:25], "d3").adapt(new.iloc[25:], "d3")
+    assert twice.max_abs_diff(a) == 0.0
+    # the rows of an existing domain add to its counts
+    more = net.adapt(new, "d1")
+    old_rows = df[df.dom == "d1"]
+    n_d1 = pd.crosstab(old_rows["B"], old_rows["A"]).to_numpy() + n_new
+    np.testing.assert_allclose(more.for_domain("d1").cpt("B"), _by_hand(net, n_d1, "B", s_b), rtol=1e-12)
+    # the domain column may come along, with that one value
+    np.testing.assert_array_equal(net.adapt(new.assign(dom="d3"), "d3").cpt("B"), a.cpt("B"))
+    lp = a.logpdf(new.assign(dom="d3"))
+    np.testing.assert_allclose(lp, a.for_domain("d3").logpdf(new), rtol=1e-12)
+
+
+def test_a_network_fitted_without_domains_is_the_population():
+    df = _two_domains(8, 0.0, 1000).drop(columns="dom")
+    net = bs.fit("[A][B|A]", df, method="mestimate")
+    new = df.iloc[:40]
+    a = net.adapt(new, "site9", column="site")
+    assert a.domain == "site" and a.domains == ["site9"]
+    n_new = pd.crosstab(new["B"], new["A"]).to_numpy()
+    expect = (n_new + 2 * net.cpt("B")) / (n_new.sum(axis=0) + 2)  # s_D = the node's two levels
+    np.testing.assert_allclose(a.for_domain("site9").cpt("B"), expect, rtol=1e-12)
+    b = net.adapt(new, "site9", s_domain={"A": 5.0, "B": 10.0})
+    expect = (n_new + 10 * net.cpt("B")) / (n_new.sum(axis=0) + 10)
+    np.testing.assert_allclose(b.for_domain("site9").cpt("B"), expect, rtol=1e-12)
+    with pytest.warns(UnseenDomainWarning):
+        np.testing.assert_allclose(a.for_domain("other").cpt("B"), net.cpt("B"), rtol=1e-12)
+
+
+def test_adapt_refuses_what_it_cannot_do(tmp_path):
+    df = _two_domains(9, 0.1, 400)
+    net = bs.fit("[A][B|A]", df, method="hmd", domain="dom")
+    with pytest.raises(bs.errors.DataError, match="row .* has dom='d1'"):
+        net.adapt(df.iloc[:5], "d3")
+    with pytest.raises(bs.errors.UnseenLevelError, match="'A'"):
+        net.adapt(pd.DataFrame({"A": ["x", "w"], "B": ["on", "off"]}), "d3")
+    joint = bs.fit("[A][B|A]", df, method="hmd", domain="dom", domain_model="joint")
+    with pytest.raises(bs.errors.DataError, match="split last"):
+        joint.adapt(df.drop(columns="dom").iloc[:5], "d3")
+    pooled = bs.fit("[A][B|A]", df.drop(columns="dom"), method="bayes")
+    pooled.write(tmp_path / "p.bif")
+    with pytest.raises(bs.errors.DataError, match="context trees"):
+        bs.read_network(tmp_path / "p.bif").adapt(df.drop(columns="dom").iloc[:5], "d3")
+    with pytest.raises(HyperparameterError, match="s_domain"):
+        net.adapt(df.drop(columns="dom").iloc[:5], "d3", s_domain=-1)
+    a = net.adapt(df.drop(columns="dom").iloc[:30], "d3")
+    a.write(tmp_path / "a.pbn")
+    assert bs.read_network(tmp_path / "a.pbn").max_abs_diff(a) == 0.0

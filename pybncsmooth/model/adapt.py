@@ -1,0 +1,236 @@
+r"""A new domain from a few rows, with a fitted population as its prior.
+
+For every node the population's context tree (the domain split last, or no domain
+at all) keeps its estimates; the new rows add leaves below their parent
+configurations, each the posterior of the estimator's domain model with the
+population held fixed,
+
+.. math:: \hat\theta_{x \mid y, d} = \frac{n_{yxd} + s_D\, \hat\theta_{x \mid y}}{n_{yd} + s_D},
+
+with :math:`\hat\theta_{x \mid y}` what the population answers for configuration ``y``
+and :math:`s_D` the node's domain concentration learned by the fit (maximum
+likelihood keeps the domain's own frequencies).  No estimator runs again: the cost
+is counting the new rows.  Rows for a domain that already exists add to its counts,
+so adapting twice equals adapting once with all the rows.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from ..counting.context_tree import ContextTree, TreeLevel
+from ..counting.network import count_specs
+from ..data.encode import encode
+from ..data.sources import as_source
+from ..errors import DataError, HyperparameterError
+from ..estimators.base import TreeEstimate
+from ..validation import check_number
+from .cpd import DomainLastCPD, TreeCPD
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .network import FittedNetwork
+
+__all__ = ["adapt_network"]
+
+#: the domain column of a network fitted without ``domain=`` once it is adapted
+DEFAULT_DOMAIN_NAME = "domain"
+
+
+def _rows_frame(rows: Any) -> pd.DataFrame:
+    if isinstance(rows, pd.DataFrame):
+        return rows
+    parts = list(as_source(rows).chunks())
+    if not parts:
+        raise DataError("adapt: the new rows are empty")
+    return pd.concat(parts, ignore_index=True)
+
+
+def _check_label_column(df: pd.DataFrame, column: str, label: Any) -> pd.DataFrame:
+    """Rows may carry the domain column: every value must then be ``label``."""
+    if column not in df.columns:
+        return df
+    col = df[column]
+    bad = col.isna() | (col.astype(object) != label)
+    if bad.any():
+        first = df.index[int(np.argmax(bad.to_numpy()))]
+        raise DataError(
+            f"adapt(domain={label!r}): row {first!r} has {column}={col[first]!r}; the rows of one call "
+            f"belong to one domain (drop the column or split the rows by {column!r})"
+        )
+    return df.drop(columns=column)
+
+
+def _old_values(cpd: TreeCPD, configs: np.ndarray, depth: int, stat: str) -> np.ndarray:
+    """What the population answers for each prefix configuration (codes of the first
+    parents, the others and the domain unknown): the node's estimate where the tree
+    has it, the estimator's unseen rule otherwise."""
+    n, i = configs.shape
+    P = np.full((n, depth), -1, dtype=np.int64)
+    P[:, :i] = configs
+    return cpd._tree_values(P, stat)
+
+
+def _union_tree(pop: ContextTree, new: ContextTree) -> ContextTree:
+    """The population's pooled tree with the new rows' configurations added (counts summed)."""
+    return pop.merge(new) if new.total else pop
+
+
+def _adapt_node(
+    cpd: Any,
+    new_tree: ContextTree,
+    code: int,
+    n_domains: int,
+    estimator: Any,
+    s_domain: float,
+    has_domain: bool,
+    dom: str,
+) -> DomainLastCPD:
+    """One node's CPD with domain ``code`` given (or added) the counts of ``new_tree``."""
+    inner: TreeCPD = cpd.inner if has_domain else cpd
+    tree, est = inner.tree, inner.estimate
+    d = len(new_tree.parents)
+    r = tree.child_card
+    pooled_old = tree.truncate(d) if has_domain else tree
+    union = _union_tree(pooled_old, new_tree)
+    # leaves: the other domains' as they were, the adapted domain's old counts plus the new ones
+    if has_domain:
+        cfg_old, cnt_old = tree.leaf_table()
+        leaf_old_p, leaf_old_sd = est.probs[-1], (est.sd[-1] if est.sd is not None else None)
+        keep = cfg_old[:, -1] != code
+        base_cfg, base_cnt = cfg_old[~keep], cnt_old[~keep]
+        cfg_old, cnt_old = cfg_old[keep], cnt_old[keep]
+        leaf_old_p = leaf_old_p[keep]
+        leaf_old_sd = leaf_old_sd[keep] if leaf_old_sd is not None else None
+    else:
+        cfg_old = np.zeros((0, d + 1), dtype=np.int64)
+        cnt_old = np.zeros((0, r), dtype=np.int64)
+        leaf_old_p, leaf_old_sd = np.zeros((0, r)), None
+        base_cfg, base_cnt = np.zeros((0, d + 1), dtype=np.int64), np.zeros((0, r), dtype=np.int64)
+    ncfg, ncnt = new_tree.leaf_table()
+    ncfg = np.concatenate([ncfg, np.full((len(ncfg), 1), code, dtype=np.int64)], axis=1)
+    if len(base_cfg):  # the domain had rows: its old and new counts summed
+        dom_tree = ContextTree.from_leaves(
+            tree.child, tuple(new_tree.parents) + ("_d",), r, tuple(new_tree.parent_cards) + (n_domains,),
+            np.concatenate([base_cfg, ncfg]).reshape(-1, d + 1), np.concatenate([base_cnt, ncnt]).reshape(-1, r),
+        )
+        dcfg, dcnt = dom_tree.leaf_table()
+    else:
+        dcfg, dcnt = ncfg.reshape(-1, d + 1), ncnt.reshape(-1, r)
+    # the pooled levels: the population's estimates (or its answer for a configuration it never saw)
+    want_sd = est.sd is not None
+    if union.level_sizes() == pooled_old.level_sizes():  # no new configuration: the same nodes
+        probs = list(est.probs[: d + 1])
+        sds = list(est.sd[: d + 1]) if want_sd else []
+    else:
+        probs, sds = [], []
+        for i in range(d + 1):
+            cf = union.node_configs(i)
+            probs.append(_old_values(inner, cf, tree.depth, "mean"))
+            if want_sd:
+                sds.append(_old_values(inner, cf, tree.depth, "sd"))
+    # the new leaves around their configuration's pooled estimate
+    _, node, _ = union.find(dcfg[:, :d])
+    mean = probs[d][node]
+    p_new, sd_new = estimator.domain_posterior(dcnt.astype(np.float64), mean, s_domain)
+    # the domain level: old leaves of the other domains and the new ones, in key order
+    all_cfg = np.concatenate([cfg_old, dcfg]).reshape(-1, d + 1)
+    all_cnt = np.concatenate([cnt_old, dcnt]).reshape(-1, r)
+    all_p = np.concatenate([leaf_old_p, p_new]).reshape(-1, r)
+    _, parent, _ = union.find(all_cfg[:, :d])
+    key = parent * n_domains + all_cfg[:, -1]
+    order = np.argsort(key, kind="stable")
+    leaf_level = TreeLevel(parent[order], all_cfg[order, -1], all_cnt[order])
+    levels = tuple(union.levels) + (leaf_level,)
+    out_tree = ContextTree(tree.child, tuple(tree.parents[:d]) + (dom,), r,
+                           tuple(tree.parent_cards[:d]) + (n_domains,), levels)
+    sd_all = None
+    if want_sd and sd_new is not None and (leaf_old_sd is not None or not len(cfg_old)):
+        old_sd = leaf_old_sd if leaf_old_sd is not None else np.zeros((0, r))
+        sd_all = tuple(sds) + (np.concatenate([old_sd, sd_new]).reshape(-1, r)[order],)
+    info = dict(est.info, s_domain=float(s_domain))
+    new_est = TreeEstimate(tuple(probs) + (all_p[order],), est.unseen if est.unseen != "fallback" else "backoff",
+                           info, sd=sd_all)
+    return DomainLastCPD(TreeCPD(out_tree, new_est, domain_last=True))
+
+
+def adapt_network(
+    net: "FittedNetwork",
+    rows: Any,
+    label: Any,
+    *,
+    column: str | None = None,
+    s_domain: float | Mapping[str, float] | None = None,
+) -> "FittedNetwork":
+    """See :meth:`FittedNetwork.adapt`."""
+    from .network import FittedNetwork
+
+    has_domain = net.domain is not None
+    if has_domain and column is not None and column != net.domain:
+        raise DataError(f"the network's domain column is {net.domain!r}, not {column!r}")
+    dom = net.domain if has_domain else (column or DEFAULT_DOMAIN_NAME)
+    if not has_domain and dom in net.schema:
+        raise DataError(f"{dom!r} is a node of the network: name the domain column with column=")
+    if label is None or (isinstance(label, float) and np.isnan(label)):
+        raise DataError("adapt needs a domain label (domain=...), not a missing value")
+    for n in net.nodes:
+        cpd = net.cpd(n)
+        ok = isinstance(cpd, DomainLastCPD) if has_domain else isinstance(cpd, TreeCPD)
+        if not ok:
+            why = (
+                "a multi-domain fit with the domain split last (hmd's domain_model='joint' and compat='bnlearn' "
+                "split it first: refit with the default domain model)"
+                if has_domain
+                else "a fitted network with context trees (tables read from a file have none)"
+            )
+            raise DataError(f"adapt needs {why}; node {n!r} has a {type(cpd).__name__}")
+    if net.estimator is None:
+        raise DataError("adapt needs the estimator the network was fitted with (this network does not name one)")
+    df = _check_label_column(_rows_frame(rows), dom, label)
+    na = net.info.get("na", "error")
+    enc = encode(df, net.schema, variables=net.nodes, na=na if na != "level" else "level", on_unseen="error",
+                 empty_ok=True)
+    if enc.n_rows == 0:
+        raise DataError(f"adapt(domain={label!r}): no row is left after missing values are handled (na={na!r})")
+    levels = list(net.schema[dom]) if has_domain else []
+    if label in levels:
+        code = levels.index(label)
+    else:
+        code, levels = len(levels), levels + [label]
+    schema = net.schema.with_levels(dom, levels) if has_domain else _add_domain(net.schema, dom, levels)
+    trees = dict(zip(net.nodes, count_specs(enc, [(n, tuple(net.parents(n))) for n in net.nodes])))
+    cpds = {}
+    for n in net.nodes:
+        cpd = net.cpd(n)
+        s = _s_for(n, cpd, s_domain, has_domain, net.schema.cardinality(n))
+        cpds[n] = _adapt_node(cpd, trees[n], code, len(levels), net.estimator, s, has_domain, dom)
+    info = dict(net.info)
+    adapted = dict(info.get("adapted", {}))
+    adapted[label] = adapted.get(label, 0) + enc.n_rows
+    info["adapted"] = adapted
+    out = FittedNetwork(net.dag, schema, cpds, domain=dom, estimator=net.estimator, info=info)
+    out.transformer = net.transformer
+    return out
+
+
+def _add_domain(schema: Any, dom: str, levels: list) -> Any:
+    return schema.with_levels(dom, levels)
+
+
+def _s_for(node: str, cpd: Any, s_domain: Any, has_domain: bool, r: int) -> float:
+    """The domain concentration of ``node``: given, learned by the fit, or (a network
+    fitted without domains) the number of the node's levels."""
+    if s_domain is not None:
+        val = s_domain.get(node) if isinstance(s_domain, Mapping) else s_domain
+        if val is not None:
+            v = check_number("s_domain", val, strict=False)
+            if v > 1e10:
+                raise HyperparameterError(f"s_domain must be <= 1e10, not {val!r}")
+            return v
+        if isinstance(s_domain, Mapping) and not has_domain:
+            raise HyperparameterError(f"s_domain gives no value for node {node!r}")
+    if has_domain:
+        return float(cpd.estimate.info.get("s_domain", r))
+    return float(r)
