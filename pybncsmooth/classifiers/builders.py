@@ -130,10 +130,15 @@ def build_classifier_network(
     skdb_loss: str = "rmse",
     progress: bool | None = None,
     chunksize: int | None = None,
+    domain: str | None = None,
     **hyper: Any,
 ) -> tuple[FittedNetwork, DAG, list[str]]:
     """Learn a classifier structure on ``data`` (a data frame or any data source) and
     fit its parameters.
+
+    With ``domain`` (a column of ``data``, not a feature) the structure is learned on
+    the pooled rows and the CPTs are fitted per domain (:func:`fit_network` with
+    ``domain=``; selective kDB's CPTs are then counted again with the domain).
 
     Returns ``(network, dag, ignored)``: features with a single observed level carry
     no information about the class and are left out (``ignored``).  With ``k`` larger
@@ -142,9 +147,12 @@ def build_classifier_network(
     """
     check_structure(structure)
     source = as_source(data, chunksize=chunksize)
+    if domain is not None and features is None:
+        features = [c for c in source.columns() or [] if c not in (target, domain)]
     if isinstance(structure, DAG):
         net = fit_network(
-            structure, source, method, na=counting_na(na), random_state=random_state, progress=progress, **hyper
+            structure, source, method, domain=domain, na=counting_na(na), random_state=random_state,
+            progress=progress, **hyper,
         )
         return net, structure, []
     source.require_passes(3 if structure == "skdb" else 2, f"learning a {structure} classifier")
@@ -161,6 +169,9 @@ def build_classifier_network(
         net, dag = class_prior_network(
             source, target, ignored, method=method, na=na, random_state=random_state, **hyper
         )
+        if domain is not None:
+            net = fit_network(dag, source, method, domain=domain, na=counting_na(na), random_state=random_state,
+                              **hyper)
         return net, dag, ignored
     if structure in ("kdb", "skdb") and k is not None:
         k = min(k, len(used))
@@ -179,7 +190,12 @@ def build_classifier_network(
             progress=progress,
             hyper=hyper,
         )
+        if domain is not None:
+            net = fit_network(dag, source, method, domain=domain, na=counting_na(na), random_state=random_state,
+                              progress=progress, **hyper)
         return net, dag, ignored
     dag, _ = structure_from_statistics(stats, structure, k, features=used, root=root)
-    net = fit_network(dag, source, method, na=counting_na(na), random_state=random_state, progress=progress, **hyper)
+    net = fit_network(
+        dag, source, method, domain=domain, na=counting_na(na), random_state=random_state, progress=progress, **hyper
+    )
     return net, dag, ignored

@@ -102,6 +102,13 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         A level unseen in training at prediction: ``"error"`` or ``"backoff"``.
     random_state:
         Passed to stochastic estimators.
+    domain:
+        A column of ``X`` naming each row's domain (site, user, year; not a feature):
+        the structure is learned on the pooled rows and every CPT is fitted per domain,
+        shrunk toward the pooled one as much as the data say (see
+        :func:`pybncsmooth.fit`); ``predict_proba`` uses each row's domain (an unseen
+        one gets the pooled tables, with :class:`~pybncsmooth.errors.UnseenDomainWarning`).
+        Not with ``"eskdb"``.
     **hyper:
         Hyperparameters of the estimator (``iss=``, ``m=``, ...), also settable
         with ``set_params`` and searchable with ``GridSearchCV``.
@@ -128,8 +135,10 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         n_estimators: int | None = None,
         order_sampling: bool = True,
         parent_sampling: bool = True,
+        domain: str | None = None,
         **hyper: Any,
     ) -> None:
+        self.domain = domain
         self.n_estimators = n_estimators
         self.order_sampling = order_sampling
         self.parent_sampling = parent_sampling
@@ -205,6 +214,12 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         if y is None:
             raise ValueError("BNClassifier requires y to be passed, but the target y is None")
         X = self._frame(X)
+        dom_col = None
+        if self.domain is not None:
+            if self.domain not in X.columns:
+                raise MissingColumnError(self.domain, "domain", [str(c) for c in X.columns])
+            dom_col = X[self.domain].reset_index(drop=True)
+            X = X.drop(columns=self.domain)
         if len(X) == 0:
             raise EmptyDataError("X has no rows")
         if isinstance(y, (pd.api.extensions.ExtensionArray, pd.Index)):
@@ -243,6 +258,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             frame[target] = y_ser.to_numpy()
         features = [str(c) for c in Xd.columns]
         frame.columns = [*features, target]
+        if dom_col is not None:
+            frame[self.domain] = dom_col
         self._check_ensemble_options()
         if self.structure == "eskdb":
             self._fit_ensemble(frame, target, features, member_mdl)
@@ -265,7 +282,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         columns = source.columns()
         if columns is None:
             raise EmptyDataError("the data has no chunk")
-        features = resolve_features(columns, y, None)  # every other column
+        features = [f for f in resolve_features(columns, y, None) if f != self.domain]  # every other column
+        if self.domain is not None and self.domain not in columns:
+            raise MissingColumnError(self.domain, "domain", list(columns))
         self._check_ensemble_options()
         self.discretizer_ = None
         if self.structure == "eskdb":
@@ -286,6 +305,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             root=self.root,
             random_state=self.random_state,
             features=features,
+            domain=self.domain,
             **self._hyper,
         )
         self.estimators_ = [self.network_]
@@ -314,6 +334,10 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     def _check_ensemble_options(self) -> None:
         """Options of one kind of structure given to another: specific errors."""
         if self.structure == "eskdb":
+            if self.domain is not None:
+                raise HyperparameterError(
+                    "domain= fits one network per classifier; ESKDB is an ensemble: use structure='skdb' or 'kdb'"
+                )
             check_n_estimators(10 if self.n_estimators is None else self.n_estimators)
             if self.root is not None:
                 raise HyperparameterError("root is the root of a TAN tree; it does not apply to structure='eskdb'")
@@ -374,9 +398,16 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"X has {X.shape[1]} features, but BNClassifier is expecting {self.n_features_in_} features as input"
             )
+        dom = None
+        if getattr(self, "domain", None) is not None:
+            if self.domain not in X.columns:
+                raise MissingColumnError(self.domain, "domain", [str(c) for c in X.columns])
+            dom, X = X[self.domain], X.drop(columns=self.domain)
         if self.discretizer_ is not None:
             X = self.discretizer_.transform(X)
-        X = X.copy() if X.columns.dtype != object else X
+        X = X.copy() if X.columns.dtype != object or dom is not None else X
+        if dom is not None:
+            X[self.domain] = dom.to_numpy()
         X.columns = [str(c) for c in X.columns]
         return X
 
@@ -406,7 +437,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
                 raise MissingColumnError(missing[0], "feature", [str(c) for c in chunk.columns])
             if len(chunk):
                 n += 1
-                yield chunk[features]
+                yield chunk[features + ([self.domain] if self.domain is not None else [])]
         if not n:
             raise EmptyDataError("the data to predict has no rows")
 

@@ -75,8 +75,8 @@ def fit_classifier_formula(
         dag = DAG({target: [], **{f: [target] for f in features}}, nodes=[target, *features])
         net = fit_network(dag, source, method, domain=domain, na=na, random_state=random_state, **hyper)
     else:
-        if domain is not None:
-            raise StructureError("domain= with a learned classifier structure: learn the structure first, then fit it")
+        if structure == "eskdb" and domain is not None:
+            raise StructureError("domain= fits one network per structure; ESKDB is an ensemble: use 'skdb' or 'kdb'")
         net, _, ignored = build_classifier_network(
             source,
             target,
@@ -88,6 +88,7 @@ def fit_classifier_formula(
             random_state=random_state,
             features=features,
             progress=progress,
+            domain=domain,
             **hyper,
         )
         net.info["ignored_features"] = ignored

@@ -77,14 +77,23 @@ def fit(
         for numeric columns, fitted on ``data`` (MDL uses the class of the
         formula); the fitted network applies it to the data it is queried with.
     domain:
-        A column naming the domain of each row (user, site, ...): every node's
-        context tree then splits on it first, giving domain-specific CPTs that back
-        off to pooled ones; with ``method="hmd"`` each domain's joint table of
-        node and parents is shrunk toward the other domains' (paper 001 Sec. 5,
-        bnlearn's ``hdir``).  ``group=`` is accepted as bnlearn's name for it.  A
+        A column naming the domain of each row (user, site, year, ...): every node's
+        context tree then splits on it last, below the node's parents, so that a
+        domain's table for a parent configuration shrinks toward that configuration
+        pooled over the domains: the pooled levels are the estimator's fit without
+        the domain, a domain's leaf the posterior mean of
+        :math:`\\mathrm{Dir}(s_D \\hat\theta_y)`, with one concentration
+        :math:`s_D` per node learned by marginal likelihood (alike domains pool
+        completely, different ones keep their own counts; ``mle`` never pools).
+        A configuration a domain never saw, a domain level with no rows and a domain
+        unseen in training get the pooled tables.  ``method="hmd",
+        domain_model="joint"`` (implied by ``iss=`` and ``compat="bnlearn"``) is
+        paper 001's Sec. 5 model on the joint cells with the domain split first,
+        bnlearn's ``hdir``.  ``group=`` is accepted as bnlearn's name for it.  A
         structure that already has this column as a root parent of every node
-        (bnlearn's grouped layout) is accepted.  A domain level with no rows gets
-        the pooled (population-level) tables.
+        (bnlearn's grouped layout) is accepted.  With a classifier formula and
+        ``structure=``, the structure is learned on the pooled rows.  A fitted
+        network takes a new domain without refitting: :meth:`FittedNetwork.adapt`.
     na:
         Missing values: ``"error"`` (default), ``"level"`` (a level of its own),
         ``"drop"`` (drop incomplete rows), ``"available"`` (each node uses the rows
