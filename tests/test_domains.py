@@ -294,3 +294,81 @@ def test_classifier_domain_errors_and_sources(tmp_path):
     # marginal likelihood of s_D sums the same terms in another order, and its bounded search
     # (xatol 1e-6 in log s) may stop at a neighbouring point, 1e-7 apart in the probabilities
     np.testing.assert_allclose(chunked.predict_proba(str(path)), clf.predict_proba(df), atol=1e-6)
+
+
+# ----------------------------------------------------------------------------- evaluate_domains
+
+
+def test_evaluate_domains_scores_every_setting_per_domain():
+    df = bs.load_dataset("chile")
+    ms = bs.datasets.structure("chile").modelstring()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ev = bs.evaluate_domains(ms, df, "region", k_grid=(0, 20), random_state=3)
+        again = bs.evaluate_domains(ms, df, "region", k_grid=(0, 20), random_state=3)
+    pd.testing.assert_frame_equal(ev.results, again.results)  # reproducible
+    r = ev.results
+    assert set(r["setting"]) == {"pooled", "separate", "hierarchical"}
+    within = r[r.scheme == "within"]
+    assert set(within["domain"]) == {"C", "M", "N", "S", "SA"}
+    # 30% of each domain held out: 22 of region M's 75 rows
+    assert within.loc[(within.domain == "M") & (within.setting == "pooled"), "n_test"].item() == 22
+    # a row of the table recomputed by hand: the lodo score of the hierarchical fit adapted from 20 rows
+    lodo = r[(r.scheme == "lodo") & (r.setting == "hierarchical")]
+    assert set(lodo["k"]) == {0, 20}
+    # k = 0: the population itself, equal to the pooled fit of the other domains for the left-out rows
+    z = r[(r.scheme == "lodo") & (r.k == 0)].pivot(index="domain", columns="setting", values="loglik")
+    np.testing.assert_allclose(z["hierarchical"], z["pooled"], rtol=1e-9)
+    assert "separate" not in z or z["separate"].isna().all()  # nothing to fit from 0 rows
+    wdl = ev.win_draw_loss("hierarchical", "separate", scheme="lodo", k=20)
+    assert wdl["wins"] == 5 and wdl["p_value"] == pytest.approx(0.0625)
+    s = ev.summary()
+    assert s.loc[("within", -1, "hierarchical"), "loglik"] > s.loc[("within", -1, "separate"), "loglik"]
+    with pytest.raises(HyperparameterError, match="k="):
+        ev.win_draw_loss("hierarchical", "pooled", scheme="lodo")
+    with pytest.raises(HyperparameterError, match="mode="):
+        bs.evaluate_domains(ms, df, "region", {"x": {"method": "hmd"}})
+    with pytest.raises(bs.errors.MissingColumnError, match="domain"):
+        bs.evaluate_domains(ms, df, "site")
+    # a target: the class's log loss and RMSE as well
+    t = bs.evaluate_domains(ms, df, "region", target="vote", lodo=False, random_state=0).results
+    assert {"rmse", "log_loss"} <= set(t.columns)
+    np.testing.assert_allclose(t["log_loss"], -t["loglik"], rtol=1e-9)
+
+
+# ----------------------------------------------------------------------------- domain report
+
+
+def test_domain_report_divergences_by_hand():
+    df = _two_domains(11, 0.15, 900)
+    net = bs.fit("[A][B|A]", df, method="mestimate", domain="dom")
+    rep = net.domain_report(draws=300, random_state=1)
+    assert list(rep.columns) == ["domain", "node", "n", "kl", "js", "shrinkage", "js_lower", "js_upper"]
+    row = rep[(rep.domain == "d2") & (rep.node == "B")].iloc[0]
+    with pytest.warns(UnseenDomainWarning):
+        pop = net.for_domain("new").cpt("B")  # (B, A)
+    own = net.for_domain("d2").cpt("B")
+    sub = df[df.dom == "d2"]
+    w = sub["A"].value_counts(normalize=True).reindex(["x", "y"]).to_numpy()
+    kl = sum(w[a] * sum(own[b, a] * np.log(own[b, a] / pop[b, a]) for b in range(2)) for a in range(2))
+    m = (own + pop) / 2
+    js = sum(
+        w[a] * 0.5 * sum(own[b, a] * np.log(own[b, a] / m[b, a]) + pop[b, a] * np.log(pop[b, a] / m[b, a])
+                         for b in range(2))
+        for a in range(2)
+    )
+    assert row["n"] == len(sub)
+    assert row["kl"] == pytest.approx(kl, rel=1e-12) and row["js"] == pytest.approx(js, rel=1e-12)
+    s_dom = net.cpd("B").estimate.info["s_domain"]
+    n_y = sub["A"].value_counts().reindex(["x", "y"]).to_numpy()
+    assert row["shrinkage"] == pytest.approx(float(w @ (s_dom / (n_y + s_dom))), rel=1e-12)
+    assert row["js_lower"] < row["js_upper"]
+    # the domains differ on B | A, not on A: B's divergence is the larger
+    d2 = rep[rep.domain == "d2"].set_index("node")
+    assert d2.loc["B", "js"] > 5 * d2.loc["A", "js"]
+    with pytest.raises(bs.errors.DataError, match="domain="):
+        bs.fit("[A][B|A]", df.drop(columns="dom"), method="mestimate").domain_report()
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    ax = net.plot_domains("B")
+    assert [t.get_text() for t in ax.get_yticklabels()][-1].startswith("d")

@@ -8,6 +8,7 @@ transforms) and are re-exported here.
 from ..data.discretize import EqualFrequencyDiscretizer, EqualWidthDiscretizer, MDLDiscretizer, mdl_cut_points
 from .builders import STRUCTURES, build_classifier_network
 from .classifier import BNClassifier
+from .domain_evaluation import DomainEvaluation, evaluate_domains
 from .evaluation import evaluate, sign_test, win_draw_loss
 from .skdb import SkdbSelection, learn_skdb
 
@@ -22,6 +23,8 @@ __all__ = [
     "MDLDiscretizer",
     "mdl_cut_points",
     "evaluate",
+    "evaluate_domains",
+    "DomainEvaluation",
     "win_draw_loss",
     "sign_test",
 ]

@@ -570,6 +570,25 @@ class FittedNetwork:
         p = str(path)
         network_format(p, format).write(self, p)
 
+    def domain_report(self, *, level: float = 0.9, draws: int = 200, random_state: Any = 0) -> pd.DataFrame:
+        """Per domain and node, how the domain's CPT differs from the population's: KL
+        and Jensen-Shannon divergences weighted by the domain's own parent
+        configurations, an interval for JS from the estimator's uncertainty (``level``,
+        ``draws``), the domain's rows and its mean shrinkage weight toward the
+        population; see :mod:`pybncsmooth.model.domain_report`."""
+        from .domain_report import domain_report
+
+        check_probability("level", level)
+        check_int("draws", draws, low=0)
+        return domain_report(self, level=level, draws=draws, random_state=random_state)
+
+    def plot_domains(self, node: str, ax: Any = None, **report: Any) -> Any:
+        """Forest plot of the domains' deviations from the population for ``node``
+        (needs matplotlib); ``report`` goes to :meth:`domain_report`."""
+        from .plotting import plot_domains
+
+        return plot_domains(self.domain_report(**report), node, ax=ax)
+
     def plot_shrinkage(self, node: str, value: Any = None, ax: Any = None) -> Any:
         """Leaf estimates against relative frequencies and parent estimates (needs
         matplotlib); see :func:`pybncsmooth.model.plotting.plot_shrinkage`."""

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["plot_cpt", "plot_shrinkage"]
+__all__ = ["plot_cpt", "plot_shrinkage", "plot_domains"]
 
 
 def _pyplot() -> Any:
@@ -88,4 +88,30 @@ def plot_shrinkage(net: Any, node: str, value: Any = None, ax: Any = None, *, ma
     ax.set_ylabel(f"P({node} = {net.levels(node)[k]} | leaf)")
     ax.set_title(f"shrinkage of the leaves of P({node} | {', '.join(tree.parents) or '-'})")
     ax.legend(fontsize=8)
+    return ax
+
+
+def plot_domains(report: Any, node: str, ax: Any = None) -> Any:
+    """Forest plot of how each domain's CPT of ``node`` deviates from the population's:
+    the Jensen-Shannon divergence per domain (rows of :meth:`FittedNetwork.domain_report`)
+    with its interval where the estimator gives one, domains sorted by divergence and
+    labelled with their rows.  Returns the Axes."""
+    plt = _pyplot()
+    r = report[report["node"] == node].sort_values("js")
+    if r.empty:
+        raise ValueError(f"the report has no rows for node {node!r}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5.5, 0.9 + 0.28 * len(r)))
+    y = np.arange(len(r))
+    js = r["js"].to_numpy()
+    lo, hi = r["js_lower"].to_numpy(), r["js_upper"].to_numpy()
+    has = ~np.isnan(lo)
+    if has.any():
+        ax.errorbar(js[has], y[has], xerr=[np.maximum(js[has] - lo[has], 0), np.maximum(hi[has] - js[has], 0)],
+                    fmt="none", ecolor="0.6", capsize=2)
+    ax.plot(js, y, "o", color="C0")
+    ax.set_yticks(y)
+    ax.set_yticklabels([f"{d} (n={n})" for d, n in zip(r["domain"], r["n"])])
+    ax.set_xlabel(f"JS divergence of P({node} | parents) from the population")
+    ax.axvline(0.0, color="0.8", lw=0.8)
     return ax

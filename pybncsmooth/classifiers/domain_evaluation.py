@@ -1,0 +1,245 @@
+"""Is pooling worth it, and for which domains? Pooled, separate and hierarchical fits
+of one structure compared domain by domain.
+
+Two schemes (issue 21, item 3):
+
+* ``"within"``: in every domain a share of the rows (``test_size``) is held out, the
+  rest trains every setting; each domain's held-out rows are scored;
+* ``"lodo"``: leave one domain out: the other domains train the population, then
+  ``k`` rows of the left-out domain (``k`` on a grid) adapt it and its remaining rows
+  are scored (the same rows for every ``k``).  Hierarchical settings add the domain
+  with :meth:`FittedNetwork.adapt` (no refit), pooled settings refit on the other
+  domains plus the ``k`` rows, separate settings fit the ``k`` rows alone.
+
+The score is the held-out log-likelihood per row (of the whole row, or with ``target``
+the class: its log probability given the other columns, plus the RMSE over classes and
+the log loss).  Win-draw-loss over domains with the two-tailed sign test compares two
+settings.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataError, HyperparameterError, MissingColumnError, UnseenDomainWarning
+from ..model.network import FittedNetwork
+from ..pipeline import fit_network
+from ..validation import check_int, check_probability, check_random_state
+from .evaluation import log_loss, rmse, sign_test
+
+__all__ = ["evaluate_domains", "DomainEvaluation", "default_domain_settings"]
+
+_MODES = ("pooled", "separate", "domain")
+
+
+def default_domain_settings(method: str = "hmd") -> dict[str, dict[str, Any]]:
+    """Pooled and hierarchical fits of ``method`` and separate BDeu fits (``iss = 1``)."""
+    return {
+        "pooled": {"mode": "pooled", "method": method},
+        "separate": {"mode": "separate", "method": "bayes", "iss": 1.0},
+        "hierarchical": {"mode": "domain", "method": method},
+    }
+
+
+class DomainEvaluation:
+    """The tidy results of :func:`evaluate_domains` and what to read off them.
+
+    ``results`` has one row per scheme, setting, domain, ``k`` (``lodo``; -1 for
+    ``within``) and repetition, with ``n_test`` and the scores (``loglik``: mean
+    held-out log-likelihood per row, higher is better; with a target also ``rmse`` and
+    ``log_loss``, lower is better)."""
+
+    def __init__(self, results: pd.DataFrame, target: str | None) -> None:
+        self.results = results
+        self.target = target
+
+    def summary(self) -> pd.DataFrame:
+        """Scores averaged over domains (weighted by held-out rows) per scheme, ``k`` and setting."""
+        r = self.results.dropna(subset=["loglik"])
+        cols = [c for c in ("loglik", "rmse", "log_loss") if c in r]
+        w = r[cols].multiply(r["n_test"], axis=0)
+        g = w.groupby([r["scheme"], r["k"], r["setting"]], sort=False).sum()
+        n = r.groupby(["scheme", "k", "setting"], sort=False)["n_test"].sum()
+        return g.divide(n, axis=0).join(n)
+
+    def win_draw_loss(self, a: str, b: str, *, scheme: str = "within", k: int | None = None,
+                      metric: str = "loglik") -> dict[str, Any]:
+        """Domains where setting ``a`` scores better than ``b`` (summed over repetitions),
+        ties, worse, and the two-tailed sign test's p-value."""
+        r = self.results[self.results["scheme"] == scheme]
+        if scheme == "lodo":
+            if k is None:
+                raise HyperparameterError("give k= (rows of the left-out domain) for scheme='lodo'")
+            r = r[r["k"] == k]
+        for name in (a, b):
+            if name not in set(r["setting"]):
+                raise HyperparameterError(f"no setting {name!r} in the results; have {sorted(set(r['setting']))}")
+        tot = r.assign(s=r[metric] * r["n_test"]).groupby(["setting", "domain"], observed=True)["s"].sum()
+        da, db = tot[a], tot[b]
+        common = da.index.intersection(db.index)
+        diff = (da[common] - db[common]).to_numpy()
+        if metric != "loglik":
+            diff = -diff
+        wins, losses = int((diff > 1e-12).sum()), int((diff < -1e-12).sum())
+        draws = len(diff) - wins - losses
+        return {"wins": wins, "draws": draws, "losses": losses, "p_value": sign_test(wins, losses)}
+
+    def plot(self, ax: Any = None, metric: str = "loglik") -> Any:
+        """Learning curves of the ``lodo`` scheme: the score against ``k`` per setting."""
+        import matplotlib.pyplot as plt
+
+        s = self.summary().reset_index()
+        s = s[s["scheme"] == "lodo"]
+        if s.empty:
+            raise DataError("no leave-one-domain-out results to plot (lodo=False)")
+        ax = ax or plt.subplots(figsize=(5, 3.5))[1]
+        for name, g in s.groupby("setting", sort=False):
+            ax.plot(g["k"], g[metric], marker="o", label=name)
+        ax.set_xlabel("rows of the left-out domain (k)")
+        ax.set_ylabel("held-out log-likelihood per row" if metric == "loglik" else metric)
+        ax.legend()
+        return ax
+
+
+def _scores(net: FittedNetwork, test: pd.DataFrame, target: str | None) -> dict[str, float]:
+    if target is None:
+        return {"loglik": float(net.logpdf(test).mean())}
+    proba = net.predict_proba(test, target).to_numpy()
+    y = pd.Categorical(test[target], categories=net.levels(target)).codes
+    with np.errstate(divide="ignore"):
+        ll = float(np.mean(np.log(proba[np.arange(len(y)), y])))
+    return {"loglik": ll, "rmse": rmse(proba, y), "log_loss": log_loss(proba, y)}
+
+
+def _fit(spec: Any, train: pd.DataFrame, setting: Mapping[str, Any], domain: str, seed: Any) -> FittedNetwork:
+    kw = {k: v for k, v in setting.items() if k != "mode"}
+    kw.setdefault("random_state", seed)
+    if setting["mode"] == "domain":
+        return fit_network(spec, train, domain=domain, **kw)
+    return fit_network(spec, train.drop(columns=domain), **kw)
+
+
+def _check_settings(settings: Mapping[str, Mapping[str, Any]]) -> None:
+    if not settings:
+        raise HyperparameterError("settings is empty")
+    for name, s in settings.items():
+        if not isinstance(s, Mapping) or s.get("mode") not in _MODES:
+            raise HyperparameterError(
+                f"setting {name!r} needs mode= one of {_MODES} (and method=, hyperparameters), not {s!r}"
+            )
+
+
+def _within(spec, data, domain, settings, target, test_size, rng, seed, rep) -> list[dict]:
+    rows = []
+    groups = data.groupby(domain, observed=True).indices
+    test_mask = np.zeros(len(data), dtype=bool)
+    for idx in groups.values():
+        n_test = int(round(test_size * len(idx)))
+        if len(idx) >= 2:
+            test_mask[rng.choice(idx, min(max(n_test, 1), len(idx) - 1), replace=False)] = True
+    train, test = data[~test_mask], data[test_mask]
+    for name, s in settings.items():
+        if s["mode"] == "separate":
+            nets = {}
+            for d, ix in train.groupby(domain, observed=True).indices.items():
+                nets[d] = _fit(spec, train.iloc[ix], dict(s, mode="pooled"), domain, seed)
+        else:
+            net = _fit(spec, train, s, domain, seed)
+        for d, ix in test.groupby(domain, observed=True).indices.items():
+            te = test.iloc[ix]
+            if s["mode"] == "separate":
+                if d not in nets:
+                    continue
+                sc = _scores(nets[d], te.drop(columns=domain), target)
+            elif s["mode"] == "pooled":
+                sc = _scores(net, te.drop(columns=domain), target)
+            else:
+                sc = _scores(net, te, target)
+            rows.append({"scheme": "within", "setting": name, "domain": d, "k": -1, "repeat": rep,
+                         "n_test": len(te), **sc})
+    return rows
+
+
+def _lodo(spec, data, domain, settings, target, k_grid, rng, seed, rep) -> list[dict]:
+    rows = []
+    kmax = max(k_grid)
+    for d, idx in data.groupby(domain, observed=True).indices.items():
+        if len(idx) <= kmax:
+            continue  # too few rows to adapt from kmax and keep a test set
+        perm = rng.permutation(idx)
+        adapt_pool, te = data.iloc[perm[:kmax]], data.iloc[perm[kmax:]]
+        others = data[data[domain] != d]
+        te_nodes = te.drop(columns=domain)
+        for name, s in settings.items():
+            pop = _fit(spec, others, s, domain, seed) if s["mode"] == "domain" else None
+            for k in k_grid:
+                ad = adapt_pool.iloc[:k]
+                if s["mode"] == "separate":
+                    if k == 0:
+                        continue
+                    net = _fit(spec, ad, dict(s, mode="pooled"), domain, seed)
+                    sc = _scores(net, te_nodes, target)
+                elif s["mode"] == "pooled":
+                    net = _fit(spec, pd.concat([others, ad]), s, domain, seed)
+                    sc = _scores(net, te_nodes, target)
+                else:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", UnseenDomainWarning)
+                        one = pop.adapt(ad.drop(columns=domain), d).for_domain(d) if k else pop.for_domain(d)
+                    sc = _scores(one, te_nodes, target)
+                rows.append({"scheme": "lodo", "setting": name, "domain": d, "k": int(k), "repeat": rep,
+                             "n_test": len(te), **sc})
+    return rows
+
+
+def evaluate_domains(
+    structure: Any,
+    data: pd.DataFrame,
+    domain: str,
+    settings: Mapping[str, Mapping[str, Any]] | None = None,
+    *,
+    method: str = "hmd",
+    target: str | None = None,
+    test_size: float = 0.3,
+    k_grid: Sequence[int] = (0, 5, 20, 50),
+    lodo: bool = True,
+    repeats: int = 1,
+    random_state: Any = 0,
+) -> DomainEvaluation:
+    """Pooled, separate and hierarchical fits of ``structure`` compared per domain
+    (see the module documentation for the two schemes).
+
+    ``settings``: name -> ``{"mode": "pooled" | "separate" | "domain", "method": ...,
+    hyperparameters}`` (default :func:`default_domain_settings` of ``method``).
+    ``structure`` is anything :func:`pybncsmooth.fit` takes as a given structure (a
+    model string, formulas, a DAG: learn a classifier's first with
+    :func:`pybncsmooth.learn_structure`); ``target`` scores one node (a classifier's
+    class) instead of the whole row.  Reproducible for a given ``random_state``.
+    """
+    if not isinstance(data, pd.DataFrame):
+        raise DataError("evaluate_domains needs the data as a DataFrame (it splits rows per domain)")
+    if domain not in data.columns:
+        raise MissingColumnError(domain, "domain", [str(c) for c in data.columns])
+    if target is not None and target not in data.columns:
+        raise MissingColumnError(target, "target", [str(c) for c in data.columns])
+    settings = dict(settings) if settings is not None else default_domain_settings(method)
+    _check_settings(settings)
+    test_size = check_probability("test_size", test_size)
+    repeats = check_int("repeats", repeats, low=1)
+    k_grid = sorted({check_int("k", k, low=0) for k in k_grid})
+    if data[domain].isna().any():
+        raise DataError(f"the domain column {domain!r} has missing values: every row needs its domain")
+    check_random_state(random_state)
+    rng = np.random.default_rng(random_state if not isinstance(random_state, np.random.RandomState)
+                                else random_state.randint(2**31))
+    rows: list[dict] = []
+    for rep in range(repeats):
+        seed = int(rng.integers(2**31))
+        rows += _within(structure, data, domain, settings, target, test_size, rng, seed, rep)
+        if lodo:
+            rows += _lodo(structure, data, domain, settings, target, k_grid, rng, seed, rep)
+    return DomainEvaluation(pd.DataFrame(rows), target)
