@@ -16,7 +16,8 @@ repetitions), and the median fit seconds.  A simulated data set with known domai
 effects (``--simulated``) checks that the domain fit beats pooling where domains differ.
 
 Run: ``python benchmarks/bench_domains.py [--data gssvocab chile] [--rows 30 100]
-[--methods hdp hmd] [--repeats 3]``.
+[--methods hdp hmd] [--repeats 3] [--simulated]``; ``--lodo 100 20``: leave each domain
+out, fit the others (100 rows each) with ``domain=``, adapt from 20 of its rows.
 """
 
 from __future__ import annotations
@@ -132,6 +133,43 @@ def run(name: str, df: pd.DataFrame, ms: str, domain: str, rows: list[int], meth
     return results
 
 
+def lodo(name: str, df: pd.DataFrame, ms: str, domain: str, n_per: int, k: int, m: str) -> dict:
+    """Leave each domain out: the others (``n_per`` rows each) fit the population with
+    ``domain=``, ``k`` rows of the left-out domain adapt it (``FittedNetwork.adapt``), its
+    other rows are scored; against pooled (the others + the k rows) and separate (the k
+    rows, bayes iss = 1).  Adapt's time against the population fit's."""
+    nodes = [c for c in df if c != domain]
+    rng = np.random.default_rng(7)
+    train = df.groupby(domain, observed=True).sample(n=n_per, random_state=7)
+    beat_p = beat_s = 0
+    gaps, ratios = [], []
+    for d in df[domain].cat.categories:
+        others = train[train[domain] != d]
+        rows = df[df[domain] == d]
+        idx = rng.permutation(len(rows))
+        ad, te = rows.iloc[idx[:k]][nodes], rows.iloc[idx[k:]][nodes]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t0 = time.perf_counter()
+            pop = bs.fit(ms, others, method=m, domain=domain, random_state=0)
+            t_fit = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            one = pop.adapt(ad, d)
+            t_adapt = time.perf_counter() - t0
+            la = one.for_domain(d).logpdf(te).mean()
+            lp = bs.fit(ms, pd.concat([others[nodes], ad]), method=m, random_state=0).logpdf(te).mean()
+            ls = bs.fit(ms, ad, method="bayes", iss=1).logpdf(te).mean()
+        beat_p += la > lp
+        beat_s += la > ls
+        gaps.append(la - lp)
+        ratios.append(t_adapt / t_fit)
+    n = df[domain].nunique()
+    print(f"{name:9s} lodo {m:6s} others {n_per} rows/domain, adapt from {k}: beats pooled {beat_p}/{n}, "
+          f"beats separate {beat_s}/{n}, mean gap to pooled {np.mean(gaps):+.4f}, adapt time / population fit "
+          f"median {np.median(ratios):.3f} (max {np.max(ratios):.3f})", flush=True)
+    return dict(data=name, method=m, beats_pooled=beat_p, beats_separate=beat_s, n_domains=n)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", nargs="+", default=["gssvocab", "chile"])
@@ -140,7 +178,15 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--simulated", action="store_true", help="add the simulated data with known domain effects")
     ap.add_argument("--csv", help="write the table here")
+    ap.add_argument("--lodo", type=int, nargs=2, metavar=("ROWS", "K"),
+                    help="leave one domain out: ROWS per other domain, adapt from K rows")
     args = ap.parse_args()
+    if args.lodo:
+        for name in args.data:
+            for m in args.methods:
+                lodo(name, load_dataset(name), structure(name).modelstring(), dataset_info(name)["domain"],
+                     args.lodo[0], args.lodo[1], m)
+        return
     out = []
     for name in args.data:
         rows = [r for r in args.rows if not (name == "chile" and r > 60)]  # region M has 75 rows

@@ -7,8 +7,6 @@ fit to the structure builders (:mod:`pybncsmooth.classifiers.builders`) or, for
 
 from __future__ import annotations
 
-import inspect
-import os
 from typing import Any
 
 import numpy as np
@@ -19,7 +17,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, column_or_1d
 
 from ..data.discretize import MDLDiscretizer, make_discretizer
-from ..data.sources import DataSource, as_source, is_dask_frame
+from ..data.sources import as_source
 from ..errors import DataError, EmptyDataError, HyperparameterError, MissingColumnError, SingleLevelError
 from ..estimators import hyperparameter_names
 from ..estimators.base import Estimator
@@ -32,34 +30,11 @@ from ..validation import (
     check_na,
     check_random_state,
 )
+from ._inputs import _NAN_OK, _is_source, _is_text, check_structure_options, split_domain
 from .builders import STRUCTURES, build_classifier_network
-from .eskdb import EskdbOptions, check_n_estimators, fit_eskdb
+from .eskdb import EskdbOptions, fit_eskdb
 
 __all__ = ["BNClassifier", "STRUCTURES"]
-
-
-def _is_source(X: Any) -> bool:
-    """Data to read in chunks rather than a feature matrix: a path, a Dask DataFrame, a
-    function, an iterator, or a non-empty list / tuple of DataFrames."""
-    if isinstance(X, (str, os.PathLike, DataSource)) or is_dask_frame(X) or callable(X):
-        return True
-    if isinstance(X, (list, tuple)):
-        return len(X) > 0 and all(isinstance(c, pd.DataFrame) for c in X)
-    return hasattr(X, "__next__")
-
-
-def _nan_ok() -> dict[str, Any]:
-    params = inspect.signature(check_array).parameters
-    name = "ensure_all_finite" if "ensure_all_finite" in params else "force_all_finite"
-    return {name: "allow-nan"}
-
-
-_NAN_OK = _nan_ok()
-
-
-def _is_text(y: Any) -> bool:
-    arr = np.asarray(y)
-    return arr.dtype.kind in "OUS"
 
 
 class BNClassifier(ClassifierMixin, BaseEstimator):
@@ -214,12 +189,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         if y is None:
             raise ValueError("BNClassifier requires y to be passed, but the target y is None")
         X = self._frame(X)
-        dom_col = None
-        if self.domain is not None:
-            if self.domain not in X.columns:
-                raise MissingColumnError(self.domain, "domain", [str(c) for c in X.columns])
-            dom_col = X[self.domain].reset_index(drop=True)
-            X = X.drop(columns=self.domain)
+        dom_col, X = split_domain(X, self.domain)
         if len(X) == 0:
             raise EmptyDataError("X has no rows")
         if isinstance(y, (pd.api.extensions.ExtensionArray, pd.Index)):
@@ -332,26 +302,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         return min(5, n_features) if self.structure == "eskdb" else 1
 
     def _check_ensemble_options(self) -> None:
-        """Options of one kind of structure given to another: specific errors."""
-        if self.structure == "eskdb":
-            if self.domain is not None:
-                raise HyperparameterError(
-                    "domain= fits one network per classifier; ESKDB is an ensemble: use structure='skdb' or 'kdb'"
-                )
-            check_n_estimators(10 if self.n_estimators is None else self.n_estimators)
-            if self.root is not None:
-                raise HyperparameterError("root is the root of a TAN tree; it does not apply to structure='eskdb'")
-            if isinstance(self.method, Estimator):
-                raise HyperparameterError(
-                    "structure='eskdb' needs method as a name (each member gets an estimator of its own), "
-                    f"not an estimator object ({type(self.method).__name__})"
-                )
-        else:
-            for name, default in (("n_estimators", None), ("order_sampling", True), ("parent_sampling", True)):
-                if getattr(self, name) != default:
-                    raise HyperparameterError(
-                        f"{name} applies to structure='eskdb' only, not structure={self.structure!r}"
-                    )
+        check_structure_options(self)
 
     def _fit_ensemble(self, data: Any, target: str, features: list[str], member_mdl: bool) -> None:
         """ESKDB's members (see :func:`pybncsmooth.classifiers.eskdb.fit_eskdb`)."""
@@ -398,11 +349,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"X has {X.shape[1]} features, but BNClassifier is expecting {self.n_features_in_} features as input"
             )
-        dom = None
-        if getattr(self, "domain", None) is not None:
-            if self.domain not in X.columns:
-                raise MissingColumnError(self.domain, "domain", [str(c) for c in X.columns])
-            dom, X = X[self.domain], X.drop(columns=self.domain)
+        dom, X = split_domain(X, getattr(self, "domain", None))
         if self.discretizer_ is not None:
             X = self.discretizer_.transform(X)
         X = X.copy() if X.columns.dtype != object or dom is not None else X

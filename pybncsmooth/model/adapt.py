@@ -16,7 +16,7 @@ so adapting twice equals adapting once with all the rows.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
@@ -29,9 +29,6 @@ from ..errors import DataError, HyperparameterError
 from ..estimators.base import TreeEstimate
 from ..validation import check_number
 from .cpd import DomainLastCPD, TreeCPD
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .network import FittedNetwork
 
 __all__ = ["adapt_network"]
 
@@ -157,16 +154,14 @@ def _adapt_node(
 
 
 def adapt_network(
-    net: "FittedNetwork",
+    net: Any,
     rows: Any,
     label: Any,
     *,
     column: str | None = None,
     s_domain: float | Mapping[str, float] | None = None,
-) -> "FittedNetwork":
+) -> Any:
     """See :meth:`FittedNetwork.adapt`."""
-    from .network import FittedNetwork
-
     has_domain = net.domain is not None
     if has_domain and column is not None and column != net.domain:
         raise DataError(f"the network's domain column is {net.domain!r}, not {column!r}")
@@ -210,7 +205,7 @@ def adapt_network(
     adapted = dict(info.get("adapted", {}))
     adapted[label] = adapted.get(label, 0) + enc.n_rows
     info["adapted"] = adapted
-    out = FittedNetwork(net.dag, schema, cpds, domain=dom, estimator=net.estimator, info=info)
+    out = type(net)(net.dag, schema, cpds, domain=dom, estimator=net.estimator, info=info)
     out.transformer = net.transformer
     return out
 

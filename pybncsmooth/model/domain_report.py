@@ -21,16 +21,13 @@ the same weights.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..errors import DataError
 from .cpd import DomainLastCPD, FixedPrefixCPD
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .network import FittedNetwork
 
 __all__ = ["domain_report", "kl_divergence", "js_divergence"]
 
@@ -59,7 +56,7 @@ def _beta_draws(mean: np.ndarray, sd: np.ndarray, draws: int, rng: np.random.Gen
     return x / x.sum(axis=-1, keepdims=True)
 
 
-def domain_report(net: "FittedNetwork", *, level: float = 0.9, draws: int = 200, random_state: Any = 0) -> pd.DataFrame:
+def domain_report(net: Any, *, level: float = 0.9, draws: int = 200, random_state: Any = 0) -> pd.DataFrame:
     """See :meth:`FittedNetwork.domain_report`."""
     if net.domain is None:
         raise DataError("domain_report needs a multi-domain network (fitted with domain=)")
