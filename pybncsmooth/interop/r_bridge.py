@@ -78,8 +78,9 @@ def network_tables(net: Any) -> dict[str, Any]:
     if net.domain is not None:
         out["domain_levels"] = [str(v) for v in net.levels(net.domain)]
         rows = net.info.get("domain_rows", {})
+        added = net.info.get("adapted", {})  # rows given later by FittedNetwork.adapt
         # rows per domain level with the domain observed (bnlearn's ML marginal of the group)
-        out["domain_rows"] = [int(rows.get(v, 0)) for v in net.levels(net.domain)]
+        out["domain_rows"] = [int(rows.get(v, 0)) + int(added.get(v, 0)) for v in net.levels(net.domain)]
     return out
 
 

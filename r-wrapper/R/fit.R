@@ -20,5 +20,7 @@ bncs.fit <- function(x, data, method = "hdp", ..., group = NULL, na = "available
   kw <- c(list(spec, pydf, method = method, na = na), args)
   if (!is.null(group)) kw$domain <- group
   net <- .py_call(do.call(bs$fit, kw))
-  .to_bn_fit(net, data, group)
+  out <- .to_bn_fit(net, data, group)
+  attr(out, "bncs.network") <- net  # the fitted population, for bncs.adapt()
+  out
 }

@@ -135,3 +135,51 @@ test_that("a CSV path is read in chunks by Python and gives the data.frame's fit
   expect_equal(gb$D$prob, ga$D$prob, tolerance = 1e-12)
   expect_error(bncs.fit(asia_string, file.path(tempdir(), "no-such-file.csv")), "does not exist")
 })
+
+test_that("bncs.adapt adds a domain without refitting, and agrees with Python", {
+  skip_if_no_python()
+  chile <- bncs.dataset("chile")
+  ms <- "[sex][age][education|age][income|education][vote|age:education:sex]"
+  nodes <- c("sex", "age", "education", "income", "vote")
+  old <- chile[chile$region != "M", ]
+  old$region <- droplevels(old$region)
+  pop <- bncs.fit(ms, old, method = "hmd", group = "region")
+  new <- chile[chile$region == "M", nodes][1:30, ]
+  fit <- bncs.adapt(pop, new, "M")
+  expect_identical(dimnames(fit$vote$prob)$region, c("C", "N", "S", "SA", "M"))
+  expect_identical(class(fit), c("bn.fit", "bn.fit.dnet"))
+  # the other regions' tables are untouched
+  expect_equal(unclass(fit$vote$prob)[, , , , "C"], unclass(pop$vote$prob)[, , , , "C"])
+  # M's table of a root: (n + s_D * population) / (N + s_D), s_D from the fit
+  py <- attr(pop, "bncs.network")
+  s <- reticulate::py_to_r(py$cpd("sex")$estimate$info[["s_domain"]])
+  n <- as.numeric(table(new$sex))
+  lev0 <- reticulate::py_get_item(py$cpd("sex")$estimate$probs, 0L)  # the pooled level of sex's tree
+  popsex <- unlist(reticulate::py_to_r(lev0$ravel()$tolist()))
+  expect_equal(as.numeric(fit$sex$prob[, "M"]), (n + s * popsex) / (30 + s), tolerance = 1e-10)
+  # twice with parts equals once with all
+  twice <- bncs.adapt(bncs.adapt(pop, new[1:10, ], "M"), new[11:30, ], "M")
+  expect_equal(unclass(twice$vote$prob), unclass(fit$vote$prob), tolerance = 1e-14)
+  # the group marginal counts the adapted rows
+  expect_equal(as.numeric(fit$region$prob["M"]), 30 / (nrow(old) + 30), tolerance = 1e-12)
+  tmp <- tempfile(fileext = ".rds")
+  saveRDS(pop, tmp)
+  expect_error(bncs.adapt(readRDS(tmp), new, "M"), "does not survive saveRDS")
+  expect_error(bncs.adapt(pop, new, NA), "one label")
+})
+
+test_that("bncs.evaluate.domains returns the tidy per-domain table", {
+  skip_if_no_python()
+  chile <- bncs.dataset("chile")
+  ms <- "[sex][age][education|age][income|education][vote|age:education:sex]"
+  res <- bncs.evaluate.domains(ms, chile, "region", k = c(0, 20), random_state = 3L)
+  expect_setequal(unique(res$setting), c("pooled", "separate", "hierarchical"))
+  expect_setequal(unique(res$domain), c("C", "M", "N", "S", "SA"))
+  expect_true(all(c("scheme", "k", "n_test", "loglik") %in% names(res)))
+  w <- res[res$scheme == "within" & res$domain == "M" & res$setting == "pooled", ]
+  expect_identical(as.integer(w$n_test), 22L)
+  expect_error(bncs.evaluate.domains(ms, chile, "site"), "group must name")
+  own <- bncs.evaluate.domains(ms, chile, "region", lodo = FALSE,
+                               settings = list(h = list(mode = "domain", method = "hdp", iterations = 200)))
+  expect_identical(unique(own$setting), "h")
+})

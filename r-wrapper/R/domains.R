@@ -1,0 +1,58 @@
+# Multi-domain transfer: a new domain from a few rows, pooled / separate / hierarchical per domain.
+
+bncs.adapt <- function(fitted, data, domain, group = "domain", s_domain = NULL) {
+  net <- attr(fitted, "bncs.network", exact = TRUE)
+  if (!inherits(fitted, "bn.fit") || is.null(net) || reticulate::py_is_null_xptr(net)) {
+    stop("'fitted' must be a bn.fit returned by bncs.fit() or bncs.adapt() in this R session (the fitted ",
+         "population lives in Python and does not survive saveRDS(); fit it again)", call. = FALSE)
+  }
+  if (!is.data.frame(data)) stop("data must be a data.frame of factors, not ", class(data)[1], call. = FALSE)
+  if (!(is.character(domain) || is.numeric(domain)) || length(domain) != 1L || is.na(domain)) {
+    stop("domain must be one label (the new domain's, or an existing one's to add rows to)", call. = FALSE)
+  }
+  nodes <- as.character(unlist(reticulate::py_to_r(net$nodes)))
+  kw <- list(.df_to_py(data, nodes), as.character(domain))
+  current <- reticulate::py_to_r(net$domain)
+  if (is.null(current)) {
+    if (!is.character(group) || length(group) != 1L) stop("group must be the name of one column", call. = FALSE)
+    kw$column <- group
+  }
+  if (!is.null(s_domain)) kw$s_domain <- if (is.list(s_domain)) reticulate::dict(s_domain) else as.numeric(s_domain)
+  new <- .py_call(do.call(net$adapt, kw))
+  out <- .to_bn_fit(new, NULL, reticulate::py_to_r(new$domain))
+  attr(out, "bncs.network") <- new
+  out
+}
+
+bncs.evaluate.domains <- function(x, data, group, settings = NULL, method = "hmd", target = NULL,
+                                  test_size = 0.3, k = c(0, 5, 20, 50), lodo = TRUE, repeats = 1L,
+                                  random_state = 0L) {
+  bs <- bncs.python()
+  spec <- .structure_spec(x)
+  if (!is.data.frame(data)) stop("data must be a data.frame of factors, not ", class(data)[1], call. = FALSE)
+  if (!is.character(group) || length(group) != 1L || !group %in% names(data)) {
+    stop("group must name one column of the data", call. = FALSE)
+  }
+  .check_method(method)
+  py_settings <- NULL
+  if (!is.null(settings)) {
+    if (!is.list(settings) || is.null(names(settings)) || any(!nzchar(names(settings)))) {
+      stop("settings must be a named list, e.g. list(pooled = list(mode = \"pooled\", method = \"hdp\"))",
+           call. = FALSE)
+    }
+    py_settings <- reticulate::dict(lapply(settings, function(s) {
+      m <- if (is.null(s$method)) method else s$method
+      .hyper(m, s)
+    }))
+  }
+  res <- .py_call(bs$evaluate_domains(spec, .df_to_py(data), group, py_settings, method = method,
+                                      target = target, test_size = test_size, k_grid = as.list(as.integer(k)),
+                                      lodo = lodo, repeats = as.integer(repeats),
+                                      random_state = as.integer(random_state)))
+  cols <- reticulate::py_to_r(.py_call(.bridge()$frame_to_columns(res$results)))
+  out <- lapply(cols, function(v) {
+    v[vapply(v, is.null, logical(1))] <- NA
+    unlist(v)
+  })
+  as.data.frame(out, stringsAsFactors = FALSE, check.names = FALSE)
+}
