@@ -17,7 +17,8 @@ effects (``--simulated``) checks that the domain fit beats pooling where domains
 
 Run: ``python benchmarks/bench_domains.py [--data gssvocab chile] [--rows 30 100]
 [--methods hdp hmd] [--repeats 3] [--simulated]``; ``--lodo 100 20``: leave each domain
-out, fit the others (100 rows each) with ``domain=``, adapt from 20 of its rows.
+out, fit the others (100 rows each; 0: all their rows) with ``domain=``, adapt from 20
+of its rows.
 """
 
 from __future__ import annotations
@@ -140,7 +141,7 @@ def lodo(name: str, df: pd.DataFrame, ms: str, domain: str, n_per: int, k: int, 
     rows, bayes iss = 1).  Adapt's time against the population fit's."""
     nodes = [c for c in df if c != domain]
     rng = np.random.default_rng(7)
-    train = df.groupby(domain, observed=True).sample(n=n_per, random_state=7)
+    train = df.groupby(domain, observed=True).sample(n=n_per, random_state=7) if n_per > 0 else df
     beat_p = beat_s = 0
     gaps, ratios = [], []
     for d in df[domain].cat.categories:
@@ -179,7 +180,7 @@ def main() -> None:
     ap.add_argument("--simulated", action="store_true", help="add the simulated data with known domain effects")
     ap.add_argument("--csv", help="write the table here")
     ap.add_argument("--lodo", type=int, nargs=2, metavar=("ROWS", "K"),
-                    help="leave one domain out: ROWS per other domain, adapt from K rows")
+                    help="leave one domain out: ROWS per other domain (0: all), adapt from K rows")
     args = ap.parse_args()
     if args.lodo:
         for name in args.data:

@@ -84,3 +84,16 @@ def alarm() -> pd.DataFrame:
 @pytest.fixture(scope="session")
 def insurance() -> pd.DataFrame:
     return _shared("insurance")
+
+
+def shrunk_by_hand(counts, pooled, info) -> np.ndarray:
+    """A domain's table by hand from its counts and the pooled table (the same layout, the
+    child on axis 0): the posterior means (n + s m) / (N + s) averaged over the fit's
+    posterior of the domain concentration s (``info["s_domain_log"]``, ``["s_domain_weights"]``)."""
+    n = np.asarray(counts, dtype=float)
+    m = np.asarray(pooled, dtype=float)
+    out = np.zeros_like(n)
+    for log_s, w in zip(info["s_domain_log"], info["s_domain_weights"]):
+        s = np.exp(log_s)
+        out += w * (n + s * m) / (n.sum(axis=0) + s)
+    return out

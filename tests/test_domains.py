@@ -14,7 +14,15 @@ from scipy.special import gammaln
 
 import pybncsmooth as bs
 from pybncsmooth.errors import HyperparameterError, UnseenDomainWarning
-from pybncsmooth.estimators._pooling import S_MAX, dirichlet_posterior, fit_concentration
+from conftest import shrunk_by_hand
+from pybncsmooth.estimators._pooling import (
+    S_MAX,
+    S_MIN,
+    concentration_posterior,
+    dirichlet_posterior,
+    fit_concentration,
+    mixture_posterior,
+)
 
 
 def _two_domains(seed: int, shift: float, n: int = 2000) -> pd.DataFrame:
@@ -54,6 +62,35 @@ def test_concentration_maximises_the_dirichlet_multinomial_likelihood():
     np.testing.assert_allclose(sd, np.sqrt(p * (1 - p) / (a.sum(axis=1, keepdims=True) + 1)), rtol=1e-14)
 
 
+def test_the_concentration_is_integrated_over_its_posterior():
+    rng = np.random.default_rng(4)
+    m = rng.dirichlet(np.ones(4), size=5)
+    n = np.array([rng.multinomial(6, rng.dirichlet(3.0 * mi)) for mi in m]).astype(float)
+    log_s, w = concentration_posterior(n, m)
+    assert w.sum() == pytest.approx(1.0) and (np.diff(log_s) > 0).all()
+    assert log_s[0] >= np.log(S_MIN) - 1e-12 and log_s[-1] <= np.log(S_MAX) + 1e-12
+    # the weights: exp(log marginal) times the trapezoid width, on the 41-point grid and the maximum
+    grid = np.unique(np.concatenate([np.linspace(np.log(S_MIN), np.log(S_MAX), 41), [np.log(fit_concentration(n, m))]]))
+    ll = np.array([_log_marginal(np.exp(g), n, m) for g in grid])
+    width = np.r_[np.diff(grid)[0] / 2, (grid[2:] - grid[:-2]) / 2, np.diff(grid)[-1] / 2]
+    ref = np.exp(ll - ll.max()) * width
+    ref /= ref.sum()
+    keep = ref > 1e-12
+    np.testing.assert_allclose(log_s, grid[keep])
+    np.testing.assert_allclose(w, ref[keep] / ref[keep].sum(), rtol=1e-9)
+    # few rows: the posterior is wide, the average differs from the plug-in at the maximum
+    assert len(log_s) > 10
+    p, sd = mixture_posterior(n, m, log_s, w)
+    p_hat, _ = dirichlet_posterior(n, m, fit_concentration(n, m))
+    by_hand = sum(wk * dirichlet_posterior(n, m, np.exp(lk))[0] for lk, wk in zip(log_s, w))
+    np.testing.assert_allclose(p, by_hand, rtol=1e-12)
+    assert np.abs(p - p_hat).max() > 1e-3
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    # the law of total variance: mixture sd at least the spread of the means
+    spread = np.sqrt(sum(wk * (dirichlet_posterior(n, m, np.exp(lk))[0] - p) ** 2 for lk, wk in zip(log_s, w)))
+    assert (sd >= spread - 1e-12).all()
+
+
 def test_identical_domains_pool_completely_and_one_row_leaves_carry_no_information():
     m = np.array([[0.5, 0.5], [0.2, 0.8]])
     n = np.array([[10.0, 10.0], [4.0, 16.0]])  # the counts are exactly the means
@@ -79,12 +116,17 @@ def test_domain_leaves_shrink_toward_the_pooled_configuration():
         for lv, plv in zip(est.probs[:-1], pest.probs):
             np.testing.assert_array_equal(lv, plv)
     n_d1 = pd.crosstab(differ.loc[differ.dom == "d1", "B"], differ.loc[differ.dom == "d1", "A"]).to_numpy()
-    expect = (n_d1 + s_differ * pooled.cpt("B")) / (n_d1.sum(axis=0) + s_differ)
+    info = net.cpd("B").estimate.info
+    expect = shrunk_by_hand(n_d1, pooled.cpt("B"), info)
     np.testing.assert_allclose(net.cpt("B")[..., 0], expect, rtol=1e-12)
     np.testing.assert_allclose(net.for_domain("d1").cpt("B"), expect, rtol=1e-12)
-    # sd: the Dirichlet posterior's
-    tot = n_d1.sum(axis=0) + s_differ
-    np.testing.assert_allclose(net.cpt("B", stat="sd")[..., 0], np.sqrt(expect * (1 - expect) / (tot + 1)), rtol=1e-10)
+    # sd: the Dirichlet posteriors' second moments averaged over s, minus the mean squared
+    second = sum(
+        w * (q * q + q * (1 - q) / (n_d1.sum(axis=0) + np.exp(ls) + 1))
+        for ls, w in zip(info["s_domain_log"], info["s_domain_weights"])
+        for q in [(n_d1 + np.exp(ls) * pooled.cpt("B")) / (n_d1.sum(axis=0) + np.exp(ls))]
+    )
+    np.testing.assert_allclose(net.cpt("B", stat="sd")[..., 0], np.sqrt(second - expect**2), rtol=1e-8)
     # an unseen domain gets the pooled tables, queries included
     with pytest.warns(UnseenDomainWarning):
         pop = net.for_domain("d9")
@@ -124,7 +166,7 @@ def test_mle_keeps_each_domains_own_frequencies():
 def test_hmd_domain_models_and_their_hyperparameters():
     df = _two_domains(4, 0.1, 800)
     fixed = bs.fit("[A][B|A]", df, method="hmd", domain="dom", s_domain=3.0)
-    assert fixed.cpd("B").estimate.info["s_domain"] == 3.0
+    assert fixed.cpd("B").estimate.info["s_domain"] == pytest.approx(3.0, rel=1e-15)
     joint = bs.fit("[A][B|A]", df, method="hmd", domain="dom", domain_model="joint")
     assert joint.cpd("B").tree.parents == ("dom", "A")  # bnlearn's layout: the domain first
     assert bs.fit("[A][B|A]", df, method="hmd", domain="dom", iss=1).cpd("B").tree.parents[0] == "dom"
@@ -180,11 +222,12 @@ def test_survey_years_domain_fit_is_never_worse_than_pooling_and_beats_separate_
 # ----------------------------------------------------------------------------- adapt
 
 
-def _by_hand(net, node_counts: np.ndarray, node: str, s: float) -> np.ndarray:
-    """(n + s m) / (N + s) around the population's table of ``node`` (one parent)."""
+def _by_hand(net, node_counts: np.ndarray, node: str) -> np.ndarray:
+    """The domain's table around the population's table of ``node`` (one parent), with the
+    fit's posterior of the domain concentration."""
     with pytest.warns(UnseenDomainWarning):
         pop = net.for_domain("__population__").cpt(node)
-    return (node_counts + s * pop) / (node_counts.sum(axis=0) + s)
+    return shrunk_by_hand(node_counts, pop, net.cpd(node).estimate.info)
 
 
 @pytest.mark.parametrize("method", ["hmd", "bayes", "mestimate", "hdp"])
@@ -198,9 +241,8 @@ def test_adapt_is_the_closed_form_posterior_with_the_population_fixed(method):
     # the population and the other domains are untouched
     for d in ("d1", "d2"):
         np.testing.assert_array_equal(a.for_domain(d).cpt("B"), net.for_domain(d).cpt("B"))
-    s_b = net.cpd("B").estimate.info["s_domain"]
     n_new = pd.crosstab(new["B"], new["A"]).reindex(index=["off", "on"], columns=["x", "y"], fill_value=0).to_numpy()
-    np.testing.assert_allclose(a.for_domain("d3").cpt("B"), _by_hand(net, n_new, "B", s_b), rtol=1e-12)
+    np.testing.assert_allclose(a.for_domain("d3").cpt("B"), _by_hand(net, n_new, "B"), rtol=1e-12)
     # incremental: twice with parts equals once with all the rows, to the bit
     twice = net.adapt(new.iloc[:25], "d3").adapt(new.iloc[25:], "d3")
     assert twice.max_abs_diff(a) == 0.0
@@ -208,7 +250,7 @@ def test_adapt_is_the_closed_form_posterior_with_the_population_fixed(method):
     more = net.adapt(new, "d1")
     old_rows = df[df.dom == "d1"]
     n_d1 = pd.crosstab(old_rows["B"], old_rows["A"]).to_numpy() + n_new
-    np.testing.assert_allclose(more.for_domain("d1").cpt("B"), _by_hand(net, n_d1, "B", s_b), rtol=1e-12)
+    np.testing.assert_allclose(more.for_domain("d1").cpt("B"), _by_hand(net, n_d1, "B"), rtol=1e-12)
     # the domain column may come along, with that one value
     np.testing.assert_array_equal(net.adapt(new.assign(dom="d3"), "d3").cpt("B"), a.cpt("B"))
     lp = a.logpdf(new.assign(dom="d3"))
@@ -359,9 +401,10 @@ def test_domain_report_divergences_by_hand():
     )
     assert row["n"] == len(sub)
     assert row["kl"] == pytest.approx(kl, rel=1e-12) and row["js"] == pytest.approx(js, rel=1e-12)
-    s_dom = net.cpd("B").estimate.info["s_domain"]
+    info = net.cpd("B").estimate.info
     n_y = sub["A"].value_counts().reindex(["x", "y"]).to_numpy()
-    assert row["shrinkage"] == pytest.approx(float(w @ (s_dom / (n_y + s_dom))), rel=1e-12)
+    shrink = sum(wk * (np.exp(lk) / (n_y + np.exp(lk))) for lk, wk in zip(info["s_domain_log"], info["s_domain_weights"]))
+    assert row["shrinkage"] == pytest.approx(float(w @ shrink), rel=1e-12)
     assert row["js_lower"] < row["js_upper"]
     # the domains differ on B | A, not on A: B's divergence is the larger
     d2 = rep[rep.domain == "d2"].set_index("node")

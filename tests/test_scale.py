@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 import pybncsmooth as bs
+from conftest import shrunk_by_hand
 from pybncsmooth.classifiers.skdb import learn_skdb
 from pybncsmooth.data.sources import DataSource, auto_chunksize
 from pybncsmooth.errors import DataError, EmptyDataError, MissingColumnError, UndeclaredLevelError
@@ -221,10 +222,9 @@ def test_many_domains_memory_follows_observed_branches():
     p = np.asarray(one.cpt("Class"), dtype=float).ravel()
     assert abs(p.sum() - 1) < 1e-12
     counts = rows["Class"].value_counts().reindex(["c0", "c1", "c2"], fill_value=0).to_numpy()
-    # the domain's counts around the pooled m-estimate (m = 1), with the learned concentration
-    s_dom = net.cpd("Class").estimate.info["s_domain"]
+    # the domain's counts around the pooled m-estimate (m = 1), with the concentration's posterior
     pooled = (df["Class"].value_counts().reindex(["c0", "c1", "c2"]).to_numpy() + 1 / 3) / (len(df) + 1)
-    np.testing.assert_allclose(p, (counts + s_dom * pooled) / (per + s_dom), atol=1e-12)
+    np.testing.assert_allclose(p, shrunk_by_hand(counts, pooled, net.cpd("Class").estimate.info), atol=1e-12)
     # HDP on the same trees: worker-independent answers
     h1 = bs.fit(dag, df, method="hdp", domain="user", iterations=30, random_state=3, n_jobs=1)
     h2 = bs.fit(dag, df, method="hdp", domain="user", iterations=30, random_state=3, n_jobs=2)

@@ -24,12 +24,35 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import gammaln
 
-__all__ = ["fit_concentration", "dirichlet_posterior", "S_MIN", "S_MAX"]
+__all__ = [
+    "fit_concentration",
+    "concentration_posterior",
+    "dirichlet_posterior",
+    "mixture_posterior",
+    "concentration_info",
+    "fixed_concentration",
+    "S_MIN",
+    "S_MAX",
+]
+
+#: points of the grid of log s the posterior of s is integrated on (plus the maximum)
+GRID_POINTS = 41
 
 #: bounds of the learned concentration: beyond them the estimates no longer change
 #: (no pooling at all below ``S_MIN``, complete pooling above ``S_MAX``)
 S_MIN = 1e-3
 S_MAX = 1e7
+
+
+def _informative(counts: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The leaves with two rows or more (a leaf with one row has the same likelihood for
+    every ``s``), or ``None``."""
+    n = np.asarray(counts, dtype=np.float64)
+    tot = n.sum(axis=1)
+    keep = tot >= 2
+    if not keep.any():
+        return None
+    return n[keep], tot[keep], np.maximum(np.asarray(mean, dtype=np.float64)[keep], 1e-300)
 
 
 def _neg_marginal(log_s: float, n: np.ndarray, tot: np.ndarray, m: np.ndarray) -> float:
@@ -45,12 +68,10 @@ def fit_concentration(counts: np.ndarray, mean: np.ndarray) -> float:
     configuration, every entry > 0), bounded to ``[S_MIN, S_MAX]``.  Leaves whose domain
     has no row there carry no information; with no leaf holding two rows or more the
     likelihood is flat and ``S_MAX`` (complete pooling) is returned."""
-    n = np.asarray(counts, dtype=np.float64)
-    tot = n.sum(axis=1)
-    keep = tot >= 2  # a leaf with one row has the same likelihood for every s
-    if not keep.any():
+    data = _informative(counts, mean)
+    if data is None:
         return S_MAX
-    n, tot, m = n[keep], tot[keep], np.maximum(np.asarray(mean, dtype=np.float64)[keep], 1e-300)
+    n, tot, m = data
     lo, hi = np.log(S_MIN), np.log(S_MAX)
     res = minimize_scalar(_neg_marginal, bounds=(lo, hi), args=(n, tot, m), method="bounded",
                           options={"xatol": 1e-6})
@@ -68,3 +89,55 @@ def dirichlet_posterior(counts: np.ndarray, mean: np.ndarray, s: float) -> tuple
     tot = a.sum(axis=1, keepdims=True)
     p = a / tot
     return p, np.sqrt(np.maximum(p * (1.0 - p), 0.0) / (tot + 1.0))
+
+
+def concentration_posterior(counts: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The posterior of ``log s`` on a grid (flat prior on ``[log S_MIN, log S_MAX]``):
+    ``(log_s, weights)``, the weights summing to 1 (trapezoidal rule; points of weight
+    below 1e-12 dropped).  With no informative leaf: all weight on ``S_MAX``."""
+    data = _informative(counts, mean)
+    if data is None:
+        return np.array([np.log(S_MAX)]), np.array([1.0])
+    n, tot, m = data
+    best = np.log(fit_concentration(counts, mean))
+    grid = np.unique(np.concatenate([np.linspace(np.log(S_MIN), np.log(S_MAX), GRID_POINTS), [best]]))
+    ll = np.array([-_neg_marginal(g, n, tot, m) for g in grid])
+    width = np.empty_like(grid)  # trapezoidal weights of the grid points
+    gaps = np.diff(grid)
+    width[0], width[-1] = gaps[0] / 2, gaps[-1] / 2
+    width[1:-1] = (gaps[:-1] + gaps[1:]) / 2
+    w = np.exp(ll - ll.max()) * width
+    w /= w.sum()
+    keep = w > 1e-12
+    return grid[keep], w[keep] / w[keep].sum()
+
+
+def mixture_posterior(
+    counts: np.ndarray, mean: np.ndarray, log_s: np.ndarray, weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Posterior mean and sd of each entry with ``s`` integrated out over
+    ``(log_s, weights)``: the weighted means of :func:`dirichlet_posterior`, and the sd
+    from the weighted second moments (law of total variance)."""
+    n = np.asarray(counts, dtype=np.float64)
+    m = np.asarray(mean, dtype=np.float64)
+    p = np.zeros_like(n)
+    second = np.zeros_like(n)
+    for ls, w in zip(np.atleast_1d(log_s), np.atleast_1d(weights)):
+        pk, sdk = dirichlet_posterior(n, m, float(np.exp(ls)))
+        p += w * pk
+        second += w * (pk * pk + sdk * sdk)
+    return p, np.sqrt(np.maximum(second - p * p, 0.0))
+
+
+def fixed_concentration(s: float) -> tuple[np.ndarray, np.ndarray]:
+    """All weight on one concentration (``s = 0``: no pooling)."""
+    return np.array([np.log(s) if s > 0 else -np.inf]), np.array([1.0])
+
+
+def concentration_info(log_s: np.ndarray, weights: np.ndarray) -> dict:
+    """What a fit keeps of the concentration's posterior: the grid and weights, and
+    ``s_domain``, the posterior geometric mean (0 for no pooling)."""
+    log_s, weights = np.asarray(log_s, dtype=np.float64), np.asarray(weights, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        center = float(np.exp(np.sum(weights * log_s))) if np.isfinite(log_s).all() else 0.0
+    return {"s_domain": center, "s_domain_log": log_s, "s_domain_weights": weights}

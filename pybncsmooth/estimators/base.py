@@ -27,7 +27,7 @@ import numpy as np
 from ..counting.context_tree import ContextTree
 from ..errors import DataError, HyperparameterError
 from ..validation import Param, check_params, parallel_map
-from ._pooling import dirichlet_posterior, fit_concentration
+from ._pooling import concentration_info, concentration_posterior, mixture_posterior
 
 __all__ = [
     "Estimator",
@@ -157,8 +157,9 @@ class Estimator:
         configuration ``y`` by :meth:`domain_leaves`, by default the posterior mean of
         :math:`\mathrm{Dir}(s_D\,\hat\theta_y)` around the pooled estimate
         :math:`\hat\theta_y`, with the node's domain concentration :math:`s_D`
-        learned by marginal likelihood (:mod:`._pooling`).  A configuration a domain
-        never saw, or a domain unseen in training, gets :math:`\hat\theta_y`.
+        integrated over its posterior under the Dirichlet-multinomial marginal
+        likelihood of every domain's counts (:mod:`._pooling`).  A configuration a
+        domain never saw, or a domain unseen in training, gets :math:`\hat\theta_y`.
         """
         for name, t in trees.items():
             if not t.parents or t.parents[-1] != domain:
@@ -170,29 +171,32 @@ class Estimator:
         """The estimate of a domain-last ``tree`` from the estimate of its pooled tree
         (``tree`` without the domain split): every level of ``pooled`` and, below it,
         the domains' leaves shrunk toward their configuration (see
-        :meth:`estimate_domains`).  The learned concentration is ``info["s_domain"]``."""
+        :meth:`estimate_domains`).  ``info`` gains the posterior of the concentration:
+        ``s_domain_log`` and ``s_domain_weights`` (grid and weights), ``s_domain`` (its
+        posterior geometric mean)."""
         leaves = tree.levels[-1]
         mean = pooled.probs[-1][leaves.parent]
         counts = leaves.counts.astype(np.float64)
-        s_dom = self.domain_concentration(counts, mean)
-        p, sd = self.domain_posterior(counts, mean, s_dom)
-        info = dict(pooled.info, s_domain=float(s_dom))
+        log_s, weights = self.domain_concentration(counts, mean)
+        p, sd = self.domain_posterior(counts, mean, log_s, weights)
+        info = dict(pooled.info, **concentration_info(log_s, weights))
         sds = pooled.sd + (sd,) if pooled.sd is not None and sd is not None else None
         return TreeEstimate(pooled.probs + (p,), pooled.unseen, info, sd=sds)
 
     def domain_posterior(
-        self, counts: np.ndarray, mean: np.ndarray, s_domain: float
+        self, counts: np.ndarray, mean: np.ndarray, log_s: np.ndarray, weights: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray | None]:
         r"""A domain's leaves (``(L, r)`` counts) given their configurations' pooled
-        estimates ``mean`` and the domain concentration: the posterior mean and sd of
-        :math:`\mathrm{Dir}(s_D\,m + n)`.  Used for the domains of a fit and for a
-        domain added later (:meth:`FittedNetwork.adapt`)."""
-        return dirichlet_posterior(counts, mean, s_domain)
+        estimates ``mean`` and the posterior of the domain concentration (``log_s``,
+        ``weights``): the posterior mean and sd of each entry, :math:`\mathrm{Dir}(s_D\,m
+        + n)` averaged over :math:`s_D`.  Used for the domains of a fit and for a domain
+        added later (:meth:`FittedNetwork.adapt`)."""
+        return mixture_posterior(counts, mean, log_s, weights)
 
-    def domain_concentration(self, counts: np.ndarray, mean: np.ndarray) -> float:
-        """The domain concentration :math:`s_D` of one node: by marginal likelihood
-        (:func:`~._pooling.fit_concentration`); estimators may fix or override it."""
-        return fit_concentration(counts, mean)
+    def domain_concentration(self, counts: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The posterior of the node's domain concentration as ``(log_s, weights)``
+        (:func:`~._pooling.concentration_posterior`); estimators may fix or override it."""
+        return concentration_posterior(counts, mean)
 
     # ------------------------------------------------------------------ params
     @classmethod

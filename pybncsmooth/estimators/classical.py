@@ -11,6 +11,7 @@ import numpy as np
 from ..counting.context_tree import ContextTree
 from ..errors import DataError
 from ..validation import Param
+from ._pooling import fixed_concentration
 from .base import Estimator, TreeEstimate, register_estimator
 
 __all__ = ["MLE", "Bayes", "MEstimate"]
@@ -57,11 +58,13 @@ class MLE(Estimator):
             probs.append(n / n.sum(axis=1, keepdims=True))
         return TreeEstimate(tuple(probs), self.unseen)
 
-    def domain_concentration(self, counts: np.ndarray, mean: np.ndarray) -> float:
-        """No pooling: 0."""
-        return 0.0
+    def domain_concentration(self, counts: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """No pooling: ``s_D = 0``."""
+        return fixed_concentration(0.0)
 
-    def domain_posterior(self, counts: np.ndarray, mean: np.ndarray, s_domain: float) -> tuple[np.ndarray, None]:
+    def domain_posterior(
+        self, counts: np.ndarray, mean: np.ndarray, log_s: np.ndarray, weights: np.ndarray
+    ) -> tuple[np.ndarray, None]:
         """Maximum likelihood never pools: a domain's leaf is its own frequencies (a
         configuration the domain never saw backs off to the pooled one)."""
         n = np.asarray(counts, dtype=np.float64)

@@ -27,7 +27,7 @@ is fitted by the model above, giving :math:`m_y`, the posterior mean of ``y``'s
 column; each domain's column is then :math:`\theta_{y,d} \sim \mathrm{Dir}(s_D\,m_y)`,
 the same model one level down with the mean held at its estimate, and the domain
 concentration :math:`s_D` (one per node) maximises the Dirichlet-multinomial marginal
-likelihood of the domains' counts (empirical Bayes) unless ``s_domain`` fixes it.  A
+likelihood of the domains' counts, integrated over (``s_domain`` fixes it).  A
 domain's estimate is :math:`(n_{yxd} + s_D m_{yx}) / (n_{yd} + s_D)` (eq. 8 with
 :math:`\kappa` fixed): alike domains give a large :math:`s_D` and pool, domains that
 differ keep their own frequencies.  A configuration a domain never saw, and a domain
@@ -85,6 +85,7 @@ from ._hmd_kernels import (
     vi_converge_sparse,
 )
 from ..validation import Param
+from ._pooling import fixed_concentration
 from .base import Estimator, TreeEstimate, map_trees, register_estimator
 
 __all__ = ["HMD", "fit_hmd_matrix", "fit_hmd_sparse", "HMDFit", "exact_alpha_moments"]
@@ -439,9 +440,11 @@ class HMD(Estimator):
         return TreeEstimate(tuple(probs), "backoff", info, sd=tuple(sds))
 
     # ------------------------------------------------------------------ domains
-    def domain_concentration(self, counts: np.ndarray, mean: np.ndarray) -> float:
-        """``s_domain`` if given, else learned by marginal likelihood."""
-        return self.s_domain if self.s_domain is not None else super().domain_concentration(counts, mean)
+    def domain_concentration(self, counts: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``s_domain`` if given, else the posterior of the base class."""
+        if self.s_domain is not None:
+            return fixed_concentration(self.s_domain)
+        return super().domain_concentration(counts, mean)
 
     def _estimate_domain(self, tree: ContextTree) -> TreeEstimate:
         """Domain-pooled joint tables (paper 001 Sec. 5, bnlearn's hdir): the first

@@ -8,8 +8,8 @@ population held fixed,
 .. math:: \hat\theta_{x \mid y, d} = \frac{n_{yxd} + s_D\, \hat\theta_{x \mid y}}{n_{yd} + s_D},
 
 with :math:`\hat\theta_{x \mid y}` what the population answers for configuration ``y``
-and :math:`s_D` the node's domain concentration learned by the fit (maximum
-likelihood keeps the domain's own frequencies).  No estimator runs again: the cost
+and :math:`s_D` the node's domain concentration, averaged over the posterior the fit
+learned (maximum likelihood keeps the domain's own frequencies).  No estimator runs again: the cost
 is counting the new rows.  Rows for a domain that already exists add to its counts,
 so adapting twice equals adapting once with all the rows.
 """
@@ -26,6 +26,7 @@ from ..counting.network import count_specs
 from ..data.encode import encode
 from ..data.sources import as_source
 from ..errors import DataError, HyperparameterError
+from ..estimators._pooling import concentration_info, fixed_concentration
 from ..estimators.base import TreeEstimate
 from ..validation import check_number
 from .cpd import DomainLastCPD, TreeCPD
@@ -81,7 +82,7 @@ def _adapt_node(
     code: int,
     n_domains: int,
     estimator: Any,
-    s_domain: float,
+    conc: tuple[np.ndarray, np.ndarray],
     has_domain: bool,
     dom: str,
 ) -> DomainLastCPD:
@@ -131,7 +132,7 @@ def _adapt_node(
     # the new leaves around their configuration's pooled estimate
     _, node, _ = union.find(dcfg[:, :d])
     mean = probs[d][node]
-    p_new, sd_new = estimator.domain_posterior(dcnt.astype(np.float64), mean, s_domain)
+    p_new, sd_new = estimator.domain_posterior(dcnt.astype(np.float64), mean, *conc)
     # the domain level: old leaves of the other domains and the new ones, in key order
     all_cfg = np.concatenate([cfg_old, dcfg]).reshape(-1, d + 1)
     all_cnt = np.concatenate([cnt_old, dcnt]).reshape(-1, r)
@@ -147,7 +148,7 @@ def _adapt_node(
     if want_sd and sd_new is not None and (leaf_old_sd is not None or not len(cfg_old)):
         old_sd = leaf_old_sd if leaf_old_sd is not None else np.zeros((0, r))
         sd_all = tuple(sds) + (np.concatenate([old_sd, sd_new]).reshape(-1, r)[order],)
-    info = dict(est.info, s_domain=float(s_domain))
+    info = dict(est.info, **concentration_info(*conc))
     new_est = TreeEstimate(tuple(probs) + (all_p[order],), est.unseen if est.unseen != "fallback" else "backoff",
                            info, sd=sd_all)
     return DomainLastCPD(TreeCPD(out_tree, new_est, domain_last=True))
@@ -214,18 +215,21 @@ def _add_domain(schema: Any, dom: str, levels: list) -> Any:
     return schema.with_levels(dom, levels)
 
 
-def _s_for(node: str, cpd: Any, s_domain: Any, has_domain: bool, r: int) -> float:
-    """The domain concentration of ``node``: given, learned by the fit, or (a network
-    fitted without domains) the number of the node's levels."""
+def _s_for(node: str, cpd: Any, s_domain: Any, has_domain: bool, r: int) -> tuple[np.ndarray, np.ndarray]:
+    """The domain concentration of ``node`` as ``(log_s, weights)``: given, the posterior
+    the fit learned, or (a network fitted without domains) the number of the node's
+    levels."""
     if s_domain is not None:
         val = s_domain.get(node) if isinstance(s_domain, Mapping) else s_domain
         if val is not None:
             v = check_number("s_domain", val, strict=False)
             if v > 1e10:
                 raise HyperparameterError(f"s_domain must be <= 1e10, not {val!r}")
-            return v
+            return fixed_concentration(v)
         if isinstance(s_domain, Mapping) and not has_domain:
             raise HyperparameterError(f"s_domain gives no value for node {node!r}")
-    if has_domain:
-        return float(cpd.estimate.info.get("s_domain", r))
-    return float(r)
+    info = cpd.estimate.info if has_domain else {}
+    if "s_domain_log" in info:
+        log_s, weights = info["s_domain_log"], info["s_domain_weights"]
+        return np.asarray(log_s, dtype=np.float64), np.asarray(weights, dtype=np.float64)
+    return fixed_concentration(float(info.get("s_domain", r)))

@@ -15,8 +15,8 @@ with :math:`\mathrm{JS}(p, q) = \tfrac12 \mathrm{KL}(p \| m) + \tfrac12 \mathrm{
 under the estimator's uncertainty: ``draws`` tables drawn from independent Beta
 marginals with each entry's posterior mean and sd, renormalised (a moment-matched
 approximation; estimators without sds give no interval).  ``shrinkage`` is the weight
-of the population in the domain's tables, :math:`s_D / (n_{y,d} + s_D)` averaged with
-the same weights.
+of the population in the domain's tables, :math:`s_D / (n_{y,d} + s_D)` averaged over the
+posterior of :math:`s_D` and with the same weights.
 """
 
 from __future__ import annotations
@@ -80,8 +80,12 @@ def domain_report(net: Any, *, level: float = 0.9, draws: int = 200, random_stat
             w = n_y / n if n > 0 else np.full(len(n_y), 1.0 / len(n_y))
             kl = float(w @ kl_divergence(tables[:, j], pop))
             js = float(w @ js_divergence(tables[:, j], pop))
-            row = {"domain": dlev, "node": node, "n": int(n), "kl": kl, "js": js,
-                   "shrinkage": float(w @ (s_dom / (n_y + s_dom))) if s_dom is not None else np.nan,
+            shrink = np.nan
+            if s_dom is not None:
+                ls, ws = s_dom
+                s_k = np.exp(ls)[:, None]
+                shrink = float(w @ (ws @ (s_k / (n_y[None, :] + s_k))))
+            row = {"domain": dlev, "node": node, "n": int(n), "kl": kl, "js": js, "shrinkage": shrink,
                    "js_lower": np.nan, "js_upper": np.nan}
             if sd is not None and draws > 0:
                 sample = _beta_draws(tables[:, j], sd[:, j], draws, rng)
@@ -91,9 +95,9 @@ def domain_report(net: Any, *, level: float = 0.9, draws: int = 200, random_stat
     return pd.DataFrame(rows)
 
 
-def _domain_counts(cpd: Any, q: int, J: int, r: int) -> tuple[np.ndarray, float | None]:
-    """Counts ``(q, J, r)`` of the domains' leaves and the node's ``s_D`` (domain last), or
-    the counts of a domain-first tree (no ``s_D``)."""
+def _domain_counts(cpd: Any, q: int, J: int, r: int) -> tuple[np.ndarray, tuple | None]:
+    """Counts ``(q, J, r)`` of the domains' leaves and the posterior of the node's ``s_D``
+    as ``(log_s, weights)`` (domain last), or the counts of a domain-first tree (no ``s_D``)."""
     from ..counting.context_tree import config_index
 
     tree = cpd.tree
@@ -101,10 +105,13 @@ def _domain_counts(cpd: Any, q: int, J: int, r: int) -> tuple[np.ndarray, float 
     out = np.zeros((q, J, r))
     if isinstance(cpd, DomainLastCPD):
         dom, pa = configs[:, -1], configs[:, :-1]
-        s_dom = cpd.estimate.info.get("s_domain")
+        info = cpd.estimate.info
+        s_dom = None
+        if "s_domain_log" in info:
+            s_dom = (np.asarray(info["s_domain_log"]), np.asarray(info["s_domain_weights"]))
     else:
         dom, pa = configs[:, 0], configs[:, 1:]
         s_dom = None
     cfg = config_index(pa, tree.parent_cards[:-1] if isinstance(cpd, DomainLastCPD) else tree.parent_cards[1:])
     np.add.at(out, (cfg, dom), cnt)
-    return out, (float(s_dom) if s_dom is not None else None)
+    return out, s_dom

@@ -150,13 +150,16 @@ test_that("bncs.adapt adds a domain without refitting, and agrees with Python", 
   expect_identical(class(fit), c("bn.fit", "bn.fit.dnet"))
   # the other regions' tables are untouched
   expect_equal(unclass(fit$vote$prob)[, , , , "C"], unclass(pop$vote$prob)[, , , , "C"])
-  # M's table of a root: (n + s_D * population) / (N + s_D), s_D from the fit
+  # M's table of a root: (n + s * population) / (N + s) averaged over the fit's posterior of s
   py <- attr(pop, "bncs.network")
-  s <- reticulate::py_to_r(py$cpd("sex")$estimate$info[["s_domain"]])
+  info <- py$cpd("sex")$estimate$info
+  ls <- unlist(reticulate::py_to_r(info[["s_domain_log"]]$tolist()))
+  ws <- unlist(reticulate::py_to_r(info[["s_domain_weights"]]$tolist()))
   n <- as.numeric(table(new$sex))
   lev0 <- reticulate::py_get_item(py$cpd("sex")$estimate$probs, 0L)  # the pooled level of sex's tree
   popsex <- unlist(reticulate::py_to_r(lev0$ravel()$tolist()))
-  expect_equal(as.numeric(fit$sex$prob[, "M"]), (n + s * popsex) / (30 + s), tolerance = 1e-10)
+  expect_sex <- Reduce(`+`, Map(function(l, w) w * (n + exp(l) * popsex) / (30 + exp(l)), ls, ws))
+  expect_equal(as.numeric(fit$sex$prob[, "M"]), expect_sex, tolerance = 1e-10)
   # twice with parts equals once with all
   twice <- bncs.adapt(bncs.adapt(pop, new[1:10, ], "M"), new[11:30, ], "M")
   expect_equal(unclass(twice$vote$prob), unclass(fit$vote$prob), tolerance = 1e-14)
