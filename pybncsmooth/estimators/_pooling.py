@@ -120,12 +120,13 @@ def mixture_posterior(
     from the weighted second moments (law of total variance)."""
     n = np.asarray(counts, dtype=np.float64)
     m = np.asarray(mean, dtype=np.float64)
-    p = np.zeros_like(n)
-    second = np.zeros_like(n)
-    for ls, w in zip(np.atleast_1d(log_s), np.atleast_1d(weights)):
-        pk, sdk = dirichlet_posterior(n, m, float(np.exp(ls)))
-        p += w * pk
-        second += w * (pk * pk + sdk * sdk)
+    w = np.atleast_1d(np.asarray(weights, dtype=np.float64))
+    sk = np.exp(np.atleast_1d(np.asarray(log_s, dtype=np.float64)))[:, None, None]
+    a = n[None] + sk * m[None]  # (K, L, r): every grid point at once
+    tot = a.sum(axis=2, keepdims=True)
+    pk = a / tot
+    p = np.tensordot(w, pk, axes=1)
+    second = np.tensordot(w, pk * pk + pk * (1.0 - pk) / (tot + 1.0), axes=1)
     return p, np.sqrt(np.maximum(second - p * p, 0.0))
 
 

@@ -71,11 +71,6 @@ def _old_values(cpd: TreeCPD, configs: np.ndarray, depth: int, stat: str) -> np.
     return cpd._tree_values(P, stat)
 
 
-def _union_tree(pop: ContextTree, new: ContextTree) -> ContextTree:
-    """The population's pooled tree with the new rows' configurations added (counts summed)."""
-    return pop.merge(new) if new.total else pop
-
-
 def _adapt_node(
     cpd: Any,
     new_tree: ContextTree,
@@ -92,7 +87,7 @@ def _adapt_node(
     d = len(new_tree.parents)
     r = tree.child_card
     pooled_old = tree.truncate(d) if has_domain else tree
-    union = _union_tree(pooled_old, new_tree)
+    union = pooled_old.merge(new_tree) if new_tree.total else pooled_old  # the new rows' configurations added
     # leaves: the other domains' as they were, the adapted domain's old counts plus the new ones
     if has_domain:
         cfg_old, cnt_old = tree.leaf_table()
@@ -195,7 +190,7 @@ def adapt_network(
         code = levels.index(label)
     else:
         code, levels = len(levels), levels + [label]
-    schema = net.schema.with_levels(dom, levels) if has_domain else _add_domain(net.schema, dom, levels)
+    schema = net.schema.with_levels(dom, levels)
     trees = dict(zip(net.nodes, count_specs(enc, [(n, tuple(net.parents(n))) for n in net.nodes])))
     cpds = {}
     for n in net.nodes:
@@ -209,10 +204,6 @@ def adapt_network(
     out = type(net)(net.dag, schema, cpds, domain=dom, estimator=net.estimator, info=info)
     out.transformer = net.transformer
     return out
-
-
-def _add_domain(schema: Any, dom: str, levels: list) -> Any:
-    return schema.with_levels(dom, levels)
 
 
 def _s_for(node: str, cpd: Any, s_domain: Any, has_domain: bool, r: int) -> tuple[np.ndarray, np.ndarray]:
