@@ -57,10 +57,6 @@ def split_domain(X: pd.DataFrame, domain: str | None) -> tuple[pd.Series | None,
 def check_structure_options(clf: Any) -> None:
     """Options of one kind of structure given to another: specific errors."""
     if clf.structure == "eskdb":
-        if clf.domain is not None:
-            raise HyperparameterError(
-                "domain= fits one network per classifier; ESKDB is an ensemble: use structure='skdb' or 'kdb'"
-            )
         check_n_estimators(10 if clf.n_estimators is None else clf.n_estimators)
         if clf.root is not None:
             raise HyperparameterError("root is the root of a TAN tree; it does not apply to structure='eskdb'")

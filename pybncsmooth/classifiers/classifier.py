@@ -83,7 +83,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         shrunk toward the pooled one as much as the data say (see
         :func:`pybncsmooth.fit`); ``predict_proba`` uses each row's domain (an unseen
         one gets the pooled tables, with :class:`~pybncsmooth.errors.UnseenDomainWarning`).
-        Not with ``"eskdb"``.
+        ESKDB: every member's structure is learned on the pooled rows, its CPTs per
+        domain (one more pass over the data per member).
     **hyper:
         Hyperparameters of the estimator (``iss=``, ``m=``, ...), also settable
         with ``set_params`` and searchable with ``GridSearchCV``.
@@ -317,6 +318,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             parent_sampling=self.parent_sampling,
             n_jobs=self._hyper.get("n_jobs"),
             hyper={n: v for n, v in self._hyper.items() if n not in skdb},
+            domain=self.domain,
             **skdb,
         )
         members = fit_eskdb(data, target, features, opts, member_mdl=member_mdl)

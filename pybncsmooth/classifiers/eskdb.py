@@ -34,7 +34,7 @@ from ..data.sources import DataSource, as_source
 from ..estimators import estimator_class
 from ..estimators.base import Estimator, make_estimator
 from ..model.network import FittedNetwork
-from ..pipeline import estimate_network
+from ..pipeline import estimate_network, fit_network
 from ..structure.dag import DAG
 from ..structure.learning import check_k, sample_order, source_statistics
 from ..validation import check_int, entropy_of, parallel_map
@@ -78,6 +78,7 @@ class EskdbOptions:
     skdb_loss: str = "rmse"
     n_jobs: int | None = None
     hyper: dict[str, Any] | None = None
+    domain: str | None = None
 
 
 def check_n_estimators(n_estimators: Any) -> int:
@@ -126,6 +127,8 @@ def _learn_members(
     method, hyper = member_method(opts.method, opts.hyper or {}, stats.schema.cardinality(target))
     if not used:  # no feature informs the class: every member is the class prior
         net, dag = class_prior_network(source, target, ignored, method=method, na=opts.na, stacklevel=6, **hyper)
+        if opts.domain is not None:
+            net = fit_network(dag, source, method, domain=opts.domain, na=counting_na(opts.na), **hyper)
         return [Member(net, dag, ignored) for _ in seeds]
     mi = stats.mi(used)
     orders = [member_orders(seed, used, mi, opts.order_sampling, opts.parent_sampling) for seed in seeds]
@@ -150,7 +153,10 @@ def _learn_members(
         est = make_estimator(method, random_state=rs, **hyper)
         n_used = info.extra["n_rows"]
         run = {"n_rows": n_used, "n_dropped": n_total - n_used, "na": counting_na(opts.na), "random_state": rs}
-        net = estimate_network(dag, info.extra["schema"].subset(dag.nodes), member_trees(dag, info), est, info=run)
+        if opts.domain is not None:  # the member's CPTs per domain: its structure counted again with the domain
+            net = fit_network(dag, source, est, domain=opts.domain, na=counting_na(opts.na), random_state=rs)
+        else:
+            net = estimate_network(dag, info.extra["schema"].subset(dag.nodes), member_trees(dag, info), est, info=run)
         return Member(net, dag, ignored)
 
     return parallel_map(estimate, range(len(seeds)), opts.n_jobs)
@@ -162,6 +168,8 @@ def _mdl_member(frame: pd.DataFrame, target: str, features: list[str], seed: Any
     disc = MDLDiscretizer(random_state=np.random.default_rng([int(seed.generate_state(1)[0]), 1]))
     fr = disc.fit(frame[features], frame[target].to_numpy()).transform(frame[features])
     fr[target] = frame[target]
+    if opts.domain is not None:
+        fr[opts.domain] = frame[opts.domain]
     member = _learn_members(as_source(fr), target, features, [seed], opts)[0]
     member.discretizer = disc
     return member
@@ -180,7 +188,7 @@ def fit_eskdb(
     seeds = member_seeds(opts.random_state, n_est)
     if not member_mdl:
         source = as_source(data)
-        source.require_passes(3, "ESKDB")
+        source.require_passes(3 + (n_est if opts.domain is not None else 0), "ESKDB")
         return _learn_members(source, target, features, seeds, opts)
     inner = EskdbOptions(**{**opts.__dict__, "n_jobs": 1})
     return parallel_map(lambda seed: _mdl_member(data, target, features, seed, inner), seeds, opts.n_jobs)
