@@ -370,6 +370,10 @@ def test_evaluate_domains_scores_every_setting_per_domain():
         bs.evaluate_domains(ms, df, "region", {"x": {"method": "hmd"}})
     with pytest.raises(bs.errors.MissingColumnError, match="domain"):
         bs.evaluate_domains(ms, df, "site")
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    ax = ev.plot()
+    assert len(ax.lines) == 3 and list(ax.lines[0].get_xdata()) == [0, 20]  # separate has no k = 0 point
     # a target: the class's log loss and RMSE as well
     t = bs.evaluate_domains(ms, df, "region", target="vote", lodo=False, random_state=0).results
     assert {"rmse", "log_loss"} <= set(t.columns)

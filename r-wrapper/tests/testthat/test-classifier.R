@@ -61,3 +61,15 @@ test_that("a classifier learns from a CSV path out of core, as from the data.fra
   expect_equal(predict(b, votes, prob = TRUE), predict(a, votes, prob = TRUE), tolerance = 1e-12)
   expect_error(bncs.classifier(Class ~ V1, path), "Class ~ \\.")
 })
+
+test_that("a classifier per domain: the structure pooled, the tables per region", {
+  skip_if_no_python()
+  chile <- bncs.dataset("chile")
+  clf <- bncs.classifier(vote ~ ., chile, structure = "tan", method = "hmd", domain = "region")
+  p <- predict(clf, chile[1:5, ], prob = TRUE)
+  expect_equal(as.numeric(rowSums(p)), rep(1, 5), tolerance = 1e-12)
+  pooled <- bncs.classifier(vote ~ ., chile[, names(chile) != "region"], structure = "tan", method = "hmd")
+  q <- predict(pooled, chile[1:5, ], prob = TRUE)
+  expect_false(isTRUE(all.equal(p, q)))  # the regions' own tables
+  expect_identical(levels(predict(clf, chile[1:5, ])), c("A", "N", "U", "Y"))
+})
