@@ -25,6 +25,7 @@ from ..structure.dag import DAG
 from ..validation import check_int, check_probability, check_random_state
 from .cpd import CPD, DEFAULT_MAX_CELLS, QUERY_DENSE_CELLS, DomainLastCPD, FixedPrefixCPD, TreeCPD
 from .formats import network_format
+from .inference import log_marginal, log_posterior
 from .plotting import plot_cpt, plot_shrinkage
 
 __all__ = ["FittedNetwork"]
@@ -267,9 +268,29 @@ class FittedNetwork:
 
     # ------------------------------------------------------------------ queries
     def _predict_na(self, on_unseen: str) -> str:
+        """Missing values in queries: a level of their own where the fit made them one
+        (``na="level"``), else code ``-1``, summed out by exact inference."""
         if self.info.get("na") == "level":
             return "level"
-        return "available" if on_unseen == "backoff" else "error"
+        return "available"
+
+    def _missing_rows(self, data: pd.DataFrame, variables: Sequence[str]) -> np.ndarray:
+        """Rows with a missing value in ``variables`` that the network sums out (none when
+        missing values were a level of their own in the fit)."""
+        if self.info.get("na") == "level":
+            return np.zeros(len(data), dtype=bool)
+        cols = [v for v in variables if v in data.columns]
+        if not cols:
+            return np.zeros(len(data), dtype=bool)
+        return data[cols].isna().to_numpy().any(axis=1)
+
+    def _all_codes(self, enc: EncodedData, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """The codes of ``rows`` for the domain and every node (``-1``: missing, or a
+        column the data lack)."""
+        out = {}
+        for v in list(self._prefix) + self.nodes:
+            out[v] = enc[v][rows].astype(np.int64) if v in enc.codes else np.full(len(rows), -1, dtype=np.int64)
+        return out
 
     def _encode(self, df: pd.DataFrame, variables: Sequence[str], on_unseen: str) -> EncodedData:
         if self.transformer is not None:
@@ -307,9 +328,12 @@ class FittedNetwork:
     def logpdf(self, data: pd.DataFrame, *, on_unseen: str = "error") -> np.ndarray:
         """Log-probability of each row: :math:`\\sum_v \\log P(x_v \\mid \\pi_v)`.
 
-        Every node must be a column of ``data``.  With ``on_unseen="backoff"`` a
-        parent value that is missing or unseen in training backs off in the
-        node's context tree; the node's own value must always be known.
+        Every node must be a column of ``data``.  A row with missing values gets the
+        probability of its observed cells, the missing ones summed out by exact
+        inference (:mod:`pybncsmooth.model.inference`), unless the network was fitted
+        with ``na="level"`` (then missing is a level).  With ``on_unseen="backoff"`` a
+        parent value unseen in training backs off in the node's context tree; the
+        node's own value must be a known level.
         Rows impossible under the model get ``-inf``.  ``data`` may also be data read
         in chunks (a CSV/Parquet path, a list of frames, a function returning chunks, a
         Dask DataFrame): the rows of every chunk, in order.
@@ -319,14 +343,21 @@ class FittedNetwork:
             return np.concatenate(parts) if parts else np.zeros(0)
         enc = self._encode(data, list(self._prefix) + self.nodes, on_unseen)
         total = np.zeros(enc.n_rows)
+        holes = self._missing_rows(data, self.nodes)
+        full = np.flatnonzero(~holes)
+        if len(full) < enc.n_rows:
+            sub = EncodedData(enc.schema, {v: c[full] for v, c in enc.codes.items()}, enc.index[full])
+        else:
+            sub = enc
         with np.errstate(divide="ignore"):
             for node in self.nodes:
-                x = enc[node]
+                x = sub[node]
                 if x.size and x.min() < 0:
-                    raise DataError(
-                        f"cannot evaluate the probability of rows whose value of {node!r} is missing or unknown"
-                    )
-                total += np.log(self._cpds[node].prob_of(x, self._cond_codes(enc, node)))
+                    raise DataError(f"cannot evaluate the probability of rows whose value of {node!r} is unknown")
+                total[full] += np.log(self._cpds[node].prob_of(x, self._cond_codes(sub, node)))
+        if holes.any():  # the probability of what was observed: the missing cells summed out
+            rows = np.flatnonzero(holes)
+            total[rows] = log_marginal(self, self._all_codes(enc, rows))
         return total
 
     def loglik(self, data: pd.DataFrame, *, on_unseen: str = "error") -> float:
@@ -339,9 +370,12 @@ class FittedNetwork:
         Exact: :math:`P(t \\mid \\text{rest}) \\propto P(t \\mid \\pi_t) \\prod_{c \\in ch(t)}
         P(x_c \\mid \\pi_c)` with ``t`` substituted, which only involves the Markov
         blanket of ``target`` (those columns must be present; others are ignored,
-        ``target`` itself may be absent).  With ``on_unseen="backoff"`` a missing
-        or unseen value of a child of ``target`` drops that factor and one of a
-        parent backs off in its context tree.
+        ``target`` itself may be absent).  A row with a missing value in the blanket
+        (unless the fit made missing a level, ``na="level"``) gets the exact posterior
+        given every observed column, the missing cells summed out
+        (:mod:`pybncsmooth.model.inference`).  With ``on_unseen="backoff"`` an unseen
+        value of a child of ``target`` drops that factor and one of a parent backs off
+        in its context tree.
 
         Returns a data frame indexed like ``data`` with one column per level of
         ``target``, rows summing to 1.  ``data`` may also be data read in chunks (a
@@ -368,6 +402,17 @@ class FittedNetwork:
             n, index = len(data), data.index
             enc = EncodedData(self.schema.subset([]), {}, index)
         logp = self._log_joint_by_target(enc, target, n)
+        holes = self._missing_rows(data, [v for v in mb if v not in self._prefix])
+        if holes.any():  # the missing cells summed out, the other observed columns used too
+            rows = np.flatnonzero(holes)
+            codes = self._all_codes(enc, rows)
+            # columns outside the blanket inform the missing ones (their unseen levels count as missing)
+            known = [v for v in self.nodes if v in data.columns and v not in mb and v != target]
+            if known:
+                extra = encode(data.iloc[rows], self.schema, variables=known, na="available", on_unseen="backoff")
+                codes.update({v: extra[v].astype(np.int64) for v in known})
+            codes.pop(target, None)
+            logp[rows] = log_posterior(self, codes, target)
         post = _normalise_log(logp, target)
         cols_idx = pd.CategoricalIndex(self.schema[target], categories=self.schema[target], name=target)
         return pd.DataFrame(post, index=index, columns=cols_idx)
