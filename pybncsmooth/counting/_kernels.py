@@ -49,7 +49,7 @@ def build_levels(configs, counts):  # pragma: no cover - compiled
     r = counts.shape[1]
     parent = np.empty((d, m), dtype=np.int64)
     value = np.empty((d, m), dtype=np.int64)
-    lcounts = np.zeros((d, m, r), dtype=np.int64)
+    lcounts = np.zeros((d, m, r), dtype=counts.dtype)  # int64, or float64 for fractional counts
     sizes = np.zeros(d, dtype=np.int64)
     node = np.full(d, -1, dtype=np.int64)
     for k in range(m):

@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import DataError
 from ._kernels import build_levels, dense_counts
 
-__all__ = ["ContextTree", "TreeLevel", "count_tree", "aggregate_leaves", "mixed_radix"]
+__all__ = ["ContextTree", "TreeLevel", "count_tree", "aggregate_leaves", "weighted_leaves", "mixed_radix"]
 
 # Dense counting (one bincount over all cells) is used while the number of cells
 # stays below max(_DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR * n_rows).
@@ -91,7 +91,8 @@ class ContextTree:
         parents = tuple(parents)
         parent_cards = tuple(int(c) for c in parent_cards)
         d = len(parents)
-        counts = np.asarray(counts, dtype=np.int64).reshape(-1, child_card)
+        counts = np.asarray(counts)
+        counts = counts.astype(count_dtype(counts)).reshape(-1, child_card)
         configs = np.asarray(configs, dtype=np.int64)
         if configs.size != counts.shape[0] * d:
             raise ValueError("configs and counts must have the same number of rows")
@@ -115,9 +116,17 @@ class ContextTree:
         return len(self.levels[-1].value)
 
     @property
-    def total(self) -> int:
-        """Number of rows counted (the root's total)."""
-        return int(self.levels[0].counts.sum())
+    def total(self) -> int | float:
+        """Number of rows counted (the root's total; their summed weights when the
+        counts are fractional)."""
+        tot = self.levels[0].counts.sum()
+        return float(tot) if self.fractional else int(tot)
+
+    @property
+    def fractional(self) -> bool:
+        """Whether the counts are real numbers (weighted rows, expected counts of EM)
+        rather than integers."""
+        return self.levels[0].counts.dtype.kind == "f"
 
     @cached_property
     def keys(self) -> tuple[np.ndarray, ...]:
@@ -164,6 +173,21 @@ class ContextTree:
         return ContextTree(
             self.child, self.parents[:depth], self.child_card, self.parent_cards[:depth], self.levels[: depth + 1]
         )
+
+    def whole(self, who: str) -> "ContextTree":
+        """This tree with integer counts: fractional counts that are whole numbers are
+        converted; others raise :class:`DataError` naming ``who`` (an estimator whose
+        sampler needs whole counts)."""
+        if not self.fractional:
+            return self
+        for lev in self.levels:
+            if not np.array_equal(lev.counts, np.round(lev.counts)):
+                raise DataError(
+                    f"{who} needs whole counts, and the counts of {self.child!r} are fractional (non-integer row "
+                    "weights): use integer weights, or an estimator that takes fractional counts"
+                )
+        levels = tuple(TreeLevel(l.parent, l.value, np.round(l.counts).astype(np.int64)) for l in self.levels)
+        return ContextTree(self.child, self.parents, self.child_card, self.parent_cards, levels)
 
     def _check_compatible(self, other: "ContextTree") -> None:
         if (self.child, self.parents, self.child_card, self.parent_cards) != (
@@ -215,7 +239,7 @@ class ContextTree:
             if m is not None:
                 cf[:, j] = np.asarray(m, dtype=np.int64)[cf[:, j]]
         if child_map is not None:
-            new = np.zeros((n.shape[0], child_card), dtype=np.int64)
+            new = np.zeros((n.shape[0], child_card), dtype=n.dtype)
             new[:, np.asarray(child_map, dtype=np.int64)] = n
             n = new
         return ContextTree.from_leaves(self.child, self.parents, child_card, parent_cards, cf, n)
@@ -298,6 +322,7 @@ def count_tree(
     parent_cards: Sequence[int],
     *,
     complete: bool | None = None,
+    weights: np.ndarray | None = None,
 ) -> ContextTree:
     """Count a context tree from code arrays.
 
@@ -310,7 +335,8 @@ def count_tree(
         branching order.
     Rows where the child or a parent is ``-1`` (not observed) are skipped, as in
     bnlearn's available-case counting.  ``complete=True`` asserts that no code is
-    ``-1`` (skips that check).
+    ``-1`` (skips that check).  ``weights``: one non-negative number per row, the
+    counts then being sums of weights (float64).
     """
     parents = tuple(parents)
     d = len(parents)
@@ -326,7 +352,10 @@ def count_tree(
             raise ValueError(f"codes of {name!r} reach {int(c.max())}, beyond its {k} levels")
         if len(c) != len(x):
             raise ValueError(f"codes of {name!r} have {len(c)} rows, expected {len(x)}")
-    configs, counts = aggregate_leaves(x, cols, child_card, parent_cards, complete=complete)
+    if weights is not None:
+        configs, counts = weighted_leaves(x, cols, child_card, weights)
+    else:
+        configs, counts = aggregate_leaves(x, cols, child_card, parent_cards, complete=complete)
     levels = _build_levels(configs, counts, d, child_card)
     return ContextTree(child, parents, int(child_card), tuple(int(c) for c in parent_cards), levels)
 
@@ -381,6 +410,29 @@ def aggregate_leaves(
     # configuration space beyond 64-bit codes: sort the columns themselves
     P = np.column_stack([c.astype(np.int64) for c in cols])
     return _sum_duplicate_leaves(P, _one_hot(x, r))
+
+
+def weighted_leaves(
+    x: np.ndarray, cols: Sequence[np.ndarray], child_card: int, weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Leaf table of weighted rows: the counts are sums of the rows' weights (rows with a
+    code ``-1`` or weight 0 left out)."""
+    r = int(child_card)
+    w = np.asarray(weights, dtype=np.float64)
+    mask = (x >= 0) & (w > 0)
+    for c in cols:
+        mask &= c >= 0
+    P = np.column_stack([c[mask].astype(np.int64) for c in cols]) if cols else np.zeros((int(mask.sum()), 0), np.int64)
+    onehot = np.zeros((P.shape[0], r))
+    onehot[np.arange(P.shape[0]), x[mask].astype(np.int64)] = w[mask]
+    if P.shape[0] == 0:
+        return np.zeros((0, len(cols)), dtype=np.int64), np.zeros((0, r))
+    return _sum_duplicate_leaves(P, onehot)
+
+
+def count_dtype(counts: np.ndarray) -> type:
+    """float64 for fractional counts, int64 otherwise."""
+    return np.float64 if np.asarray(counts).dtype.kind == "f" else np.int64
 
 
 def code_matrix(cols: Sequence[np.ndarray]) -> np.ndarray:
@@ -465,7 +517,8 @@ def _sum_duplicate_leaves(configs: np.ndarray, counts: np.ndarray) -> tuple[np.n
 def _build_levels(configs: np.ndarray, counts: np.ndarray, d: int, r: int) -> tuple[TreeLevel, ...]:
     """Levels of the tree from sorted, unique leaf configurations."""
     m = configs.shape[0]
-    root_counts = counts.sum(axis=0).reshape(1, r).astype(np.int64)
+    dt = count_dtype(counts)
+    root_counts = counts.sum(axis=0).reshape(1, r).astype(dt)
     minus1 = np.full(1, -1, dtype=np.int64)
     levels = [TreeLevel(minus1, minus1.copy(), root_counts)]
     if d == 0:
@@ -473,10 +526,10 @@ def _build_levels(configs: np.ndarray, counts: np.ndarray, d: int, r: int) -> tu
     if m == 0:
         empty = np.zeros(0, dtype=np.int64)
         for _ in range(d):
-            levels.append(TreeLevel(empty, empty, np.zeros((0, r), dtype=np.int64)))
+            levels.append(TreeLevel(empty, empty, np.zeros((0, r), dtype=dt)))
         return tuple(levels)
     sizes, parent, value, lcounts = build_levels(
-        np.ascontiguousarray(configs, dtype=np.int64), np.ascontiguousarray(counts, dtype=np.int64)
+        np.ascontiguousarray(configs, dtype=np.int64), np.ascontiguousarray(counts, dtype=dt)
     )
     for i in range(d):
         k = int(sizes[i])

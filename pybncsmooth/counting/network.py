@@ -44,6 +44,7 @@ def count_network(
     prefix: Sequence[str] = (),
     suffix: Sequence[str] = (),
     nodes: Sequence[str] | None = None,
+    weights: np.ndarray | None = None,
 ) -> dict[str, ContextTree]:
     """One context tree per node of ``dag`` from encoded data.
 
@@ -53,12 +54,21 @@ def count_network(
     """
     node_list = list(nodes) if nodes is not None else dag.nodes
     specs = [(n, tuple(_tree_variables(dag, n, prefix, suffix))) for n in node_list]
-    return dict(zip(node_list, count_specs(enc, specs)))
+    return dict(zip(node_list, count_specs(enc, specs, weights=weights)))
 
 
-def count_specs(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]]) -> list[ContextTree]:
-    """The context tree of each ``(node, ordered parents)`` of ``specs`` from encoded data."""
+def count_specs(
+    enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], *, weights: np.ndarray | None = None
+) -> list[ContextTree]:
+    """The context tree of each ``(node, ordered parents)`` of ``specs`` from encoded data
+    (``weights``: one per row, fractional counts)."""
     schema = enc.schema
+    if weights is not None:
+        return [
+            count_tree(n, list(pa), enc[n], [enc[p] for p in pa], schema.cardinality(n), schema.cardinalities(pa),
+                       weights=weights)
+            for n, pa in specs
+        ]
     variables = list(dict.fromkeys(v for n, pa in specs for v in [n, *pa]))
     col = {v: j for j, v in enumerate(variables)}
     M = code_matrix([enc[v] for v in variables])
@@ -137,6 +147,9 @@ class NetworkCounter:
         Variables splitting every tree before / after the node's parents (the
         domain of a multi-domain fit).  Their rows per level are kept in
         ``domain_rows``.
+    weights:
+        A column of every chunk holding each row's weight (a finite number >= 0):
+        the counts are then sums of weights (fractional).
     """
 
     def __init__(
@@ -149,8 +162,10 @@ class NetworkCounter:
         na_label: str = NA_LABEL,
         prefix: Sequence[str] = (),
         suffix: Sequence[str] = (),
+        weights: str | None = None,
     ) -> None:
         self.dag = dag
+        self.weights = weights
         self.prefix = tuple(prefix)
         self.suffix = tuple(suffix)
         self.split_vars = self.prefix + self.suffix
@@ -175,6 +190,7 @@ class NetworkCounter:
             na_label=self.na_label,
             prefix=self.prefix,
             suffix=self.suffix,
+            weights=self.weights,
         )
 
     def add(self, df: pd.DataFrame) -> "NetworkCounter":
@@ -185,6 +201,8 @@ class NetworkCounter:
         """A new counter holding the counts of ``df`` alone (the map step)."""
         out = self._empty()
         _check_columns(df, self.dag, self.split_vars)
+        if self.weights is not None and self.weights not in df.columns:
+            raise MissingColumnError(self.weights, "weights", [str(c) for c in df.columns])
         if isinstance(df, pd.DataFrame) and len(df) == 0 and df.shape[1] > 0:
             return out
         for v in self.split_vars:  # a row without its domain belongs to no domain, whatever na says
@@ -211,12 +229,35 @@ class NetworkCounter:
         if enc.n_rows == 0:  # every row of this chunk is incomplete; other chunks may not be
             out.n_dropped = enc.n_dropped
             return out
-        out.schema, out.trees = enc.schema, count_network(enc, self.dag, prefix=self.prefix, suffix=self.suffix)
+        w = self._chunk_weights(df) if self.weights is not None else None
+        out.schema, out.trees = enc.schema, count_network(
+            enc, self.dag, prefix=self.prefix, suffix=self.suffix, weights=w
+        )
         out.n_rows, out.n_dropped, out.n_chunks = enc.n_rows, enc.n_dropped, 1
         for v in self.split_vars:  # rows per domain level before missing values are handled
             for level, cnt in df[v].value_counts(dropna=True).items():
                 out.domain_rows[level] = out.domain_rows.get(level, 0) + int(cnt)
         return out
+
+    def _chunk_weights(self, df: pd.DataFrame) -> np.ndarray:
+        """The weights of the rows of ``df`` that encoding keeps (``na="drop"`` drops the
+        rows with a missing value), checked: numbers, finite, non-negative."""
+        col = df[self.weights]
+        try:
+            w = pd.to_numeric(col, errors="raise").to_numpy(dtype=np.float64)
+        except (TypeError, ValueError):
+            raise DataError(f"the weights column {self.weights!r} holds values that are not numbers") from None
+        bad = ~np.isfinite(w) | (w < 0)
+        if bad.any():
+            first = df.index[int(np.argmax(bad))]
+            raise DataError(
+                f"the weights column {self.weights!r} has {int(bad.sum())} value(s) that are missing, infinite or "
+                f"negative (first at row {first!r}: {col[first]!r}); weights must be finite numbers >= 0"
+            )
+        if self.na == "drop":
+            keep = ~df[list(self.variables)].isna().to_numpy().any(axis=1)
+            w = w[keep]
+        return w
 
     def merge(self, other: "NetworkCounter") -> "NetworkCounter":
         """Add another counter's counts to this one (the reduce step): the schemas are

@@ -517,6 +517,7 @@ class HDP(Estimator):
     def estimate_all(self, trees: Mapping[str, ContextTree], *, domain: str | None = None) -> dict[str, TreeEstimate]:
         """Estimate several trees (the CPTs of a network) in parallel threads (a
         domain is the first split of every tree, like any other)."""
+        trees = {n: t.whole("hdp") for n, t in trees.items()}
         entropy = self._entropy()
         if entropy is None:
             entropy = int(np.random.SeedSequence().entropy % (2**63))

@@ -332,6 +332,7 @@ class HLSBayes(Estimator):
     def estimate_all(self, trees: Mapping[str, ContextTree], *, domain: str | None = None) -> dict[str, TreeEstimate]:
         """Sample the CPTs of a network together (chains in parallel threads); the
         draws depend on ``random_state`` and on the set of trees, not on the threads."""
+        trees = {n: t.whole("hls-bayes") for n, t in trees.items()}
         names = list(trees)
         net = _Network([trees[n] for n in names])
         entropy = entropy_of(self.random_state)

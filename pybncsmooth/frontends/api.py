@@ -10,6 +10,7 @@ from typing import Any
 from ..classifiers.formula import fit_classifier_formula
 from ..data.encode import DEFAULT_MAX_LEVELS, NAPolicy
 from ..data.schema import NA_LABEL
+from ..errors import HyperparameterError
 from ..estimators.base import Estimator
 from ..model.network import FittedNetwork
 from ..pipeline import fit_network
@@ -35,6 +36,7 @@ def fit(
     max_levels: int = DEFAULT_MAX_LEVELS,
     na_label: str = NA_LABEL,
     progress: bool | None = None,
+    weights: Any = None,
     **hyper: Any,
 ) -> FittedNetwork:
     """Fit the parameters of a discrete Bayesian network.
@@ -104,6 +106,12 @@ def fit(
         Progress bars: over chunks (Dask: partitions) while counting, and the
         estimator's own where it has one (HDP's sweeps); ``None`` (default): no bar
         over chunks, the estimator's default.
+    weights:
+        Row weights, finite numbers >= 0: an array with one per row (data in memory)
+        or the name of a column of the data (any source).  Every count becomes a sum
+        of weights (integer weights equal repeated rows); ``hdp`` and ``hls-bayes``,
+        whose samplers need whole counts, take integer weights only.  With a given
+        structure (learn a classifier's first with :func:`pybncsmooth.learn_structure`).
     **hyper:
         Hyperparameters of the method (``iss=``, ``m=``, ...); unknown names raise
         :class:`~pybncsmooth.errors.HyperparameterError`.
@@ -117,6 +125,11 @@ def fit(
     0.0084983
     """
     if structure is not None or discretize is not None:
+        if weights is not None:
+            raise HyperparameterError(
+                "weights= fits a given structure: learn the classifier's first (bs.learn_structure), then "
+                "fit(dag, data, weights=...)"
+            )
         return fit_classifier_formula(
             spec,
             data,
@@ -137,6 +150,7 @@ def fit(
         spec,
         data,
         method,
+        weights=weights,
         domain=domain,
         na=na,
         random_state=random_state,

@@ -61,7 +61,7 @@ def check_domain(domain: str, schema: Schema, trees: dict, raw_rows: dict, na: s
             if levels
             else f"the domain column {domain!r} has no levels"
         )
-    kept = np.zeros(len(levels), dtype=np.int64)
+    kept = np.zeros(len(levels))
     for t in trees.values():
         if not t.depth:
             continue

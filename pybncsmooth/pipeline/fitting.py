@@ -13,9 +13,11 @@ from ..estimators.base import Estimator, make_estimator, with_progress
 from ..model.cpd import CPD, DomainLastCPD, TreeCPD
 from ..model.network import FittedNetwork
 from ..structure.dag import DAG
+from ..errors import StructureError
 from ..validation import NA_POLICIES, check_na
 from .domains import check_domain, domain_from_hyper, strip_domain
 from .structure import resolve_structure
+from .weights import weights_column
 
 __all__ = ["fit_network", "estimate_network"]
 
@@ -68,6 +70,7 @@ def fit_network(
     max_levels: int = DEFAULT_MAX_LEVELS,
     na_label: str = NA_LABEL,
     progress: bool | None = None,
+    weights: Any = None,
     **hyper: Any,
 ) -> FittedNetwork:
     """The parameters of the network ``spec`` (any structure :func:`resolve_structure`
@@ -76,13 +79,19 @@ def fit_network(
     if any, as the last split, or the first where the estimator's
     ``domain_split`` says so), then the estimator turns the trees into CPDs.
 
+    ``weights``: one finite number >= 0 per row (an array for a data frame in memory,
+    or the name of a column of the data): the counts are sums of weights.
+
     This is :func:`pybncsmooth.fit` without the classifier formulas; every front end
     fits a given structure through it."""
     check_na(na, NA_POLICIES)
     domain, hyper = domain_from_hyper(domain, hyper)
     estimator = make_estimator(method, random_state=random_state, **with_progress(method, hyper, progress))
     source = as_source(data, chunksize=chunksize)
+    source, weight_col = weights_column(source, weights)
     dag, file_schema = resolve_structure(spec, source.columns())
+    if weight_col is not None and (weight_col in dag or weight_col == domain):
+        raise StructureError(f"the weights column {weight_col!r} is a variable of the network")
     if domain is not None:
         dag = strip_domain(dag, domain)
         if file_schema is not None and domain in file_schema:
@@ -95,6 +104,7 @@ def fit_network(
         na_label=na_label,
         prefix=(domain,) if domain is not None and estimator.domain_split == "first" else (),
         suffix=(domain,) if domain is not None and estimator.domain_split == "last" else (),
+        weights=weight_col,
     )
     counter = count_source(source, counter, progress=progress)
     domain_rows = counter.domain_rows
@@ -106,6 +116,7 @@ def fit_network(
         "n_rows": counter.n_rows,
         **({"domain_rows": dict(domain_rows)} if domain is not None else {}),
         "n_dropped": counter.n_dropped,
+        **({"weights": weights if isinstance(weights, str) else "per row"} if weights is not None else {}),
         "na": na,
         "random_state": _seed_label(random_state),
     }
