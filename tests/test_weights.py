@@ -5,10 +5,11 @@ weights named."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import pybncsmooth as bs
-from pybncsmooth.errors import DataError, HyperparameterError
+from pybncsmooth.errors import DataError
 
 ASIA = "[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]"
 
@@ -91,11 +92,72 @@ def test_bad_weights_are_named(asia400, tmp_path):
         bs.fit(ASIA, asia400.assign(wt="x"), weights="wt")
     with pytest.raises(DataError, match="not a column"):
         bs.fit(ASIA, asia400, weights="nope")
+    with pytest.raises(DataError, match="only zero weights"):
+        bs.fit(ASIA, asia400, weights=np.zeros(n))
+    with pytest.raises(DataError, match="only zero weights"):
+        bs.fit(ASIA, asia400.assign(wt=0.0), weights="wt")
     with pytest.raises(bs.errors.StructureError, match="weights column 'A'"):
         bs.fit(ASIA, asia400, weights="A")
     path = tmp_path / "a.csv"
     asia400.to_csv(path, index=False)
     with pytest.raises(DataError, match="DataFrame in memory"):
         bs.fit(ASIA, str(path), weights=np.ones(n))
-    with pytest.raises(HyperparameterError, match="learn the classifier's first"):
-        bs.fit("D ~ .", asia400, structure="nb", weights=np.ones(n))
+
+
+@pytest.mark.parametrize("structure", ["nb", "tan", "kdb"])
+def test_classifier_formula_weights_equal_repeated_rows(structure, tmp_path):
+    votes = bs.load_dataset("housevotes84").dropna().reset_index(drop=True)
+    w = np.random.default_rng(0).integers(0, 3, len(votes))
+    rep = votes.loc[votes.index.repeat(w)].reset_index(drop=True)
+    kw = dict(structure=structure, k=2, method="hdp", iterations=100, random_state=0)
+    a = bs.fit("Class ~ .", votes, weights=w, **kw)
+    b = bs.fit("Class ~ .", rep, **kw)
+    assert a.modelstring() == b.modelstring()  # the structure's statistics are weighted too
+    assert a.max_abs_diff(b) == 0.0
+    # data read in chunks: the weights are a column, not a feature
+    path = tmp_path / "v.csv"
+    votes.assign(w=w).to_csv(path, index=False)
+    c = bs.fit("Class ~ .", str(path), structure=structure, k=2, method="bayes", weights="w")
+    d = bs.fit("Class ~ .", votes, structure=structure, k=2, method="bayes", weights=w)
+    assert "w" not in c.nodes and c.modelstring() == d.modelstring()
+    assert c.max_abs_diff(d) < 1e-12
+
+
+
+@pytest.mark.parametrize("structure", ["nb", "tan", "kdb", "skdb", "eskdb"])
+@pytest.mark.parametrize("discretize", [None, "mdl"])
+def test_classifier_sample_weight_equals_repeated_rows(structure, discretize):
+    rng = np.random.default_rng(5)
+    if discretize is None:
+        data = bs.load_dataset("housevotes84").dropna().reset_index(drop=True)
+    else:  # numbers, cut by MDL fitted with the weights (ESKDB: every member's own cuts)
+        X0 = rng.normal(size=(300, 4))
+        data = pd.DataFrame(X0, columns=list("abcd")).assign(Class=np.where(X0[:, 0] + X0[:, 1] > 0, "p", "q"))
+    X, y = data.drop(columns="Class"), data["Class"]
+    w = rng.integers(0, 3, len(data))
+    rep = data.loc[data.index.repeat(w)].reset_index(drop=True)
+    extra = {"n_estimators": 3} if structure == "eskdb" else {}
+    kw = dict(structure=structure, k=2, method="mestimate", discretize=discretize, random_state=0, **extra)
+    a = bs.BNClassifier(**kw).fit(X, y, sample_weight=w)
+    b = bs.BNClassifier(**kw).fit(rep.drop(columns="Class"), rep["Class"])
+    assert [d.modelstring() for d in a.dags_] == [d.modelstring() for d in b.dags_]
+    assert all(na.max_abs_diff(nb) == 0.0 for na, nb in zip(a.estimators_, b.estimators_))
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
+def test_classifier_sample_weight_in_chunks_and_errors(tmp_path):
+    votes = bs.load_dataset("housevotes84").dropna().reset_index(drop=True)
+    X, y = votes.drop(columns="Class"), votes["Class"]
+    w = np.random.default_rng(6).random(len(votes))
+    path = tmp_path / "v.csv"
+    votes.assign(w=w).to_csv(path, index=False)
+    c = bs.BNClassifier(structure="tan", method="bayes").fit(str(path), "Class", sample_weight="w")
+    d = bs.BNClassifier(structure="tan", method="bayes").fit(X, y, sample_weight=w)
+    assert list(c.feature_names_in_) == list(X.columns)
+    np.testing.assert_allclose(c.predict_proba(X), d.predict_proba(X), atol=1e-12)
+    with pytest.raises(DataError, match="one weight per row"):
+        bs.BNClassifier().fit(X, y, sample_weight=np.ones(3))
+    with pytest.raises(DataError, match="only zero"):
+        bs.BNClassifier().fit(X, y, sample_weight=np.zeros(len(X)))
+    with pytest.raises(DataError, match="name of the column"):
+        bs.BNClassifier().fit(str(path), "Class", sample_weight=w)

@@ -10,7 +10,7 @@ __all__ = ["loo_attribute_probs", "loo_normalize_losses"]
 
 @njit(cache=True, nogil=True)
 def loo_attribute_probs(  # pragma: no cover - compiled
-    x, P, y, n_classes, r, cards, keys, offsets, dense, dense_offsets, counts, totals, probtab, m, out
+    x, P, y, n_classes, r, cards, keys, offsets, dense, dense_offsets, counts, totals, probtab, m, d, out
 ):
     """Multiply ``out[k', i, c]``, for each row ``i``, class ``c`` and number of extra
     parents ``k'``, by the leave-one-out m-estimate :math:`\\hat p_{-i}(x_i \\mid c, \\pi^{k'}_i)`
@@ -26,6 +26,9 @@ def loo_attribute_probs(  # pragma: no cover - compiled
     used as they are on paths that do not hold row ``i``).  Where
     ``dense_offsets[j] >= 0``, ``dense[dense_offsets[j] + cfg]`` maps the level's
     mixed-radix configuration code to its node (or -1), replacing the binary search.
+    ``d[i]``: what row ``i`` contributes to the counts it is taken out of (1; with row
+    weights ``min(w_i, 1)``: one copy of a row of integer weight, the whole of a
+    fractional one).
     """
     n = x.shape[0]
     depth = offsets.shape[0] - 2
@@ -33,9 +36,10 @@ def loo_attribute_probs(  # pragma: no cover - compiled
     for i in range(n):
         xi = x[i]
         yi = y[i]
-        tot0 = totals[0] - 1
+        di = d[i]
+        tot0 = totals[0] - di
         if tot0 + m > 0:
-            p_root = (counts[0, xi] - 1 + m / r) / (tot0 + m)
+            p_root = (counts[0, xi] - di + m / r) / (tot0 + m)
         else:
             p_root = 1.0 / r
         for c in range(n_classes):
@@ -68,9 +72,9 @@ def loo_attribute_probs(  # pragma: no cover - compiled
                     if found >= 0:
                         node = found - offsets[j]
                         if own:
-                            tot = totals[found] - 1
+                            tot = totals[found] - di
                             if tot > 0:
-                                lest = (counts[found, xi] - 1 + m / r) / (tot + m)
+                                lest = (counts[found, xi] - di + m / r) / (tot + m)
                         else:
                             lest = probtab[found, xi]
                     else:
@@ -84,10 +88,11 @@ def loo_attribute_probs(  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def loo_normalize_losses(post, y, kind, out_col):  # pragma: no cover - compiled
+def loo_normalize_losses(post, y, kind, wt, out_col):  # pragma: no cover - compiled
     """Normalise the posteriors ``post[k', i, :]`` in place (they stay in linear space
-    without underflow) and write into ``out_col[k']`` the sum over rows of their loss:
-    ``kind`` 0 = squared error over all classes, 1 = log loss, 2 = 0-1 loss."""
+    without underflow) and write into ``out_col[k']`` the sum over rows of their loss,
+    row ``i`` weighted by ``wt[i]``: ``kind`` 0 = squared error over all classes, 1 =
+    log loss, 2 = 0-1 loss."""
     nk, n, K = post.shape
     for kk in range(nk):
         acc = 0.0
@@ -109,9 +114,9 @@ def loo_normalize_losses(post, y, kind, out_col):  # pragma: no cover - compiled
                 d = v - (1.0 if c == y[i] else 0.0)
                 se += d * d
             if kind == 0:
-                acc += se
+                acc += wt[i] * se
             elif kind == 1:
-                acc += -np.log(max(post[kk, i, y[i]], 1e-300))
+                acc += wt[i] * -np.log(max(post[kk, i, y[i]], 1e-300))
             else:
-                acc += 1.0 if arg != y[i] else 0.0
+                acc += wt[i] * (1.0 if arg != y[i] else 0.0)
         out_col[kk] = acc

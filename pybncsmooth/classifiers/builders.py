@@ -93,6 +93,7 @@ def _selective_kdb(
     skdb_loss: str,
     progress: bool | None,
     hyper: dict[str, Any],
+    weights: str | None = None,
 ) -> tuple[FittedNetwork, DAG]:
     """Selective kDB's structure (passes 2 and 3) and its CPTs from the counts the
     selection made."""
@@ -108,6 +109,7 @@ def _selective_kdb(
         return_info=True,
         stats=stats,
         progress=progress,
+        weights=weights,
     )[0]
     est = make_estimator(method, random_state=random_state, **with_progress(method, hyper, progress))
     run = {"n_rows": info.extra["n_rows"], "n_dropped": stats.n_dropped, "na": counting_na(na)}
@@ -131,6 +133,7 @@ def build_classifier_network(
     progress: bool | None = None,
     chunksize: int | None = None,
     domain: str | None = None,
+    weights: str | None = None,
     **hyper: Any,
 ) -> tuple[FittedNetwork, DAG, list[str]]:
     """Learn a classifier structure on ``data`` (a data frame or any data source) and
@@ -139,6 +142,8 @@ def build_classifier_network(
     With ``domain`` (a column of ``data``, not a feature) the structure is learned on
     the pooled rows and the CPTs are fitted per domain (:func:`fit_network` with
     ``domain=``; selective kDB's CPTs are then counted again with the domain).
+    ``weights`` names a column of row weights: the structure's statistics, selective
+    kDB's leave-one-out losses and the CPTs count sums of weights.
 
     Returns ``(network, dag, ignored)``: features with a single observed level carry
     no information about the class and are left out (``ignored``).  With ``k`` larger
@@ -147,19 +152,19 @@ def build_classifier_network(
     """
     check_structure(structure)
     source = as_source(data, chunksize=chunksize)
-    if domain is not None and features is None:
-        features = [c for c in source.columns() or [] if c not in (target, domain)]
+    if (domain is not None or weights is not None) and features is None:
+        features = [c for c in source.columns() or [] if c not in (target, domain, weights)]
     if isinstance(structure, DAG):
         net = fit_network(
             structure, source, method, domain=domain, na=counting_na(na), random_state=random_state,
-            progress=progress, **hyper,
+            progress=progress, weights=weights, **hyper,
         )
         return net, structure, []
     source.require_passes(3 if structure == "skdb" else 2, f"learning a {structure} classifier")
     if structure in ("kdb", "skdb") and k is not None and features is not None:
         k = check_k(k, len(features))
     pairs = structure == "tan" or (structure in ("kdb", "skdb") and (k or 0) > 0)
-    stats = source_statistics(source, target, features, na=na, pairs=pairs, progress=progress)
+    stats = source_statistics(source, target, features, na=na, pairs=pairs, progress=progress, weights=weights)
     features = list(stats.features)
     if structure in ("kdb", "skdb") and k is not None:
         k = check_k(k, len(features))
@@ -169,9 +174,9 @@ def build_classifier_network(
         net, dag = class_prior_network(
             source, target, ignored, method=method, na=na, random_state=random_state, **hyper
         )
-        if domain is not None:
+        if domain is not None or weights is not None:
             net = fit_network(dag, source, method, domain=domain, na=counting_na(na), random_state=random_state,
-                              **hyper)
+                              weights=weights, **hyper)
         return net, dag, ignored
     if structure in ("kdb", "skdb") and k is not None:
         k = min(k, len(used))
@@ -189,13 +194,15 @@ def build_classifier_network(
             skdb_loss=skdb_loss,
             progress=progress,
             hyper=hyper,
+            weights=weights,
         )
         if domain is not None:
             net = fit_network(dag, source, method, domain=domain, na=counting_na(na), random_state=random_state,
-                              progress=progress, **hyper)
+                              progress=progress, weights=weights, **hyper)
         return net, dag, ignored
     dag, _ = structure_from_statistics(stats, structure, k, features=used, root=root)
     net = fit_network(
-        dag, source, method, domain=domain, na=counting_na(na), random_state=random_state, progress=progress, **hyper
+        dag, source, method, domain=domain, na=counting_na(na), random_state=random_state, progress=progress,
+        weights=weights, **hyper,
     )
     return net, dag, ignored

@@ -30,7 +30,8 @@ from ..validation import (
     check_na,
     check_random_state,
 )
-from ._inputs import _NAN_OK, _is_source, _is_text, check_structure_options, split_domain
+from ._inputs import _NAN_OK, _check_sample_weight, _is_source, _is_text, check_structure_options, split_domain
+from ..data.weights import WEIGHT_COLUMN
 from .builders import STRUCTURES, build_classifier_network
 from .eskdb import EskdbOptions, fit_eskdb
 
@@ -170,8 +171,14 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         # an object array holding numbers is numeric data (discretisers see numbers)
         return df.infer_objects() if arr.dtype == object else df
 
-    def fit(self, X: Any, y: Any) -> "BNClassifier":
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "BNClassifier":
         """Learn the structure and the CPTs from features ``X`` and classes ``y``.
+
+        ``sample_weight``: one finite weight >= 0 per row (for data read in chunks, the
+        name of the column holding them): the discretiser, the structure's statistics,
+        selective kDB's leave-one-out losses and every CPT count sums of weights;
+        integer weights equal repeated rows (``hdp`` and ``hls-bayes`` take integer
+        weights only).
 
         With ``X`` a data frame, ``y`` may name its class column.  ``X`` may also be
         data read in chunks, in bounded memory: a CSV or Parquet path,
@@ -182,11 +189,11 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         the classifier it gives on the data in memory."""
         self._check_options()
         if _is_source(X):
-            return self._fit_source(X, y)
+            return self._fit_source(X, y, sample_weight)
         if isinstance(X, pd.DataFrame) and isinstance(y, str):
             if y not in X.columns:
                 raise MissingColumnError(y, "class", [str(c) for c in X.columns])
-            return self.fit(X.drop(columns=y), X[y])  # y names the class column of X
+            return self.fit(X.drop(columns=y), X[y], sample_weight)  # y names the class column of X
         if y is None:
             raise ValueError("BNClassifier requires y to be passed, but the target y is None")
         X = self._frame(X)
@@ -219,9 +226,10 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         member_mdl = member_mdl and isinstance(self.discretizer_, MDLDiscretizer)
         if member_mdl:
             self.discretizer_ = None
+        sw = _check_sample_weight(sample_weight, len(X))
         Xd = X
         if self.discretizer_ is not None:
-            Xd = self.discretizer_.fit(X, y_ser.to_numpy()).transform(X)
+            Xd = self.discretizer_.fit(X, y_ser.to_numpy(), sample_weight=sw).transform(X)
         frame = Xd.reset_index(drop=True).copy()
         if isinstance(y_ser.dtype, pd.CategoricalDtype):
             frame[target] = pd.Categorical(y_ser.to_numpy(), categories=y_ser.cat.categories)
@@ -231,14 +239,18 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         frame.columns = [*features, target]
         if dom_col is not None:
             frame[self.domain] = dom_col
+        weights = None
+        if sw is not None:
+            frame[WEIGHT_COLUMN] = sw
+            weights = WEIGHT_COLUMN
         self._check_ensemble_options()
         if self.structure == "eskdb":
-            self._fit_ensemble(frame, target, features, member_mdl)
+            self._fit_ensemble(frame, target, features, member_mdl, weights)
             return self._finish_fit([str(c) for c in X.columns], target)
-        self._fit_single(frame, target, features)
+        self._fit_single(frame, target, features, weights)
         return self._finish_fit([str(c) for c in X.columns], target)
 
-    def _fit_source(self, X: Any, y: Any) -> "BNClassifier":
+    def _fit_source(self, X: Any, y: Any, sample_weight: Any = None) -> "BNClassifier":
         if not isinstance(y, str):
             raise DataError(
                 "with X read in chunks (a path, a list of DataFrames, a function or a Dask DataFrame), y is the name "
@@ -253,18 +265,21 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         columns = source.columns()
         if columns is None:
             raise EmptyDataError("the data has no chunk")
-        features = [f for f in resolve_features(columns, y, None) if f != self.domain]  # every other column
+        if sample_weight is not None and not isinstance(sample_weight, str):
+            raise DataError("with X read in chunks, sample_weight is the name of the column holding the weights")
+        # every other column
+        features = [f for f in resolve_features(columns, y, None) if f not in (self.domain, sample_weight)]
         if self.domain is not None and self.domain not in columns:
             raise MissingColumnError(self.domain, "domain", list(columns))
         self._check_ensemble_options()
         self.discretizer_ = None
         if self.structure == "eskdb":
-            self._fit_ensemble(source, y, features, False)
+            self._fit_ensemble(source, y, features, False, sample_weight)
         else:
-            self._fit_single(source, y, features)
+            self._fit_single(source, y, features, sample_weight)
         return self._finish_fit(features, y)
 
-    def _fit_single(self, data: Any, target: str, features: list[str]) -> None:
+    def _fit_single(self, data: Any, target: str, features: list[str], weights: str | None = None) -> None:
         """One network (every structure but ESKDB) from a frame or a data source."""
         self.network_, self.dag_, self.ignored_features_ = build_classifier_network(
             data,
@@ -277,6 +292,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             random_state=self.random_state,
             features=features,
             domain=self.domain,
+            weights=weights,
             **self._hyper,
         )
         self.estimators_ = [self.network_]
@@ -305,7 +321,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     def _check_ensemble_options(self) -> None:
         check_structure_options(self)
 
-    def _fit_ensemble(self, data: Any, target: str, features: list[str], member_mdl: bool) -> None:
+    def _fit_ensemble(
+        self, data: Any, target: str, features: list[str], member_mdl: bool, weights: str | None = None
+    ) -> None:
         """ESKDB's members (see :func:`pybncsmooth.classifiers.eskdb.fit_eskdb`)."""
         skdb = {n: self._hyper[n] for n in ("skdb_m", "skdb_loss") if n in self._hyper}
         opts = EskdbOptions(
@@ -319,6 +337,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             n_jobs=self._hyper.get("n_jobs"),
             hyper={n: v for n, v in self._hyper.items() if n not in skdb},
             domain=self.domain,
+            weights=weights,
             **skdb,
         )
         members = fit_eskdb(data, target, features, opts, member_mdl=member_mdl)

@@ -79,6 +79,7 @@ class EskdbOptions:
     n_jobs: int | None = None
     hyper: dict[str, Any] | None = None
     domain: str | None = None
+    weights: str | None = None
 
 
 def check_n_estimators(n_estimators: Any) -> int:
@@ -121,14 +122,15 @@ def _learn_members(
     shared by all (statistics, the union of their full-kDB trees, all their
     leave-one-out losses), each then estimated from the counts its selection made."""
     k_max = check_k(opts.k, len(features))
-    stats = source_statistics(source, target, features, na=opts.na, pairs=k_max > 0)
+    stats = source_statistics(source, target, features, na=opts.na, pairs=k_max > 0, weights=opts.weights)
     ignored = stats.single_level_features()
     used = [f for f in features if f not in ignored]
     method, hyper = member_method(opts.method, opts.hyper or {}, stats.schema.cardinality(target))
     if not used:  # no feature informs the class: every member is the class prior
         net, dag = class_prior_network(source, target, ignored, method=method, na=opts.na, stacklevel=6, **hyper)
-        if opts.domain is not None:
-            net = fit_network(dag, source, method, domain=opts.domain, na=counting_na(opts.na), **hyper)
+        if opts.domain is not None or opts.weights is not None:
+            net = fit_network(dag, source, method, domain=opts.domain, na=counting_na(opts.na), weights=opts.weights,
+                              **hyper)
         return [Member(net, dag, ignored) for _ in seeds]
     mi = stats.mi(used)
     orders = [member_orders(seed, used, mi, opts.order_sampling, opts.parent_sampling) for seed in seeds]
@@ -144,6 +146,7 @@ def _learn_members(
         return_info=True,
         stats=stats,
         n_jobs=opts.n_jobs,
+        weights=opts.weights,
     )
     n_total = stats.n_rows + stats.n_dropped
 
@@ -154,7 +157,8 @@ def _learn_members(
         n_used = info.extra["n_rows"]
         run = {"n_rows": n_used, "n_dropped": n_total - n_used, "na": counting_na(opts.na), "random_state": rs}
         if opts.domain is not None:  # the member's CPTs per domain: its structure counted again with the domain
-            net = fit_network(dag, source, est, domain=opts.domain, na=counting_na(opts.na), random_state=rs)
+            net = fit_network(dag, source, est, domain=opts.domain, na=counting_na(opts.na), random_state=rs,
+                              weights=opts.weights)
         else:
             net = estimate_network(dag, info.extra["schema"].subset(dag.nodes), member_trees(dag, info), est, info=run)
         return Member(net, dag, ignored)
@@ -166,8 +170,11 @@ def _mdl_member(frame: pd.DataFrame, target: str, features: list[str], seed: Any
     """A member with cut points of its own (``discretize="mdl"``, thesis 002 Sec. 4.2.1):
     MDL with random tie-breaking from the member's seed, then the member on its codes."""
     disc = MDLDiscretizer(random_state=np.random.default_rng([int(seed.generate_state(1)[0]), 1]))
-    fr = disc.fit(frame[features], frame[target].to_numpy()).transform(frame[features])
+    sw = frame[opts.weights].to_numpy() if opts.weights is not None else None
+    fr = disc.fit(frame[features], frame[target].to_numpy(), sample_weight=sw).transform(frame[features])
     fr[target] = frame[target]
+    if opts.weights is not None:
+        fr[opts.weights] = frame[opts.weights]
     if opts.domain is not None:
         fr[opts.domain] = frame[opts.domain]
     member = _learn_members(as_source(fr), target, features, [seed], opts)[0]

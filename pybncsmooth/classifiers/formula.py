@@ -8,6 +8,7 @@ from typing import Any
 
 from ..data.discretize import make_discretizer
 from ..data.sources import as_source
+from ..data.weights import weights_column
 from ..errors import EmptyDataError, MissingColumnError, StructureError
 from ..model.network import FittedNetwork
 from ..pipeline import fit_network
@@ -51,6 +52,7 @@ def fit_classifier_formula(
     random_state: Any,
     chunksize: int | None = None,
     progress: bool | None = None,
+    weights: Any = None,
     **hyper: Any,
 ) -> FittedNetwork:
     """The model :class:`BNClassifier` builds, from a formula ``"Class ~ ."`` (or
@@ -58,7 +60,9 @@ def fit_classifier_formula(
     columns cut by ``discretize`` (fitted on ``data``; the network applies it to the
     data it is queried with).  ``discretize`` alone fits naive Bayes."""
     source = as_source(data, chunksize=chunksize)
-    target, features = _formula_columns(spec, structure, source.columns(), domain)
+    source, weight_col = weights_column(source, weights)
+    cols = [c for c in source.columns() or [] if c != weight_col] if source.columns() is not None else None
+    target, features = _formula_columns(spec, structure, cols, domain)
     if not source.in_memory and discretize is not None:
         raise StructureError(
             "discretize= learns cut points from the data in memory; for data read in chunks (a file, chunks, "
@@ -73,7 +77,8 @@ def fit_classifier_formula(
         source = as_source(frame, chunksize=chunksize)
     if structure is None:  # discretize= alone: naive Bayes on the discretised frame
         dag = DAG({target: [], **{f: [target] for f in features}}, nodes=[target, *features])
-        net = fit_network(dag, source, method, domain=domain, na=na, random_state=random_state, **hyper)
+        net = fit_network(dag, source, method, domain=domain, na=na, random_state=random_state, weights=weight_col,
+                          **hyper)
     else:
         if structure == "eskdb" and domain is not None:
             raise StructureError("domain= fits one network per structure; ESKDB is an ensemble: use 'skdb' or 'kdb'")
@@ -89,6 +94,7 @@ def fit_classifier_formula(
             features=features,
             progress=progress,
             domain=domain,
+            weights=weight_col,
             **hyper,
         )
         net.info["ignored_features"] = ignored

@@ -28,6 +28,7 @@ from ..counting.network import count_specs_source
 from ..data.encode import encode
 from ..data.mapreduce import reduce_chunks
 from ..data.sources import as_source
+from ..data.weights import chunk_weights
 from ..errors import HyperparameterError
 from ..structure.dag import DAG
 from ..structure.learning import StructureInfo, check_k, source_statistics, structure_from_statistics
@@ -137,19 +138,29 @@ def _loo_sums(
     m: float,
     kind: int,
     ny: np.ndarray,
-    n: int,
+    n: float,
+    w: np.ndarray | None = None,
 ) -> np.ndarray:
     """Sums over the rows of ``codes`` (one chunk) of each sub-model's leave-one-out loss:
     ``out[k', l - 1]`` for at most ``k'`` parents and the first ``l`` attributes of
     ``order``.  ``trees`` hold the counts of all ``n`` rows (this chunk's included),
-    ``ny`` the class counts of all rows: each row's own counts are taken out."""
+    ``ny`` the class counts of all rows: each row's own counts are taken out.  With row
+    weights ``w``, row ``i``'s loss counts ``w_i`` times and ``min(w_i, 1)`` is taken out
+    (integer weights: exactly the repeated rows)."""
     K = len(ny)
     nc = len(y)
     losses = np.zeros((k + 1, len(order)))
     if nc == 0:
         return losses
+    wt = np.ones(nc) if w is None else np.asarray(w, dtype=np.float64)
+    d = np.minimum(wt, 1.0)
     # leave-one-out class prior
-    prior = (ny[None, :] - np.eye(K)[y] + m / K) / (n - 1 + m) if n - 1 + m > 0 else np.full((nc, K), 1.0 / K)
+    den = n - d + m
+    prior = np.where(
+        (den > 0)[:, None],
+        (ny[None, :] - np.eye(K)[y] * d[:, None] + m / K) / np.where(den > 0, den, 1.0)[:, None],
+        1.0 / K,
+    )
     post = np.repeat(prior[None, :, :], k + 1, axis=0)  # linear space, renormalised after each attribute
     for li, f in enumerate(order):
         tree = trees[f]
@@ -159,7 +170,7 @@ def _loo_sums(
             P[:, j] = codes[p]
         keys = np.concatenate(tree.keys)
         offsets = np.cumsum([0] + [len(kk) for kk in tree.keys]).astype(np.int64)
-        counts = np.concatenate([lev.counts for lev in tree.levels], axis=0).astype(np.int64)
+        counts = np.concatenate([lev.counts for lev in tree.levels], axis=0).astype(np.float64)
         totals = counts.sum(axis=1)
         r = tree.child_card
         if m > 0 or totals.min() > 0:
@@ -182,9 +193,10 @@ def _loo_sums(
             totals,
             probtab,
             float(m),
+            d,
             post,
         )
-        loo_normalize_losses(post, y, kind, losses[:, li])
+        loo_normalize_losses(post, y, kind, wt, losses[:, li])
     return losses
 
 
@@ -236,7 +248,8 @@ def _loo_chunk(
     m: float,
     kind: int,
     ny: np.ndarray,
-    n: int,
+    n: float,
+    weights: str | None,
     df: pd.DataFrame,
 ) -> list[np.ndarray]:
     if len(df) == 0:
@@ -244,7 +257,10 @@ def _loo_chunk(
     # a chunk with no complete row under na="drop" adds zeros (_loo_sums of no rows)
     enc = encode(df, schema, variables=variables, na=na, empty_ok=True)
     y = enc[target].astype(np.int64)
-    return parallel_map(lambda mem: _loo_sums(enc, y, mem[2], mem[0], mem[1].order, k, m, kind, ny, n), members, n_jobs)
+    w = chunk_weights(df, weights, variables, na) if weights is not None else None
+    return parallel_map(
+        lambda mem: _loo_sums(enc, y, mem[2], mem[0], mem[1].order, k, m, kind, ny, n, w), members, n_jobs
+    )
 
 
 def _add_lists(a: list, b: list) -> list:
@@ -266,6 +282,7 @@ def learn_skdb_members(
     chunksize: int | None = None,
     progress: bool | None = False,
     n_jobs: int | None = 1,
+    weights: str | None = None,
 ) -> list:
     """Selective kDB from any data source (a data frame, a CSV/Parquet path, chunks, a
     Dask DataFrame) in three passes over the data, for one or several members at once
@@ -274,7 +291,9 @@ def learn_skdb_members(
     the context trees of every member's full kDB (a tree shared by members counted
     once), (3) the leave-one-out losses of every member's sub-models, summed chunk by
     chunk, the members' sums in up to ``n_jobs`` threads.  Memory: the trees and one
-    chunk.  The result does not depend on how the data are cut into chunks."""
+    chunk.  The result does not depend on how the data are cut into chunks.  ``weights``
+    names a column of row weights (counts, statistics and losses weighted; integer
+    weights equal repeated rows)."""
     _check_options(loss, na, m)
     source = as_source(data, chunksize=chunksize)
     source.require_passes(3 if stats is None else 2, "selective kDB")
@@ -282,7 +301,7 @@ def learn_skdb_members(
         feats0 = features
         if feats0 is not None:
             feats0 = list(feats0)
-        stats = source_statistics(source, target, feats0, na=na, pairs=k != 0, progress=progress)
+        stats = source_statistics(source, target, feats0, na=na, pairs=k != 0, progress=progress, weights=weights)
     feats = list(features) if features is not None else list(stats.features)
     k = check_k(k, len(feats))
     fulls = [
@@ -290,16 +309,18 @@ def learn_skdb_members(
     ]
     specs = list(dict.fromkeys((v, tuple(full.parents(v))) for full, _ in fulls for v in full.nodes))
     schema = stats.schema.subset([target, *feats])
-    n, trees = count_specs_source(source, schema, specs, na=na, progress=progress)
+    n, trees = count_specs_source(source, schema, specs, na=na, progress=progress, weights=weights)
     by_spec = dict(zip(specs, trees))
     member_trees = [{v: by_spec[(v, tuple(full.parents(v)))] for v in full.nodes} for full, _ in fulls]
     ny = by_spec[(target, ())].levels[0].counts[0].astype(np.float64)
+    if weights is not None:
+        n = float(ny.sum())  # the rows' summed weights
     kind = _LOSSES.index(loss)
     packed = [(full, info, tr) for (full, info), tr in zip(fulls, member_trees)]
     variables = [target, *feats]
     sums = reduce_chunks(
         source,
-        functools.partial(_loo_chunk, n_jobs, schema, variables, na, target, packed, k, m, kind, ny, n),
+        functools.partial(_loo_chunk, n_jobs, schema, variables, na, target, packed, k, m, kind, ny, n, weights),
         _add_lists,
         progress=progress,
         desc="leave-one-out",

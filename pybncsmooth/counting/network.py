@@ -18,6 +18,7 @@ import pandas as pd
 from ..data.encode import DEFAULT_MAX_LEVELS, EncodedData, NAPolicy, encode
 from ..data.mapreduce import reduce_chunks
 from ..data.schema import NA_LABEL, Schema
+from ..data.weights import chunk_weights
 from ..errors import DataError, EmptyDataError, MissingColumnError, UndeclaredLevelError, UnseenLevelError
 from ..structure.dag import DAG
 from .context_tree import (
@@ -89,13 +90,16 @@ def count_specs(
     return trees
 
 
-def _count_specs_chunk(schema: Schema, specs: list, variables: list, na: str, df: pd.DataFrame) -> tuple:
+def _count_specs_chunk(
+    schema: Schema, specs: list, variables: list, na: str, weights: str | None, df: pd.DataFrame
+) -> tuple:
     if len(df) == 0:
         return (0, None)
     enc = encode(df, schema, variables=variables, na=na, empty_ok=True)
     if enc.n_rows == 0:  # every row incomplete under na="drop": other chunks may not be
         return (0, None)
-    return (enc.n_rows, count_specs(enc, specs))
+    w = chunk_weights(df, weights, variables, na) if weights is not None else None
+    return (enc.n_rows, count_specs(enc, specs, weights=w))
 
 
 def _merge_spec_counts(a: tuple, b: tuple) -> tuple:
@@ -113,16 +117,17 @@ def count_specs_source(
     *,
     na: str = "level",
     progress: bool | None = False,
+    weights: str | None = None,
 ) -> tuple[int, list[ContextTree]]:
     """The trees of ``specs`` over every chunk of a data source whose levels are all
     in ``schema`` (learned by an earlier pass): ``(rows counted, trees)``.  One pass,
-    map-reduce (Dask: on the workers)."""
+    map-reduce (Dask: on the workers).  ``weights``: a column of row weights."""
 
     specs = [(n, tuple(pa)) for n, pa in specs]
     variables = [v for v in schema if v in {x for n, pa in specs for x in (n, *pa)}]
     res = reduce_chunks(
         source,
-        functools.partial(_count_specs_chunk, schema, specs, variables, na),
+        functools.partial(_count_specs_chunk, schema, specs, variables, na, weights),
         _merge_spec_counts,
         progress=progress,
         desc="counting",
@@ -229,7 +234,7 @@ class NetworkCounter:
         if enc.n_rows == 0:  # every row of this chunk is incomplete; other chunks may not be
             out.n_dropped = enc.n_dropped
             return out
-        w = self._chunk_weights(df) if self.weights is not None else None
+        w = chunk_weights(df, self.weights, self.variables, self.na) if self.weights is not None else None
         out.schema, out.trees = enc.schema, count_network(
             enc, self.dag, prefix=self.prefix, suffix=self.suffix, weights=w
         )
@@ -238,26 +243,6 @@ class NetworkCounter:
             for level, cnt in df[v].value_counts(dropna=True).items():
                 out.domain_rows[level] = out.domain_rows.get(level, 0) + int(cnt)
         return out
-
-    def _chunk_weights(self, df: pd.DataFrame) -> np.ndarray:
-        """The weights of the rows of ``df`` that encoding keeps (``na="drop"`` drops the
-        rows with a missing value), checked: numbers, finite, non-negative."""
-        col = df[self.weights]
-        try:
-            w = pd.to_numeric(col, errors="raise").to_numpy(dtype=np.float64)
-        except (TypeError, ValueError):
-            raise DataError(f"the weights column {self.weights!r} holds values that are not numbers") from None
-        bad = ~np.isfinite(w) | (w < 0)
-        if bad.any():
-            first = df.index[int(np.argmax(bad))]
-            raise DataError(
-                f"the weights column {self.weights!r} has {int(bad.sum())} value(s) that are missing, infinite or "
-                f"negative (first at row {first!r}: {col[first]!r}); weights must be finite numbers >= 0"
-            )
-        if self.na == "drop":
-            keep = ~df[list(self.variables)].isna().to_numpy().any(axis=1)
-            w = w[keep]
-        return w
 
     def merge(self, other: "NetworkCounter") -> "NetworkCounter":
         """Add another counter's counts to this one (the reduce step): the schemas are

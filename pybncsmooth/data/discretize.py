@@ -74,15 +74,18 @@ def _labels(cuts: np.ndarray) -> list[str]:
 class Discretizer(TransformerMixin, BaseEstimator):
     """Shared transform: cut each learned column at its cut points."""
 
-    def _learn(self, values: np.ndarray, y: np.ndarray | None) -> np.ndarray:  # pragma: no cover - abstract
+    def _learn(  # pragma: no cover - abstract
+        self, values: np.ndarray, y: np.ndarray | None, w: np.ndarray | None = None
+    ) -> np.ndarray:
         raise TypeError
 
     def _needs_y(self) -> bool:
         return False
 
-    def fit(self, X: pd.DataFrame, y: Any = None) -> "Discretizer":
+    def fit(self, X: pd.DataFrame, y: Any = None, sample_weight: Any = None) -> "Discretizer":
         """Learn cut points of every numeric column on its finite values (``y`` is the
-        class, needed by the supervised MDL discretiser)."""
+        class, needed by the supervised MDL discretiser).  ``sample_weight``: one weight
+        >= 0 per row; integer weights give the cut points of the repeated rows."""
         if not isinstance(X, pd.DataFrame):
             X = pd.DataFrame(X)
         cols = _numeric_columns(X, getattr(self, "columns", None))
@@ -93,11 +96,19 @@ class Discretizer(TransformerMixin, BaseEstimator):
             yv = pd.Series(np.asarray(y)).astype(str).to_numpy()
             if len(yv) != len(X):
                 raise DataError(f"X has {len(X)} rows but y has {len(yv)}")
+        w = None
+        if sample_weight is not None:
+            w = np.asarray(sample_weight, dtype=np.float64)
+            if w.shape != (len(X),) or not np.isfinite(w).all() or (w < 0).any():
+                raise DataError(f"sample_weight must hold one finite weight >= 0 per row of X ({len(X)})")
         self.cut_points_: dict[str, np.ndarray] = {}
         for c in cols:
             v = pd.to_numeric(X[c], errors="coerce").to_numpy(dtype=np.float64)
             ok = np.isfinite(v)
-            self.cut_points_[c] = np.asarray(self._learn(v[ok], None if yv is None else yv[ok]), dtype=np.float64)
+            if w is not None:
+                ok &= w > 0  # a row of weight 0 is not there
+            learned = self._learn(v[ok], None if yv is None else yv[ok], None if w is None else w[ok])
+            self.cut_points_[c] = np.asarray(learned, dtype=np.float64)
         self.feature_names_in_ = np.array([str(c) for c in X.columns], dtype=object)
         return self
 
@@ -154,7 +165,7 @@ class _BinnedDiscretizer(Discretizer):
 class EqualWidthDiscretizer(_BinnedDiscretizer):
     """``n_bins`` equal-width intervals over each column's training range."""
 
-    def _learn(self, values: np.ndarray, y: np.ndarray | None) -> np.ndarray:
+    def _learn(self, values: np.ndarray, y: np.ndarray | None, w: np.ndarray | None = None) -> np.ndarray:
         self._bins()
         if values.size == 0 or values.min() == values.max():
             return np.zeros(0)
@@ -164,11 +175,12 @@ class EqualWidthDiscretizer(_BinnedDiscretizer):
 class EqualFrequencyDiscretizer(_BinnedDiscretizer):
     """Cut points at the ``1/n_bins, 2/n_bins, ...`` training quantiles (repeats merged)."""
 
-    def _learn(self, values: np.ndarray, y: np.ndarray | None) -> np.ndarray:
+    def _learn(self, values: np.ndarray, y: np.ndarray | None, w: np.ndarray | None = None) -> np.ndarray:
         self._bins()
         if values.size == 0:
             return np.zeros(0)
-        q = np.quantile(values, np.arange(1, self.n_bins) / self.n_bins)
+        p = np.arange(1, self.n_bins) / self.n_bins
+        q = np.quantile(values, p) if w is None else weighted_quantile(values, w, p)
         cuts = np.unique(q)
         return cuts[cuts < values.max()]
 
@@ -188,13 +200,13 @@ class MDLDiscretizer(Discretizer):
     def _needs_y(self) -> bool:
         return True
 
-    def fit(self, X: pd.DataFrame, y: Any = None) -> "MDLDiscretizer":
+    def fit(self, X: pd.DataFrame, y: Any = None, sample_weight: Any = None) -> "MDLDiscretizer":
         self._rng = None if self.random_state is None else np.random.default_rng(self.random_state)
-        return super().fit(X, y)  # type: ignore[return-value]
+        return super().fit(X, y, sample_weight)  # type: ignore[return-value]
 
-    def _learn(self, values: np.ndarray, y: np.ndarray | None) -> np.ndarray:
+    def _learn(self, values: np.ndarray, y: np.ndarray | None, w: np.ndarray | None = None) -> np.ndarray:
         assert y is not None
-        return mdl_cut_points(values, y, rng=getattr(self, "_rng", None))
+        return mdl_cut_points(values, y, rng=getattr(self, "_rng", None), weights=w)
 
 
 def _entropy(counts: np.ndarray) -> np.ndarray:
@@ -206,7 +218,26 @@ def _entropy(counts: np.ndarray) -> np.ndarray:
     return -(p * logs).sum(axis=-1)
 
 
-def mdl_cut_points(values: np.ndarray, y: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+def weighted_quantile(values: np.ndarray, w: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """``np.quantile(values, p)`` (linear interpolation) of the data in which each value
+    is repeated ``w`` times; real weights generalise it (the order statistic at position
+    ``h`` is the value whose cumulative weight first exceeds ``h``)."""
+    order = np.argsort(values, kind="stable")
+    v, cw = values[order], np.cumsum(np.asarray(w, dtype=np.float64)[order])
+    N = cw[-1]
+    h = (N - 1.0) * np.asarray(p, dtype=np.float64)
+    lo = np.floor(h)
+
+    def stat(k: np.ndarray) -> np.ndarray:
+        return v[np.minimum(np.searchsorted(cw, k, side="right"), len(v) - 1)]
+
+    a, b = stat(lo), stat(lo + 1.0)
+    return a + (h - lo) * (b - a)
+
+
+def mdl_cut_points(
+    values: np.ndarray, y: np.ndarray, rng: np.random.Generator | None = None, weights: np.ndarray | None = None
+) -> np.ndarray:
     """Cut points of Fayyad & Irani's MDL discretisation of ``values`` given classes ``y``.
 
     Candidate cuts are the midpoints between consecutive distinct values; the
@@ -218,23 +249,31 @@ def mdl_cut_points(values: np.ndarray, y: np.ndarray, rng: np.random.Generator |
     proportional to the excess; if none qualifies on the first call, one cut is drawn
     proportionally to the gain (so that a member of an ensemble keeps at least one cut
     point), and the recursion stops.
+
+    ``weights``: one per value; integer weights give the cuts of the repeated values
+    (the counts of the criterion become sums of weights).
     """
     values = np.asarray(values, dtype=np.float64)
-    if values.size < 2:
+    if values.size < 2 and weights is None:
         return np.zeros(0)
     order = np.argsort(values, kind="stable")
     v = values[order]
     _, yc = np.unique(np.asarray(y)[order], return_inverse=True)
-    K = int(yc.max()) + 1
-    onehot = np.zeros((len(v), K), dtype=np.int64)
-    onehot[np.arange(len(v)), yc] = 1
+    K = int(yc.max()) + 1 if len(yc) else 1
+    if weights is None:
+        onehot = np.zeros((len(v), K), dtype=np.int64)
+        onehot[np.arange(len(v)), yc] = 1
+    else:
+        onehot = np.zeros((len(v), K))
+        onehot[np.arange(len(v)), yc] = np.asarray(weights, dtype=np.float64)[order]
     cum = np.cumsum(onehot, axis=0)
+    wcum = cum.sum(axis=1)  # rows (or summed weights) up to each position
     cuts: list[float] = []
     stack = [(0, len(v))]
     first = True
     while stack:
         lo, hi = stack.pop()
-        n = hi - lo
+        n = wcum[hi - 1] - (wcum[lo - 1] if lo > 0 else 0)  # rows (summed weights) of the segment
         if n < 2:
             continue
         # candidate split positions s (left = [lo, s), right = [s, hi)) between distinct values
@@ -246,7 +285,7 @@ def mdl_cut_points(values: np.ndarray, y: np.ndarray, rng: np.random.Generator |
         total = cum[hi - 1] - base
         left = cum[pos - 1] - base
         right = total - left
-        nl = (pos - lo).astype(np.float64)
+        nl = (wcum[pos - 1] - (wcum[lo - 1] if lo > 0 else 0)).astype(np.float64)
         ent_l = _entropy(left)
         ent_r = _entropy(right)
         e = (nl * ent_l + (n - nl) * ent_r) / n

@@ -10,7 +10,6 @@ from typing import Any
 from ..classifiers.formula import fit_classifier_formula
 from ..data.encode import DEFAULT_MAX_LEVELS, NAPolicy
 from ..data.schema import NA_LABEL
-from ..errors import HyperparameterError
 from ..estimators.base import Estimator
 from ..model.network import FittedNetwork
 from ..pipeline import fit_network
@@ -110,8 +109,9 @@ def fit(
         Row weights, finite numbers >= 0: an array with one per row (data in memory)
         or the name of a column of the data (any source).  Every count becomes a sum
         of weights (integer weights equal repeated rows); ``hdp`` and ``hls-bayes``,
-        whose samplers need whole counts, take integer weights only.  With a given
-        structure (learn a classifier's first with :func:`pybncsmooth.learn_structure`).
+        whose samplers need whole counts, take integer weights only.  With a
+        classifier formula the structure's statistics are weighted too (not with
+        ``structure="skdb"``).
     **hyper:
         Hyperparameters of the method (``iss=``, ``m=``, ...); unknown names raise
         :class:`~pybncsmooth.errors.HyperparameterError`.
@@ -125,11 +125,6 @@ def fit(
     0.0084983
     """
     if structure is not None or discretize is not None:
-        if weights is not None:
-            raise HyperparameterError(
-                "weights= fits a given structure: learn the classifier's first (bs.learn_structure), then "
-                "fit(dag, data, weights=...)"
-            )
         return fit_classifier_formula(
             spec,
             data,
@@ -144,6 +139,7 @@ def fit(
             random_state=random_state,
             chunksize=chunksize,
             progress=progress,
+            weights=weights,
             **hyper,
         )
     return fit_network(

@@ -9,15 +9,15 @@ from ..counting.network import NetworkCounter, count_source
 from ..data.encode import DEFAULT_MAX_LEVELS, NAPolicy
 from ..data.schema import NA_LABEL, Schema
 from ..data.sources import as_source
+from ..data.weights import weights_column
 from ..estimators.base import Estimator, make_estimator, with_progress
 from ..model.cpd import CPD, DomainLastCPD, TreeCPD
 from ..model.network import FittedNetwork
 from ..structure.dag import DAG
-from ..errors import StructureError
+from ..errors import DataError, StructureError
 from ..validation import NA_POLICIES, check_na
 from .domains import check_domain, domain_from_hyper, strip_domain
 from .structure import resolve_structure
-from .weights import weights_column
 
 __all__ = ["fit_network", "estimate_network"]
 
@@ -109,6 +109,8 @@ def fit_network(
     counter = count_source(source, counter, progress=progress)
     domain_rows = counter.domain_rows
     schema, trees = counter.result()
+    if weight_col is not None and all(t.total == 0 for t in trees.values()):
+        raise DataError(f"the weights column {weight_col!r} has only zero weights (on the rows counted)")
     schema.check_min_levels(dag.nodes)
     if domain is not None:
         check_domain(domain, schema, trees, domain_rows, na)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["pair_counts_kernel", "cmi_from_pair_counts"]
+__all__ = ["pair_counts_kernel", "pair_counts_weighted_kernel", "cmi_from_pair_counts"]
 
 
 @njit(cache=True, nogil=True)
@@ -32,6 +32,26 @@ def pair_counts_kernel(M, cards, c, rc, off, out):  # pragma: no cover - compile
 
 
 @njit(cache=True, nogil=True)
+def pair_counts_weighted_kernel(M, cards, c, rc, off, w, out):  # pragma: no cover - compiled
+    """:func:`pair_counts_kernel` with row ``r`` counting ``w[r]`` (``out`` float64)."""
+    n, p = M.shape
+    for r in range(n):
+        cr = c[r]
+        if cr < 0 or w[r] == 0.0:
+            continue
+        for a in range(p):
+            xa = M[r, a]
+            if xa < 0:
+                continue
+            base = cr * cards[a] + xa
+            for b in range(a + 1, p):
+                xb = M[r, b]
+                if xb < 0:
+                    continue
+                out[off[a * p + b] + base * cards[b] + xb] += w[r]
+
+
+@njit(cache=True, nogil=True)
 def cmi_from_pair_counts(counts, cards, rc, off):  # pragma: no cover - compiled
     """:math:`I(X_a; X_b \\mid C)` (plug-in, nats) of every pair from the blocks of
     :func:`pair_counts_kernel`; a pair with no complete row gets 0."""
@@ -41,9 +61,9 @@ def cmi_from_pair_counts(counts, cards, rc, off):  # pragma: no cover - compiled
     for j in range(p):
         if cards[j] > maxr:
             maxr = cards[j]
-    ni = np.zeros((rc, maxr), dtype=np.int64)
-    nj = np.zeros((rc, maxr), dtype=np.int64)
-    nc = np.zeros(rc, dtype=np.int64)
+    ni = np.zeros((rc, maxr), dtype=counts.dtype)  # int64, or float64 for weighted rows
+    nj = np.zeros((rc, maxr), dtype=counts.dtype)
+    nc = np.zeros(rc, dtype=counts.dtype)
     for a in range(p):
         ra = cards[a]
         for b in range(a + 1, p):
@@ -52,7 +72,7 @@ def cmi_from_pair_counts(counts, cards, rc, off):  # pragma: no cover - compiled
             ni[:, :ra] = 0
             nj[:, :rb] = 0
             nc[:] = 0
-            m = 0
+            m = 0.0
             for cc in range(rc):
                 for u in range(ra):
                     for v in range(rb):

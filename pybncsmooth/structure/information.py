@@ -19,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ._kernels import cmi_from_pair_counts, pair_counts_kernel
+from ._kernels import cmi_from_pair_counts, pair_counts_kernel, pair_counts_weighted_kernel
 
 __all__ = [
     "mutual_information",
@@ -81,26 +81,32 @@ def pair_offsets(cards: Sequence[int], rc: int) -> tuple[np.ndarray, int]:
     return off, total
 
 
-def pair_counts(columns: Sequence[np.ndarray], cards: Sequence[int], c: np.ndarray, rc: int) -> np.ndarray:
-    """Flat counts :math:`n_{c x_a x_b}` of every feature pair (layout of :func:`pair_offsets`)."""
+def pair_counts(
+    columns: Sequence[np.ndarray], cards: Sequence[int], c: np.ndarray, rc: int, weights: np.ndarray | None = None
+) -> np.ndarray:
+    """Flat counts :math:`n_{c x_a x_b}` of every feature pair (layout of :func:`pair_offsets`);
+    with ``weights`` (one per row) sums of weights (float64)."""
     p = len(columns)
     off, total = pair_offsets(cards, rc)
-    out = np.zeros(total, dtype=np.int64)
+    out = np.zeros(total, dtype=np.int64 if weights is None else np.float64)
     if p < 2:
         return out
     M = np.empty((len(c), p), dtype=np.int64)
     for j, col in enumerate(columns):
         M[:, j] = col
-    pair_counts_kernel(M, np.asarray(cards, dtype=np.int64), np.asarray(c, dtype=np.int64), int(rc), off, out)
+    cards_a, c_a = np.asarray(cards, dtype=np.int64), np.asarray(c, dtype=np.int64)
+    if weights is None:
+        pair_counts_kernel(M, cards_a, c_a, int(rc), off, out)
+    else:
+        pair_counts_weighted_kernel(M, cards_a, c_a, int(rc), off, np.asarray(weights, dtype=np.float64), out)
     return out
 
 
 def cmi_from_counts(counts: np.ndarray, cards: Sequence[int], rc: int) -> np.ndarray:
     """Symmetric matrix of :math:`I(X_i; X_j \\mid C)` from :func:`pair_counts`."""
     off, _ = pair_offsets(cards, rc)
-    return cmi_from_pair_counts(
-        np.ascontiguousarray(counts, dtype=np.int64), np.asarray(cards, dtype=np.int64), int(rc), off
-    )
+    dt = np.float64 if np.asarray(counts).dtype.kind == "f" else np.int64
+    return cmi_from_pair_counts(np.ascontiguousarray(counts, dtype=dt), np.asarray(cards, dtype=np.int64), int(rc), off)
 
 
 def mi_from_counts(n: np.ndarray) -> float:

@@ -106,16 +106,18 @@ def source_statistics(
     max_levels: int = DEFAULT_MAX_LEVELS,
     chunksize: int | None = None,
     progress: bool | None = False,
+    weights: str | None = None,
 ) -> StructureStatistics:
     """One pass over any data source (frame, path, chunks, Dask DataFrame): the counts
-    structure learning needs, checked (rows, two classes) and with relabellings warned."""
+    structure learning needs, checked (rows, two classes) and with relabellings warned.
+    ``weights`` names a column of row weights (the counts are then sums of weights)."""
     source = as_source(data, chunksize=chunksize)
     cols = source.columns()
     if cols is None:
         raise EmptyDataError("the data has no chunk")
-    feats = resolve_features(cols, target, features)
+    feats = resolve_features([c for c in cols if c != weights], target, features)
     check_na(na, STRUCTURE_NA_POLICIES, what="structure learning")
-    stats = StructureStatistics(target, feats, na=na, pairs=pairs, max_levels=max_levels)
+    stats = StructureStatistics(target, feats, na=na, pairs=pairs, max_levels=max_levels, weights=weights)
     stats = collect_statistics(source, stats, progress=progress)
     stats.check()
     stats.warn_relabellings(stacklevel=5)

@@ -23,6 +23,7 @@ import pandas as pd
 
 from ..data.encode import DEFAULT_MAX_LEVELS, encode
 from ..data.mapreduce import reduce_chunks
+from ..data.weights import chunk_weights
 from ..data.schema import Schema
 from ..errors import ClassRelabellingWarning, DataError, EmptyDataError, MissingColumnError, SingleLevelError
 from ..validation import STRUCTURE_NA_POLICIES, check_na
@@ -46,6 +47,9 @@ class StructureStatistics:
         Count feature pairs (TAN, kDB with ``k > 0``); without them only MI is available.
     schema:
         Levels known in advance; the others are inferred and united over chunks.
+    weights:
+        A column of every chunk holding each row's weight: the tables are then sums of
+        weights (float64).
     """
 
     def __init__(
@@ -57,8 +61,10 @@ class StructureStatistics:
         pairs: bool = True,
         schema: Schema | None = None,
         max_levels: int = DEFAULT_MAX_LEVELS,
+        weights: str | None = None,
     ) -> None:
         check_na(na, STRUCTURE_NA_POLICIES, what="structure learning")
+        self.weights = weights
         self.target = target
         self.features = list(features)
         self.na = na
@@ -83,6 +89,7 @@ class StructureStatistics:
             pairs=self.pairs,
             schema=self.given if len(self.given) else None,
             max_levels=self.max_levels,
+            weights=self.weights,
         )
 
     def count(self, df: pd.DataFrame) -> "StructureStatistics":
@@ -91,6 +98,8 @@ class StructureStatistics:
         variables = [self.target, *self.features]
         have = set(map(str, df.columns))
         missing = [v for v in variables if v not in have]
+        if self.weights is not None and self.weights not in have:
+            raise MissingColumnError(self.weights, "weights", [str(c) for c in df.columns])
         if missing:
             role = "class" if missing[0] == self.target else "feature"
             raise MissingColumnError(missing[0], role, [str(c) for c in df.columns])
@@ -106,21 +115,25 @@ class StructureStatistics:
         s = enc.schema
         c = enc[self.target].astype(np.int64)
         K = s.cardinality(self.target)
+        w = chunk_weights(df, self.weights, variables, na) if self.weights is not None else None
+        dt = np.int64 if w is None else np.float64
         out.schema = s
         out.n_rows, out.n_dropped = enc.n_rows, enc.n_dropped
-        out.class_counts = np.bincount(c, minlength=K).astype(np.int64)
+        out.class_counts = np.bincount(c, weights=w, minlength=K).astype(dt)
         cards = s.cardinalities(self.features)
         for f, r in zip(self.features, cards):
             x = enc[f].astype(np.int64)
             ok = x >= 0
+            wf = w
             if not ok.all():
                 out.n_missing[f] = int((~ok).sum())
                 x, cc = x[ok], c[ok]
+                wf = w[ok] if w is not None else None
             else:
                 cc = c
-            out.feature_counts.append(np.bincount(x * K + cc, minlength=r * K).reshape(r, K).astype(np.int64))
+            out.feature_counts.append(np.bincount(x * K + cc, weights=wf, minlength=r * K).reshape(r, K).astype(dt))
         if self.pairs:
-            out.pair_counts = pair_counts([enc[f] for f in self.features], cards, c, K)
+            out.pair_counts = pair_counts([enc[f] for f in self.features], cards, c, K, weights=w)
         return out
 
     def add(self, df: pd.DataFrame) -> "StructureStatistics":
@@ -160,11 +173,12 @@ class StructureStatistics:
             maps[v] = np.array([pos[lev] for lev in src[v]], dtype=np.int64)
         K = dst.cardinality(self.target)
         mc = maps[self.target]
-        cls = np.zeros(K, dtype=np.int64)
+        dt = self.class_counts.dtype
+        cls = np.zeros(K, dtype=dt)
         cls[mc] = self.class_counts
         feats = []
         for f, t in zip(self.features, self.feature_counts):
-            new = np.zeros((dst.cardinality(f), K), dtype=np.int64)
+            new = np.zeros((dst.cardinality(f), K), dtype=dt)
             new[np.ix_(maps[f], mc)] = t
             feats.append(new)
         pairs = None
@@ -173,7 +187,7 @@ class StructureStatistics:
             dst_cards = dst.cardinalities(self.features)
             src_off, _ = pair_offsets(src_cards, src.cardinality(self.target))
             dst_off, total = pair_offsets(dst_cards, K)
-            pairs = np.zeros(total, dtype=np.int64)
+            pairs = np.zeros(total, dtype=self.pair_counts.dtype)
             p = len(self.features)
             Ks = src.cardinality(self.target)
             for a in range(p):
