@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 #: how counting treats missing values (``fit(na=)``)
-NA_POLICIES: tuple[str, ...] = ("error", "level", "drop", "available")
+NA_POLICIES: tuple[str, ...] = ("error", "level", "drop", "available", "em", "hard-em")
 #: how structure learning treats them (``"pairwise"``: each (C)MI on its observed rows)
 STRUCTURE_NA_POLICIES: tuple[str, ...] = ("error", "level", "drop", "pairwise")
 #: what :class:`~pybncsmooth.BNClassifier` accepts (the structure's and the counts' policy)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ..counting.context_tree import ContextTree
@@ -15,7 +16,8 @@ from ..model.cpd import CPD, DomainLastCPD, TreeCPD
 from ..model.network import FittedNetwork
 from ..structure.dag import DAG
 from ..errors import DataError, StructureError
-from ..validation import NA_POLICIES, check_na
+from ..validation import NA_POLICIES, check_int, check_na, check_number
+from .em import EM_POLICIES, run_em
 from .domains import check_domain, domain_from_hyper, strip_domain
 from .structure import resolve_structure
 
@@ -71,6 +73,8 @@ def fit_network(
     na_label: str = NA_LABEL,
     progress: bool | None = None,
     weights: Any = None,
+    em_tol: float = 1e-6,
+    em_max_iter: int = 100,
     **hyper: Any,
 ) -> FittedNetwork:
     """The parameters of the network ``spec`` (any structure :func:`resolve_structure`
@@ -82,13 +86,24 @@ def fit_network(
     ``weights``: one finite number >= 0 per row (an array for a data frame in memory,
     or the name of a column of the data): the counts are sums of weights.
 
+    ``na="em"`` / ``"hard-em"``: expectation-maximisation over the missing cells from
+    the available-case fit (:mod:`pybncsmooth.pipeline.em`), stopping when the relative
+    change of the observed-data log-likelihood is below ``em_tol`` or after
+    ``em_max_iter`` iterations; ``info["em"]`` keeps the trace.
+
     This is :func:`pybncsmooth.fit` without the classifier formulas; every front end
     fits a given structure through it."""
     check_na(na, NA_POLICIES)
+    em = na in EM_POLICIES
+    if em:
+        em_tol = check_number("em_tol", em_tol)
+        em_max_iter = check_int("em_max_iter", em_max_iter, low=1)
     domain, hyper = domain_from_hyper(domain, hyper)
     estimator = make_estimator(method, random_state=random_state, **with_progress(method, hyper, progress))
     source = as_source(data, chunksize=chunksize)
     source, weight_col = weights_column(source, weights)
+    if em:
+        source.require_passes(3, "EM")
     dag, file_schema = resolve_structure(spec, source.columns())
     if weight_col is not None and (weight_col in dag or weight_col == domain):
         raise StructureError(f"the weights column {weight_col!r} is a variable of the network")
@@ -99,7 +114,7 @@ def fit_network(
     counter = NetworkCounter(
         dag,
         schema=file_schema,
-        na=na,
+        na="available" if em else na,
         max_levels=max_levels,
         na_label=na_label,
         prefix=(domain,) if domain is not None and estimator.domain_split == "first" else (),
@@ -122,4 +137,18 @@ def fit_network(
         "na": na,
         "random_state": _seed_label(random_state),
     }
-    return estimate_network(dag, schema, trees, estimator, domain=domain, info=info)
+    net = estimate_network(dag, schema, trees, estimator, domain=domain, info=info)
+    if not em:
+        return net
+    return run_em(
+        net,
+        source,
+        trees,
+        estimator,
+        functools.partial(estimate_network, dag, schema, estimator=estimator, domain=domain, info=info),
+        hard=na == "hard-em",
+        weights=weight_col,
+        tol=em_tol,
+        max_iter=em_max_iter,
+        progress=progress,
+    )

@@ -1,0 +1,199 @@
+r"""Expectation-maximisation over missing cells: ``na="em"`` (soft) and ``na="hard-em"``.
+
+Start from the available-case fit (each node counted on the rows where it and its
+parents are observed).  Then repeat:
+
+* **E-step** (one pass over the data, chunk by chunk): a complete row counts once; an
+  incomplete row is replaced by every completion of its missing cells ``x_M``, each
+  weighted by its posterior under the current network,
+
+  .. math:: w(x_M) = \frac{\prod_v P(x_v \mid x_{\pi_v})}{\sum_{x'_M} \prod_v P(x'_v \mid x'_{\pi_v})},
+
+  enumerated exactly (rows sharing a missingness pattern batched), so that the context
+  trees hold the *expected* counts (fractional).  ``hard-em`` (bnlearn's
+  ``method = "hard-em"``) gives the most probable completion weight 1 instead.  The
+  same pass adds up the observed-data log-likelihood :math:`\sum_i \log P(x_{O_i})`.
+* **M-step**: the estimator on the expected counts (closed forms for mle / bayes /
+  mestimate / mbranch, hmd's variational fit, hls's weighted likelihood, hgs).
+
+It stops when the relative change of the observed-data log-likelihood falls below
+``tol`` (default 1e-6) or after ``max_iter`` iterations (default 100; a
+:class:`~pybncsmooth.errors.ConvergenceWarning` says so).  Soft EM never decreases the
+observed-data likelihood of mle (Dempster, Laird and Rubin 1977); with a prior it climbs
+the penalised likelihood.  ``hdp`` and ``hls-bayes``, whose samplers take whole counts,
+run with ``hard-em``.  Complete data give exactly the plain fit.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..data.encode import EncodedData, encode
+from ..data.mapreduce import reduce_chunks
+from ..data.weights import chunk_weights
+from ..errors import ConvergenceWarning, DataError, HyperparameterError
+from ..counting.context_tree import ContextTree
+from ..counting.network import count_specs
+from ..estimators.base import Estimator
+from ..model.network import FittedNetwork
+
+__all__ = ["run_em", "EM_POLICIES", "MAX_COMPLETIONS"]
+
+EM_POLICIES = ("em", "hard-em")
+#: largest number of completions of one row's missing cells enumerated
+MAX_COMPLETIONS = 1 << 16
+
+
+def _completions(net: FittedNetwork, codes: dict[str, np.ndarray], rows: np.ndarray, missing: list[str]) -> tuple:
+    """Every completion of ``missing`` for ``rows``: the codes of the completed rows
+    (``len(rows) * K`` of them, row-major) and ``K``."""
+    cards = [net.schema.cardinality(v) for v in missing]
+    K = int(np.prod(cards, dtype=np.int64))
+    if K > MAX_COMPLETIONS:
+        raise DataError(
+            f"{len(missing)} missing cells in one row ({', '.join(missing[:6])}{' ...' if len(missing) > 6 else ''}) "
+            f"have {K:,} completions, more than EM enumerates ({MAX_COMPLETIONS:,}); drop such rows or fit with "
+            "na='available'"
+        )
+    grid = np.indices(cards).reshape(len(cards), -1)
+    out = {}
+    B = len(rows)
+    for v, c in codes.items():
+        out[v] = np.repeat(c[rows], K)
+    for j, v in enumerate(missing):
+        out[v] = np.tile(grid[j], B)
+    return out, K
+
+
+def _log_joint(net: FittedNetwork, codes: dict[str, np.ndarray], n: int) -> np.ndarray:
+    prefix = [v for v in codes if v not in net.nodes]
+    total = np.zeros(n)
+    with np.errstate(divide="ignore"):
+        for v in net.nodes:
+            cond = prefix + net.parents(v)
+            P = np.column_stack([codes[u] for u in cond]) if cond else np.zeros((n, 0), dtype=np.int64)
+            total += np.log(net.cpd(v).prob_of(codes[v].astype(np.int64), P.astype(np.int64)))
+    return total
+
+
+def _estep_chunk(
+    net: FittedNetwork, specs: list, variables: list[str], weights: str | None, hard: bool, df: pd.DataFrame
+) -> tuple:
+    """Expected counts of one chunk: ``(trees, observed-data log-likelihood, rows)``."""
+    if len(df) == 0:
+        return (None, 0.0, 0)
+    enc = encode(df, net.schema, variables=variables, na="available", on_unseen="error", empty_ok=True)
+    n = enc.n_rows
+    codes = {v: enc[v].astype(np.int64) for v in variables}
+    w_row = chunk_weights(df, weights, variables, "available") if weights is not None else np.ones(n)
+    nodes = list(net.nodes)
+    miss = np.column_stack([codes[v] < 0 for v in nodes])
+    complete = ~miss.any(axis=1)
+    parts, wparts = [], []
+    idx = np.flatnonzero(complete)
+    if len(idx):
+        sub = {v: c[idx] for v, c in codes.items()}
+        parts.append(sub)
+        wparts.append(w_row[idx])
+        loglik = float(w_row[idx] @ _log_joint(net, sub, len(idx)))
+    else:
+        loglik = 0.0
+    inc = np.flatnonzero(~complete)
+    if len(inc):
+        _, inv = np.unique(miss[inc], axis=0, return_inverse=True)
+        for g in np.unique(inv):
+            rows = inc[inv.reshape(-1) == g]
+            missing = [v for v, b in zip(nodes, miss[rows[0]]) if b]
+            comp, K = _completions(net, codes, rows, missing)
+            lj = _log_joint(net, comp, len(rows) * K).reshape(len(rows), K)
+            top = lj.max(axis=1, keepdims=True)
+            if not np.isfinite(top).all():
+                bad = int(rows[int(np.argmin(np.isfinite(top[:, 0])))])
+                raise DataError(
+                    f"row {enc.index[bad]!r}: its observed cells have probability 0 under the current network "
+                    f"({net.method or 'this estimator'} gives zero probabilities); EM needs an estimator with a "
+                    "prior (bayes, mestimate, hmd, ...)"
+                )
+            post = np.exp(lj - top)
+            norm = post.sum(axis=1, keepdims=True)
+            loglik += float(w_row[rows] @ (top[:, 0] + np.log(norm[:, 0])))
+            post /= norm
+            if hard:
+                best = np.argmax(post, axis=1)
+                post = np.zeros_like(post)
+                post[np.arange(len(rows)), best] = 1.0
+            parts.append(comp)
+            wparts.append((post * w_row[rows][:, None]).reshape(-1))
+    allc = {v: np.concatenate([p[v] for p in parts]) for v in variables}
+    w = np.concatenate(wparts)
+    dummy = EncodedData(net.schema, allc, pd.RangeIndex(len(w)))
+    trees = count_specs(dummy, specs, weights=w)
+    return (trees, loglik, n)
+
+
+def _merge(a: tuple, b: tuple) -> tuple:
+    if a[0] is None:
+        return (b[0], a[1] + b[1], a[2] + b[2])
+    if b[0] is None:
+        return (a[0], a[1] + b[1], a[2] + b[2])
+    return ([x.merge(y) for x, y in zip(a[0], b[0])], a[1] + b[1], a[2] + b[2])
+
+
+def run_em(
+    net: FittedNetwork,
+    source: Any,
+    trees: dict[str, ContextTree],
+    estimator: Estimator,
+    estimate: Any,
+    *,
+    hard: bool,
+    weights: str | None = None,
+    tol: float = 1e-6,
+    max_iter: int = 100,
+    progress: bool | None = False,
+) -> FittedNetwork:
+    """EM from the available-case fit ``net`` (see the module documentation).
+
+    ``trees``: the available-case trees (their parent orders, domain included, are kept);
+    ``estimate(trees) -> FittedNetwork`` runs the M-step."""
+    if not hard and estimator.name in ("hdp", "hls-bayes"):
+        raise HyperparameterError(
+            f"na='em' gives fractional expected counts, and {estimator.name}'s sampler takes whole counts: use "
+            "na='hard-em' (the most probable completion of each row)"
+        )
+    nodes = list(net.nodes)
+    specs = [(n, t.parents) for n, t in trees.items()]
+    variables = [v for v in net.schema if v in set(nodes) | {p for _, pa in specs for p in pa}]
+    trace: list[float] = []
+    converged = False
+    for it in range(1, max_iter + 1):
+        res = reduce_chunks(
+            source,
+            functools.partial(_estep_chunk, net, specs, variables, weights, hard),
+            _merge,
+            progress=progress,
+            desc=f"EM iteration {it}",
+        )
+        new_trees, loglik, _ = res
+        trace.append(loglik)
+        net = estimate(dict(zip(trees, new_trees)))
+        if len(trace) > 1 and abs(trace[-1] - trace[-2]) <= tol * abs(trace[-2]):
+            converged = True
+            break
+        if hard and len(trace) > 1 and trace[-1] == trace[-2]:
+            converged = True
+            break
+    if not converged:
+        warnings.warn(
+            f"EM reached max_iter ({max_iter}) before the observed-data log-likelihood settled (relative change "
+            f"{abs(trace[-1] - trace[-2]) / abs(trace[-2]):.2e} > tol {tol:g})",
+            ConvergenceWarning,
+            stacklevel=4,
+        )
+    net.info["em"] = {"iterations": len(trace), "converged": converged, "loglik_trace": trace, "hard": hard}
+    return net

@@ -1,0 +1,111 @@
+"""EM over missing cells (na="em", "hard-em"): a two-node fixed point by hand, complete
+data give the plain fit, the observed-data likelihood never decreases, chunks equal
+the data in memory, estimators that need whole counts."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pybncsmooth as bs
+from pybncsmooth.errors import DataError, HyperparameterError
+
+ASIA = "[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]"
+
+
+def _holes(df: pd.DataFrame, rate: float, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    out = df.copy()
+    for c in out.columns:
+        out.loc[rng.random(len(out)) < rate, c] = np.nan
+    return out
+
+
+@pytest.fixture(scope="module")
+def asia_holes():
+    truth = bs.fit(ASIA, bs.load_dataset("asia"), method="bayes", iss=1)
+    train = truth.sample(800, random_state=1)
+    return train, _holes(train, 0.2, 0)
+
+
+def test_two_node_mle_fixed_point_by_hand():
+    # A -> B; A missing at random in some rows, B always observed. The observed-data MLE
+    # (monotone pattern): P(B = b) from every row, P(A = a | B = b) from the complete rows.
+    rng = np.random.default_rng(3)
+    n = 600
+    a = rng.choice(["a0", "a1"], n, p=[0.3, 0.7])
+    b = np.where(rng.random(n) < np.where(a == "a0", 0.8, 0.25), "b0", "b1")
+    df = pd.DataFrame({"A": pd.Categorical(a), "B": pd.Categorical(b)})
+    df.loc[rng.random(n) < 0.35, "A"] = np.nan
+    net = bs.fit("[A][B|A]", df, method="mle", na="em", em_tol=1e-15, em_max_iter=5000)
+    comp = df.dropna()
+    n_ab = pd.crosstab(comp["A"], comp["B"]).to_numpy().astype(float)  # (A, B)
+    p_b = df["B"].value_counts(normalize=True).reindex(["b0", "b1"]).to_numpy()
+    joint = n_ab / n_ab.sum(axis=0, keepdims=True) * p_b[None, :]
+    p_a = joint.sum(axis=1)
+    np.testing.assert_allclose(net.cpt("A"), p_a, atol=1e-8)
+    np.testing.assert_allclose(net.cpt("B"), (joint / p_a[:, None]).T, atol=1e-8)
+    assert net.info["em"]["converged"]
+
+
+@pytest.mark.parametrize("method", ["bayes", "hmd", "mestimate", "hls"])
+def test_complete_data_give_the_plain_fit(method):
+    df = bs.load_dataset("asia").iloc[:500]
+    plain = bs.fit(ASIA, df, method=method)
+    em = bs.fit(ASIA, df, method=method, na="em")
+    assert em.max_abs_diff(plain) < 1e-12
+    assert em.info["em"]["iterations"] == 2
+
+
+def test_soft_em_climbs_and_helps(asia_holes):
+    train, holes = asia_holes
+    net = bs.fit(ASIA, holes, method="bayes", iss=1, na="em", em_tol=1e-10)
+    trace = np.array(net.info["em"]["loglik_trace"])
+    # bayes climbs the posterior, not the likelihood: allow the prior's tiny pull
+    assert (np.diff(trace) > -1e-6 * np.abs(trace[1:])).all()
+    mle = bs.fit(ASIA, holes, method="mestimate", m=1e-6, na="em", em_tol=1e-12)
+    assert (np.diff(mle.info["em"]["loglik_trace"]) > -1e-6).all()
+    test = bs.fit(ASIA, bs.load_dataset("asia"), method="bayes", iss=1).sample(4000, random_state=9)
+    avail = bs.fit(ASIA, holes, method="bayes", iss=1, na="available").logpdf(test).mean()
+    assert net.logpdf(test).mean() > avail  # EM uses what incomplete rows say
+    assert net.info["na"] == "em"
+
+
+def test_em_in_chunks_equals_in_memory(asia_holes, tmp_path):
+    _, holes = asia_holes
+    mem = bs.fit(ASIA, holes, method="bayes", na="em")
+    parts = bs.fit(ASIA, [holes.iloc[:300], holes.iloc[300:]], method="bayes", na="em")
+    assert parts.max_abs_diff(mem) < 1e-10
+    assert parts.info["em"]["iterations"] == mem.info["em"]["iterations"]
+    with pytest.raises(DataError, match="read once"):
+        bs.fit(ASIA, iter([holes.iloc[:300], holes.iloc[300:]]), method="bayes", na="em")
+
+
+def test_hard_em_and_whole_count_estimators(asia_holes):
+    _, holes = asia_holes
+    hard = bs.fit(ASIA, holes, method="bayes", na="hard-em")
+    assert hard.info["em"]["hard"] is True and hard.info["em"]["converged"]
+    h = bs.fit(ASIA, holes, method="hdp", na="hard-em", iterations=100, random_state=0)
+    assert np.isfinite(h.logpdf(holes.dropna())).all()
+    with pytest.raises(HyperparameterError, match="hard-em"):
+        bs.fit(ASIA, holes, method="hdp", na="em", iterations=100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(bs.errors.ConvergenceWarning, match="max_iter"):
+            bs.fit(ASIA, holes, method="bayes", na="em", em_max_iter=2, em_tol=1e-15)
+    with pytest.raises(HyperparameterError, match="em_max_iter"):
+        bs.fit(ASIA, holes, method="bayes", na="em", em_max_iter=0)
+
+
+def test_mle_with_zero_probabilities_is_named():
+    # b1 is seen only in a row whose A is missing: maximum likelihood gives it probability 0
+    df = pd.DataFrame({
+        "A": pd.Categorical(["a0", "a1", "a0", "a1", None], categories=["a0", "a1"]),
+        "B": pd.Categorical(["b0", "b0", "b0", "b0", "b1"], categories=["b0", "b1"]),
+    })
+    with pytest.raises(DataError, match="row 4: its observed cells have probability 0.*prior"):
+        bs.fit("[A][B|A]", df, method="mle", na="em")
+    assert np.isfinite(bs.fit("[A][B|A]", df, method="bayes", na="em").cpt("B")).all()
