@@ -109,3 +109,16 @@ def test_mle_with_zero_probabilities_is_named():
     with pytest.raises(DataError, match="row 4: its observed cells have probability 0.*prior"):
         bs.fit("[A][B|A]", df, method="mle", na="em")
     assert np.isfinite(bs.fit("[A][B|A]", df, method="bayes", na="em").cpt("B")).all()
+
+
+def test_rows_beyond_the_enumeration_cap_give_the_same_expected_counts(asia_holes, monkeypatch):
+    from pybncsmooth.pipeline import em as em_module
+
+    _, holes = asia_holes
+    enumerated = bs.fit(ASIA, holes, method="bayes", na="em")
+    monkeypatch.setattr(em_module, "MAX_COMPLETIONS", 3)  # every row with 2+ binary missing cells: elimination
+    eliminated = bs.fit(ASIA, holes, method="bayes", na="em")
+    assert eliminated.max_abs_diff(enumerated) < 1e-10
+    assert eliminated.info["em"]["loglik_trace"] == pytest.approx(enumerated.info["em"]["loglik_trace"], rel=1e-12)
+    hard = bs.fit(ASIA, holes, method="bayes", na="hard-em")  # each missing cell at its most probable value
+    assert np.isfinite(hard.logpdf(holes.dropna())).all()

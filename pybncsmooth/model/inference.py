@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import DataError
 
-__all__ = ["log_marginal", "log_posterior"]
+__all__ = ["log_marginal", "log_posterior", "joint_posterior"]
 
 _LETTERS = string.ascii_letters
 #: largest factor (cells per row) variable elimination builds
@@ -181,6 +181,42 @@ def _run(net: Any, codes: Mapping[str, np.ndarray], target: str | None) -> np.nd
             with np.errstate(divide="ignore"):
                 out[rows] = logscale[:, None] + np.log(final.values)
     return out
+
+
+def joint_posterior(
+    net: Any, codes: Mapping[str, np.ndarray], keep: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """For rows that share one missingness pattern, the posterior of the missing
+    variables ``keep`` given each row's observed cells: ``(log P(x_O), P(keep | x_O))``,
+    the second of shape ``(n, *cards(keep))`` in the order of ``keep``."""
+    nodes = list(net.nodes)
+    prefix = [v for v in codes if v not in nodes]
+    n = len(next(iter(codes.values())))
+    m = {v for v in nodes if codes[v][0] < 0}
+    keep_set = set(keep)
+    gone = _pruned(net, m, keep_set)
+    free_all = m - gone
+    card = {v: net.schema.cardinality(v) for v in nodes}
+    logscale = np.zeros(n)
+    factors: list[_Factor] = []
+    for v in nodes:
+        if v in gone:
+            continue
+        free = [u for u in [v] + net.parents(v) if u in free_all]
+        vals = _family_factor(net, v, codes, free, prefix)
+        if free:
+            factors.append(_rescale(_Factor(tuple(free), vals), logscale))
+        else:
+            with np.errstate(divide="ignore"):
+                logscale += np.log(vals)
+    rest = _eliminate(factors, free_all - keep_set, card, logscale)
+    final = _multiply(rest, logscale) if rest else _Factor((), np.ones(n))
+    order = [final.vars.index(v) + 1 for v in keep]
+    values = np.transpose(final.values, [0, *order]) if keep else final.values
+    norm = values.reshape(n, -1).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        post = values / norm.reshape((n,) + (1,) * len(keep))
+    return logscale + np.log(norm), post
 
 
 def log_marginal(net: Any, codes: Mapping[str, np.ndarray]) -> np.ndarray:

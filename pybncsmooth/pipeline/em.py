@@ -9,19 +9,26 @@ parents are observed).  Then repeat:
 
   .. math:: w(x_M) = \frac{\prod_v P(x_v \mid x_{\pi_v})}{\sum_{x'_M} \prod_v P(x'_v \mid x'_{\pi_v})},
 
-  enumerated exactly (rows sharing a missingness pattern batched), so that the context
-  trees hold the *expected* counts (fractional).  ``hard-em`` (bnlearn's
-  ``method = "hard-em"``) gives the most probable completion weight 1 instead.  The
-  same pass adds up the observed-data log-likelihood :math:`\sum_i \log P(x_{O_i})`.
+  enumerated exactly (rows sharing a missingness pattern batched; a row with more than
+  ``MAX_COMPLETIONS`` completions contributes each node's family posterior from variable
+  elimination instead), so that the context trees hold the *expected* counts
+  (fractional).  ``hard-em`` (bnlearn's ``method = "hard-em"``) gives the most probable
+  completion weight 1 instead (in a row with more than ``MAX_COMPLETIONS`` completions,
+  each missing cell takes its own most probable value given the row's observed cells).
+  The same pass adds up the observed-data log-likelihood :math:`\sum_i \log P(x_{O_i})`.
 * **M-step**: the estimator on the expected counts (closed forms for mle / bayes /
   mestimate / mbranch, hmd's variational fit, hls's weighted likelihood, hgs).
 
 It stops when the relative change of the observed-data log-likelihood falls below
-``tol`` (default 1e-6) or after ``max_iter`` iterations (default 100; a
+``em_tol`` (default 1e-6) or after ``em_max_iter`` iterations (default 100; a
 :class:`~pybncsmooth.errors.ConvergenceWarning` says so).  Soft EM never decreases the
 observed-data likelihood of mle (Dempster, Laird and Rubin 1977); with a prior it climbs
 the penalised likelihood.  ``hdp`` and ``hls-bayes``, whose samplers take whole counts,
 run with ``hard-em``.  Complete data give exactly the plain fit.
+
+Cost: every iteration enumerates the completions of every incomplete row in NumPy, so
+rows with many missing cells dominate (their variable-elimination path runs one
+elimination per node).
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from ..errors import ConvergenceWarning, DataError, HyperparameterError
 from ..counting.context_tree import ContextTree
 from ..counting.network import count_specs
 from ..estimators.base import Estimator
+from ..model.inference import joint_posterior
 from ..model.network import FittedNetwork
 
 __all__ = ["run_em", "EM_POLICIES", "MAX_COMPLETIONS"]
@@ -81,6 +89,26 @@ def _log_joint(net: FittedNetwork, codes: dict[str, np.ndarray], n: int) -> np.n
     return total
 
 
+def _family_rows(
+    net: FittedNetwork, node: str, spec_vars: list[str], codes: dict[str, np.ndarray], rows: np.ndarray,
+    missing: set[str], w_row: np.ndarray,
+) -> tuple[float, dict[str, np.ndarray], np.ndarray]:
+    """Rows too many to enumerate: the expected counts of ``node``'s family from the
+    posterior of its missing variables (variable elimination): ``(log P(x_O) summed,
+    pseudo-rows, weights)``."""
+    sub = {v: c[rows] for v, c in codes.items()}
+    fam_missing = [v for v in spec_vars if v in missing]
+    logp, post = joint_posterior(net, sub, fam_missing)
+    B = len(rows)
+    cards = [net.schema.cardinality(v) for v in fam_missing]
+    K = int(np.prod(cards, dtype=np.int64)) if cards else 1
+    grid = np.indices(cards).reshape(len(cards), -1) if cards else np.zeros((0, 1), dtype=np.int64)
+    out = {v: np.repeat(sub[v], K) for v in spec_vars}
+    for j, v in enumerate(fam_missing):
+        out[v] = np.tile(grid[j], B)
+    return float(w_row[rows] @ logp), out, (post.reshape(B, K) * w_row[rows][:, None]).reshape(-1)
+
+
 def _estep_chunk(
     net: FittedNetwork, specs: list, variables: list[str], weights: str | None, hard: bool, df: pd.DataFrame
 ) -> tuple:
@@ -94,21 +122,38 @@ def _estep_chunk(
     nodes = list(net.nodes)
     miss = np.column_stack([codes[v] < 0 for v in nodes])
     complete = ~miss.any(axis=1)
-    parts, wparts = [], []
+    shared: list[tuple[dict, np.ndarray]] = []  # pseudo-rows every node counts
+    own: dict[str, list[tuple[dict, np.ndarray]]] = {nd: [] for nd, _ in specs}  # per node (large patterns)
     idx = np.flatnonzero(complete)
+    loglik = 0.0
     if len(idx):
         sub = {v: c[idx] for v, c in codes.items()}
-        parts.append(sub)
-        wparts.append(w_row[idx])
+        shared.append((sub, w_row[idx]))
         loglik = float(w_row[idx] @ _log_joint(net, sub, len(idx)))
-    else:
-        loglik = 0.0
     inc = np.flatnonzero(~complete)
     if len(inc):
         _, inv = np.unique(miss[inc], axis=0, return_inverse=True)
+        inv = inv.reshape(-1)
         for g in np.unique(inv):
-            rows = inc[inv.reshape(-1) == g]
+            rows = inc[inv == g]
             missing = [v for v, b in zip(nodes, miss[rows[0]]) if b]
+            K = int(np.prod([net.schema.cardinality(v) for v in missing], dtype=np.int64))
+            if K > MAX_COMPLETIONS and hard:  # each missing cell at its most probable value given the row
+                sub = {v: c[rows].copy() for v, c in codes.items()}
+                for j, v in enumerate(missing):
+                    logp, post = joint_posterior(net, {u: c[rows] for u, c in codes.items()}, [v])
+                    sub[v] = np.argmax(post, axis=1).astype(np.int64)
+                    if j == 0:
+                        loglik += float(w_row[rows] @ logp)
+                shared.append((sub, w_row[rows]))
+                continue
+            if K > MAX_COMPLETIONS:
+                mset = set(missing)
+                for nd, pa in specs:
+                    ll, rows_codes, wts = _family_rows(net, nd, [nd, *pa], codes, rows, mset, w_row)
+                    own[nd].append((rows_codes, wts))
+                loglik += ll
+                continue
             comp, K = _completions(net, codes, rows, missing)
             lj = _log_joint(net, comp, len(rows) * K).reshape(len(rows), K)
             top = lj.max(axis=1, keepdims=True)
@@ -127,12 +172,15 @@ def _estep_chunk(
                 best = np.argmax(post, axis=1)
                 post = np.zeros_like(post)
                 post[np.arange(len(rows)), best] = 1.0
-            parts.append(comp)
-            wparts.append((post * w_row[rows][:, None]).reshape(-1))
-    allc = {v: np.concatenate([p[v] for p in parts]) for v in variables}
-    w = np.concatenate(wparts)
-    dummy = EncodedData(net.schema, allc, pd.RangeIndex(len(w)))
-    trees = count_specs(dummy, specs, weights=w)
+            shared.append((comp, (post * w_row[rows][:, None]).reshape(-1)))
+    trees = []
+    for nd, pa in specs:
+        parts = shared + own[nd]
+        cols = [nd, *pa]
+        allc = {v: np.concatenate([p[0][v] for p in parts]) for v in cols}
+        w = np.concatenate([p[1] for p in parts])
+        dummy = EncodedData(net.schema, allc, pd.RangeIndex(len(w)))
+        trees.append(count_specs(dummy, [(nd, pa)], weights=w)[0])
     return (trees, loglik, n)
 
 
