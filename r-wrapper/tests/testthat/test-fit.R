@@ -186,3 +186,15 @@ test_that("bncs.evaluate.domains returns the tidy per-domain table", {
                                settings = list(h = list(mode = "domain", method = "hdp", iterations = 200)))
   expect_identical(unique(own$setting), "h")
 })
+
+test_that("na = \"em\" runs EM over the missing cells from R", {
+  skip_if_no_python()
+  asia <- bncs.dataset("asia")[1:600, ]
+  set.seed(1)
+  for (v in names(asia)) asia[[v]][runif(nrow(asia)) < 0.1] <- NA
+  em <- bncs.fit(asia_string, asia, method = "bayes", na = "em")
+  av <- bncs.fit(asia_string, asia, method = "bayes", na = "available")
+  expect_identical(class(em), c("bn.fit", "bn.fit.dnet"))
+  expect_equal(as.numeric(apply(em$D$prob, c(2, 3), sum)), rep(1, 4), tolerance = 1e-12)
+  expect_gt(max(abs(em$E$prob - av$E$prob)), 1e-6)  # EM moved the tables
+})
