@@ -98,6 +98,9 @@ def test_hard_em_and_whole_count_estimators(asia_holes):
             bs.fit(ASIA, holes, method="bayes", na="em", em_max_iter=2, em_tol=1e-15)
     with pytest.raises(HyperparameterError, match="em_max_iter"):
         bs.fit(ASIA, holes, method="bayes", na="em", em_max_iter=0)
+    with pytest.warns(bs.errors.ConvergenceWarning, match="one E-step"):
+        one = bs.fit(ASIA, holes, method="bayes", na="em", em_max_iter=1)
+    assert one.info["em"]["iterations"] == 1 and not one.info["em"]["converged"]
 
 
 def test_mle_with_zero_probabilities_is_named():

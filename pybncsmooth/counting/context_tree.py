@@ -32,7 +32,15 @@ import numpy as np
 from ..errors import DataError
 from ._kernels import build_levels, dense_counts
 
-__all__ = ["ContextTree", "TreeLevel", "count_tree", "aggregate_leaves", "weighted_leaves", "mixed_radix"]
+__all__ = [
+    "ContextTree",
+    "TreeLevel",
+    "count_tree",
+    "aggregate_leaves",
+    "weighted_leaves",
+    "mixed_radix",
+    "config_codes",
+]
 
 # Dense counting (one bincount over all cells) is used while the number of cells
 # stays below max(_DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR * n_rows).
@@ -353,7 +361,7 @@ def count_tree(
         if len(c) != len(x):
             raise ValueError(f"codes of {name!r} have {len(c)} rows, expected {len(x)}")
     if weights is not None:
-        configs, counts = weighted_leaves(x, cols, child_card, weights)
+        configs, counts = weighted_leaves(x, cols, child_card, weights, parent_cards)
     else:
         configs, counts = aggregate_leaves(x, cols, child_card, parent_cards, complete=complete)
     levels = _build_levels(configs, counts, d, child_card)
@@ -413,15 +421,31 @@ def aggregate_leaves(
 
 
 def weighted_leaves(
-    x: np.ndarray, cols: Sequence[np.ndarray], child_card: int, weights: np.ndarray
+    x: np.ndarray,
+    cols: Sequence[np.ndarray],
+    child_card: int,
+    weights: np.ndarray,
+    parent_cards: Sequence[int] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Leaf table of weighted rows: the counts are sums of the rows' weights (rows with a
-    code ``-1`` or weight 0 left out)."""
+    code ``-1`` or weight 0 left out).  With ``parent_cards`` and a small configuration
+    space, one weighted ``bincount`` over the cells; otherwise a sort of the rows."""
     r = int(child_card)
     w = np.asarray(weights, dtype=np.float64)
     mask = (x >= 0) & (w > 0)
     for c in cols:
         mask &= c >= 0
+    if parent_cards is not None:
+        cards = [int(c) for c in parent_cards]
+        Q = int(np.prod(cards, dtype=np.int64)) if cards else 1
+        if Q * r <= max(_DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR * len(x)):
+            cfg = mixed_radix([c[mask] for c in cols], cards) if cols else np.zeros(int(mask.sum()), np.int64)
+            cells = np.bincount(cfg * r + x[mask].astype(np.int64), weights=w[mask], minlength=Q * r)
+            dense = cells.reshape(Q, r)
+            observed = np.flatnonzero(dense.any(axis=1))
+            if not cols:
+                return np.zeros((1, 0), dtype=np.int64), dense
+            return _decode(observed, cards), dense[observed]
     P = np.column_stack([c[mask].astype(np.int64) for c in cols]) if cols else np.zeros((int(mask.sum()), 0), np.int64)
     onehot = np.zeros((P.shape[0], r))
     onehot[np.arange(P.shape[0]), x[mask].astype(np.int64)] = w[mask]
@@ -475,6 +499,12 @@ def config_index(M: np.ndarray, cards: Sequence[int]) -> np.ndarray:
     if M.shape[1] == 0:
         return np.zeros(M.shape[0], dtype=np.int64)
     return mixed_radix([M[:, j] for j in range(M.shape[1])], cards)
+
+
+def config_codes(cfg: np.ndarray, cards: Sequence[int]) -> np.ndarray:
+    """The parent codes ``(n, d)`` of mixed-radix configuration indices (the inverse of
+    :func:`config_index`)."""
+    return _decode(cfg, cards)
 
 
 def _decode(cfg: np.ndarray, cards: Sequence[int]) -> np.ndarray:

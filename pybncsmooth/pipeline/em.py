@@ -44,7 +44,7 @@ from ..data.encode import EncodedData, encode
 from ..data.mapreduce import reduce_chunks
 from ..data.weights import chunk_weights
 from ..errors import ConvergenceWarning, DataError, HyperparameterError
-from ..counting.context_tree import ContextTree
+from ..counting.context_tree import ContextTree, config_codes, mixed_radix
 from ..counting.network import count_specs
 from ..estimators.base import Estimator
 from ..model.inference import joint_posterior
@@ -109,6 +109,57 @@ def _family_rows(
     return float(w_row[rows] @ logp), out, (post.reshape(B, K) * w_row[rows][:, None]).reshape(-1)
 
 
+class _Expected:
+    """Expected counts of every node's family, accumulated as weighted pseudo-rows come:
+    a dense ``(configurations, levels)`` table per node where it is small (one weighted
+    ``bincount`` per batch), the pseudo-rows themselves otherwise (a weighted tree at
+    the end)."""
+
+    DENSE_CELLS = 1 << 22
+
+    def __init__(self, schema: Any, specs: list) -> None:
+        self.schema = schema
+        self.specs = specs
+        self.dense: dict[str, np.ndarray] = {}
+        self.rows: dict[str, list[tuple[dict, np.ndarray]]] = {}
+        for nd, pa in specs:
+            q = int(np.prod(schema.cardinalities(pa), dtype=np.int64)) if pa else 1
+            if q * schema.cardinality(nd) <= self.DENSE_CELLS:
+                self.dense[nd] = np.zeros(q * schema.cardinality(nd))
+            else:
+                self.rows[nd] = []
+
+    def add(self, codes: dict[str, np.ndarray], w: np.ndarray, only: str | None = None) -> None:
+        for nd, pa in self.specs:
+            if only is not None and nd != only:
+                continue
+            if nd in self.dense:
+                r = self.schema.cardinality(nd)
+                cfg = mixed_radix([codes[p] for p in pa], self.schema.cardinalities(pa)) if pa else 0
+                cells = cfg * r + codes[nd]
+                self.dense[nd] += np.bincount(cells, weights=w, minlength=len(self.dense[nd]))
+            else:
+                self.rows[nd].append(({v: codes[v] for v in (nd, *pa)}, w))
+
+    def trees(self) -> list[ContextTree]:
+        out = []
+        for nd, pa in self.specs:
+            r = self.schema.cardinality(nd)
+            cards = self.schema.cardinalities(pa)
+            if nd in self.dense:
+                table = self.dense[nd].reshape(-1, r)
+                obs = np.flatnonzero(table.any(axis=1))
+                configs = config_codes(obs, cards) if pa else np.zeros((len(obs), 0), dtype=np.int64)
+                out.append(ContextTree.from_leaves(nd, pa, r, cards, configs, table[obs]))
+                continue
+            parts = self.rows[nd]
+            allc = {v: np.concatenate([p[0][v] for p in parts]) for v in (nd, *pa)}
+            w = np.concatenate([p[1] for p in parts])
+            dummy = EncodedData(self.schema, allc, pd.RangeIndex(len(w)))
+            out.append(count_specs(dummy, [(nd, pa)], weights=w)[0])
+        return out
+
+
 def _estep_chunk(
     net: FittedNetwork, specs: list, variables: list[str], weights: str | None, hard: bool, df: pd.DataFrame
 ) -> tuple:
@@ -122,13 +173,12 @@ def _estep_chunk(
     nodes = list(net.nodes)
     miss = np.column_stack([codes[v] < 0 for v in nodes])
     complete = ~miss.any(axis=1)
-    shared: list[tuple[dict, np.ndarray]] = []  # pseudo-rows every node counts
-    own: dict[str, list[tuple[dict, np.ndarray]]] = {nd: [] for nd, _ in specs}  # per node (large patterns)
+    acc = _Expected(net.schema, specs)
     idx = np.flatnonzero(complete)
     loglik = 0.0
     if len(idx):
         sub = {v: c[idx] for v, c in codes.items()}
-        shared.append((sub, w_row[idx]))
+        acc.add(sub, w_row[idx])
         loglik = float(w_row[idx] @ _log_joint(net, sub, len(idx)))
     inc = np.flatnonzero(~complete)
     if len(inc):
@@ -145,13 +195,13 @@ def _estep_chunk(
                     sub[v] = np.argmax(post, axis=1).astype(np.int64)
                     if j == 0:
                         loglik += float(w_row[rows] @ logp)
-                shared.append((sub, w_row[rows]))
+                acc.add(sub, w_row[rows])
                 continue
             if K > MAX_COMPLETIONS:
                 mset = set(missing)
                 for nd, pa in specs:
                     ll, rows_codes, wts = _family_rows(net, nd, [nd, *pa], codes, rows, mset, w_row)
-                    own[nd].append((rows_codes, wts))
+                    acc.add(rows_codes, wts, only=nd)
                 loglik += ll
                 continue
             comp, K = _completions(net, codes, rows, missing)
@@ -172,15 +222,8 @@ def _estep_chunk(
                 best = np.argmax(post, axis=1)
                 post = np.zeros_like(post)
                 post[np.arange(len(rows)), best] = 1.0
-            shared.append((comp, (post * w_row[rows][:, None]).reshape(-1)))
-    trees = []
-    for nd, pa in specs:
-        parts = shared + own[nd]
-        cols = [nd, *pa]
-        allc = {v: np.concatenate([p[0][v] for p in parts]) for v in cols}
-        w = np.concatenate([p[1] for p in parts])
-        dummy = EncodedData(net.schema, allc, pd.RangeIndex(len(w)))
-        trees.append(count_specs(dummy, [(nd, pa)], weights=w)[0])
+            acc.add(comp, (post * w_row[rows][:, None]).reshape(-1))
+    trees = acc.trees()
     return (trees, loglik, n)
 
 
@@ -237,9 +280,12 @@ def run_em(
             converged = True
             break
     if not converged:
+        change = "one E-step"
+        if len(trace) > 1:
+            change = f"relative change {abs(trace[-1] - trace[-2]) / abs(trace[-2]):.2e}"
         warnings.warn(
-            f"EM reached max_iter ({max_iter}) before the observed-data log-likelihood settled (relative change "
-            f"{abs(trace[-1] - trace[-2]) / abs(trace[-2]):.2e} > tol {tol:g})",
+            f"EM reached em_max_iter ({max_iter}) before the observed-data log-likelihood settled ({change}; "
+            f"em_tol {tol:g})",
             ConvergenceWarning,
             stacklevel=4,
         )
