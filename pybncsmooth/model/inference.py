@@ -143,59 +143,17 @@ def _pattern_groups(missing: np.ndarray) -> list[np.ndarray]:
     return np.split(order, bounds)
 
 
-def _run(net: Any, codes: Mapping[str, np.ndarray], target: str | None) -> np.ndarray:
-    """``log P(x_O)`` per row (``target`` None) or the ``(n, r)`` log of
-    :math:`P(t, x_O)` (codes ``-1`` are missing)."""
+def _sum_out(
+    net: Any, codes: Mapping[str, np.ndarray], missing: set[str], keep: set[str]
+) -> tuple[_Factor, np.ndarray]:
+    """For rows sharing the missing set ``missing``: the product of every factor with the
+    missing variables but ``keep`` summed out (barren ones pruned first), as a factor
+    over ``keep`` (none: a factor without variables), and the per-row log scale."""
     nodes = list(net.nodes)
     prefix = [v for v in codes if v not in nodes]
     n = len(next(iter(codes.values())))
-    r = net.schema.cardinality(target) if target is not None else 1
-    out = np.zeros((n, r)) if target is not None else np.zeros(n)
-    miss = np.column_stack([codes[v] < 0 if v != target else np.ones(n, dtype=bool) for v in nodes])
-    card = {v: net.schema.cardinality(v) for v in nodes}
-    for rows in _pattern_groups(miss):
-        m = {v for v, b in zip(nodes, miss[rows[0]]) if b}
-        keep = {target} if target is not None else set()
-        gone = _pruned(net, m, keep)
-        free_all = m - gone
-        sub = {v: c[rows] for v, c in codes.items()}
-        logscale = np.zeros(len(rows))
-        factors: list[_Factor] = []
-        for v in nodes:
-            if v in gone:
-                continue
-            fam = [v] + net.parents(v)
-            free = [u for u in fam if u in free_all]
-            vals = _family_factor(net, v, sub, free, prefix)
-            if free:
-                factors.append(_rescale(_Factor(tuple(free), vals), logscale))
-            else:
-                with np.errstate(divide="ignore"):
-                    logscale += np.log(vals)
-        rest = _eliminate(factors, free_all - keep, card, logscale)
-        if target is None:
-            tail = _multiply(rest, logscale) if rest else None
-            out[rows] = logscale + (np.log(tail.values) if tail is not None and tail.values.ndim == 1 else 0.0)
-        else:
-            final = _multiply(rest, logscale) if rest else _Factor((target,), np.ones((len(rows), r)))
-            with np.errstate(divide="ignore"):
-                out[rows] = logscale[:, None] + np.log(final.values)
-    return out
-
-
-def joint_posterior(
-    net: Any, codes: Mapping[str, np.ndarray], keep: Sequence[str]
-) -> tuple[np.ndarray, np.ndarray]:
-    """For rows that share one missingness pattern, the posterior of the missing
-    variables ``keep`` given each row's observed cells: ``(log P(x_O), P(keep | x_O))``,
-    the second of shape ``(n, *cards(keep))`` in the order of ``keep``."""
-    nodes = list(net.nodes)
-    prefix = [v for v in codes if v not in nodes]
-    n = len(next(iter(codes.values())))
-    m = {v for v in nodes if codes[v][0] < 0}
-    keep_set = set(keep)
-    gone = _pruned(net, m, keep_set)
-    free_all = m - gone
+    gone = _pruned(net, missing, keep)
+    free_all = missing - gone
     card = {v: net.schema.cardinality(v) for v in nodes}
     logscale = np.zeros(n)
     factors: list[_Factor] = []
@@ -209,8 +167,37 @@ def joint_posterior(
         else:
             with np.errstate(divide="ignore"):
                 logscale += np.log(vals)
-    rest = _eliminate(factors, free_all - keep_set, card, logscale)
+    rest = _eliminate(factors, free_all - keep, card, logscale)
     final = _multiply(rest, logscale) if rest else _Factor((), np.ones(n))
+    return final, logscale
+
+
+def _run(net: Any, codes: Mapping[str, np.ndarray], target: str | None) -> np.ndarray:
+    """``log P(x_O)`` per row (``target`` None) or the ``(n, r)`` log of
+    :math:`P(t, x_O)` (codes ``-1`` are missing)."""
+    nodes = list(net.nodes)
+    n = len(next(iter(codes.values())))
+    r = net.schema.cardinality(target) if target is not None else 1
+    out = np.zeros((n, r)) if target is not None else np.zeros(n)
+    miss = np.column_stack([codes[v] < 0 if v != target else np.ones(n, dtype=bool) for v in nodes])
+    keep = {target} if target is not None else set()
+    for rows in _pattern_groups(miss):
+        m = {v for v, b in zip(nodes, miss[rows[0]]) if b}
+        final, logscale = _sum_out(net, {v: c[rows] for v, c in codes.items()}, m, keep)
+        with np.errstate(divide="ignore"):
+            out[rows] = (logscale[:, None] if target is not None else logscale) + np.log(final.values)
+    return out
+
+
+def joint_posterior(
+    net: Any, codes: Mapping[str, np.ndarray], keep: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """For rows that share one missingness pattern, the posterior of the missing
+    variables ``keep`` given each row's observed cells: ``(log P(x_O), P(keep | x_O))``,
+    the second of shape ``(n, *cards(keep))`` in the order of ``keep``."""
+    n = len(next(iter(codes.values())))
+    missing = {v for v in net.nodes if codes[v][0] < 0}
+    final, logscale = _sum_out(net, codes, missing, set(keep))
     order = [final.vars.index(v) + 1 for v in keep]
     values = np.transpose(final.values, [0, *order]) if keep else final.values
     norm = values.reshape(n, -1).sum(axis=1)
