@@ -5,19 +5,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["pair_counts_kernel", "pair_counts_weighted_kernel", "cmi_from_pair_counts"]
+__all__ = ["pair_counts_kernel", "cmi_from_pair_counts"]
 
 
 @njit(cache=True, nogil=True)
-def pair_counts_kernel(M, cards, c, rc, off, out):  # pragma: no cover - compiled
+def pair_counts_kernel(M, cards, c, rc, off, w, out):  # pragma: no cover - compiled
     """Add to ``out`` the counts :math:`n_{c x_a x_b}` of every pair ``a < b`` of columns
     of the ``(n, p)`` code matrix ``M``, on the rows where ``X_a``, ``X_b`` and ``C`` are
-    observed (codes >= 0).  Pair ``(a, b)``'s block starts at ``off[a * p + b]`` and is
-    laid out ``(c, x_a, x_b)`` row-major."""
+    observed (codes >= 0), row ``r`` counting ``w[r]`` (ones as int64 for plain counts,
+    row weights as float64 with a float64 ``out``).  Pair ``(a, b)``'s block starts at
+    ``off[a * p + b]`` and is laid out ``(c, x_a, x_b)`` row-major."""
     n, p = M.shape
     for r in range(n):
         cr = c[r]
-        if cr < 0:
+        wr = w[r]
+        if cr < 0 or wr == 0:
             continue
         for a in range(p):
             xa = M[r, a]
@@ -28,27 +30,7 @@ def pair_counts_kernel(M, cards, c, rc, off, out):  # pragma: no cover - compile
                 xb = M[r, b]
                 if xb < 0:
                     continue
-                out[off[a * p + b] + base * cards[b] + xb] += 1
-
-
-@njit(cache=True, nogil=True)
-def pair_counts_weighted_kernel(M, cards, c, rc, off, w, out):  # pragma: no cover - compiled
-    """:func:`pair_counts_kernel` with row ``r`` counting ``w[r]`` (``out`` float64)."""
-    n, p = M.shape
-    for r in range(n):
-        cr = c[r]
-        if cr < 0 or w[r] == 0.0:
-            continue
-        for a in range(p):
-            xa = M[r, a]
-            if xa < 0:
-                continue
-            base = cr * cards[a] + xa
-            for b in range(a + 1, p):
-                xb = M[r, b]
-                if xb < 0:
-                    continue
-                out[off[a * p + b] + base * cards[b] + xb] += w[r]
+                out[off[a * p + b] + base * cards[b] + xb] += wr
 
 
 @njit(cache=True, nogil=True)

@@ -19,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ._kernels import cmi_from_pair_counts, pair_counts_kernel, pair_counts_weighted_kernel
+from ._kernels import cmi_from_pair_counts, pair_counts_kernel
 
 __all__ = [
     "mutual_information",
@@ -95,10 +95,8 @@ def pair_counts(
     for j, col in enumerate(columns):
         M[:, j] = col
     cards_a, c_a = np.asarray(cards, dtype=np.int64), np.asarray(c, dtype=np.int64)
-    if weights is None:
-        pair_counts_kernel(M, cards_a, c_a, int(rc), off, out)
-    else:
-        pair_counts_weighted_kernel(M, cards_a, c_a, int(rc), off, np.asarray(weights, dtype=np.float64), out)
+    w = np.ones(len(c), dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.float64)
+    pair_counts_kernel(M, cards_a, c_a, int(rc), off, w, out)
     return out
 
 
