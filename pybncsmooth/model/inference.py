@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import DataError
 
-__all__ = ["log_marginal", "log_posterior", "joint_posterior"]
+__all__ = ["log_marginal", "log_posterior", "joint_posterior", "pattern_groups"]
 
 _LETTERS = string.ascii_letters
 #: largest factor (cells per row) variable elimination builds
@@ -132,7 +132,7 @@ def _eliminate(
     return factors
 
 
-def _pattern_groups(missing: np.ndarray) -> list[np.ndarray]:
+def pattern_groups(missing: np.ndarray) -> list[np.ndarray]:
     """Row indices grouped by missingness pattern (``missing``: ``(n, V)`` booleans)."""
     if missing.shape[0] == 0:
         return []
@@ -181,7 +181,7 @@ def _run(net: Any, codes: Mapping[str, np.ndarray], target: str | None) -> np.nd
     out = np.zeros((n, r)) if target is not None else np.zeros(n)
     miss = np.column_stack([codes[v] < 0 if v != target else np.ones(n, dtype=bool) for v in nodes])
     keep = {target} if target is not None else set()
-    for rows in _pattern_groups(miss):
+    for rows in pattern_groups(miss):
         m = {v for v, b in zip(nodes, miss[rows[0]]) if b}
         final, logscale = _sum_out(net, {v: c[rows] for v, c in codes.items()}, m, keep)
         with np.errstate(divide="ignore"):

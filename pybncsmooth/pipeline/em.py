@@ -47,7 +47,7 @@ from ..errors import ConvergenceWarning, DataError, HyperparameterError
 from ..counting.context_tree import ContextTree, config_codes, mixed_radix
 from ..counting.network import count_specs
 from ..estimators.base import Estimator
-from ..model.inference import joint_posterior
+from ..model.inference import joint_posterior, pattern_groups
 from ..model.network import FittedNetwork
 
 __all__ = ["run_em", "EM_POLICIES", "MAX_COMPLETIONS"]
@@ -57,24 +57,17 @@ EM_POLICIES = ("em", "hard-em")
 MAX_COMPLETIONS = 1 << 16
 
 
-def _completions(net: FittedNetwork, codes: dict[str, np.ndarray], rows: np.ndarray, missing: list[str]) -> tuple:
-    """Every completion of ``missing`` for ``rows``: the codes of the completed rows
-    (``len(rows) * K`` of them, row-major) and ``K``."""
-    cards = [net.schema.cardinality(v) for v in missing]
-    K = int(np.prod(cards, dtype=np.int64))
-    if K > MAX_COMPLETIONS:
-        raise DataError(
-            f"{len(missing)} missing cells in one row ({', '.join(missing[:6])}{' ...' if len(missing) > 6 else ''}) "
-            f"have {K:,} completions, more than EM enumerates ({MAX_COMPLETIONS:,}); drop such rows or fit with "
-            "na='available'"
-        )
-    grid = np.indices(cards).reshape(len(cards), -1)
-    out = {}
-    B = len(rows)
-    for v, c in codes.items():
-        out[v] = np.repeat(c[rows], K)
-    for j, v in enumerate(missing):
-        out[v] = np.tile(grid[j], B)
+def _expand(
+    net: FittedNetwork, codes: dict[str, np.ndarray], rows: np.ndarray, free: list[str]
+) -> tuple[dict[str, np.ndarray], int]:
+    """Every completion of the variables ``free`` for ``rows``: the codes of ``codes``'s
+    variables for the ``len(rows) * K`` completed rows (row-major), and ``K``."""
+    cards = [net.schema.cardinality(v) for v in free]
+    K = int(np.prod(cards, dtype=np.int64)) if cards else 1
+    grid = np.indices(cards).reshape(len(cards), -1) if cards else np.zeros((0, 1), dtype=np.int64)
+    out = {v: np.repeat(c[rows], K) for v, c in codes.items()}
+    for j, v in enumerate(free):
+        out[v] = np.tile(grid[j], len(rows))
     return out, K
 
 
@@ -90,23 +83,15 @@ def _log_joint(net: FittedNetwork, codes: dict[str, np.ndarray], n: int) -> np.n
 
 
 def _family_rows(
-    net: FittedNetwork, node: str, spec_vars: list[str], codes: dict[str, np.ndarray], rows: np.ndarray,
-    missing: set[str], w_row: np.ndarray,
+    net: FittedNetwork, spec_vars: list[str], sub: dict[str, np.ndarray], missing: set[str], w: np.ndarray
 ) -> tuple[float, dict[str, np.ndarray], np.ndarray]:
-    """Rows too many to enumerate: the expected counts of ``node``'s family from the
-    posterior of its missing variables (variable elimination): ``(log P(x_O) summed,
-    pseudo-rows, weights)``."""
-    sub = {v: c[rows] for v, c in codes.items()}
+    """Rows too many to enumerate (their codes ``sub``, weights ``w``): the expected counts
+    of one node's family (``spec_vars``) from the posterior of its missing variables
+    (variable elimination): ``(log P(x_O) summed, pseudo-rows, weights)``."""
     fam_missing = [v for v in spec_vars if v in missing]
     logp, post = joint_posterior(net, sub, fam_missing)
-    B = len(rows)
-    cards = [net.schema.cardinality(v) for v in fam_missing]
-    K = int(np.prod(cards, dtype=np.int64)) if cards else 1
-    grid = np.indices(cards).reshape(len(cards), -1) if cards else np.zeros((0, 1), dtype=np.int64)
-    out = {v: np.repeat(sub[v], K) for v in spec_vars}
-    for j, v in enumerate(fam_missing):
-        out[v] = np.tile(grid[j], B)
-    return float(w_row[rows] @ logp), out, (post.reshape(B, K) * w_row[rows][:, None]).reshape(-1)
+    out, K = _expand(net, {v: sub[v] for v in spec_vars}, np.arange(len(w)), fam_missing)
+    return float(w @ logp), out, (post.reshape(len(w), K) * w[:, None]).reshape(-1)
 
 
 class _Expected:
@@ -181,48 +166,46 @@ def _estep_chunk(
         acc.add(sub, w_row[idx])
         loglik = float(w_row[idx] @ _log_joint(net, sub, len(idx)))
     inc = np.flatnonzero(~complete)
-    if len(inc):
-        _, inv = np.unique(miss[inc], axis=0, return_inverse=True)
-        inv = inv.reshape(-1)
-        for g in np.unique(inv):
-            rows = inc[inv == g]
-            missing = [v for v, b in zip(nodes, miss[rows[0]]) if b]
-            K = int(np.prod([net.schema.cardinality(v) for v in missing], dtype=np.int64))
-            if K > MAX_COMPLETIONS and hard:  # each missing cell at its most probable value given the row
-                sub = {v: c[rows].copy() for v, c in codes.items()}
+    for grp in pattern_groups(miss[inc]):
+        rows = inc[grp]
+        missing = [v for v, b in zip(nodes, miss[rows[0]]) if b]
+        K = int(np.prod([net.schema.cardinality(v) for v in missing], dtype=np.int64))
+        if K > MAX_COMPLETIONS:
+            sub = {v: c[rows] for v, c in codes.items()}
+            if hard:  # each missing cell at its most probable value given the row
+                imputed = dict(sub)
                 for j, v in enumerate(missing):
-                    logp, post = joint_posterior(net, {u: c[rows] for u, c in codes.items()}, [v])
-                    sub[v] = np.argmax(post, axis=1).astype(np.int64)
+                    logp, post = joint_posterior(net, sub, [v])
+                    imputed[v] = np.argmax(post, axis=1).astype(np.int64)
                     if j == 0:
                         loglik += float(w_row[rows] @ logp)
-                acc.add(sub, w_row[rows])
+                acc.add(imputed, w_row[rows])
                 continue
-            if K > MAX_COMPLETIONS:
-                mset = set(missing)
-                for nd, pa in specs:
-                    ll, rows_codes, wts = _family_rows(net, nd, [nd, *pa], codes, rows, mset, w_row)
-                    acc.add(rows_codes, wts, only=nd)
-                loglik += ll
-                continue
-            comp, K = _completions(net, codes, rows, missing)
-            lj = _log_joint(net, comp, len(rows) * K).reshape(len(rows), K)
-            top = lj.max(axis=1, keepdims=True)
-            if not np.isfinite(top).all():
-                bad = int(rows[int(np.argmin(np.isfinite(top[:, 0])))])
-                raise DataError(
-                    f"row {enc.index[bad]!r}: its observed cells have probability 0 under the current network "
-                    f"({net.method or 'this estimator'} gives zero probabilities); EM needs an estimator with a "
-                    "prior (bayes, mestimate, hmd, ...)"
-                )
-            post = np.exp(lj - top)
-            norm = post.sum(axis=1, keepdims=True)
-            loglik += float(w_row[rows] @ (top[:, 0] + np.log(norm[:, 0])))
-            post /= norm
-            if hard:
-                best = np.argmax(post, axis=1)
-                post = np.zeros_like(post)
-                post[np.arange(len(rows)), best] = 1.0
-            acc.add(comp, (post * w_row[rows][:, None]).reshape(-1))
+            mset = set(missing)
+            for nd, pa in specs:
+                ll, rows_codes, wts = _family_rows(net, [nd, *pa], sub, mset, w_row[rows])
+                acc.add(rows_codes, wts, only=nd)
+            loglik += ll
+            continue
+        comp, K = _expand(net, codes, rows, missing)
+        lj = _log_joint(net, comp, len(rows) * K).reshape(len(rows), K)
+        top = lj.max(axis=1, keepdims=True)
+        if not np.isfinite(top).all():
+            bad = int(rows[int(np.argmin(np.isfinite(top[:, 0])))])
+            raise DataError(
+                f"row {enc.index[bad]!r}: its observed cells have probability 0 under the current network "
+                f"({net.method or 'this estimator'} gives zero probabilities); EM needs an estimator with a "
+                "prior (bayes, mestimate, hmd, ...)"
+            )
+        post = np.exp(lj - top)
+        norm = post.sum(axis=1, keepdims=True)
+        loglik += float(w_row[rows] @ (top[:, 0] + np.log(norm[:, 0])))
+        post /= norm
+        if hard:
+            best = np.argmax(post, axis=1)
+            post = np.zeros_like(post)
+            post[np.arange(len(rows)), best] = 1.0
+        acc.add(comp, (post * w_row[rows][:, None]).reshape(-1))
     trees = acc.trees()
     return (trees, loglik, n)
 
