@@ -13,11 +13,11 @@ import pandas as pd
 from sklearn.utils.validation import check_array
 
 from ..data.sources import DataSource, is_dask_frame
-from ..errors import DataError, HyperparameterError, MissingColumnError
+from ..errors import HyperparameterError, MissingColumnError
 from ..estimators.base import Estimator
 from .eskdb import check_n_estimators
 
-__all__ = ["check_structure_options", "split_domain", "_check_sample_weight"]
+__all__ = ["check_structure_options", "split_domain"]
 
 
 def _is_source(X: Any) -> bool:
@@ -71,20 +71,3 @@ def check_structure_options(clf: Any) -> None:
                 raise HyperparameterError(
                     f"{name} applies to structure='eskdb' only, not structure={clf.structure!r}"
                 )
-
-
-def _check_sample_weight(sample_weight: Any, n: int) -> np.ndarray | None:
-    """``sample_weight`` as a float array of ``n`` finite weights >= 0, not all zero."""
-    if sample_weight is None:
-        return None
-    try:
-        w = np.asarray(sample_weight, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise DataError("sample_weight must hold numbers") from None
-    if w.ndim != 1 or len(w) != n:
-        raise DataError(f"sample_weight has shape {w.shape}; expected one weight per row ({n})")
-    if not np.isfinite(w).all() or (w < 0).any():
-        raise DataError("sample_weight must hold finite weights >= 0")
-    if not (w > 0).any():
-        raise DataError("sample_weight has only zero weights; at least one weight must be non-zero")
-    return w

@@ -30,8 +30,8 @@ from ..validation import (
     check_na,
     check_random_state,
 )
-from ._inputs import _NAN_OK, _check_sample_weight, _is_source, _is_text, check_structure_options, split_domain
-from ..data.weights import WEIGHT_COLUMN
+from ._inputs import _NAN_OK, _is_source, _is_text, check_structure_options, split_domain
+from ..data.weights import WEIGHT_COLUMN, check_weights
 from .builders import STRUCTURES, build_classifier_network
 from .eskdb import EskdbOptions, fit_eskdb
 
@@ -226,7 +226,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         member_mdl = member_mdl and isinstance(self.discretizer_, MDLDiscretizer)
         if member_mdl:
             self.discretizer_ = None
-        sw = _check_sample_weight(sample_weight, len(X))
+        sw = None if sample_weight is None else check_weights(sample_weight, X.index, "sample_weight")
         Xd = X
         if self.discretizer_ is not None:
             Xd = self.discretizer_.fit(X, y_ser.to_numpy(), sample_weight=sw).transform(X)
