@@ -80,8 +80,6 @@ def fit_classifier_formula(
         net = fit_network(dag, source, method, domain=domain, na=na, random_state=random_state, weights=weight_col,
                           **hyper)
     else:
-        if structure == "eskdb" and domain is not None:
-            raise StructureError("domain= fits one network per structure; ESKDB is an ensemble: use 'skdb' or 'kdb'")
         net, _, ignored = build_classifier_network(
             source,
             target,
