@@ -433,3 +433,24 @@ def test_eskdb_members_learn_pooled_structures_and_fit_domain_cpts():
     p = multi.predict_proba(X.iloc[:20])
     members = np.mean([n.predict_proba(X.iloc[:20], "vote").to_numpy() for n in multi.estimators_], axis=0)
     np.testing.assert_allclose(p, members, rtol=1e-12)
+
+
+def test_a_configuration_no_domain_saw_keeps_the_estimators_unseen_rule():
+    # A = "z" never occurs: bayes answers the prior (uniform, its sd the prior's), in every
+    # domain and for a domain adapted from rows that do have A = "z"
+    df = pd.DataFrame({
+        "A": pd.Categorical(["x", "x", "y", "y"] * 20, categories=["x", "y", "z"]),
+        "B": pd.Categorical(["p", "q", "p", "p"] * 20),
+        "d": ["u", "v"] * 40,
+    })
+    net = bs.fit("[A][B|A]", df, method="bayes", domain="d")
+    np.testing.assert_allclose(net.cpt("B")[:, 2], 0.5)
+    sd = net.cpt("B", stat="sd")
+    assert np.isfinite(sd).all()
+    np.testing.assert_allclose(sd[:, 2], np.sqrt(0.25 / (1 / 3 + 1)))  # Dirichlet(1/6, 1/6) prior
+    new = pd.DataFrame({"A": pd.Categorical(["z", "z"], categories=["x", "y", "z"]),
+                        "B": pd.Categorical(["q", "q"], categories=["p", "q"])})
+    a = net.adapt(new, "w")
+    assert np.isfinite(a.cpt("B", stat="sd")).all()
+    expect = shrunk_by_hand(np.array([0.0, 2.0]), np.array([0.5, 0.5]), net.cpd("B").estimate.info)
+    np.testing.assert_allclose(a.for_domain("w").cpt("B")[:, 2], expect, rtol=1e-12)

@@ -19,7 +19,7 @@ The same estimator objects serve every front end; :func:`make_estimator` turns
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal, Mapping
 
 import numpy as np
@@ -181,7 +181,7 @@ class Estimator:
         p, sd = self.domain_posterior(counts, mean, log_s, weights)
         info = dict(pooled.info, **concentration_info(log_s, weights))
         sds = pooled.sd + (sd,) if pooled.sd is not None and sd is not None else None
-        return TreeEstimate(pooled.probs + (p,), pooled.unseen, info, sd=sds)
+        return replace(pooled, probs=pooled.probs + (p,), info=info, sd=sds)  # the unseen rule and its tables kept
 
     def domain_posterior(
         self, counts: np.ndarray, mean: np.ndarray, log_s: np.ndarray, weights: np.ndarray

@@ -16,6 +16,7 @@ so adapting twice equals adapting once with all the rows.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Mapping
 
 import numpy as np
@@ -27,7 +28,6 @@ from ..data.encode import encode
 from ..data.sources import as_source
 from ..errors import DataError, HyperparameterError
 from ..estimators._pooling import concentration_info, fixed_concentration
-from ..estimators.base import TreeEstimate
 from ..validation import check_number
 from .cpd import DomainLastCPD, TreeCPD
 
@@ -68,7 +68,7 @@ def _old_values(cpd: TreeCPD, configs: np.ndarray, depth: int, stat: str) -> np.
     n, i = configs.shape
     P = np.full((n, depth), -1, dtype=np.int64)
     P[:, :i] = configs
-    return cpd._tree_values(P, stat)
+    return cpd.probs(P) if stat == "mean" else cpd.sds(P)
 
 
 def _adapt_node(
@@ -124,15 +124,14 @@ def _adapt_node(
             probs.append(_old_values(inner, cf, tree.depth, "mean"))
             if want_sd:
                 sds.append(_old_values(inner, cf, tree.depth, "sd"))
-    # the new leaves around their configuration's pooled estimate
-    _, node, _ = union.find(dcfg[:, :d])
-    mean = probs[d][node]
-    p_new, sd_new = estimator.domain_posterior(dcnt.astype(np.float64), mean, *conc)
-    # the domain level: old leaves of the other domains and the new ones, in key order
+    # the domain level: old leaves of the other domains and the new ones, each under its configuration
     all_cfg = np.concatenate([cfg_old, dcfg]).reshape(-1, d + 1)
+    _, parent, _ = union.find(all_cfg[:, :d])
+    # the new leaves around their configuration's pooled estimate
+    mean = probs[d][parent[len(cfg_old) :]]
+    p_new, sd_new = estimator.domain_posterior(dcnt.astype(np.float64), mean, *conc)
     all_cnt = np.concatenate([cnt_old, dcnt]).reshape(-1, r)
     all_p = np.concatenate([leaf_old_p, p_new]).reshape(-1, r)
-    _, parent, _ = union.find(all_cfg[:, :d])
     key = parent * n_domains + all_cfg[:, -1]
     order = np.argsort(key, kind="stable")
     leaf_level = TreeLevel(parent[order], all_cfg[order, -1], all_cnt[order])
@@ -144,8 +143,8 @@ def _adapt_node(
         old_sd = leaf_old_sd if leaf_old_sd is not None else np.zeros((0, r))
         sd_all = tuple(sds) + (np.concatenate([old_sd, sd_new]).reshape(-1, r)[order],)
     info = dict(est.info, **concentration_info(*conc))
-    new_est = TreeEstimate(tuple(probs) + (all_p[order],), est.unseen if est.unseen != "fallback" else "backoff",
-                           info, sd=sd_all)
+    # the unseen rule and its tables kept (a population fitted with domains has no fallback table)
+    new_est = replace(est, probs=tuple(probs) + (all_p[order],), info=info, sd=sd_all)
     return DomainLastCPD(TreeCPD(out_tree, new_est, domain_last=True))
 
 
