@@ -68,6 +68,10 @@ class EncodedData:
     def n_rows(self) -> int:
         return len(self.index)
 
+    def take(self, rows: np.ndarray) -> "EncodedData":
+        """The rows at positions ``rows`` (the same schema)."""
+        return EncodedData(self.schema, {v: c[rows] for v, c in self.codes.items()}, self.index[rows])
+
     def __getitem__(self, var: str) -> np.ndarray:
         try:
             return self.codes[var]

@@ -346,7 +346,7 @@ class FittedNetwork:
         holes = self._missing_rows(data, self.nodes)
         full = np.flatnonzero(~holes)
         if len(full) < enc.n_rows:
-            sub = EncodedData(enc.schema, {v: c[full] for v, c in enc.codes.items()}, enc.index[full])
+            sub = enc.take(full)
         else:
             sub = enc
         with np.errstate(divide="ignore"):
@@ -401,9 +401,14 @@ class FittedNetwork:
         else:  # an isolated node: its posterior is its marginal
             n, index = len(data), data.index
             enc = EncodedData(self.schema.subset([]), {}, index)
-        logp = self._log_joint_by_target(enc, target, n)
         holes = self._missing_rows(data, [v for v in mb if v not in self._prefix])
-        if holes.any():  # the missing cells summed out, the other observed columns used too
+        if not holes.any():
+            logp = self._log_joint_by_target(enc, target, n)
+        else:  # the missing cells summed out, the other observed columns used too
+            logp = np.empty((n, self.schema.cardinality(target)))
+            full = np.flatnonzero(~holes)
+            sub = enc.take(full)
+            logp[full] = self._log_joint_by_target(sub, target, len(full))
             rows = np.flatnonzero(holes)
             codes = self._all_codes(enc, rows)
             # columns outside the blanket inform the missing ones (their unseen levels count as missing)
@@ -470,7 +475,7 @@ class FittedNetwork:
         """The same through the CPDs, one target level at a time (handles unobserved values)."""
         r = self.schema.cardinality(target)
         n = len(rows)
-        sub = EncodedData(enc.schema, {v: c[rows] for v, c in enc.codes.items()}, enc.index[rows])
+        sub = enc.take(rows)
         logp = np.zeros((n, r))
         with np.errstate(divide="ignore"):
             for t in range(r):
