@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..counting.context_tree import config_index
 from ..errors import DataError
 from .cpd import DomainLastCPD, FixedPrefixCPD
 
@@ -98,8 +99,6 @@ def domain_report(net: Any, *, level: float = 0.9, draws: int = 200, random_stat
 def _domain_counts(cpd: Any, q: int, J: int, r: int) -> tuple[np.ndarray, tuple | None]:
     """Counts ``(q, J, r)`` of the domains' leaves and the posterior of the node's ``s_D``
     as ``(log_s, weights)`` (domain last), or the counts of a domain-first tree (no ``s_D``)."""
-    from ..counting.context_tree import config_index
-
     tree = cpd.tree
     configs, cnt = tree.leaf_table()
     out = np.zeros((q, J, r))
