@@ -83,12 +83,9 @@ def fit_concentration(counts: np.ndarray, mean: np.ndarray) -> float:
 
 def dirichlet_posterior(counts: np.ndarray, mean: np.ndarray, s: float) -> tuple[np.ndarray, np.ndarray]:
     """Posterior mean and sd of each entry of :math:`\\mathrm{Dir}(s\\,m + n)`:
-    :math:`p = (n + s m) / (N + s)`, :math:`\\sqrt{p (1 - p) / (N + s + 1)}`."""
-    n = np.asarray(counts, dtype=np.float64)
-    a = n + s * np.asarray(mean, dtype=np.float64)
-    tot = a.sum(axis=1, keepdims=True)
-    p = a / tot
-    return p, np.sqrt(np.maximum(p * (1.0 - p), 0.0) / (tot + 1.0))
+    :math:`p = (n + s m) / (N + s)`, :math:`\\sqrt{p (1 - p) / (N + s + 1)}`: the mixture
+    of :func:`mixture_posterior` with all weight on ``s``."""
+    return mixture_posterior(counts, mean, *fixed_concentration(s))
 
 
 def concentration_posterior(counts: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
