@@ -182,6 +182,22 @@ class ContextTree:
             self.child, self.parents[:depth], self.child_card, self.parent_cards[:depth], self.levels[: depth + 1]
         )
 
+    def with_leaf_counts(self, counts: np.ndarray) -> "ContextTree":
+        """The same nodes with other leaf counts (``(n_leaves, r)``; rows may be all
+        zero: such a leaf stays, unlike in :meth:`from_leaves`), every internal node's
+        counts the sum of its children's."""
+        counts = np.asarray(counts)
+        r = self.child_card
+        if counts.shape != (self.n_leaves, r):
+            raise ValueError(f"expected leaf counts of shape {(self.n_leaves, r)}, got {counts.shape}")
+        dt = count_dtype(counts)
+        levels = [TreeLevel(self.levels[-1].parent, self.levels[-1].value, counts.astype(dt))]
+        for i in range(self.depth, 0, -1):
+            above = np.zeros((len(self.levels[i - 1].value), r), dtype=dt)
+            np.add.at(above, self.levels[i].parent, levels[0].counts)
+            levels.insert(0, TreeLevel(self.levels[i - 1].parent, self.levels[i - 1].value, above))
+        return ContextTree(self.child, self.parents, r, self.parent_cards, tuple(levels))
+
     def whole(self, who: str) -> "ContextTree":
         """This tree with integer counts: fractional counts that are whole numbers are
         converted; others raise :class:`DataError` naming ``who`` (an estimator whose

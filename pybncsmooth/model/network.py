@@ -541,7 +541,9 @@ class FittedNetwork:
         fits (``hmd``, ``hls``, ``hdp`` with ``iterations="auto"``), the iterations run
         and whether they converged, and for ``iterations="auto"`` the largest
         Monte-Carlo standard error of an entry (``<NA>`` where a quantity does not
-        apply, e.g. for tables read from a file)."""
+        apply, e.g. for tables read from a file).  A fit with ``na="em"`` /
+        ``"hard-em"`` keeps its iterations, convergence and observed-data
+        log-likelihood trace in ``summary().attrs["em"]``."""
         rows = []
         any_rhat = False
         for node in self.nodes:
@@ -572,7 +574,8 @@ class FittedNetwork:
             rows.append(row)
         out = pd.DataFrame(rows).set_index("node")
         for c in ("observed", "tree_nodes", "n"):
-            out[c] = out[c].astype("Int64")
+            whole = all(isinstance(v, (int, np.integer)) or v is pd.NA for v in out[c])
+            out[c] = out[c].astype("Int64" if whole else "Float64")  # n: summed weights of a weighted or EM fit
         if "converged" in out:
             out["iterations"] = out["iterations"].astype("Int64")
             out["converged"] = out["converged"].astype("boolean")
@@ -582,6 +585,8 @@ class FittedNetwork:
             out["rhat"] = out["rhat"].astype("Float64")
         else:
             out = out.drop(columns="rhat")
+        if "em" in self.info:
+            out.attrs["em"] = dict(self.info["em"])
         return out
 
     def __repr__(self) -> str:
@@ -594,6 +599,10 @@ class FittedNetwork:
             head += f", n={self.n_rows}"
         if self.domain is not None:
             head += f", domain={self.domain} ({len(self.domains)} levels)"
+        em = self.info.get("em")
+        if em:
+            what = "data augmentation blocks" if em.get("augmentation") else "EM iterations"
+            head += f", {em['iterations']} {what}" + ("" if em.get("converged") else " (not converged)")
         ms = self.modelstring()
         if len(ms) > 100:
             ms = ms[:97] + "..."

@@ -168,12 +168,56 @@ def _downward(wi, buf, ibuf, pre, nc, K, psi_off, up_off, dn_off, S, sep_at, ch_
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def _decode(z, y, buf, ibuf, nc, K, psi_off, mx_off, ch_at, cm_var, cm_ptr, ch_ptr, ch_list, cards):
+def _draw_clique(z, y, buf, ibuf, c, K, psi_off, up_off, ch_at, cm_var, cm_ptr, c0, nch, ch_list, cards):
     # pragma: no cover - compiled
-    """The most probable completion, clique by clique from the roots (max-product
-    messages at ``mx_off``), written into ``z``; ties go to the first completion."""
+    """Draw clique ``c``'s missing cells given those already set in ``z`` (two passes
+    over its completions: the total, then the inversion)."""
+    tot = 0.0
+    for rep in range(2):
+        u = np.random.random() * tot if rep else 0.0
+        run = 0.0
+        _set_digits(y, cm_var, cm_ptr[c], cm_ptr[c + 1], cards, 0)
+        last = -1
+        for k in range(K[c]):
+            if k:
+                _next_digits(y, cm_var, cm_ptr[c], cm_ptr[c + 1], cards)
+            ok = True
+            for t in range(cm_ptr[c], cm_ptr[c + 1]):
+                v = cm_var[t]
+                if z[v] >= 0 and z[v] != y[v]:
+                    ok = False
+                    break
+            if not ok:
+                continue
+            val = buf[psi_off[c] + k]
+            at = ch_at[c] + k * nch
+            for a in range(nch):
+                val *= buf[up_off[ch_list[c0 + a]] + ibuf[at + a]]
+            if val > 0.0:
+                last = k
+            run += val
+            if rep and run > u:
+                break
+        if rep:
+            _set_digits(y, cm_var, cm_ptr[c], cm_ptr[c + 1], cards, last)
+        tot = run
+    for t in range(cm_ptr[c], cm_ptr[c + 1]):
+        z[cm_var[t]] = y[cm_var[t]]
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def _decode(z, y, buf, ibuf, nc, K, psi_off, mx_off, ch_at, cm_var, cm_ptr, ch_ptr, ch_list, cards, draw):
+    # pragma: no cover - compiled
+    """A completion written into ``z``, clique by clique from the roots, each clique's
+    cells given those already set: the most probable one (``draw`` False; max-product
+    messages at ``mx_off``; ties to the first), or a draw from the posterior
+    (``draw`` True; sum-product messages at ``mx_off``: forward filtering, backward
+    sampling)."""
     for c in range(nc - 1, -1, -1):
         c0, nch = ch_ptr[c], ch_ptr[c + 1] - ch_ptr[c]
+        if draw:
+            _draw_clique(z, y, buf, ibuf, c, K, psi_off, mx_off, ch_at, cm_var, cm_ptr, c0, nch, ch_list, cards)
+            continue
         best, bestv = 0, -1.0
         _set_digits(y, cm_var, cm_ptr[c], cm_ptr[c + 1], cards, 0)
         for k in range(K[c]):
@@ -271,10 +315,13 @@ def _eliminate(m, mv, adj, cards, max_k, order, cmask, cl_par, K, step):  # prag
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def estep_rows(X, w, is_node, cards, fam_ptr, fam_var, fam_sp, fam_sc, fam_op, fam_oc, probs, counts, hard, max_k):
-    # pragma: no cover - compiled
+def estep_rows(X, w, is_node, cards, fam_ptr, fam_var, fam_sp, fam_sc, fam_op, fam_oc, probs, counts, mode, max_k,
+               seed):  # pragma: no cover - compiled
     """Add the expected counts of the rows of ``X`` (``(n, V)`` codes, ``-1`` missing)
-    with weights ``w`` to ``counts``.
+    with weights ``w`` to ``counts``: ``mode`` 0 the posterior expectation (soft EM),
+    1 the most probable completion of each row (hard EM), 2 one completion of each row
+    drawn from its posterior (data augmentation; numba's generator seeded with
+    ``seed``).
 
     Family ``f`` holds the variables ``fam_var[fam_ptr[f]:fam_ptr[f+1]]``; its cell in
     the flat probability table ``probs`` is ``fam_op[f] + sum x_u * fam_sp``, in
@@ -313,6 +360,7 @@ def estep_rows(X, w, is_node, cards, fam_ptr, fam_var, fam_sp, fam_sc, fam_op, f
     buf = np.empty(1024, dtype=np.float64)
     ibuf = np.empty(1024, dtype=np.int64)
     total = 0.0
+    np.random.seed(seed)
     for i in range(n):
         m = 0
         skip = False
@@ -361,7 +409,7 @@ def estep_rows(X, w, is_node, cards, fam_ptr, fam_var, fam_sp, fam_sc, fam_op, f
             return deferred, total, i
         lt, buf, ibuf = _row_tree(z, y, wi, m, mv, order, cmask, cl_par, K, S, fmask, cm_ptr, cm_var, sm_ptr,
                                   sm_var, sm_str, ch_ptr, ch_list, fa_ptr, fa_fam, fa_of, offs, pre, buf, ibuf,
-                                  fam_ptr, fam_var, fam_sp, fam_sc, fam_op, fam_oc, cards, probs, counts, hard)
+                                  fam_ptr, fam_var, fam_sp, fam_sc, fam_op, fam_oc, cards, probs, counts, mode)
         ll += lt
         if ll == -np.inf:
             return deferred, total, i
@@ -373,7 +421,7 @@ def estep_rows(X, w, is_node, cards, fam_ptr, fam_var, fam_sp, fam_sc, fam_op, f
 @njit(cache=True, nogil=True, boundscheck=False)
 def _row_tree(z, y, wi, m, mv, order, cmask, cl_par, K, S, fmask, cm_ptr, cm_var, sm_ptr, sm_var, sm_str, ch_ptr,
               ch_list, fa_ptr, fa_fam, fa_of, offs, pre, buf, ibuf, fam_ptr, fam_var, fam_sp, fam_sc, fam_op, fam_oc,
-              cards, probs, counts, hard):  # pragma: no cover - compiled
+              cards, probs, counts, mode):  # pragma: no cover - compiled
     """One row's junction tree (cliques from :func:`_eliminate`): its lists, then the
     passes; returns the row's ``log P(x_O)`` less its complete families' part, and the
     work buffers (grown if the row needed more)."""
@@ -448,12 +496,15 @@ def _row_tree(z, y, wi, m, mv, order, cmask, cl_par, K, S, fmask, cm_ptr, cm_var
     logz += _upward(buf, ibuf, m, K, psi_off, up_off, S, sep_at, ch_at, cl_par, ch_ptr, ch_list, False)
     if logz == -np.inf:
         return logz, buf, ibuf
-    if not hard:
+    if mode == 0:
         _downward(wi, buf, ibuf, pre, m, K, psi_off, up_off, dn_off, S, sep_at, ch_at, cell_at, cl_par, ch_ptr,
                   ch_list, fa_ptr, counts)
         return logz, buf, ibuf
-    _upward(buf, ibuf, m, K, psi_off, mx_off, S, sep_at, ch_at, cl_par, ch_ptr, ch_list, True)
-    _decode(z, y, buf, ibuf, m, K, psi_off, mx_off, ch_at, cm_var, cm_ptr, ch_ptr, ch_list, cards)
+    if mode == 1:
+        _upward(buf, ibuf, m, K, psi_off, mx_off, S, sep_at, ch_at, cl_par, ch_ptr, ch_list, True)
+        _decode(z, y, buf, ibuf, m, K, psi_off, mx_off, ch_at, cm_var, cm_ptr, ch_ptr, ch_list, cards, False)
+    else:
+        _decode(z, y, buf, ibuf, m, K, psi_off, up_off, ch_at, cm_var, cm_ptr, ch_ptr, ch_list, cards, True)
     for f in range(F):
         if fmask[f] != 0:
             counts[_cell(z, fam_var, fam_sc, fam_ptr[f], fam_ptr[f + 1], fam_oc[f])] += wi

@@ -30,7 +30,8 @@ It stops when the relative change of the observed-data log-likelihood falls belo
 :class:`~pybncsmooth.errors.ConvergenceWarning` says so).  Soft EM never decreases the
 observed-data likelihood of mle (Dempster, Laird and Rubin 1977); with a prior it climbs
 the penalised likelihood.  ``hdp`` and ``hls-bayes``, whose samplers take whole counts,
-run with ``hard-em``.  Complete data give exactly the plain fit.
+run ``na="em"`` as data augmentation (:mod:`pybncsmooth.pipeline.augment`: completions
+drawn on the same junction trees) and ``na="hard-em"`` as here.  Complete data give exactly the plain fit.
 
 Cost: on insurance (27 nodes, 2,000 rows, 20% of cells missing) an E-step takes about
 13 ms and soft EM with bayes 19 iterations, 0.35 s in all
@@ -44,6 +45,7 @@ import dataclasses
 import functools
 import operator
 import warnings
+import zlib
 from typing import Any
 
 import numpy as np
@@ -52,10 +54,9 @@ import pandas as pd
 from ..data.encode import EncodedData, encode
 from ..data.mapreduce import reduce_chunks
 from ..data.weights import chunk_weights
-from ..errors import ConvergenceWarning, DataError, HyperparameterError
+from ..errors import ConvergenceWarning, DataError
 from ..counting.context_tree import ContextTree, config_codes, mixed_radix
 from ..counting.network import count_specs
-from ..estimators.base import Estimator
 from ..model.inference import joint_posterior, pattern_groups
 from ..model.network import FittedNetwork
 from ._em_kernels import estep_rows
@@ -258,18 +259,21 @@ def _zero_probability(net: FittedNetwork, label: Any) -> DataError:
 
 
 def _estep_part(
-    net: FittedNetwork, tables: _Tables | None, specs: list, variables: list[str], hard: bool, part: _Part
+    net: FittedNetwork, tables: _Tables | None, specs: list, variables: list[str], mode: int, seed: int, part: _Part
 ) -> tuple:
     """Expected counts of one part: ``(_Expected, observed-data log-likelihood, rows)``:
     the compiled pass (:func:`estep_rows`) where the tables allow, NumPy for the rows it
-    leaves (and for all rows where they do not)."""
+    leaves (and for all rows where they do not).  ``mode``: 0 expected counts, 1 the
+    most probable completion of each row, 2 a completion drawn from its posterior
+    (``seed`` and the part's content seed the draws)."""
     acc = _Expected(net.schema, specs)
     n = len(part.w)
+    seed = int(np.random.SeedSequence([seed, zlib.crc32(part.X.tobytes()), n]).generate_state(1)[0])
     if tables is not None and all(nd in acc.offsets for nd, _ in specs):
         t = tables
         deferred, loglik, bad = estep_rows(
             part.X, part.w, t.is_node, t.cards, t.fam_ptr, t.fam_var, t.fam_sp, t.fam_sc, t.fam_op, t.fam_oc, t.probs,
-            acc.flat, hard, MAX_COMPLETIONS,
+            acc.flat, mode, MAX_COMPLETIONS, seed,
         )
         if bad >= 0:
             raise _zero_probability(net, part.index[bad])
@@ -278,17 +282,34 @@ def _estep_part(
         loglik, rows = 0.0, np.arange(n)
     if len(rows):
         codes = {v: part.X[rows, j] for j, v in enumerate(variables)}
-        loglik += _estep_numpy(net, specs, codes, part.w[rows], part.index[rows], hard, acc)
+        rng = np.random.default_rng(seed)
+        loglik += _estep_numpy(net, specs, codes, part.w[rows], part.index[rows], mode, rng, acc)
     return (acc, loglik, n)
 
 
+def _pick(post: np.ndarray, mode: int, rng: np.random.Generator) -> np.ndarray:
+    """One completion per row of the ``(n, K)`` posterior ``post``, as one-hot rows: the
+    most probable (``mode`` 1; ties to the first) or a draw (``mode`` 2)."""
+    if mode == 1:
+        idx = np.argmax(post, axis=1)
+    else:
+        cum = np.cumsum(post, axis=1)
+        idx = np.minimum((cum < rng.random(len(post))[:, None] * cum[:, -1:]).sum(axis=1), post.shape[1] - 1)
+    out = np.zeros_like(post)
+    out[np.arange(len(post)), idx] = 1.0
+    return out
+
+
 def _estep_numpy(
-    net: FittedNetwork, specs: list, codes: dict[str, np.ndarray], w_row: np.ndarray, index: pd.Index, hard: bool,
-    acc: _Expected,
+    net: FittedNetwork, specs: list, codes: dict[str, np.ndarray], w_row: np.ndarray, index: pd.Index, mode: int,
+    rng: np.random.Generator, acc: _Expected,
 ) -> float:
     """The E-step of the rows ``codes`` in NumPy (added to ``acc``): every completion of a
     row's missing cells enumerated, or variable elimination per family where they are
-    more than ``MAX_COMPLETIONS``.  Returns their observed-data log-likelihood."""
+    more than ``MAX_COMPLETIONS`` (there a completion is picked cell by cell: each cell
+    at its most probable value given the row's observed cells (``mode`` 1), or drawn
+    given them and the cells drawn before it (``mode`` 2)).  Returns their
+    observed-data log-likelihood."""
     nodes = list(net.nodes)
     miss = np.column_stack([codes[v] < 0 for v in nodes])
     complete = ~miss.any(axis=1)
@@ -305,11 +326,11 @@ def _estep_numpy(
         K = int(np.prod([net.schema.cardinality(v) for v in missing], dtype=np.int64))
         if K > MAX_COMPLETIONS:
             sub = {v: c[rows] for v, c in codes.items()}
-            if hard:  # each missing cell at its most probable value given the row
+            if mode:
                 imputed = dict(sub)
                 for j, v in enumerate(missing):
-                    logp, post = joint_posterior(net, sub, [v])
-                    imputed[v] = np.argmax(post, axis=1).astype(np.int64)
+                    logp, post = joint_posterior(net, imputed if mode == 2 else sub, [v])
+                    imputed[v] = np.argmax(_pick(post, mode, rng), axis=1).astype(np.int64)
                     if j == 0:
                         loglik += float(w_row[rows] @ logp)
                 acc.add(imputed, w_row[rows])
@@ -329,23 +350,57 @@ def _estep_numpy(
         norm = post.sum(axis=1, keepdims=True)
         loglik += float(w_row[rows] @ (top[:, 0] + np.log(norm[:, 0])))
         post /= norm
-        if hard:
-            best = np.argmax(post, axis=1)
-            post = np.zeros_like(post)
-            post[np.arange(len(rows)), best] = 1.0
+        if mode:
+            post = _pick(post, mode, rng)
         acc.add(comp, (post * w_row[rows][:, None]).reshape(-1))
     return loglik
 
 
 def _estep_chunk(
-    net: FittedNetwork, tables: _Tables | None, specs: list, variables: list[str], weights: str | None, hard: bool,
-    df: pd.DataFrame,
+    net: FittedNetwork, tables: _Tables | None, specs: list, variables: list[str], weights: str | None, mode: int,
+    seed: int, df: pd.DataFrame,
 ) -> tuple:
     """Expected counts of one chunk read from the source: ``(_Expected | None, loglik, rows)``."""
     parts = _prepare(net.schema, variables, weights, df)
     if not parts:
         return (None, 0.0, 0)
-    return _estep_part(net, tables, specs, variables, hard, parts[0])
+    return _estep_part(net, tables, specs, variables, mode, seed, parts[0])
+
+
+class EStep:
+    """One pass of the E-step over a data source, for any current network: the specs
+    (each node and its tree's parent order) and variables are fixed; a data frame in
+    memory of at most ``CACHE_CELLS`` cells is encoded once, other sources are read
+    (map-reduce) at every pass."""
+
+    def __init__(self, source: Any, schema: Any, specs: list, variables: list[str], weights: str | None,
+                 progress: bool | None) -> None:
+        self.source, self.specs, self.variables = source, specs, variables
+        self.weights, self.progress = weights, progress
+        self.parts = None
+        if source.kind == "frame" and len(source.data) * len(variables) <= CACHE_CELLS:
+            self.parts = reduce_chunks(source, functools.partial(_prepare, schema, variables, weights), operator.add)
+
+    def __call__(self, net: FittedNetwork, mode: int, seed: int = 0, desc: str = "E-step") -> tuple:
+        """``(_Expected, observed-data log-likelihood)`` under ``net`` (``mode`` as
+        :func:`_estep_part`)."""
+        tables = _dense_tables(net, self.specs, self.variables)
+        if self.parts is not None:
+            res = functools.reduce(
+                _merge, (_estep_part(net, tables, self.specs, self.variables, mode, seed, p) for p in self.parts),
+                (None, 0.0, 0),
+            )
+        else:
+            res = reduce_chunks(
+                self.source,
+                functools.partial(_estep_chunk, net, tables, self.specs, self.variables, self.weights, mode, seed),
+                _merge,
+                progress=self.progress,
+                desc=desc,
+            )
+        if res is None or res[0] is None:
+            raise DataError("EM found no rows to count")
+        return res[0], res[1]
 
 
 def _merge(a: tuple, b: tuple) -> tuple:
@@ -358,48 +413,23 @@ def _merge(a: tuple, b: tuple) -> tuple:
 
 def run_em(
     net: FittedNetwork,
-    source: Any,
+    estep: EStep,
     trees: dict[str, ContextTree],
-    estimator: Estimator,
     estimate: Any,
     *,
     hard: bool,
-    weights: str | None = None,
     tol: float = 1e-6,
     max_iter: int = 100,
-    progress: bool | None = False,
 ) -> FittedNetwork:
     """EM from the available-case fit ``net`` (see the module documentation).
 
-    ``trees``: the available-case trees (their parent orders, domain included, are kept);
-    ``estimate(trees) -> FittedNetwork`` runs the M-step."""
-    if not hard and estimator.name in ("hdp", "hls-bayes"):
-        raise HyperparameterError(
-            f"na='em' gives fractional expected counts, and {estimator.name}'s sampler takes whole counts: use "
-            "na='hard-em' (the most probable completion of each row)"
-        )
-    nodes = list(net.nodes)
-    specs = [(n, t.parents) for n, t in trees.items()]
-    variables = [v for v in net.schema if v in set(nodes) | {p for _, pa in specs for p in pa}]
+    ``estep``: the E-step pass over the data; ``trees``: the available-case trees
+    (their parent orders, domain included, are kept); ``estimate(trees) ->
+    FittedNetwork`` runs the M-step."""
     trace: list[float] = []
     converged = False
-    parts = None
-    if source.kind == "frame" and len(source.data) * len(variables) <= CACHE_CELLS:  # encode once
-        parts = reduce_chunks(source, functools.partial(_prepare, net.schema, variables, weights), operator.add)
     for it in range(1, max_iter + 1):
-        tables = _dense_tables(net, specs, variables)
-        if parts is not None:
-            res = functools.reduce(_merge, (_estep_part(net, tables, specs, variables, hard, p) for p in parts),
-                                   (None, 0.0, 0))
-        else:
-            res = reduce_chunks(
-                source,
-                functools.partial(_estep_chunk, net, tables, specs, variables, weights, hard),
-                _merge,
-                progress=progress,
-                desc=f"EM iteration {it}",
-            )
-        acc, loglik, _ = res
+        acc, loglik = estep(net, 1 if hard else 0, desc=f"EM iteration {it}")
         new_trees = acc.trees()
         trace.append(loglik)
         net = estimate(dict(zip(trees, new_trees)))

@@ -17,11 +17,12 @@ from ..model.network import FittedNetwork
 from ..structure.dag import DAG
 from ..errors import DataError, StructureError
 from ..validation import NA_POLICIES, check_int, check_na, check_number
-from .em import EM_POLICIES, run_em
+from .augment import AUGMENTED, run_augmentation
+from .em import EM_POLICIES, EStep, run_em
 from .domains import check_domain, domain_from_hyper, strip_domain
 from .structure import resolve_structure
 
-__all__ = ["fit_network", "estimate_network"]
+__all__ = ["fit_network", "estimate_network", "assemble_network"]
 
 
 def estimate_network(
@@ -43,6 +44,22 @@ def estimate_network(
         estimates = estimator.estimate_domains(node_trees, domain)
     else:
         estimates = estimator.estimate_all(node_trees, domain=domain)
+    return assemble_network(dag, schema, trees, estimates, estimator, domain=domain, info=info)
+
+
+def assemble_network(
+    dag: DAG,
+    schema: Schema,
+    trees: dict[str, ContextTree],
+    estimates: dict[str, Any],
+    estimator: Estimator,
+    *,
+    domain: str | None = None,
+    info: dict | None = None,
+) -> FittedNetwork:
+    """The network of every node's tree and its estimate (as :func:`estimate_network`
+    makes them)."""
+    last = domain is not None and estimator.domain_split == "last"
     cpds = {n: _tree_cpd(trees[n], estimates[n], last) for n in dag.nodes}
     full_info = {"method": estimator.name, "hyperparameters": estimator.get_params()}
     full_info.update(info or {})
@@ -75,6 +92,8 @@ def fit_network(
     weights: Any = None,
     em_tol: float = 1e-6,
     em_max_iter: int = 100,
+    em_draws: int = 10,
+    em_burn: int = 2,
     **hyper: Any,
 ) -> FittedNetwork:
     """The parameters of the network ``spec`` (any structure :func:`resolve_structure`
@@ -89,7 +108,11 @@ def fit_network(
     ``na="em"`` / ``"hard-em"``: expectation-maximisation over the missing cells from
     the available-case fit (:mod:`pybncsmooth.pipeline.em`), stopping when the relative
     change of the observed-data log-likelihood is below ``em_tol`` or after
-    ``em_max_iter`` iterations; ``info["em"]`` keeps the trace.
+    ``em_max_iter`` iterations; ``info["em"]`` keeps the trace.  For ``hdp`` and
+    ``hls-bayes`` (samplers of whole counts) ``na="em"`` is data augmentation
+    (:mod:`pybncsmooth.pipeline.augment`): ``em_burn + em_draws`` blocks, each drawing
+    the missing cells and running the sampler on the completed counts, the last
+    ``em_draws`` averaged.
 
     This is :func:`pybncsmooth.fit` without the classifier formulas; every front end
     fits a given structure through it."""
@@ -98,6 +121,8 @@ def fit_network(
     if em:
         em_tol = check_number("em_tol", em_tol)
         em_max_iter = check_int("em_max_iter", em_max_iter, low=1)
+        em_draws = check_int("em_draws", em_draws, low=1)
+        em_burn = check_int("em_burn", em_burn, low=0)
     domain, hyper = domain_from_hyper(domain, hyper)
     estimator = make_estimator(method, random_state=random_state, **with_progress(method, hyper, progress))
     source = as_source(data, chunksize=chunksize)
@@ -140,15 +165,12 @@ def fit_network(
     net = estimate_network(dag, schema, trees, estimator, domain=domain, info=info)
     if not em:
         return net
-    return run_em(
-        net,
-        source,
-        trees,
-        estimator,
-        functools.partial(estimate_network, dag, schema, estimator=estimator, domain=domain, info=info),
-        hard=na == "hard-em",
-        weights=weight_col,
-        tol=em_tol,
-        max_iter=em_max_iter,
-        progress=progress,
-    )
+    specs = [(n, t.parents) for n, t in trees.items()]
+    variables = [v for v in schema if v in set(dag.nodes) | {p for _, pa in specs for p in pa}]
+    estep = EStep(source, schema, specs, variables, weight_col, progress)
+    estimate = functools.partial(estimate_network, dag, schema, estimator=estimator, domain=domain, info=info)
+    if na == "em" and estimator.name in AUGMENTED:
+        assemble = functools.partial(assemble_network, dag, schema, estimator=estimator, domain=domain, info=info)
+        return run_augmentation(net, estep, trees, estimator, estimate, assemble, draws=em_draws, burn=em_burn,
+                                progress=progress)
+    return run_em(net, estep, trees, estimate, hard=na == "hard-em", tol=em_tol, max_iter=em_max_iter)
