@@ -55,7 +55,7 @@ NA_POLICIES: tuple[str, ...] = ("error", "level", "drop", "available", "em", "ha
 #: how structure learning treats them (``"pairwise"``: each (C)MI on its observed rows)
 STRUCTURE_NA_POLICIES: tuple[str, ...] = ("error", "level", "drop", "pairwise")
 #: what :class:`~pybncsmooth.BNClassifier` accepts (the structure's and the counts' policy)
-CLASSIFIER_NA_POLICIES: tuple[str, ...] = ("level", "drop", "error", "pairwise", "available")
+CLASSIFIER_NA_POLICIES: tuple[str, ...] = ("level", "drop", "error", "pairwise", "available", "em", "hard-em")
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -228,3 +228,25 @@ def test_em_trace_in_summary_and_repr(asia_holes):
     assert f"{em['iterations']} EM iterations" in repr(net)
     with pytest.warns(bs.errors.ConvergenceWarning):
         assert "not converged" in repr(bs.fit(ASIA, holes, method="bayes", na="em", em_max_iter=1))
+
+
+def test_classifier_with_em():
+    # BNClassifier(na="em"): the structure by pairwise deletion, the CPTs by EM on it
+    df = bs.load_dataset("asia")
+    X = _holes(df.drop(columns="E"), 0.15, 11)
+    y = df["E"]
+    clf = bs.BNClassifier(structure="tan", na="em").fit(X, y)
+    pairwise = bs.BNClassifier(structure="tan", na="pairwise").fit(X, y)
+    assert clf.dag_.arcs == pairwise.dag_.arcs
+    by_hand = bs.fit(clf.dag_, X.assign(E=y), method="bayes", na="em")
+    assert clf.network_.max_abs_diff(by_hand) < 1e-12 and clf.network_.info["em"]["iterations"] > 1
+    # missing features are summed out at prediction (the fit did not make NA a level): with
+    # every feature missing, the class's marginal (the class is the TAN's root)
+    row = X.iloc[:1].copy()
+    row.iloc[0, :] = np.nan
+    assert clf.network_.parents("E") == []
+    np.testing.assert_allclose(clf.predict_proba(row)[0], np.asarray(clf.network_.cpt("E")), rtol=1e-12)
+    for structure in ("skdb", "eskdb"):
+        with pytest.raises(HyperparameterError, match=f"structure='{structure}' does not take na=\"em\""):
+            bs.BNClassifier(structure=structure, na="em").fit(X, y)
+    assert bs.BNClassifier(structure="nb", na="available").fit(X, y).network_.info["na"] == "available"

@@ -56,6 +56,11 @@ def split_domain(X: pd.DataFrame, domain: str | None) -> tuple[pd.Series | None,
 
 def check_structure_options(clf: Any) -> None:
     """Options of one kind of structure given to another: specific errors."""
+    if clf.structure in ("skdb", "eskdb") and clf.na in ("pairwise", "available", "em", "hard-em"):
+        raise HyperparameterError(
+            f'structure={clf.structure!r} does not take na="{clf.na}" (its leave-one-out selection counts complete '
+            'rows): use na="level" or na="drop", or na="em" with nb, tan or kdb'
+        )
     if clf.structure == "eskdb":
         check_n_estimators(10 if clf.n_estimators is None else clf.n_estimators)
         if clf.root is not None:

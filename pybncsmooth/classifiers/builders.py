@@ -23,7 +23,9 @@ from ..structure.learning import check_k, source_statistics, structure_from_stat
 from ..structure.statistics import StructureStatistics
 from .skdb import learn_skdb_members
 
-__all__ = ["STRUCTURES", "build_classifier_network", "member_trees", "counting_na", "class_prior_network"]
+__all__ = [
+    "STRUCTURES", "build_classifier_network", "member_trees", "counting_na", "structure_na", "class_prior_network",
+]
 
 STRUCTURES = ("nb", "tan", "kdb", "skdb", "eskdb")
 
@@ -32,6 +34,16 @@ def counting_na(na: str) -> str:
     """The counts' NA policy for a classifier's ``na``: ``"pairwise"`` learns the
     structure by pairwise deletion and counts each CPT on its observed rows."""
     return "available" if na == "pairwise" else na
+
+
+#: a classifier's ``na`` whose structure is learned by pairwise deletion (each (C)MI on
+#: its observed rows), the CPTs then counted on the available cases or by EM
+PAIRWISE = ("pairwise", "available", "em", "hard-em")
+
+
+def structure_na(na: str) -> str:
+    """The structure-learning NA policy for a classifier's ``na``."""
+    return "pairwise" if na in PAIRWISE else na
 
 
 def member_trees(dag: DAG, info: Any) -> dict:
@@ -164,7 +176,9 @@ def build_classifier_network(
     if structure in ("kdb", "skdb") and k is not None and features is not None:
         k = check_k(k, len(features))
     pairs = structure == "tan" or (structure in ("kdb", "skdb") and (k or 0) > 0)
-    stats = source_statistics(source, target, features, na=na, pairs=pairs, progress=progress, weights=weights)
+    stats = source_statistics(
+        source, target, features, na=structure_na(na), pairs=pairs, progress=progress, weights=weights
+    )
     features = list(stats.features)
     if structure in ("kdb", "skdb") and k is not None:
         k = check_k(k, len(features))

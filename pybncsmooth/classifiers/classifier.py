@@ -65,8 +65,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         Estimator name (``"bayes"``, ``"mestimate"``, ``"mle"``, ...) or object.
     na:
         Missing values: ``"level"`` (a value of its own, as paper 000), ``"drop"``,
-        ``"error"``; ``"pairwise"`` learns the structure by pairwise deletion (as
-        bnlearn's TAN) and counts each CPT on its observed rows.
+        ``"error"``; ``"pairwise"`` (or ``"available"``) learns the structure by
+        pairwise deletion (as bnlearn's TAN) and counts each CPT on its observed rows;
+        ``"em"`` / ``"hard-em"`` learn it so and fit the CPTs by EM (nb, tan, kdb).
     discretize:
         ``None``, ``"mdl"``, ``"equal_frequency"``, ``"equal_width"`` or a fitted-on-
         training transformer, applied to numeric columns.

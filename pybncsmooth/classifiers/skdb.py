@@ -59,9 +59,10 @@ class SkdbSelection:
 def _check_options(loss: str, na: str, m: float) -> None:
     if loss not in _LOSSES:
         raise HyperparameterError(f"loss must be one of {_LOSSES}, not {loss!r}")
-    if na == "pairwise":
+    if na in ("pairwise", "available", "em", "hard-em"):
         raise HyperparameterError(
-            'selective kDB does not take na="pairwise" (it counts complete rows): use na="level" or na="drop"'
+            f'selective kDB (and ESKDB) does not take na="{na}" (its leave-one-out selection counts complete rows): '
+            'use na="level" or na="drop", or na="em" with nb, tan or kdb'
         )
     if not np.isfinite(m) or m < 0:
         raise HyperparameterError(f"m must be non-negative, not {m!r}")

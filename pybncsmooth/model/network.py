@@ -574,7 +574,7 @@ class FittedNetwork:
             rows.append(row)
         out = pd.DataFrame(rows).set_index("node")
         for c in ("observed", "tree_nodes", "n"):
-            whole = all(isinstance(v, (int, np.integer)) or v is pd.NA for v in out[c])
+            whole = all(v is pd.NA or float(v).is_integer() for v in out[c])
             out[c] = out[c].astype("Int64" if whole else "Float64")  # n: summed weights of a weighted or EM fit
         if "converged" in out:
             out["iterations"] = out["iterations"].astype("Int64")
