@@ -80,3 +80,37 @@ def test_r_cmd_check_has_no_error_or_warning(tmp_path):
     assert status, log
     assert "ERROR" not in status[-1] and "WARNING" not in status[-1], log
     assert "checking examples ... OK" in log and "checking tests ..." in log
+
+
+@needs_r
+def test_bncs_install_makes_the_environment_the_package_then_finds(tmp_path):
+    # bncs.install(): a virtual environment with pybncsmooth in it (here from this source
+    # folder, its dependencies seen from the system's site-packages to keep the test short);
+    # a new R session then finds the environment by itself
+    env = {k: v for k, v in os.environ.items() if k not in ("RETICULATE_PYTHON", "BNCSMOOTH_PYTHON")}
+    env["RETICULATE_VIRTUALENV_ROOT"] = env["WORKON_HOME"] = str(tmp_path / "venvs")
+    install = (
+        f'bncsmooth::bncs.install(package = "{ROOT}", python = "{sys.executable}", extras = character(), '
+        'system_site_packages = TRUE, pip_options = c("--no-deps", "--ignore-installed", "--quiet"))'
+    )
+    out = subprocess.run(["Rscript", "-e", install], capture_output=True, text=True, env=env, timeout=900)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "Restart R: library(bncsmooth) then finds it by itself" in out.stderr
+    venv = tmp_path / "venvs" / "r-bncsmooth"
+    assert (venv / "bin" / "python").exists()
+    check = (
+        "library(bncsmooth); stopifnot(bncs.available()); "
+        "cat('PY', reticulate::py_config()$python, '\\n'); "
+        "cat('FILE', reticulate::py_to_r(bncs.python()$`__file__`), '\\n')"
+    )
+    # run away from this checkout: an embedded Python puts the working directory on its path
+    out = subprocess.run(["Rscript", "-e", check], capture_output=True, text=True, env=env, timeout=300,
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    py = [l for l in out.stdout.splitlines() if l.startswith("PY")][0].split(maxsplit=1)[1].strip()
+    assert py.startswith(str(venv)), py
+    where = [l for l in out.stdout.splitlines() if l.startswith("FILE")][0].split(maxsplit=1)[1].strip()
+    assert where.startswith(str(venv)), where  # the environment's own copy, not this checkout
+    out = subprocess.run(["Rscript", "-e", 'bncsmooth::bncs.install(package = "")'], capture_output=True,
+                         text=True, env=env, timeout=120)
+    assert out.returncode != 0 and "package must be one requirement" in out.stderr

@@ -33,25 +33,47 @@ bncs.classifier <- function(formula, data, structure = "tan", method = "mestimat
     n <- nrow(data)
   }
   classes <- as.character(unlist(reticulate::py_to_r(.py_call(.bridge()$as_strings(clf$classes_)))))
-  structure(list(py = clf, target = target, features = features, classes = classes,
-                 structure = structure, method = method, formula = formula, n = n),
-            class = "bncs.classifier")
+  info <- structure(list(py = clf, target = target, features = features, classes = classes,
+                         structure = structure, method = method, formula = formula, n = n),
+                    class = "bncs.classifier")
+  has_domain <- !is.null(reticulate::py_to_r(clf$network_$domain))
+  if (!structure %in% c("nb", "tan") || has_domain) return(info)
+  # naive Bayes and TAN come back as bnlearn's naive.bayes() / tree.bayes() fits do: a
+  # bn.fit of class bn.naive / bn.tan with the class as attribute "training", so that
+  # bnlearn's predict() takes them; "bncs.classifier" last, for R sessions without bnlearn
+  fitted <- .to_bn_fit(clf$network_, NULL)
+  class(fitted) <- c(if (structure == "nb") "bn.naive" else "bn.tan", "bn.fit", "bn.fit.dnet", "bncs.classifier")
+  attr(fitted, "training") <- target
+  attr(fitted, "bncs") <- info
+  fitted
+}
+
+#' @noRd
+.classifier_info <- function(x) {
+  if (inherits(x, "bn.fit")) attr(x, "bncs") else unclass(x)
 }
 
 predict.bncs.classifier <- function(object, newdata, prob = FALSE, ...) {
   if (!is.data.frame(newdata)) stop("newdata must be a data.frame of factors", call. = FALSE)
-  X <- .df_to_py(newdata, object$features)
-  a <- reticulate::py_to_r(.py_call(.bridge()$array_to_list(object$py$predict_proba(X))))
+  info <- .classifier_info(object)
+  X <- .df_to_py(newdata, info$features)
+  a <- reticulate::py_to_r(.py_call(.bridge()$array_to_list(info$py$predict_proba(X))))
   p <- matrix(as.numeric(unlist(a$values)), nrow = nrow(newdata), byrow = TRUE,
-              dimnames = list(rownames(newdata), object$classes))
+              dimnames = list(rownames(newdata), info$classes))
+  cls <- factor(info$classes[max.col(p, ties.method = "first")], levels = info$classes)
+  if (inherits(object, "bn.fit")) {  # bnlearn's predict.bn.naive format: classes, "prob" one column per row
+    if (prob) attr(cls, "prob") <- matrix(t(p), nrow = ncol(p), dimnames = list(info$classes, NULL))
+    return(cls)
+  }
   if (prob) return(p)
-  factor(object$classes[max.col(p, ties.method = "first")], levels = object$classes)
+  cls
 }
 
 print.bncs.classifier <- function(x, ...) {
-  cat("bncsmooth classifier:", x$structure, "with", x$method, "estimates\n")
-  cat("  class:", x$target, "(", length(x$classes), "levels );", length(x$features), "features;",
-      x$n, "training rows\n")
+  info <- .classifier_info(x)
+  cat("bncsmooth classifier:", info$structure, "with", info$method, "estimates\n")
+  cat("  class:", info$target, "(", length(info$classes), "levels );", length(info$features), "features;",
+      info$n, "training rows\n")
   invisible(x)
 }
 

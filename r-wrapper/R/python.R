@@ -2,17 +2,45 @@
 
 .bncs <- new.env(parent = emptyenv())
 
+#: the virtual environment bncs.install() makes and the package looks for
+.ENVNAME <- "r-bncsmooth"
+
 #' @noRd
 .configure_python <- function() {
+  if (reticulate::py_available(initialize = FALSE)) return(invisible())
   py <- getOption("bncsmooth.python", Sys.getenv("BNCSMOOTH_PYTHON", ""))
-  if (nzchar(py) && !reticulate::py_available(initialize = FALSE)) {
+  if (nzchar(py)) {
     if (!file.exists(py)) {
       stop("the Python interpreter '", py, "' (option bncsmooth.python or BNCSMOOTH_PYTHON) does not ",
-           "exist: install Python (>= 3.10) and then pybncsmooth with `python3 -m pip install pybncsmooth`",
-           call. = FALSE)
+           "exist: run bncsmooth::bncs.install(), or install Python (>= 3.10) and then pybncsmooth with ",
+           "`python3 -m pip install pybncsmooth`", call. = FALSE)
     }
     reticulate::use_python(py, required = TRUE)
+  } else if (!nzchar(Sys.getenv("RETICULATE_PYTHON")) && reticulate::virtualenv_exists(.ENVNAME)) {
+    reticulate::use_virtualenv(.ENVNAME, required = TRUE)  # made by bncs.install()
   }
+}
+
+bncs.install <- function(package = "pybncsmooth", envname = "r-bncsmooth", python = NULL, extras = "r",
+                         system_site_packages = FALSE, pip_options = character()) {
+  if (!is.character(package) || length(package) != 1L || !nzchar(package)) {
+    stop("package must be one requirement: \"pybncsmooth\", a version (\"pybncsmooth==0.1.0\"), a wheel ",
+         "or the path of a source folder", call. = FALSE)
+  }
+  spec <- if (length(extras)) paste0(package, "[", paste(extras, collapse = ","), "]") else package
+  if (!reticulate::virtualenv_exists(envname)) {
+    reticulate::virtualenv_create(envname, python = python, system_site_packages = system_site_packages)
+  }
+  py <- reticulate::virtualenv_python(envname)
+  status <- system2(py, c("-m", "pip", "install", "--upgrade", pip_options, shQuote(spec)))
+  if (!identical(as.integer(status), 0L)) {
+    stop("pip could not install ", spec, " into the virtual environment '", envname, "' (", py,
+         "): see its messages above", call. = FALSE)
+  }
+  message("pybncsmooth is installed in the virtual environment '", envname, "' (", py, ").\n",
+          if (envname == .ENVNAME) "Restart R: library(bncsmooth) then finds it by itself."
+          else paste0("Restart R and call reticulate::use_virtualenv(\"", envname, "\") before using bncsmooth."))
+  invisible(py)
 }
 
 bncs.available <- function() {
@@ -28,14 +56,15 @@ bncs.python <- function() {
   .configure_python()
   has_py <- tryCatch(reticulate::py_available(initialize = TRUE), error = function(e) FALSE)
   if (!isTRUE(has_py)) {
-    stop("no Python interpreter found: install Python (>= 3.10) and point bncsmooth to it ",
-         "with options(bncsmooth.python = \"/path/to/python3\") or the RETICULATE_PYTHON ",
-         "environment variable", call. = FALSE)
+    stop("no Python interpreter found: run bncsmooth::bncs.install() (then restart R), or install Python ",
+         "(>= 3.10) and point bncsmooth to it with options(bncsmooth.python = \"/path/to/python3\") or the ",
+         "RETICULATE_PYTHON environment variable", call. = FALSE)
   }
   if (!reticulate::py_module_available("pybncsmooth")) {
     cfg <- reticulate::py_config()
     stop("the Python package 'pybncsmooth' is not installed for ", cfg$python,
-         ": install it with `", cfg$python, " -m pip install pybncsmooth`", call. = FALSE)
+         ": run bncsmooth::bncs.install() (then restart R), or install it with `", cfg$python,
+         " -m pip install pybncsmooth`", call. = FALSE)
   }
   .bncs$module <- reticulate::import("pybncsmooth", convert = FALSE)
   .bncs$bridge <- reticulate::import("pybncsmooth.interop.r_bridge", convert = FALSE)

@@ -9,7 +9,7 @@ run_fresh <- function(code) {
 test_that("a missing interpreter gives an error that says what to install", {
   out <- run_fresh('options(bncsmooth.python = "/nonexistent/python3"); library(bncsmooth); print(bncs.available()); bncs.python()')
   expect_match(out, "FALSE")
-  expect_match(out, "'/nonexistent/python3'.*does not exist: install Python .*pip install pybncsmooth")
+  expect_match(out, "'/nonexistent/python3'.*does not exist: run bncsmooth::bncs.install\\(\\), or install Python .*pip install pybncsmooth")
 })
 
 test_that("a Python without pybncsmooth gives an error that says what to install", {
