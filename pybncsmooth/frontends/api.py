@@ -98,7 +98,15 @@ def fit(
     na:
         Missing values: ``"error"`` (default), ``"level"`` (a level of its own),
         ``"drop"`` (drop incomplete rows), ``"available"`` (each node uses the rows
-        where it and its parents are observed, as bnlearn's ``bn.fit``).
+        where it and its parents are observed, as bnlearn's ``bn.fit``), ``"em"``
+        (EM from the available-case fit: expected counts of the missing cells, the
+        estimator as M-step; for ``hdp`` and ``hls-bayes`` data augmentation, the
+        missing cells drawn and the samplers' posterior means averaged) or
+        ``"hard-em"`` (bnlearn's: each row's most probable completion).  EM's
+        settings go in ``**hyper``: ``em_tol`` (relative change of the observed-data
+        log-likelihood, default 1e-6), ``em_max_iter`` (default 100), and for data
+        augmentation ``em_draws`` (blocks averaged, default 10) and ``em_burn``
+        (blocks discarded first, default 2); see :mod:`pybncsmooth.pipeline.em`.
     random_state:
         Seed or ``numpy.random.Generator`` for stochastic estimators.
     progress:

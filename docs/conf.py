@@ -1,0 +1,81 @@
+"""Sphinx configuration of pybncsmooth's documentation site.
+
+Build: ``python -m sphinx -W -b html docs docs/_build/html`` (the test suite builds it with
+warnings as errors, ``tests/test_docs.py``).  The user guide's pages include sections of
+the README (one source for both); the examples are the vignettes' recorded runs
+(``vignettes/*.md``, written by ``vignettes/run.py``), copied in at build time."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pybncsmooth
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+project = "pybncsmooth"
+author = "pybncsmooth developers"
+copyright = "2026, pybncsmooth developers"
+release = version = pybncsmooth.__version__
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.mathjax",
+    "myst_parser",
+]
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+exclude_patterns = ["_build", "generated/*.md"]
+templates_path = ["_templates"]
+
+# API reference from the numpydoc docstrings
+autosummary_generate = True
+autosummary_imported_members = True
+autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": True}
+autodoc_typehints = "description"
+autodoc_member_order = "bysource"
+napoleon_google_docstring = False
+napoleon_numpy_docstring = True
+napoleon_use_rtype = False
+napoleon_use_ivar = True  # a dataclass's "Attributes" as fields: autodoc documents the members themselves
+
+# Markdown pages (the guide's README sections, the recorded vignettes)
+myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_heading_anchors = 3
+# The README's and the vignettes' sections start at level 2-3 inside a page: the jump
+# from the page's title is intended, not a broken structure
+suppress_warnings = ["myst.header"]
+
+html_theme = "alabaster"
+html_title = f"pybncsmooth {release}"
+html_theme_options = {"description": "hierarchical smoothing for discrete Bayesian networks", "fixed_sidebar": True}
+
+
+def _skip_foreign(app, what, name, obj, skip, options):  # noqa: ARG001 - Sphinx's signature
+    """Leave out what scikit-learn's base classes add to ours (``score``, the metadata
+    routing's ``set_*_request``): documented by scikit-learn, in its own glossary's terms."""
+    module = getattr(obj, "__module__", None) or ""
+    if module.startswith("sklearn") or (name.startswith("set_") and name.endswith("_request")):
+        return True
+    return None
+
+
+def setup(app) -> None:
+    app.connect("autodoc-skip-member", _skip_foreign)
+
+
+def _copy_examples() -> None:
+    """The vignettes' recorded runs (code and output) and their figures, as the examples."""
+    out = HERE / "examples"
+    out.mkdir(exist_ok=True)
+    for md in sorted((ROOT / "vignettes").glob("[0-9][0-9]_*.md")):
+        shutil.copyfile(md, out / md.name)
+    figs = ROOT / "vignettes" / "figures"
+    if figs.is_dir():
+        shutil.copytree(figs, out / "figures", dirs_exist_ok=True)
+
+
+_copy_examples()
