@@ -433,16 +433,18 @@ def node_probs(B, parent, r):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def tree_gaussian_sample(parent, leaf0, J_leaf, h_leaf, prior_var, z, beta):  # pragma: no cover - compiled
+def tree_gaussian_sample(parent, leaf0, J_leaf, h_leaf, prior_var, z, beta, J, h, s):  # pragma: no cover - compiled
     """Draw one class's coefficients ``beta`` (length n, ``beta[0] = 0``) from
 
     ``s_v = s_parent(v) + beta_v``, ``beta_v ~ N(0, prior_var)``, ``s_root = 0``, and
     leaf evidence ``exp(-J/2 s^2 + h s)`` (``J_leaf``, ``h_leaf`` per leaf):
     upward information filtering, then downward sampling with standard normals ``z``.
+    ``J``, ``h``, ``s``: work arrays of at least n entries (the sampler's, reused).
     """
     n = parent.shape[0]
-    J = np.zeros(n)
-    h = np.zeros(n)
+    for i in range(n):
+        J[i] = 0.0
+        h[i] = 0.0
     for j in range(J_leaf.shape[0]):
         J[leaf0 + j] = J_leaf[j]
         h[leaf0 + j] = h_leaf[j]
@@ -453,7 +455,6 @@ def tree_gaussian_sample(parent, leaf0, J_leaf, h_leaf, prior_var, z, beta):  # 
         J[q] += J[i] / denom
         h[q] += h[i] / denom
     # downward: s_v | s_parent ~ N((s_p / v + h_v) / (1 / v + J_v), 1 / (1 / v + J_v))
-    s = np.empty(n)
     s[0] = 0.0
     beta[0] = 0.0
     iv = 1.0 / prior_var

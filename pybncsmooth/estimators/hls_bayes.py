@@ -25,7 +25,10 @@ drawn exactly in O(tree nodes) by upward information filtering and downward
 sampling (no Cholesky factor of the design).  Then
 :math:`\sigma^2 \sim \mathrm{IG}(a + d/2, b + \lVert B \rVert^2 / 2)`.  A binary
 child has one coefficient per node (the logit of its second value, as the ridge).
-Polya-Gamma draws come from the ``polyagamma`` package.
+Polya-Gamma draws are compiled (:mod:`pybncsmooth.estimators._pg`: Devroye's exact
+method, the distribution's gamma series for larger counts), and so is the whole sweep:
+its cost follows the child's declared levels times the tree's nodes, with no
+interpreter work per level.
 
 The estimate is the posterior mean of every tree node's CPT column (the softmax of
 its path sum) over the sweeps after burn-in, averaged over chains; posterior
@@ -46,6 +49,7 @@ from ..counting.context_tree import ContextTree
 from ..errors import HyperparameterError
 from ._hls_kernels import node_probs, tree_gaussian_sample
 from ._mcmc import chain_seed, entropy_of, progress_bar, split_rhat
+from ._pg import pg_draw, seed_numba
 from ..validation import Param
 from .base import Estimator, TreeEstimate, register_estimator
 from .hls import flatten_tree, split_levels
@@ -118,23 +122,23 @@ def _prefix_add(eta, node_off, leaf_off, n_leaf, leaf0, K_t, k, pre):  # pragma:
 
 @njit(cache=True, nogil=True)
 def _sample_all(
-    parent, node_off, n_nodes, leaf_off, n_leaf, leaf0, K_t, k, omega, kappa, psi, eta, B, var_t, z
+    parent, node_off, n_nodes, leaf_off, n_leaf, leaf0, K_t, k, omega, kappa, psi, eta, B, var_t, z, work
 ):  # pragma: no cover - compiled
     """Given the Polya-Gamma weights, draw class ``k``'s coefficients of every tree
-    (``parent``: tree-local indices, trees stored one after the other)."""
+    (``parent``: tree-local indices, trees stored one after the other; ``work``: six
+    rows of scratch, as long as the largest tree)."""
     for t in range(node_off.shape[0]):
         if K_t[t] <= k:
             continue
         no, nn, lo, m, l0 = node_off[t], n_nodes[t], leaf_off[t], n_leaf[t], leaf0[t]
-        J = np.empty(m)
-        h = np.empty(m)
+        J, h, beta = work[0, :m], work[1, :m], work[2, :nn]
         for j in range(m):
             g = lo + j
             c = eta[no + l0 + j, k] - psi[g]  # log sum_{j != k} exp(eta_ij)
             J[j] = omega[g]
             h[j] = kappa[k, g] + omega[g] * c
-        beta = np.empty(nn)
-        tree_gaussian_sample(parent[no : no + nn], l0, J, h, var_t[t], z[no : no + nn], beta)
+        tree_gaussian_sample(parent[no : no + nn], l0, J, h, var_t[t], z[no : no + nn], beta, work[3], work[4],
+                             work[5])
         eta[no, k] = 0.0
         B[no, k] = 0.0
         for a in range(1, nn):
@@ -163,6 +167,36 @@ def _accumulate_all(B, parent, node_off, n_nodes, r_t, K_t, acc, acc2):  # pragm
             for x in range(r_t[t]):
                 acc[no + a, x] += P[a, x]
                 acc2[no + a, x] += P[a, x] * P[a, x]
+
+
+@njit(cache=True, nogil=True)
+def _sweeps(it0, n_sweeps, burn, parent, node_off, n_nodes, leaf_off, n_leaf, leaf0, K_t, r_t, act_ptr, act_idx,
+            N, kappa, dims, B, eta, psi, pre, suf, omega, z, var_t, ss, acc, acc2, fixed_variance, prior_shape,
+            prior_scale):  # pragma: no cover - compiled
+    """Sweeps ``it0 .. it0 + n_sweeps - 1`` of one chain (numba's generator, seeded by the
+    caller's thread): per class slot ``k``, the Polya-Gamma weights of the leaves that
+    take part (``act_idx[act_ptr[k]:act_ptr[k+1]]``), then class ``k``'s coefficients of
+    every tree; then the variances; after ``burn`` the CPT columns are accumulated."""
+    K_max = kappa.shape[0]
+    work = np.empty((6, max(n_nodes.max(), 1) if n_nodes.shape[0] else 1))
+    for s in range(n_sweeps):
+        _suffix_lse(eta, node_off, leaf_off, n_leaf, leaf0, K_t, suf, pre)
+        for k in range(K_max):
+            _psi_all(eta, node_off, leaf_off, n_leaf, leaf0, K_t, k, suf, pre, psi)
+            for a in range(act_ptr[k], act_ptr[k + 1]):
+                g = act_idx[a]
+                omega[g] = pg_draw(N[g], psi[g])
+            for i in range(z.shape[0]):
+                z[i] = np.random.standard_normal()
+            _sample_all(parent, node_off, n_nodes, leaf_off, n_leaf, leaf0, K_t, k, omega, kappa, psi, eta, B,
+                        var_t, z, work)
+            _prefix_add(eta, node_off, leaf_off, n_leaf, leaf0, K_t, k, pre)
+        if not fixed_variance:
+            _sumsq_all(B, node_off, n_nodes, K_t, ss)
+            for t in range(var_t.shape[0]):
+                var_t[t] = 1.0 / np.random.gamma(prior_shape + dims[t] / 2.0, 1.0 / (prior_scale + ss[t] / 2.0))
+        if it0 + s >= burn:
+            _accumulate_all(B, parent, node_off, n_nodes, r_t, K_t, acc, acc2)
 
 
 class _Network:
@@ -197,7 +231,9 @@ class _Network:
         self.dims = (self.n_nodes - 1) * self.K_t
         # per class slot, the network-wide leaves that take part (trees with that class, rows > 0)
         leaf_tree = np.repeat(np.arange(self.T), self.n_leaf)
-        self.active = [np.flatnonzero((self.K_t[leaf_tree] > k) & (self.N > 0)) for k in range(self.K_max)]
+        active = [np.flatnonzero((self.K_t[leaf_tree] > k) & (self.N > 0)) for k in range(self.K_max)]
+        self.act_ptr = np.concatenate([[0], np.cumsum([len(a) for a in active])]).astype(np.int64)
+        self.act_idx = np.concatenate(active).astype(np.int64) if active else np.zeros(0, dtype=np.int64)
         self.offsets = [f[3] for f in flats]
         # R-hat watches the first (up to) 100 leaves of each tree
         self.watch_n = np.minimum(self.n_leaf, 100)
@@ -277,48 +313,42 @@ class HLSBayes(Estimator):
 
     # ------------------------------------------------------------------ sampling
     def _chain(self, net: _Network, seed: int, bar: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-        """One chain over every tree of the network: per sweep and class slot one
-        Polya-Gamma call for all trees' leaves and one compiled pass over the trees."""
-        from polyagamma import random_polyagamma
-
-        rng = np.random.default_rng(seed)
+        """One chain over every tree of the network, compiled (:func:`_sweeps`), run in
+        blocks of at most 100 sweeps (the progress bar's step; with several chains, up
+        to each sweep whose CPT columns are kept for R-hat)."""
+        seed_numba(seed % (2**32))
         n_all = int(net.n_nodes.sum())
         L = int(net.n_leaf.sum())
         B = np.zeros((n_all, net.K_max))
         eta = np.zeros((n_all, net.K_max))
-        psi = np.zeros(L)
-        pre = np.zeros(L)
+        psi, pre, omega = np.zeros(L), np.zeros(L), np.zeros(L)
         suf = np.zeros((L, net.K_max + 1))
-        omega = np.zeros(L)
         acc = np.zeros((n_all, net.r_max))
         acc2 = np.zeros((n_all, net.r_max))
         var_t = np.full(net.T, self.variance if self.variance is not None else 1.0)
         ss = np.zeros(net.T)
+        z = np.zeros(n_all)
+        dims = net.dims.astype(np.float64)
         burn = self.effective_burn_in
         thin = max(1, (self.iterations - burn) // 200)
         trace = []
-        for it in range(self.iterations):
-            _suffix_lse(eta, net.node_off, net.leaf_off, net.n_leaf, net.leaf0, net.K_t, suf, pre)
-            for k in range(net.K_max):
-                idx = net.active[k]
-                _psi_all(eta, net.node_off, net.leaf_off, net.n_leaf, net.leaf0, net.K_t, k, suf, pre, psi)
-                if len(idx):
-                    omega[idx] = random_polyagamma(net.N[idx], psi[idx], random_state=rng)
-                z = rng.standard_normal(n_all)
-                _sample_all(
-                    net.parent, net.node_off, net.n_nodes, net.leaf_off, net.n_leaf, net.leaf0,
-                    net.K_t, k, omega, net.kappa, psi, eta, B, var_t, z,
-                )  # fmt: skip
-                _prefix_add(eta, net.node_off, net.leaf_off, net.n_leaf, net.leaf0, net.K_t, k, pre)
-            if self.variance is None:
-                _sumsq_all(B, net.node_off, net.n_nodes, net.K_t, ss)
-                var_t = 1.0 / rng.gamma(self.prior_shape + net.dims / 2.0, 1.0 / (self.prior_scale + ss / 2.0))
-            if it >= burn:
-                _accumulate_all(B, net.parent, net.node_off, net.n_nodes, net.r_t, net.K_t, acc, acc2)
-                if self.n_chains > 1 and (it - burn) % thin == 0:
-                    trace.append(node_probs_rows(B, net))
-            if bar is not None and (it + 1) % 100 == 0:
-                bar.update(100)
+        it = 0
+        while it < self.iterations:
+            stop = min(self.iterations, it + 100)
+            if self.n_chains > 1:
+                nxt = burn if it <= burn else burn + -(-(it - burn) // thin) * thin
+                stop = min(stop, nxt + 1)
+            _sweeps(
+                it, stop - it, burn, net.parent, net.node_off, net.n_nodes, net.leaf_off, net.n_leaf, net.leaf0,
+                net.K_t, net.r_t, net.act_ptr, net.act_idx, net.N, net.kappa, dims, B, eta, psi, pre, suf, omega, z,
+                var_t, ss, acc, acc2, self.variance is not None, float(self.prior_shape), float(self.prior_scale),
+            )
+            last = stop - 1
+            if self.n_chains > 1 and last >= burn and (last - burn) % thin == 0:
+                trace.append(node_probs_rows(B, net))
+            if bar is not None:
+                bar.update(stop - it)
+            it = stop
         kept = self.iterations - burn
         draws = np.array(trace) if trace else np.zeros((0, 0))
         return acc / kept, acc2 / kept, draws, kept
