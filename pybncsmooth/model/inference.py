@@ -17,6 +17,7 @@ underflow.
 
 from __future__ import annotations
 
+import math
 import string
 from typing import Any, Mapping, Sequence
 
@@ -62,7 +63,7 @@ def _family_factor(net: Any, node: str, codes: Mapping[str, np.ndarray], free: S
     cond = list(prefix) + net.parents(node)
     cards = [net.schema.cardinality(v) for v in free]
     B = len(next(iter(codes.values())))
-    K = int(np.prod(cards, dtype=np.int64)) if cards else 1
+    K = math.prod(cards)
     grid = np.indices(cards).reshape(len(cards), -1) if cards else np.zeros((0, 1), dtype=np.int64)
     pos = {v: j for j, v in enumerate(free)}
 
@@ -106,7 +107,7 @@ def _merged_size(factors: list[_Factor], v: str, card: Mapping[str, int]) -> int
     for f in factors:
         if v in f.vars:
             vs.update(f.vars)
-    return int(np.prod([card[u] for u in vs], dtype=np.int64))
+    return math.prod(card[u] for u in vs)  # Python ints: no int64 overflow
 
 
 def _eliminate(

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import operator
 import warnings
 import zlib
@@ -76,7 +77,7 @@ def _expand(
     """Every completion of the variables ``free`` for ``rows``: the codes of ``codes``'s
     variables for the ``len(rows) * K`` completed rows (row-major), and ``K``."""
     cards = [net.schema.cardinality(v) for v in free]
-    K = int(np.prod(cards, dtype=np.int64)) if cards else 1
+    K = math.prod(cards)
     grid = np.indices(cards).reshape(len(cards), -1) if cards else np.zeros((0, 1), dtype=np.int64)
     out = {v: np.repeat(c[rows], K) for v, c in codes.items()}
     for j, v in enumerate(free):
@@ -323,7 +324,7 @@ def _estep_numpy(
     for grp in pattern_groups(miss[inc]):
         rows = inc[grp]
         missing = [v for v, b in zip(nodes, miss[rows[0]]) if b]
-        K = int(np.prod([net.schema.cardinality(v) for v in missing], dtype=np.int64))
+        K = math.prod(net.schema.cardinality(v) for v in missing)  # Python ints: 65 binary cells overflow int64
         if K > MAX_COMPLETIONS:
             sub = {v: c[rows] for v, c in codes.items()}
             if mode:
