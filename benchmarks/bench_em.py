@@ -35,6 +35,7 @@ SETTINGS = {
     "hmd": dict(method="hmd"),
     "mestimate": dict(method="mestimate"),
     "hdp": dict(method="hdp", iterations=1000, random_state=0),
+    "hls-bayes": dict(method="hls-bayes", random_state=0),
 }
 
 
