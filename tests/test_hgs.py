@@ -202,9 +202,10 @@ def test_edge_cases_single_rows_one_child_and_unseen_configurations():
 
 def test_tying_by_level_has_one_weight_per_depth():
     tree, _, _ = _tree(6, 200, (3, 3, 2), 3)
-    e = HGS(tying="level").estimate(tree)
+    e = HGS().estimate(tree)  # the default: one weight per depth
     assert e.info["alpha_levels"].shape == (3,) and "alpha" not in e.info
-    e2 = HGS().estimate(tree)
+    assert HGS().get_params()["tying"] == "level"
+    e2 = HGS(tying="node").estimate(tree)
     assert e2.info["alpha"].shape == (1 + 3 + 9,)  # the internal nodes: root, 3, 3 x 3
     # per-node weights fit the training rows' LOO at least as well
     assert e2.info["loo_loss"] <= e.info["loo_loss"] + 1e-12

@@ -75,7 +75,7 @@ class EskdbOptions:
     order_sampling: bool = True
     parent_sampling: bool = True
     skdb_m: float = 1.0
-    skdb_loss: str = "rmse"
+    skdb_loss: str | None = None  # None: the members' default (member_selection_loss)
     n_jobs: int | None = None
     hyper: dict[str, Any] | None = None
     domain: str | None = None
@@ -142,7 +142,7 @@ def _learn_members(
         features=used,
         na=opts.na,
         m=opts.skdb_m,
-        loss=opts.skdb_loss,
+        loss=member_selection_loss(opts.method, opts.skdb_loss),
         return_info=True,
         stats=stats,
         n_jobs=opts.n_jobs,
@@ -204,6 +204,17 @@ def fit_eskdb(
 #: thesis 002, Table 4: the members' HDP runs 1000 Gibbs sweeps (burn-in 100, our
 #: default for 1000 sweeps) and their m-estimates take m = 1 / (number of classes)
 THESIS_HDP_ITERATIONS = 1000
+
+
+def member_selection_loss(method: Any, loss: str | None) -> str:
+    """The leave-one-out loss a member's selective kDB minimises: the user's, else RMSE
+    (the thesis's), but log loss for HGS members: over the ten UCI sets (5 x 2 CV) it
+    takes ESKDB-HGS from 7 to 8 log-loss wins against the random forest (breast cancer:
+    0.223 to 0.111, the forest 0.141) and keeps 9 RMSE wins, at a lower fit time
+    (``benchmarks/bench_hgs.py --eskdb``)."""
+    if loss is not None:
+        return loss
+    return "log_loss" if method == "hgs" else "rmse"
 
 
 def member_method(
