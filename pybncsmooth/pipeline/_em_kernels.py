@@ -167,6 +167,23 @@ def _downward(wi, buf, ibuf, pre, nc, K, psi_off, up_off, dn_off, S, sep_at, ch_
                 counts[ibuf[cells + a]] += b
 
 
+@njit(cache=True, nogil=True)
+def _completion_weight(z, y, buf, ibuf, c, k, psi_off, msg_off, ch_at, cm_var, cm_ptr, c0, nch, ch_list):
+    # pragma: no cover - compiled
+    """Clique ``c``'s completion ``k`` (its digits in ``y``): ``-1`` if it disagrees with
+    a cell already set in ``z``, else its potential times its children's messages (at
+    ``msg_off``)."""
+    for t in range(cm_ptr[c], cm_ptr[c + 1]):
+        v = cm_var[t]
+        if z[v] >= 0 and z[v] != y[v]:
+            return -1.0
+    val = buf[psi_off[c] + k]
+    at = ch_at[c] + k * nch
+    for a in range(nch):
+        val *= buf[msg_off[ch_list[c0 + a]] + ibuf[at + a]]
+    return val
+
+
 @njit(cache=True, nogil=True, boundscheck=False)
 def _draw_clique(z, y, buf, ibuf, c, K, psi_off, up_off, ch_at, cm_var, cm_ptr, c0, nch, ch_list, cards):
     # pragma: no cover - compiled
@@ -181,18 +198,9 @@ def _draw_clique(z, y, buf, ibuf, c, K, psi_off, up_off, ch_at, cm_var, cm_ptr, 
         for k in range(K[c]):
             if k:
                 _next_digits(y, cm_var, cm_ptr[c], cm_ptr[c + 1], cards)
-            ok = True
-            for t in range(cm_ptr[c], cm_ptr[c + 1]):
-                v = cm_var[t]
-                if z[v] >= 0 and z[v] != y[v]:
-                    ok = False
-                    break
-            if not ok:
+            val = _completion_weight(z, y, buf, ibuf, c, k, psi_off, up_off, ch_at, cm_var, cm_ptr, c0, nch, ch_list)
+            if val < 0.0:
                 continue
-            val = buf[psi_off[c] + k]
-            at = ch_at[c] + k * nch
-            for a in range(nch):
-                val *= buf[up_off[ch_list[c0 + a]] + ibuf[at + a]]
             if val > 0.0:
                 last = k
             run += val
@@ -223,19 +231,8 @@ def _decode(z, y, buf, ibuf, nc, K, psi_off, mx_off, ch_at, cm_var, cm_ptr, ch_p
         for k in range(K[c]):
             if k:
                 _next_digits(y, cm_var, cm_ptr[c], cm_ptr[c + 1], cards)
-            ok = True
-            for t in range(cm_ptr[c], cm_ptr[c + 1]):
-                v = cm_var[t]
-                if z[v] >= 0 and z[v] != y[v]:
-                    ok = False
-                    break
-            if not ok:
-                continue
-            val = buf[psi_off[c] + k]
-            at = ch_at[c] + k * nch
-            for a in range(nch):
-                val *= buf[mx_off[ch_list[c0 + a]] + ibuf[at + a]]
-            if val > bestv:
+            val = _completion_weight(z, y, buf, ibuf, c, k, psi_off, mx_off, ch_at, cm_var, cm_ptr, c0, nch, ch_list)
+            if val > bestv:  # a disagreeing completion (-1) never wins
                 best, bestv = k, val
         _set_digits(z, cm_var, cm_ptr[c], cm_ptr[c + 1], cards, best)
 
@@ -508,6 +505,4 @@ def _row_tree(z, y, wi, m, mv, order, cmask, cl_par, K, S, fmask, cm_ptr, cm_var
     for f in range(F):
         if fmask[f] != 0:
             counts[_cell(z, fam_var, fam_sc, fam_ptr[f], fam_ptr[f + 1], fam_oc[f])] += wi
-    for t in range(m):
-        z[mv[t]] = -1
     return logz, buf, ibuf
