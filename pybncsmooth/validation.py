@@ -36,6 +36,7 @@ __all__ = [
     "NA_POLICIES",
     "STRUCTURE_NA_POLICIES",
     "CLASSIFIER_NA_POLICIES",
+    "PAIRWISE_NA_POLICIES",
     "check_na",
     "check_int",
     "check_number",
@@ -56,6 +57,10 @@ NA_POLICIES: tuple[str, ...] = ("error", "level", "drop", "available", "em", "ha
 STRUCTURE_NA_POLICIES: tuple[str, ...] = ("error", "level", "drop", "pairwise")
 #: what :class:`~pybncsmooth.BNClassifier` accepts (the structure's and the counts' policy)
 CLASSIFIER_NA_POLICIES: tuple[str, ...] = ("level", "drop", "error", "pairwise", "available", "em", "hard-em")
+#: a classifier's policies whose structure is learned by pairwise deletion (each (C)MI on
+#: its observed rows), the CPTs then counted on the available cases or by EM; selective
+#: kDB, whose leave-one-out selection counts complete rows, takes none of them
+PAIRWISE_NA_POLICIES: tuple[str, ...] = ("pairwise", "available", "em", "hard-em")
 
 T = TypeVar("T")
 R = TypeVar("R")

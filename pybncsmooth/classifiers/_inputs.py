@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_array
 
 from ..data.sources import DataSource, is_dask_frame
 from ..errors import HyperparameterError, MissingColumnError
+from ..validation import PAIRWISE_NA_POLICIES
 from ..estimators.base import Estimator
 from .eskdb import check_n_estimators
 
@@ -56,7 +57,7 @@ def split_domain(X: pd.DataFrame, domain: str | None) -> tuple[pd.Series | None,
 
 def check_structure_options(clf: Any) -> None:
     """Options of one kind of structure given to another: specific errors."""
-    if clf.structure in ("skdb", "eskdb") and clf.na in ("pairwise", "available", "em", "hard-em"):
+    if clf.structure in ("skdb", "eskdb") and clf.na in PAIRWISE_NA_POLICIES:
         raise HyperparameterError(
             f'structure={clf.structure!r} does not take na="{clf.na}" (its leave-one-out selection counts complete '
             'rows): use na="level" or na="drop", or na="em" with nb, tan or kdb'

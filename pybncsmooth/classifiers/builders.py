@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 from ..data.sources import DataSource, as_source
 from ..errors import HyperparameterError
+from ..validation import PAIRWISE_NA_POLICIES
 from ..estimators.base import Estimator, make_estimator, with_progress
 from ..model.network import FittedNetwork
 from ..pipeline import estimate_network, fit_network
@@ -36,14 +37,9 @@ def counting_na(na: str) -> str:
     return "available" if na == "pairwise" else na
 
 
-#: a classifier's ``na`` whose structure is learned by pairwise deletion (each (C)MI on
-#: its observed rows), the CPTs then counted on the available cases or by EM
-PAIRWISE = ("pairwise", "available", "em", "hard-em")
-
-
 def structure_na(na: str) -> str:
     """The structure-learning NA policy for a classifier's ``na``."""
-    return "pairwise" if na in PAIRWISE else na
+    return "pairwise" if na in PAIRWISE_NA_POLICIES else na
 
 
 def member_trees(dag: DAG, info: Any) -> dict:

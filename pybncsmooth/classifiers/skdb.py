@@ -33,7 +33,7 @@ from ..errors import HyperparameterError
 from ..structure.dag import DAG
 from ..structure.learning import StructureInfo, check_k, source_statistics, structure_from_statistics
 from ..structure.statistics import StructureStatistics
-from ..validation import parallel_map
+from ..validation import PAIRWISE_NA_POLICIES, parallel_map
 from ._loo import loo_attribute_probs, loo_normalize_losses
 
 __all__ = ["learn_skdb", "learn_skdb_members", "SkdbSelection"]
@@ -59,7 +59,7 @@ class SkdbSelection:
 def _check_options(loss: str, na: str, m: float) -> None:
     if loss not in _LOSSES:
         raise HyperparameterError(f"loss must be one of {_LOSSES}, not {loss!r}")
-    if na in ("pairwise", "available", "em", "hard-em"):
+    if na in PAIRWISE_NA_POLICIES:
         raise HyperparameterError(
             f'selective kDB (and ESKDB) does not take na="{na}" (its leave-one-out selection counts complete rows): '
             'use na="level" or na="drop", or na="em" with nb, tan or kdb'

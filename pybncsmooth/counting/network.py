@@ -31,7 +31,7 @@ from .context_tree import (
     dense_leaves,
 )
 
-__all__ = ["count_network", "count_specs", "count_specs_source", "NetworkCounter", "count_source"]
+__all__ = ["count_network", "count_specs", "count_specs_source", "spec_variables", "NetworkCounter", "count_source"]
 
 
 def _tree_variables(dag: DAG, node: str, prefix: Sequence[str], suffix: Sequence[str] = ()) -> list[str]:
@@ -110,6 +110,12 @@ def _merge_spec_counts(a: tuple, b: tuple) -> tuple:
     return (a[0] + b[0], [x.merge(y) for x, y in zip(a[1], b[1])])
 
 
+def spec_variables(schema: Schema, specs: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+    """The variables of ``specs`` (each node and its parents), in the schema's order."""
+    used = {x for n, pa in specs for x in (n, *pa)}
+    return [v for v in schema if v in used]
+
+
 def count_specs_source(
     source: Any,
     schema: Schema,
@@ -124,7 +130,7 @@ def count_specs_source(
     map-reduce (Dask: on the workers).  ``weights``: a column of row weights."""
 
     specs = [(n, tuple(pa)) for n, pa in specs]
-    variables = [v for v in schema if v in {x for n, pa in specs for x in (n, *pa)}]
+    variables = spec_variables(schema, specs)
     res = reduce_chunks(
         source,
         functools.partial(_count_specs_chunk, schema, specs, variables, na, weights),

@@ -60,12 +60,6 @@ def _leaf_counts(skeleton: ContextTree, drawn: ContextTree) -> np.ndarray:
     return out
 
 
-def _same_counts(a: ContextTree, b: ContextTree) -> bool:
-    ca, na = a.leaf_table()
-    cb, nb = b.leaf_table()
-    return ca.shape == cb.shape and np.array_equal(ca, cb) and np.array_equal(na, nb)
-
-
 class _Average:
     """Running sums of the blocks' estimates, node by node (probabilities, their squares,
     the estimates' own variances), and of the completed counts."""
@@ -128,7 +122,7 @@ def run_augmentation(
     names = list(trees)
     expected, _ = estep(net, 0, desc="E-step")
     skeleton = dict(zip(names, expected.trees()))
-    if all(_same_counts(skeleton[n], trees[n]) for n in names):  # complete data: the plain fit
+    if all(skeleton[n] == trees[n] for n in names):  # complete data (the same nodes and counts): the plain fit
         net.info["em"] = {"iterations": 0, "converged": True, "loglik_trace": [], "hard": False,
                           "augmentation": {"draws": 0, "burn": 0}}
         return net

@@ -128,7 +128,7 @@ class _Expected:
         """``{node: (start, cells)}`` of the dense tables in the flat array, and its length."""
         offsets, total = {}, 0
         for nd, pa in specs:
-            cells = int(np.prod(schema.cardinalities(pa), dtype=np.int64)) * schema.cardinality(nd)
+            cells = math.prod(schema.cardinalities(pa)) * schema.cardinality(nd)  # Python ints: no overflow
             if cells <= cls.DENSE_CELLS:
                 offsets[nd] = (total, cells)
                 total += cells
@@ -270,7 +270,7 @@ def _estep_part(
     acc = _Expected(net.schema, specs)
     n = len(part.w)
     seed = int(np.random.SeedSequence([seed, zlib.crc32(part.X.tobytes()), n]).generate_state(1)[0])
-    if tables is not None and all(nd in acc.offsets for nd, _ in specs):
+    if tables is not None:  # (_dense_tables gives None unless every node's table is dense)
         t = tables
         deferred, loglik, bad = estep_rows(
             part.X, part.w, t.is_node, t.cards, t.fam_ptr, t.fam_var, t.fam_sp, t.fam_sc, t.fam_op, t.fam_oc, t.probs,

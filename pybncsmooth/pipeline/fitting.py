@@ -6,7 +6,7 @@ import functools
 from typing import Any
 
 from ..counting.context_tree import ContextTree
-from ..counting.network import NetworkCounter, count_source
+from ..counting.network import NetworkCounter, count_source, spec_variables
 from ..data.encode import DEFAULT_MAX_LEVELS, NAPolicy
 from ..data.schema import NA_LABEL, Schema
 from ..data.sources import as_source
@@ -166,7 +166,7 @@ def fit_network(
     if not em:
         return net
     specs = [(n, t.parents) for n, t in trees.items()]
-    variables = [v for v in schema if v in set(dag.nodes) | {p for _, pa in specs for p in pa}]
+    variables = spec_variables(schema, specs)
     estep = EStep(source, schema, specs, variables, weight_col, progress)
     estimate = functools.partial(estimate_network, dag, schema, estimator=estimator, domain=domain, info=info)
     if na == "em" and estimator.name in AUGMENTED:
