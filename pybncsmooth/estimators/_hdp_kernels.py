@@ -277,6 +277,36 @@ def check_invariants(n, t, parent, lstart):  # pragma: no cover - compiled
     return -1
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def _lone_root(n, nsum, c_root, start_iter, n_sweeps, burn_in, acc, acc2, accsq, track_sq, leaf_trace, thin):  # noqa: E501  # pragma: no cover
+    """:func:`hdp_sweeps` on a tree that is its root alone: the root's counts are data
+    and its concentration is fixed, so every recorded sweep adds the same estimate
+    :math:`v = (n + c_0 / r) / (N + c_0)` (and its Dirichlet second moment); they are
+    added at once instead of sweep by sweep."""
+    r = n.shape[1]
+    first = max(start_iter, burn_in)
+    m = max(start_iter + n_sweeps - first, 0)  # recorded sweeps of this block
+    inv = 1.0 / (nsum[0] + c_root)
+    inv1 = 1.0 / (nsum[0] + c_root + 1.0)
+    for k in range(r):
+        v = (n[0, k] + c_root / r) * inv
+        acc[0, k] += m * v
+        acc2[0, k] += m * (v * v + v * (1.0 - v) * inv1)
+        if track_sq:
+            accsq[0, k] += m * v * v
+    n_draws = 0
+    if thin > 0 and m > 0:
+        it = first + (-(first - burn_in)) % thin  # the first recorded sweep with (it - burn_in) % thin == 0
+        while it < start_iter + n_sweeps:
+            d = (it - burn_in) // thin
+            if d < leaf_trace.shape[0]:
+                for k in range(r):
+                    leaf_trace[d, k] = (n[0, k] + c_root / r) * inv
+                n_draws += 1
+            it += thin
+    return m, 0, n_draws, -1
+
+
 # ----------------------------------------------------------------------------- sweeps
 
 
@@ -476,7 +506,9 @@ def hdp_sweeps(  # pragma: no cover - compiled
     """
     N, r = n.shape
     L = lstart.shape[0] - 1
-    leaf0 = lstart[L - 1] if L >= 2 else N  # nodes from here on are leaves with a parent
+    if L < 2:  # a lone root (a node without parents): nothing moves, every sweep records the same
+        return _lone_root(n, nsum, c_root, start_iter, n_sweeps, burn_in, acc, acc2, accsq, track_sq, leaf_trace, thin)
+    leaf0 = lstart[L - 1]  # nodes from here on are leaves with a parent
     f = np.empty(2 * window + 2)
     cum = np.empty(2 * window + 2)
     n_rec = 0

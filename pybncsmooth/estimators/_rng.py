@@ -81,7 +81,7 @@ def uniform(s):  # pragma: no cover - compiled
     return (_next(s) >> uint64(11)) * (1.0 / 9007199254740992.0)
 
 
-@njit(nogil=True)
+@njit(nogil=True, inline="always")
 def normal(s):  # pragma: no cover - compiled
     """A standard normal draw (the 256-layer ziggurat, see the module docstring)."""
     while True:
@@ -103,7 +103,7 @@ def normal(s):  # pragma: no cover - compiled
             return z
 
 
-@njit(nogil=True)
+@njit(nogil=True, inline="always")
 def gamma_dc(s, d, c):  # pragma: no cover - compiled
     """A Gamma(a, 1) draw for ``a >= 1`` given Marsaglia & Tsang's constants
     ``d = a - 1/3`` and ``c = 1 / sqrt(9 d)`` (for many draws of one shape)."""
@@ -123,7 +123,7 @@ def gamma_dc(s, d, c):  # pragma: no cover - compiled
 _GAMMA_C = np.concatenate(([0.0], 1.0 / np.sqrt(9.0 * (np.arange(1, 4097) - 1.0 / 3.0))))
 
 
-@njit(nogil=True)
+@njit(nogil=True, inline="always")
 def gamma_int(s, n):  # pragma: no cover - compiled
     """A Gamma(n, 1) draw for an integer ``n >= 1`` (Marsaglia & Tsang's constant from a
     table up to 4096)."""
@@ -132,7 +132,7 @@ def gamma_int(s, n):  # pragma: no cover - compiled
     return gamma_dc(s, d, c)
 
 
-@njit(nogil=True)
+@njit(nogil=True, inline="always")
 def gamma(s, a):  # pragma: no cover - compiled
     """A Gamma(a, 1) draw (Marsaglia & Tsang; a < 1 through a + 1 and U^(1/a))."""
     boost = 1.0
@@ -146,7 +146,7 @@ def gamma(s, a):  # pragma: no cover - compiled
     return gamma_dc(s, d, 1.0 / math.sqrt(9.0 * d)) * boost
 
 
-@njit(nogil=True)
+@njit(nogil=True, inline="always")
 def beta(s, a, b):  # pragma: no cover - compiled
     """A Beta(a, b) draw."""
     x = gamma(s, a)
