@@ -85,6 +85,46 @@ def test_invariants_hold_after_every_sweep(tying):
     assert check_invariants(n, tt, st.parent, st.lstart) >= 0
 
 
+def _schedule_by_hand(tree):
+    """The sweep's schedule written out: per level bottom-up, the (node, value) pairs
+    with data (at least two counts at the leaves, one above), ordered by their rank
+    among their parent's pairs, then by parent."""
+    sizes = tree.level_sizes()
+    lstart = np.concatenate(([0], np.cumsum(sizes)))
+    out_i, out_k = [], []
+    for lev in range(tree.depth, 0, -1):
+        counts = tree.levels[lev].counts
+        par = tree.levels[lev].parent
+        rows = []
+        for j in range(sizes[lev]):
+            for k in range(tree.child_card):
+                if counts[j, k] >= (2 if lev == tree.depth else 1):
+                    rows.append((par[j], j, k))
+        rank, last, cur = [], None, 0
+        for p, _, _ in rows:
+            cur = cur + 1 if p == last else 0
+            last = p
+            rank.append(cur)
+        for q in sorted(range(len(rows)), key=lambda q: (rank[q], rows[q][0], q)):
+            out_i.append(lstart[lev] + rows[q][1])
+            out_k.append(rows[q][2])
+    return np.array(out_i, dtype=np.int64), np.array(out_k, dtype=np.int64)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_schedule_is_the_round_robin_over_parents(seed):
+    rng = np.random.default_rng(seed)
+    n = [30, 300, 3000, 20][seed]
+    df = pd.DataFrame({v: pd.Categorical(rng.integers(0, c, n), categories=range(c))
+                       for v, c in [("X", 3), ("A", 4), ("B", 2), ("C", 5)]})
+    tree = bs.fit(["X ~ A + B + C"], df, method="mle").tree("X")
+    st = _TreeState.build(tree, "level")
+    want_i, want_k = _schedule_by_hand(tree)
+    assert len(want_i) > 0
+    np.testing.assert_array_equal(st.sched_i, want_i)
+    np.testing.assert_array_equal(st.sched_k, want_k)
+
+
 # The Java outputs: mean absolute difference of the CPT entries below 0.005 (the
 # Java output's own 5000-vs-50000-iteration spread is 0.0017 on card5_n1000).
 JAVA_TOL = 0.005

@@ -21,7 +21,7 @@ from numba import njit, uint64
 from ._rng import gamma, gamma_dc, gamma_int, uniform
 from ._stirling import digamma, log_stirling_beyond, pcol_offset
 
-__all__ = ["hdp_init", "hdp_sweeps", "check_invariants"]
+__all__ = ["hdp_init", "hdp_schedule", "hdp_sweeps", "check_invariants"]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -57,6 +57,68 @@ def hdp_init(n, t, nsum, tsum, parent, lstart, c0):  # pragma: no cover - compil
             if p >= 0:
                 for k in range(r):
                     n[p, k] += t[i, k]
+
+
+@njit(cache=True, nogil=True)
+def hdp_schedule(data, parent, lstart):  # pragma: no cover - compiled
+    """The sweep's schedule of ``(node, value)`` pairs, bottom-up: the leaf values
+    counted at least twice (a leaf's counts are data, so a value counted once or never
+    has its table count fixed), then the values of the internal nodes below the root
+    with data below them (``data[i, k] >= 1``), level by level.  Within a level the
+    pairs go round-robin over the parents (every parent's first pair, then every
+    parent's second, ...; each parent's pairs keep their order), so consecutive
+    updates do not wait for each other (see ``_interleave_parents`` in :mod:`.hdp`).
+
+    ``data``: every node's data counts (all levels, flat numbering); a level's nodes
+    are grouped by parent.  Returns ``(sched_i, sched_k)``."""
+    N, r = data.shape
+    d = lstart.shape[0] - 2
+    total = 0
+    for lev in range(d, 0, -1):
+        need = 2 if lev == d else 1
+        for i in range(lstart[lev], lstart[lev + 1]):
+            for k in range(r):
+                if data[i, k] >= need:
+                    total += 1
+    sched_i = np.empty(total, dtype=np.int64)
+    sched_k = np.empty(total, dtype=np.int64)
+    pos = 0
+    for lev in range(d, 0, -1):
+        need = 2 if lev == d else 1
+        a, b = lstart[lev], lstart[lev + 1]
+        m = 0  # the level's pairs, and each one's rank among its parent's
+        for i in range(a, b):
+            for k in range(r):
+                if data[i, k] >= need:
+                    m += 1
+        rank = np.empty(m, dtype=np.int64)
+        pi = np.empty(m, dtype=np.int64)
+        pk = np.empty(m, dtype=np.int64)
+        per_rank = np.zeros(m + 1, dtype=np.int64)
+        j = 0
+        last = -2
+        cur = 0
+        for i in range(a, b):
+            if parent[i] != last:
+                last = parent[i]
+                cur = 0
+            for k in range(r):
+                if data[i, k] >= need:
+                    rank[j] = cur
+                    pi[j] = i
+                    pk[j] = k
+                    per_rank[cur + 1] += 1
+                    cur += 1
+                    j += 1
+        for q in range(m):  # a stable counting sort by rank
+            per_rank[q + 1] += per_rank[q]
+        for j in range(m):
+            q = pos + per_rank[rank[j]]
+            per_rank[rank[j]] += 1
+            sched_i[q] = pi[j]
+            sched_k[q] = pk[j]
+        pos += m
+    return sched_i, sched_k
 
 
 _POOL = 32  # nodes with at most this many customers have their betas pooled (see _sample_concentrations)

@@ -54,7 +54,7 @@ import numpy as np
 from ..counting.context_tree import ContextTree
 from ..errors import ConvergenceWarning, HyperparameterError
 from ..validation import Param
-from ._hdp_kernels import hdp_init, hdp_sweeps
+from ._hdp_kernels import hdp_schedule, hdp_init, hdp_sweeps
 from ._mcmc import chain_seed, entropy_of, progress_bar, split_rhat
 from ._rng import new_state
 from ._stirling import MAX_TABLE_N, SHARED_RATIOS, new_memo
@@ -64,26 +64,6 @@ __all__ = ["HDP", "split_rhat"]
 
 _TYINGS = ("level", "single", "parent", "none")
 _BLOCK = 250  # sweeps per compiled call when a progress bar is shown
-
-
-def _interleave_parents(ii: np.ndarray, kk: np.ndarray, parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The pairs of one level, reordered round-robin over their parents: the first pair
-    of every parent, then the second of every parent, ...
-
-    Given the other levels, the table counts of children of different parents are
-    conditionally independent (each conditional involves only its own node and its
-    parent), so a sweep in this order has exactly the transition of the node-by-node
-    order (each parent's pairs keep their order); but consecutive updates no longer
-    wait for each other, and the processor overlaps them.
-    """
-    if ii.size == 0:
-        return ii, kk
-    par = parent[ii]
-    first = np.r_[True, par[1:] != par[:-1]]
-    starts = np.flatnonzero(first)
-    rank = np.arange(ii.size) - np.repeat(starts, np.diff(np.r_[starts, ii.size]))
-    order = np.lexsort((par, rank))
-    return ii[order], kk[order]
 
 
 @dataclass
@@ -109,60 +89,44 @@ class _TreeState:
         sizes = tree.level_sizes()
         lstart = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
         N, r, d = int(lstart[-1]), tree.child_card, tree.depth
-        parent = np.full(N, -1, dtype=np.int64)
-        for i in range(1, d + 1):
-            parent[lstart[i] : lstart[i + 1]] = tree.levels[i].parent + lstart[i - 1]
+        parent = np.concatenate([np.array([-1], dtype=np.int64)] + [
+            tree.levels[i].parent.astype(np.int64) + lstart[i - 1] for i in range(1, d + 1)
+        ])
+        data = np.concatenate([lev.counts for lev in tree.levels]).astype(np.int64, copy=False)
         leaf_counts = np.zeros((N, r), dtype=np.int64)
-        leaf_counts[lstart[d] : lstart[d + 1]] = tree.levels[d].counts
+        leaf_counts[lstart[d] : lstart[d + 1]] = data[lstart[d] : lstart[d + 1]]
         group = np.full(N, -1, dtype=np.int64)
-        members: list[np.ndarray] = []
-        levels: list[int] = []
         if tying == "level":
-            for i in range(1, d + 1):
-                members.append(np.arange(lstart[i], lstart[i + 1]))
-                levels.append(i)
-        elif tying == "single":
-            if d >= 1:
-                members.append(np.arange(lstart[1], N))
-                levels.append(1)
-        elif tying == "parent":
-            for i in range(1, d + 1):
-                par = parent[lstart[i] : lstart[i + 1]]
-                bounds = np.flatnonzero(np.diff(par)) + 1
-                for chunk in np.split(np.arange(lstart[i], lstart[i + 1]), bounds):
-                    members.append(chunk)
-                    levels.append(i)
-        else:  # none
-            for i in range(1, d + 1):
-                for j in range(lstart[i], lstart[i + 1]):
-                    members.append(np.array([j]))
-                    levels.append(i)
-        for g, m in enumerate(members):
-            group[m] = g
-        group_off = np.concatenate(([0], np.cumsum([len(m) for m in members]))).astype(np.int64)
-        group_nodes = np.concatenate(members).astype(np.int64) if members else np.zeros(0, dtype=np.int64)
-        # the sweep's schedule of (node, value) pairs, bottom-up: the leaf values that can
-        # move (counted at least twice; a leaf's counts are data), then the values of the
-        # internal nodes below the root with data below them, level by level
-        sched_i_parts: list[np.ndarray] = []
-        sched_k_parts: list[np.ndarray] = []
-        for i in range(d, 0, -1):
-            nodes = np.arange(lstart[i], lstart[i + 1])
-            ii = np.repeat(nodes, r)
-            kk = np.tile(np.arange(r), len(nodes))
-            # a leaf value counted once or never, or an internal value with no data below,
-            # has a table count fixed for good (n or 0)
-            data = tree.levels[i].counts[ii - lstart[i], kk]
-            keep = data >= 2 if i == d else data >= 1
-            ii, kk = ii[keep], kk[keep]
-            ii, kk = _interleave_parents(ii, kk, parent)
-            sched_i_parts.append(ii)
-            sched_k_parts.append(kk)
-        if sched_i_parts:
-            sched_i = np.concatenate(sched_i_parts).astype(np.int64)
-            sched_k = np.concatenate(sched_k_parts).astype(np.int64)
+            group[1:] = np.repeat(np.arange(d, dtype=np.int64), sizes[1:])
+            group_nodes = np.arange(1, N, dtype=np.int64)
+            group_off = lstart[1:] - 1
+            levels = np.arange(1, d + 1, dtype=np.int64)
         else:
-            sched_i = sched_k = np.zeros(0, dtype=np.int64)
+            members: list[np.ndarray] = []
+            level_of: list[int] = []
+            if tying == "single":
+                if d >= 1:
+                    members.append(np.arange(lstart[1], N))
+                    level_of.append(1)
+            elif tying == "parent":
+                for i in range(1, d + 1):
+                    par = parent[lstart[i] : lstart[i + 1]]
+                    bounds = np.flatnonzero(np.diff(par)) + 1
+                    for chunk in np.split(np.arange(lstart[i], lstart[i + 1]), bounds):
+                        members.append(chunk)
+                        level_of.append(i)
+            else:  # none
+                for i in range(1, d + 1):
+                    for j in range(lstart[i], lstart[i + 1]):
+                        members.append(np.array([j]))
+                        level_of.append(i)
+            for g, m in enumerate(members):
+                group[m] = g
+            group_off = np.concatenate(([0], np.cumsum([len(m) for m in members]))).astype(np.int64)
+            group_nodes = np.concatenate(members).astype(np.int64) if members else np.zeros(0, dtype=np.int64)
+            levels = np.asarray(level_of, dtype=np.int64)
+        # the sweep's schedule of (node, value) pairs (see hdp_schedule)
+        sched_i, sched_k = hdp_schedule(data, parent, lstart)
         n_lim = _count_limit(tree)  # the exact Stirling ratios are used up to there
         # the nodes whose estimates are entries of the table: the leaves, and the inner
         # nodes that answer an unseen parent configuration (fewer children than values)
@@ -178,7 +142,7 @@ class _TreeState:
             group,
             group_nodes,
             group_off,
-            np.asarray(levels, dtype=np.int64),
+            levels,
             N,
             r,
             sched_i,
