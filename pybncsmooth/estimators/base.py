@@ -19,6 +19,7 @@ The same estimator objects serve every front end; :func:`make_estimator` turns
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal, Mapping
 
@@ -81,17 +82,18 @@ class TreeEstimate:
     fallback_from: int = 0
 
     def __post_init__(self) -> None:
-        for i, p in enumerate(self.probs):
-            # probabilities are bounded, so their sum is finite iff every entry is
-            if not np.isfinite(p.sum()):
-                raise FloatingPointError(f"non-finite probabilities at tree level {i}")
+        # probabilities are bounded, so their sum is finite iff every entry is
+        bad = [i for i, p in enumerate(self.probs) if not math.isfinite(p.sum())]
+        if bad:
+            raise FloatingPointError(f"non-finite probabilities at tree level {bad[0]}")
         if self.unseen == "fallback" and self.fallback is None:
             raise ValueError("unseen='fallback' needs a fallback table")
         if self.sd is not None:
             if len(self.sd) != len(self.probs) or any(a.shape != b.shape for a, b in zip(self.sd, self.probs)):
                 raise ValueError("sd must have the shapes of probs")
             for i, v in enumerate(self.sd):
-                if v.size and not (np.isfinite(v).all() and v.min() >= 0):
+                # min >= 0 fails on NaN; max < inf rules out infinities
+                if v.size and not (v.min() >= 0 and v.max() < math.inf):
                     raise FloatingPointError(f"negative or non-finite standard deviations at tree level {i}")
         for name in ("fallback", "fallback_sd"):
             v = getattr(self, name)
