@@ -305,8 +305,7 @@ def _map_to_levels(
     else:
         if pd.api.types.is_float_dtype(dtype):
             raise NonCategoricalError(var, dtype)
-        raw = _positions(series.to_numpy(dtype=object), levels)
-        na_mask = series.isna().to_numpy()
+        raw, na_mask = _positions(series.to_numpy(dtype=object), levels)
     raw[na_mask] = -1
     unknown = (raw < 0) & ~na_mask
     if unknown.any() and all(isinstance(l, str) for l in levels):
@@ -342,16 +341,19 @@ def _categories(dtype: pd.CategoricalDtype) -> tuple:
     return tuple(dtype.categories.tolist())
 
 
-def _positions(values: np.ndarray, levels: tuple) -> np.ndarray:
-    """The position of each value among ``levels`` (-1: not a level, or missing):
-    the values are factorised (hashing, in C) and only the distinct ones looked up,
+def _positions(values: np.ndarray, levels: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """The position of each value among ``levels`` (-1: not a level, or missing) and
+    the mask of missing values (``None``, NaN, ``pd.NA``, ``NaT``, as ``pd.isna``).
+
+    The values are factorised (hashing, in C) and only the distinct ones looked up,
     which with text columns is several times faster than an index look-up of every
-    value (pandas checks dtypes on each ``get_indexer``).  Values match levels as a
-    dictionary matches keys, as ``pd.Index.get_indexer`` does."""
+    value (pandas checks dtypes on each ``get_indexer``; ``Series.isna`` builds a
+    Series).  Values match levels as a dictionary matches keys, as
+    ``pd.Index.get_indexer`` does."""
     codes, distinct = pd.factorize(values, use_na_sentinel=True)
     where = _level_positions(levels)
     found = np.array([where.get(v, -1) for v in distinct] + [-1], dtype=np.int64)
-    return found[codes]  # the missing values' code -1 picks the appended -1
+    return found[codes], codes < 0  # the missing values' code -1 picks the appended -1
 
 
 @functools.lru_cache(maxsize=4096)
