@@ -72,6 +72,45 @@ def test_without_its_stochasticities_one_member_is_selective_kdb(dna):
         assert len({tuple(sorted(d.arcs)) for d in m.dags_}) > 1
 
 
+def test_hdp_members_share_out_the_thesis_sweeps(dna):
+    """Each HDP member runs 1000 / M sweeps (at least 100) unless iterations is given:
+    what its sampler recorded (burn-in 10%) says so."""
+    from pybncsmooth.classifiers.eskdb import member_iterations
+
+    assert [member_iterations(m) for m in (1, 2, 3, 10, 50)] == [1000, 500, 334, 100, 100]
+    Xtr, ytr, _, _ = dna
+    Xtr, ytr = Xtr.iloc[:300, :12], ytr.iloc[:300]
+    for n_est, given, want in ((4, None, 250), (10, None, 100), (2, 60, 60)):
+        kw = {} if given is None else {"iterations": given}
+        e = bs.BNClassifier(structure="eskdb", k=1, n_estimators=n_est, method="hdp", random_state=0, **kw)
+        e.fit(Xtr, ytr)
+        for net in e.estimators_:
+            child = [v for v in net.nodes if net.parents(v)][0]
+            records = net.cpd(child).estimate.info["n_records"]
+            assert records == want - want // 10, (n_est, given, records)
+
+
+def test_members_share_the_estimate_of_a_tree_they_have_in_common(dna):
+    """A (node, ordered parents) two members both keep is sampled once: the same
+    estimate, not two chains; trees of different parents differ."""
+    Xtr, ytr, _, _ = dna
+    e = bs.BNClassifier(structure="eskdb", k=2, n_estimators=6, method="hdp", iterations=60, random_state=2)
+    e.fit(Xtr.iloc[:400, :15], ytr.iloc[:400])
+    seen: dict = {}
+    shared = 0
+    for net in e.estimators_:
+        for v in net.nodes:
+            key = (v, tuple(net.parents(v)))
+            est = net.cpd(v).estimate
+            if key in seen:
+                assert est is seen[key]
+                shared += 1
+            else:
+                assert all(est is not other for other in seen.values())
+                seen[key] = est
+    assert shared >= 6  # at least the class node of every member after the first
+
+
 def test_ensemble_beats_its_single_classifier_on_dna(dna):
     # thesis 002 Sec. 4.3.2: the ensemble's RMSE is below a single selective kDB's. On
     # this fold (m-estimates, k = 5, 10 members with the thesis's m = 1/3) selective kDB

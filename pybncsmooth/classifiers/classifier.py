@@ -54,10 +54,10 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         each ESKDB member (default 1 for kDB and SkDB, 5 for ESKDB as thesis 002, at most the
         number of features).
     n_estimators:
-        ESKDB members (default 10, the thesis's); only with ``structure="eskdb"``.  The
-        members' estimators take the thesis's settings where none is given (thesis 002,
-        Table 4): ``method="hdp"`` 1000 sweeps (burn-in 100), ``method="mestimate"``
-        ``m = 1 / (number of classes)``.
+        ESKDB members (default 10, the thesis's); only with ``structure="eskdb"``.  Where
+        none is given, ``method="hdp"`` members share out the thesis's 1000 sweeps, at
+        least 100 each (:func:`~pybncsmooth.classifiers.eskdb.member_iterations`), and
+        ``method="mestimate"`` takes ``m = 1 / (number of classes)`` (thesis 002, Table 4).
     order_sampling, parent_sampling:
         ESKDB's two stochasticities (default both on); off: members sort attributes by
         MI, respectively take the ``k`` earlier attributes of highest CMI.
