@@ -342,16 +342,16 @@ def _dense_node_maps(tree) -> tuple[np.ndarray, np.ndarray]:
     offs = np.full(tree.depth + 1, -1, dtype=np.int64)
     start = 0
     q = 1
+    code = np.zeros(1, dtype=np.int64)  # the root's
     for j in range(1, tree.depth + 1):
-        q *= tree.parent_cards[j - 1]
+        card = tree.parent_cards[j - 1]
+        q *= card
         if q > _DENSE_MAP_LIMIT:
             break
-        cfg = tree.node_configs(j)
-        code = np.zeros(len(cfg), dtype=np.int64)
-        for col, card in zip(cfg.T, tree.parent_cards[:j]):
-            code = code * card + col
+        lev = tree.levels[j]
+        code = code[lev.parent] * card + lev.value  # a node's code from its parent's
         arr = np.full(q, -1, dtype=np.int64)
-        arr[code] = np.arange(len(cfg))
+        arr[code] = np.arange(len(code))
         maps.append(arr)
         offs[j] = start
         start += q
