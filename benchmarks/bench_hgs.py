@@ -61,7 +61,7 @@ def models(structures: list[str], methods: list[str], eskdb: bool) -> dict:
             return bs.BNClassifier(structure="eskdb", method=method, random_state=0, n_jobs=1, **kw)
 
         out["ESKDB-HGS"] = member("hgs")  # one weight per depth; members selected by log loss
-        out["ESKDB-HDP"] = member("hdp")
+        out["ESKDB-HDP"] = member("hdp", iterations=1000)  # the thesis's sweeps a member, as recorded
         out["ESKDB-m"] = member("mestimate")
         enc = OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1, encoded_missing_value=-1)
         out["RF"] = make_pipeline(enc, RandomForestClassifier(n_estimators=100, random_state=0, n_jobs=1))
