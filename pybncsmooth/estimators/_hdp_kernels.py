@@ -66,8 +66,11 @@ def hdp_schedule(data, parent, lstart):  # pragma: no cover - compiled
     has its table count fixed), then the values of the internal nodes below the root
     with data below them (``data[i, k] >= 1``), level by level.  Within a level the
     pairs go round-robin over the parents (every parent's first pair, then every
-    parent's second, ...; each parent's pairs keep their order), so consecutive
-    updates do not wait for each other (see ``_interleave_parents`` in :mod:`.hdp`).
+    parent's second, ...; each parent's pairs keep their order).  Given the other
+    levels, the table counts of children of different parents are conditionally
+    independent (each conditional involves only its node and its parent), so a sweep
+    in this order has the transition of the node-by-node order; but consecutive
+    updates no longer wait for each other, and the processor overlaps them.
 
     ``data``: every node's data counts (all levels, flat numbering); a level's nodes
     are grouped by parent.  Returns ``(sched_i, sched_k)``."""
