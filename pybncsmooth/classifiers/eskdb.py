@@ -185,7 +185,10 @@ def _estimate_members(
                 distinct[key] = ("|".join((n, *dag.parents(n))), trees[n])
         keys.append(own)
     rs = _estimator_seed(np.random.SeedSequence(seeds[0].entropy, spawn_key=(len(seeds),)))
-    est = make_estimator(method, random_state=rs, **_with_threads(method, hyper, opts.n_jobs))
+    # member_method gave an estimator with threads of its own one (the members' threads);
+    # here the ensemble's threads go to it, across the trees
+    threads = {"n_jobs": opts.n_jobs} if "n_jobs" in hyper else {}
+    est = make_estimator(method, random_state=rs, **{**hyper, **threads})
     by_name = est.estimate_all({name: tree for name, tree in distinct.values()})
     estimates = {key: by_name[name] for key, (name, _) in distinct.items()}
 
@@ -198,15 +201,6 @@ def _estimate_members(
         return Member(assemble_network(dag, schema, member_sets[i], mine, est, info=run), dag, ignored)
 
     return [assemble(i) for i in range(len(selected))]
-
-
-def _with_threads(method: Any, hyper: dict[str, Any], n_jobs: int | None) -> dict[str, Any]:
-    """The members' settings for the one estimator of all their trees: the ensemble's
-    threads go to it (across trees) where it runs threads of its own."""
-    cls = estimator_class(method) if isinstance(method, str) else None
-    if cls is not None and "n_jobs" in cls.param_names():
-        return {**hyper, "n_jobs": n_jobs}
-    return hyper
 
 
 def _mdl_member(frame: pd.DataFrame, target: str, features: list[str], seed: Any, opts: EskdbOptions) -> Member:

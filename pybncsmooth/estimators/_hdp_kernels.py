@@ -607,11 +607,10 @@ def hdp_sweeps(  # pragma: no cover - compiled
             cum,
             root_base,
         )
-        if L >= 2:  # the root: one table per observed value
-            for k in range(r):
-                new = 1 if n[0, k] > 0 else 0
-                tsum[0] += new - t[0, k]
-                t[0, k] = new
+        for k in range(r):  # the root: one table per observed value
+            new = 1 if n[0, k] > 0 else 0
+            tsum[0] += new - t[0, k]
+            t[0, k] = new
 
         if conc.shape[0] > 0 and (it + every // 2) % every == 0:
             if leaf0 < N:
@@ -650,13 +649,12 @@ def hdp_sweeps(  # pragma: no cover - compiled
                 d = (it - burn_in) // thin
                 if d < leaf_trace.shape[0]:
                     q = 0
-                    for i in range(lstart[L - 1], N):
+                    for i in range(leaf0, N):  # leaves have a parent and a concentration group
                         p = parent[i]
-                        c = c_root if group[i] < 0 else conc[group[i]]
+                        c = conc[group[i]]
                         inv = 1.0 / (nsum[i] + c)
                         for k in range(r):
-                            base = (1.0 / r) if p < 0 else pk[p, k]
-                            leaf_trace[d, q] = (n[i, k] + c * base) * inv
+                            leaf_trace[d, q] = (n[i, k] + c * pk[p, k]) * inv
                             q += 1
                     n_draws += 1
     if leaf0 < N:

@@ -89,43 +89,40 @@ class _TreeState:
         sizes = tree.level_sizes()
         lstart = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
         N, r, d = int(lstart[-1]), tree.child_card, tree.depth
-        parent = np.concatenate([np.array([-1], dtype=np.int64)] + [
-            tree.levels[i].parent.astype(np.int64) + lstart[i - 1] for i in range(1, d + 1)
-        ])
-        data = np.concatenate([lev.counts for lev in tree.levels]).astype(np.int64, copy=False)
+        parent = np.full(N, -1, dtype=np.int64)
+        for i in range(1, d + 1):
+            parent[lstart[i] : lstart[i + 1]] = tree.levels[i].parent + lstart[i - 1]
         leaf_counts = np.zeros((N, r), dtype=np.int64)
-        leaf_counts[lstart[d] : lstart[d + 1]] = data[lstart[d] : lstart[d + 1]]
+        leaf_counts[lstart[d] : lstart[d + 1]] = tree.levels[d].counts
         group = np.full(N, -1, dtype=np.int64)
+        members: list[np.ndarray] = []
+        levels: list[int] = []
         if tying == "level":
-            group[1:] = np.repeat(np.arange(d, dtype=np.int64), sizes[1:])
-            group_nodes = np.arange(1, N, dtype=np.int64)
-            group_off = lstart[1:] - 1
-            levels = np.arange(1, d + 1, dtype=np.int64)
-        else:
-            members: list[np.ndarray] = []
-            level_of: list[int] = []
-            if tying == "single":
-                if d >= 1:
-                    members.append(np.arange(lstart[1], N))
-                    level_of.append(1)
-            elif tying == "parent":
-                for i in range(1, d + 1):
-                    par = parent[lstart[i] : lstart[i + 1]]
-                    bounds = np.flatnonzero(np.diff(par)) + 1
-                    for chunk in np.split(np.arange(lstart[i], lstart[i + 1]), bounds):
-                        members.append(chunk)
-                        level_of.append(i)
-            else:  # none
-                for i in range(1, d + 1):
-                    for j in range(lstart[i], lstart[i + 1]):
-                        members.append(np.array([j]))
-                        level_of.append(i)
-            for g, m in enumerate(members):
-                group[m] = g
-            group_off = np.concatenate(([0], np.cumsum([len(m) for m in members]))).astype(np.int64)
-            group_nodes = np.concatenate(members).astype(np.int64) if members else np.zeros(0, dtype=np.int64)
-            levels = np.asarray(level_of, dtype=np.int64)
-        # the sweep's schedule of (node, value) pairs (see hdp_schedule)
+            for i in range(1, d + 1):
+                members.append(np.arange(lstart[i], lstart[i + 1]))
+                levels.append(i)
+        elif tying == "single":
+            if d >= 1:
+                members.append(np.arange(lstart[1], N))
+                levels.append(1)
+        elif tying == "parent":
+            for i in range(1, d + 1):
+                par = parent[lstart[i] : lstart[i + 1]]
+                bounds = np.flatnonzero(np.diff(par)) + 1
+                for chunk in np.split(np.arange(lstart[i], lstart[i + 1]), bounds):
+                    members.append(chunk)
+                    levels.append(i)
+        else:  # none
+            for i in range(1, d + 1):
+                for j in range(lstart[i], lstart[i + 1]):
+                    members.append(np.array([j]))
+                    levels.append(i)
+        for g, m in enumerate(members):
+            group[m] = g
+        group_off = np.concatenate(([0], np.cumsum([len(m) for m in members]))).astype(np.int64)
+        group_nodes = np.concatenate(members).astype(np.int64) if members else np.zeros(0, dtype=np.int64)
+        # the sweep's schedule of (node, value) pairs (see hdp_schedule), from every node's data counts
+        data = np.concatenate([lev.counts for lev in tree.levels]).astype(np.int64, copy=False)
         sched_i, sched_k = hdp_schedule(data, parent, lstart)
         n_lim = _count_limit(tree)  # the exact Stirling ratios are used up to there
         # the nodes whose estimates are entries of the table: the leaves, and the inner
@@ -142,7 +139,7 @@ class _TreeState:
             group,
             group_nodes,
             group_off,
-            levels,
+            np.asarray(levels, dtype=np.int64),
             N,
             r,
             sched_i,
