@@ -376,18 +376,69 @@ def _lone_root(n, nsum, c_root, start_iter, n_sweeps, burn_in, acc, acc2, accsq,
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def _sweep_plan(sched_i, sched_k, parent, group, r, n_groups):  # pragma: no cover - compiled
+    """The schedule with everything an update looks up resolved once: six entries a pair,
+    the flat index ``i * r + k`` of its count, the flat index ``p * r + k`` of its parent's,
+    ``i``, ``p``, ``i``'s concentration group and ``p``'s (``n_groups`` for the root, whose
+    concentration sits last in the sweep's concentration vector).  One flat array read
+    with unsigned offsets: the two-dimensional lookups through ``parent`` and ``group``
+    cost dependent loads, index arithmetic and register spills at every update."""
+    m = sched_i.shape[0]
+    plan = np.empty(6 * m, dtype=np.int64)
+    for jj in range(m):
+        i = sched_i[jj]
+        k = sched_k[jj]
+        p = parent[i]
+        plan[6 * jj] = i * r + k
+        plan[6 * jj + 1] = p * r + k
+        plan[6 * jj + 2] = i
+        plan[6 * jj + 3] = p
+        plan[6 * jj + 4] = group[i]
+        plan[6 * jj + 5] = group[p] if group[p] >= 0 else n_groups
+    return plan
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _fill_recip(recip, roff, rlen, nsum, parent_group, leaf0, concx, window):  # pragma: no cover - compiled
+    """The reciprocals :math:`1 / (c_g + q)` of the sampler's denominators, per concentration
+    group ``g`` of the parents (``concx[g]``; the root's last), for ``q < rlen[g]`` at
+    ``recip[roff[g] + q]``: the denominator :math:`c_{pa} + N_{pa} + t` of every candidate
+    (see :func:`hdp_sweeps`) is one of them while the parent's total stays within the
+    table, which is sized to the group's largest parent total at the last concentration
+    draw plus twice the window (a larger total divides, as before).  Filled at every
+    concentration draw (the concentrations change only then), a few hundred divisions
+    in place of one a candidate; returns ``recip``, reallocated when too short."""
+    G1 = concx.shape[0]
+    for g in range(G1):
+        rlen[g] = 0
+    for p in range(leaf0):
+        g = parent_group[p]
+        need = nsum[p] + 2 * window + 8
+        if need > rlen[g]:
+            rlen[g] = need
+    total = 0
+    for g in range(G1):
+        roff[g] = total
+        total += rlen[g]
+    if total > recip.shape[0]:
+        recip = np.empty(2 * total)
+    for g in range(G1):
+        c = concx[g]
+        o = roff[g]
+        for q in range(rlen[g]):
+            recip[o + q] = 1.0 / (c + q)
+    return recip
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def _sweep_table_counts(  # pragma: no cover - compiled
     rng,
-    sched_i,
-    sched_k,
-    n,
-    t,
+    plan,
+    nf,
+    tf,
     nsum,
     tsum,
-    parent,
-    group,
-    conc,
-    c_root,
+    concx,
     window,
     max_tk,
     rtab,
@@ -399,26 +450,39 @@ def _sweep_table_counts(  # pragma: no cover - compiled
     f,
     cum,
     root_base,
+    recip,
+    roff,
+    rlen,
 ):
-    """One Gibbs pass over the table counts of the schedule (see :func:`hdp_sweeps` for
-    the conditional and how it is drawn).  A function of its own, called once a sweep:
-    the hot loop gets the registers to itself."""
-    # Gibbs update of every table count below the root, in the order of the schedule.
+    """One Gibbs pass over the table counts of the schedule (``plan``, see
+    :func:`_sweep_plan`; ``nf``, ``tf``: the counts and table counts, flat) -- see
+    :func:`hdp_sweeps` for the conditional and how it is drawn.  A function of its own,
+    called once a sweep: the hot loop gets the registers to itself.
+
+    The running product of the ratios takes two candidates a step (``w`` times
+    ``f_j f_{j+1}``), so the chain of multiplications and that of the running sum are
+    half as long; the denominators come from the reciprocal tables of
+    :func:`_fill_recip`.  Both change the last bits of the weights, which decide a draw
+    only when the uniform falls within a rounding error of a running sum."""
     # The hot path is written out here: numba's inlined helpers taking arrays paid
     # atomic reference counting of each array at every call (150 ns a pair, more
-    # than the arithmetic).
-    for jj in range(sched_i.shape[0]):
-        i = sched_i[jj]
-        k = sched_k[jj]
-        p = parent[i]
-        nk = n[i, k]
-        old = t[i, k]
+    # than the arithmetic).  Table offsets are unsigned so that numba drops its
+    # negative-index wraparound.
+    npairs = plan.shape[0] // 6
+    for jj in range(npairs):
+        b = uint64(6 * jj)
+        ik = uint64(plan[b])
+        pkf = uint64(plan[b + uint64(1)])
+        i = uint64(plan[b + uint64(2)])
+        p = uint64(plan[b + uint64(3)])
+        nk = nf[ik]
+        old = tf[ik]
         if nk <= 1:
             inc = nk - old
-            if inc != 0 and not (inc < 0 and n[p, k] + inc < t[p, k]):
-                t[i, k] = nk
+            if inc != 0 and not (inc < 0 and nf[pkf] + inc < tf[pkf]):
+                tf[ik] = nk
                 tsum[i] += inc
-                n[p, k] += inc
+                nf[pkf] += inc
                 nsum[p] += inc
             continue
         lo = old - window
@@ -429,18 +493,18 @@ def _sweep_table_counts(  # pragma: no cover - compiled
             hi = nk
         if hi > max_tk:
             hi = max_tk
-        npk = n[p, k] - old  # the parent's count without this node's tables
-        tpk = t[p, k]
+        npk = nf[pkf] - old  # the parent's count without this node's tables
+        tpk = tf[pkf]
         if npk + lo < tpk:  # smaller values would leave the parent fewer customers than tables
             lo = tpk - npk
         nps = nsum[p] - old
-        a = conc[group[i]]
-        cp = c_root if group[p] < 0 else conc[group[p]]
-        # f[j] = w(lo + j + 1) / w(lo + j), and the weights relative to w(lo) = 1 summed in
-        # the same pass (running sums in cum).  Table offsets are unsigned so that numba drops its negative-index
-        # wraparound, which turned these contiguous reads into gathers.
+        a = concx[uint64(plan[b + uint64(4)])]
+        gp = uint64(plan[b + uint64(5)])
+        cp = concx[gp]
         m = hi - lo + 1
         den0 = cp + (nps + lo)
+        # f[j] = w(lo + j + 1) / w(lo + j), and the weights relative to w(lo) = 1 summed in
+        # the same pass (running sums in cum)
         w = 1.0
         tot = 1.0
         # a child of the root with the root's table counts summed out (root_base = c0 / r):
@@ -449,12 +513,35 @@ def _sweep_table_counts(  # pragma: no cover - compiled
         if nk <= n_lim and npk + hi <= n_lim and shift == 0.0:  # every count within the tables
             ob = uint64(nk * (nk + 1) // 2 + lo)
             pb = uint64(pcol_offset(tpk, n_tab) - tpk + npk + lo)  # P(q, 1) = q is column 1
-            for j in range(m - 1):
-                fj = rtab[ob + uint64(j)] * a * pcol[pb + uint64(j)] / (den0 + j)
-                f[j] = fj
-                w *= fj
-                tot += w
-                cum[j] = tot
+            n1 = m - 1
+            if nps + hi <= rlen[gp]:  # the reciprocals 1 / (cp + q) from the parent group's table
+                rb = uint64(roff[gp] + nps + lo)
+                j = 0
+                while j + 1 < n1:
+                    f0 = rtab[ob + uint64(j)] * a * pcol[pb + uint64(j)] * recip[rb + uint64(j)]
+                    f1 = rtab[ob + uint64(j + 1)] * a * pcol[pb + uint64(j + 1)] * recip[rb + uint64(j + 1)]
+                    w0 = w * f0
+                    w = w * (f0 * f1)
+                    c0 = tot + w0
+                    tot = tot + (w0 + w)
+                    f[j] = f0
+                    f[j + 1] = f1
+                    cum[j] = c0
+                    cum[j + 1] = tot
+                    j += 2
+                if j < n1:
+                    fj = rtab[ob + uint64(j)] * a * pcol[pb + uint64(j)] * recip[rb + uint64(j)]
+                    f[j] = fj
+                    w *= fj
+                    tot += w
+                    cum[j] = tot
+            else:
+                for j in range(n1):
+                    fj = rtab[ob + uint64(j)] * a * pcol[pb + uint64(j)] / (den0 + j)
+                    f[j] = fj
+                    w *= fj
+                    tot += w
+                    cum[j] = tot
         elif nk <= n_lim and tpk == 1:  # a child of the root, whose counts may exceed them
             ob = uint64(nk * (nk + 1) // 2 + lo)
             q0 = float(npk + lo) + shift
@@ -481,9 +568,9 @@ def _sweep_table_counts(  # pragma: no cover - compiled
                 cnt += cum[uint64(j)] <= x
             new = lo + min(cnt, m - 1)
         inc = new - old  # written even when zero: a branch here was a coin flip
-        t[i, k] = new
+        tf[ik] = new
         tsum[i] += inc
-        n[p, k] += inc
+        nf[pkf] += inc
         nsum[p] += inc
 
 
@@ -582,19 +669,31 @@ def hdp_sweeps(  # pragma: no cover - compiled
     n_levels = conc_trace.shape[1]
     cnt = np.zeros(n_levels)
     m_run = 0  # sweeps in b1/b2 since the last flush
+    # the update's lookups resolved once (see _sweep_plan); the concentrations with the
+    # root's last; the reciprocal tables of the denominators (see _fill_recip)
+    G = conc.shape[0]
+    plan = _sweep_plan(sched_i, sched_k, parent, group, r, G)
+    concx = np.empty(G + 1)
+    for g in range(G):
+        concx[g] = conc[g]
+    concx[G] = c_root
+    nf = n.reshape(-1)
+    tf = t.reshape(-1)
+    pgroup = np.empty(max(leaf0, 1), dtype=np.int64)
+    for p in range(leaf0):
+        pgroup[p] = group[p] if group[p] >= 0 else G
+    roff = np.zeros(G + 1, dtype=np.int64)
+    rlen = np.zeros(G + 1, dtype=np.int64)
+    recip = _fill_recip(np.empty(64), roff, rlen, nsum, pgroup, leaf0, concx, window)
     for it in range(start_iter, start_iter + n_sweeps):
         _sweep_table_counts(
             rng,
-            sched_i,
-            sched_k,
-            n,
-            t,
+            plan,
+            nf,
+            tf,
             nsum,
             tsum,
-            parent,
-            group,
-            conc,
-            c_root,
+            concx,
             window,
             max_tk,
             rtab,
@@ -606,6 +705,9 @@ def hdp_sweeps(  # pragma: no cover - compiled
             f,
             cum,
             root_base,
+            recip,
+            roff,
+            rlen,
         )
         for k in range(r):  # the root: one table per observed value
             new = 1 if n[0, k] > 0 else 0
@@ -617,6 +719,9 @@ def hdp_sweeps(  # pragma: no cover - compiled
                 _flush_leaves(n, nsum, parent, group, conc, leaf0, b1, b2, m_run, acc, acc2, accsq, track_sq)
                 m_run = 0
             _sample_concentrations(rng, nsum, tsum, conc, logc, group_nodes, group_off, prior_shape, prior_rate, cap)
+            for g in range(G):
+                concx[g] = conc[g]
+            recip = _fill_recip(recip, roff, rlen, nsum, pgroup, leaf0, concx, window)
             ev = event_start + n_events
             if ev < conc_trace.shape[0]:
                 for l in range(n_levels):
