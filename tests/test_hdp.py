@@ -171,6 +171,27 @@ def test_single_level_tree_is_a_closed_form_dirichlet():
     net = bs.fit("[A]", df, method="hdp", iterations=100, random_state=0, initial_concentration=3.0)
     n = np.array([6, 3, 1])
     np.testing.assert_allclose(net.cpt("A"), (n + 1.0) / (10 + 3.0), rtol=1e-12)
+    # what the sampler records, in closed form: sd of the Dirichlet, sweeps after burn-in,
+    # no concentration draws; several chains give constant draws (R-hat 1)
+    v = (n + 1.0) / 13.0
+    est = net.cpd("A").estimate
+    np.testing.assert_allclose(est.sd[0][0], np.sqrt(v * (1 - v) / 14.0), rtol=1e-12)
+    assert est.info["n_records"] == 90 and est.info["n_chains"] == 1 and "rhat" not in est.info
+    assert est.info["concentrations"].shape == (0, 1)
+    two = bs.fit("[A]", df, method="hdp", iterations=100, n_chains=2, random_state=0, initial_concentration=3.0)
+    info = two.cpd("A").estimate.info
+    assert info["n_records"] == 180 and info["rhat"] == 1.0
+    # beside a lone root, a sampled tree draws what it draws estimated alone (the
+    # generator gives one seed to the fit, whatever the lone roots)
+    from pybncsmooth.counting import count_tree
+
+    df2 = df.assign(B=list("xyxyxyxxyy"))
+    net2 = bs.fit("[A][B|A]", df2, method="hdp", iterations=200, random_state=np.random.default_rng(3))
+    a_codes, b_codes = pd.factorize(df2["A"], sort=True)[0], pd.factorize(df2["B"], sort=True)[0]
+    tree = count_tree("B", ["A"], b_codes, [a_codes], 2, [3])
+    alone = HDP(iterations=200, random_state=np.random.default_rng(3)).estimate(tree)
+    for got, want in zip(net2.cpd("B").estimate.probs, alone.probs):
+        np.testing.assert_array_equal(got, want)
 
 
 def test_same_seed_same_answer_whatever_the_threads():

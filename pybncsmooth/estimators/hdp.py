@@ -479,13 +479,19 @@ class HDP(Estimator):
         """Estimate several trees (the CPTs of a network) in parallel threads (a
         domain is the first split of every tree, like any other)."""
         trees = {n: t.whole("hdp") for n, t in trees.items()}
-        entropy = self._entropy()
-        if entropy is None:
-            entropy = int(np.random.SeedSequence().entropy % (2**63))
         burn = self.effective_burn_in
         total = self.max_iterations if self.auto else int(self.iterations)
         thin = 0 if self.auto or self.n_chains == 1 else max(1, (total - burn) // 500)
         events = total // self.concentration_every + 2 if not self.auto else 64
+        if not self.auto:  # nodes without parents: nothing moves, the estimate is in closed form
+            lone = {n: self._lone_root(t, total, burn, thin, events) for n, t in trees.items() if t.depth == 0}
+            if lone:  # the others sampled as before (their streams do not depend on the lone roots)
+                others = {n: t for n, t in trees.items() if n not in lone}
+                rest = self.estimate_all(others, domain=domain) if others else {}
+                return {name: lone[name] if name in lone else rest[name] for name in trees}
+        entropy = self._entropy()
+        if entropy is None:
+            entropy = int(np.random.SeedSequence().entropy % (2**63))
         workers = self.n_jobs or os.cpu_count() or 1
         SHARED_RATIOS.ensure(max(_count_limit(t) for t in trees.values()))  # before the threads start
         bar = self._progress_bar(len(trees) * self.n_chains * total, trees)
@@ -529,6 +535,31 @@ class HDP(Estimator):
             if bar is not None:
                 bar.close()
         return {name: self._combine(trees[name], states[name], chains[name], diag.get(name)) for name in trees}
+
+    def _lone_root(self, tree: ContextTree, total: int, burn: int, thin: int, events: int) -> TreeEstimate:
+        """The estimate of a tree that is its root alone (a node without parents), in
+        closed form: its counts are data and its concentration :math:`c_0` is fixed, so
+        every recorded sweep of every chain gives the same
+        :math:`v = (n + c_0 / r) / (N + c_0)`, with the Dirichlet's second moment
+        :math:`v^2 + v (1 - v) / (N + c_0 + 1)`: what the sampler would record, without its
+        state.  The draws for R-hat (several chains) are constant, which
+        :func:`split_rhat` counts as converged (1.0)."""
+        n = tree.levels[0].counts[0].astype(np.float64)
+        r, c0 = n.shape[0], self.initial_concentration
+        v = (n + c0 / r) / (n.sum() + c0)
+        sd = np.sqrt(np.maximum(v * (1.0 - v) / (n.sum() + c0 + 1.0), 0.0))
+        info: dict[str, Any] = {
+            "concentrations": np.full((0, 1), np.nan),
+            "concentration_levels": np.arange(1),
+            "root_concentration": c0,
+            "n_records": max(total - burn, 0) * self.n_chains,
+            "n_chains": self.n_chains,
+        }
+        if self.n_chains > 1 and thin > 0:
+            rows = events * self.concentration_every // thin + 1  # the chains' trace of draws (see _Chain)
+            if min(len(range(burn, total, thin)), rows) >= 4:
+                info["rhat"] = 1.0
+        return TreeEstimate(((v / v.sum())[None, :],), "backoff", info, sd=(sd[None, :],))
 
     @staticmethod
     def _advance(ch: "_Chain", total: int, bar: Any) -> None:
