@@ -104,6 +104,34 @@ def test_one_table_count_is_drawn_from_its_exact_conditional():
     assert abs(e.probs[0][0, 0] - exact) < 4 * sd / np.sqrt(n)
 
 
+def test_weights_beyond_doubles_are_drawn_on_the_log_scale():
+    # The case above with 1500 rows in the leaf, concentrations 1e4 and a window over all
+    # of 1..1500: the weights relative to w(1) reach e^661, beyond the running sum's
+    # bound (1e250), so every draw takes the log-scale path (_draw_log), with the ratios
+    # computed again for it.  The draws are iid from the exact conditional
+    # w(t) ~ S(1500, t) a^t (t + 1)! / Gamma(a + 4 + t), and the root's estimate
+    # (t + 2 + a / 2) / (t + 4 + a) averages to its exact expectation.
+    from pybncsmooth.estimators._stirling import SHARED_TABLE
+
+    n_rows, a = 1500, 1e4
+    x = np.array([0] * n_rows + [1] + [0, 1] + [0])
+    y = np.array([0] * (n_rows + 1) + [1, 1] + [2])
+    tree = count_tree("X", ["Y"], x, [y], 2, [3])
+    n = 20_000
+    est = HDP(iterations=n + 100, burn_in=100, window=1600, concentration_every=10**8, initial_concentration=a,
+              max_concentration=a, random_state=3, n_jobs=1)
+    e = est.estimate(tree)
+    logs, _ = SHARED_TABLE.ensure(n_rows)
+    t = np.arange(1, n_rows + 1)
+    logw = logs[n_rows * (n_rows + 1) // 2 + t] + t * np.log(a) + gammaln(t + 2) - gammaln(a + 4 + t)
+    assert logw.max() - logw[0] > math.log(1e250)  # the case is beyond doubles
+    w = np.exp(logw - logw.max())
+    w /= w.sum()
+    v = (t + 2 + a / 2) / (t + 4 + a)
+    exact, sd = float(w @ v), float(np.sqrt(w @ (v - w @ v) ** 2))
+    assert abs(e.probs[0][0, 0] - exact) < 4 * sd / np.sqrt(n)
+
+
 def test_two_moving_table_counts_follow_their_exact_joint_posterior():
     # One path root -> A -> leaf with X counts [8, 0]: the leaf's table count tl (1..8)
     # and the inner node's ti (1..tl) move; their joint posterior is enumerable:

@@ -503,8 +503,9 @@ def _sweep_table_counts(  # pragma: no cover - compiled
         cp = concx[gp]
         m = hi - lo + 1
         den0 = cp + (nps + lo)
-        # f[j] = w(lo + j + 1) / w(lo + j), and the weights relative to w(lo) = 1 summed in
-        # the same pass (running sums in cum)
+        # the ratios f_j = w(lo + j + 1) / w(lo + j), and the weights relative to w(lo) = 1
+        # summed in the same pass (running sums in cum); the ratios themselves are kept
+        # (in f) only for the rare draw on the log scale
         w = 1.0
         tot = 1.0
         # a child of the root with the root's table counts summed out (root_base = c0 / r):
@@ -524,21 +525,17 @@ def _sweep_table_counts(  # pragma: no cover - compiled
                     w = w * (f0 * f1)
                     c0 = tot + w0
                     tot = tot + (w0 + w)
-                    f[j] = f0
-                    f[j + 1] = f1
                     cum[j] = c0
                     cum[j + 1] = tot
                     j += 2
                 if j < n1:
                     fj = rtab[ob + uint64(j)] * a * pcol[pb + uint64(j)] * recip[rb + uint64(j)]
-                    f[j] = fj
                     w *= fj
                     tot += w
                     cum[j] = tot
             else:
                 for j in range(n1):
                     fj = rtab[ob + uint64(j)] * a * pcol[pb + uint64(j)] / (den0 + j)
-                    f[j] = fj
                     w *= fj
                     tot += w
                     cum[j] = tot
@@ -547,7 +544,6 @@ def _sweep_table_counts(  # pragma: no cover - compiled
             q0 = float(npk + lo) + shift
             for j in range(m - 1):
                 fj = rtab[ob + uint64(j)] * a * (q0 + j) / (den0 + j)
-                f[j] = fj
                 w *= fj
                 tot += w
                 cum[j] = tot
@@ -557,7 +553,8 @@ def _sweep_table_counts(  # pragma: no cover - compiled
                 w *= f[j]
                 tot += w
                 cum[j] = tot
-        if not tot < _BIG:  # beyond doubles (windows far wider than the default)
+        if not tot < _BIG:  # beyond doubles (windows far wider than the default): the ratios again, kept
+            _ratios_beyond(f, nk, lo, hi, npk, nps, tpk, a, cp, rtab, pcol, n_tab, n_lim, ckeys, cvals, shift)
             new = lo + _draw_log(uniform(rng), f, m)
         else:
             # inversion in ascending order, branch-free: the number of running sums
@@ -644,7 +641,7 @@ def hdp_sweeps(  # pragma: no cover - compiled
     :math:`P(q, t) = S^{q+1}_t / S^q_t` of :mod:`._stirling` (beyond ``n_lim``, the fit's
     own limit so that its draws never depend on the tables' size, from
     :func:`log_stirling_beyond`): no logarithm or exponential per candidate.  One pass
-    computes ``f``, the weights relative to ``w(lo) = 1`` and their running sums; the
+    computes the ratios, the weights relative to ``w(lo) = 1`` and their running sums; the
     draw inverts them in ascending order with a branch-free count (see
     :func:`_sweep_table_counts`, which runs the pass over the schedule).  The window's
     candidates below ``1e-17`` of the largest weight could be skipped without changing
