@@ -143,13 +143,15 @@ def _sample_concentrations(  # pragma: no cover - compiled
     :math:`\\sum_{i < 32} G_i / (\\alpha + i)` with :math:`G_i \\sim \\mathrm{Gamma}(K_i)`,
     :math:`K_i = \\#\\{j : i < n_j \\le 32\\}` (from a histogram of the :math:`n_j`).  A deep
     tree's thousands of small nodes cost at most 32 gamma draws; a larger node draws its
-    beta as ``X / (X + Y)``.
+    beta as ``X / (X + Y)``, and the group's :math:`(X + Y) / X` are multiplied, with one
+    logarithm at the end (or when the product nears the top of the doubles).
     """
     G = conc.shape[0]
     hist = np.zeros(_POOL + 1)
     for g in range(G):
         rate = prior_rate
         shape = prior_shape
+        prod = 1.0  # the individual betas' factors (x + y) / x, one logarithm at the end
         a = conc[g]
         for i in range(_POOL + 1):
             hist[i] = 0.0
@@ -168,7 +170,13 @@ def _sample_concentrations(  # pragma: no cover - compiled
                 if a < 1.0:  # Gamma(a) = Gamma(a + 1) U^(1 / a)
                     x *= math.exp(math.log(1.0 - uniform(rng)) / a)
                 y = gamma_int(rng, nj)
-                rate += math.log((x + y) / x) if x > 0.0 else -_LOGFLOOR
+                if x > 0.0:
+                    prod *= (x + y) / x
+                    if prod > 1e250:
+                        rate += math.log(prod)
+                        prod = 1.0
+                else:
+                    rate += -_LOGFLOOR
         n_small = 0.0
         top = 0
         for v in range(1, _POOL + 1):
@@ -183,12 +191,19 @@ def _sample_concentrations(  # pragma: no cover - compiled
                     if a < 1.0:
                         x *= math.exp(math.log(1.0 - uniform(rng)) / a)
                     y = gamma_int(rng, nj)
-                    rate += math.log((x + y) / x) if x > 0.0 else -_LOGFLOOR
+                    if x > 0.0:
+                        prod *= (x + y) / x
+                        if prod > 1e250:
+                            rate += math.log(prod)
+                            prod = 1.0
+                    else:
+                        rate += -_LOGFLOOR
         else:  # K_i = #{pooled j: n_j > i}, a suffix sum of the histogram
             k_i = 0.0
             for i in range(top - 1, -1, -1):
                 k_i += hist[i + 1]
                 rate += gamma(rng, k_i) / (a + i)
+        rate += math.log(prod)
         if shape <= 0 or rate <= 0:
             continue
         c = gamma(rng, shape) / rate
