@@ -128,6 +128,27 @@ _POOL = 32  # nodes with at most this many customers have their betas pooled (se
 _LOGFLOOR = math.log(1e-75)  # log q below this counts as this (X underflowing for tiny alpha)
 
 
+@njit(nogil=True, inline="always")
+def _beta_factor(rng, a, da, ca, nj, prod, rate):  # pragma: no cover - compiled
+    """One node's auxiliary :math:`q \\sim \\mathrm{Beta}(a, n_j)` as :math:`X / (X + Y)`
+    (``da``, ``ca``: Marsaglia & Tsang's constants of ``a``, or of ``a + 1`` below one):
+    multiplies :math:`(X + Y) / X = 1 / q` into ``prod``, whose logarithm goes into
+    ``rate`` when it passes 1e250 (and once at the end of the group).  Returns
+    ``(prod, rate)``."""
+    x = gamma_dc(rng, da, ca)
+    if a < 1.0:  # Gamma(a) = Gamma(a + 1) U^(1 / a)
+        x *= math.exp(math.log(1.0 - uniform(rng)) / a)
+    y = gamma_int(rng, nj)
+    if x > 0.0:
+        prod *= (x + y) / x
+        if prod > 1e250:
+            rate += math.log(prod)
+            prod = 1.0
+    else:
+        rate += -_LOGFLOOR
+    return prod, rate
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def _sample_concentrations(  # pragma: no cover - compiled
     rng, nsum, tsum, conc, logc, group_nodes, group_off, prior_shape, prior_rate, cap
@@ -165,18 +186,8 @@ def _sample_concentrations(  # pragma: no cover - compiled
             shape += tsum[j]
             if nj <= _POOL:
                 hist[nj] += 1.0
-            else:  # a beta of its own: q = X / (X + Y)
-                x = gamma_dc(rng, da, ca)
-                if a < 1.0:  # Gamma(a) = Gamma(a + 1) U^(1 / a)
-                    x *= math.exp(math.log(1.0 - uniform(rng)) / a)
-                y = gamma_int(rng, nj)
-                if x > 0.0:
-                    prod *= (x + y) / x
-                    if prod > 1e250:
-                        rate += math.log(prod)
-                        prod = 1.0
-                else:
-                    rate += -_LOGFLOOR
+            else:  # a beta of its own
+                prod, rate = _beta_factor(rng, a, da, ca, nj, prod, rate)
         n_small = 0.0
         top = 0
         for v in range(1, _POOL + 1):
@@ -187,17 +198,7 @@ def _sample_concentrations(  # pragma: no cover - compiled
             for jj in range(group_off[g], group_off[g + 1]):
                 nj = nsum[group_nodes[jj]]
                 if 0 < nj <= _POOL:
-                    x = gamma_dc(rng, da, ca)
-                    if a < 1.0:
-                        x *= math.exp(math.log(1.0 - uniform(rng)) / a)
-                    y = gamma_int(rng, nj)
-                    if x > 0.0:
-                        prod *= (x + y) / x
-                        if prod > 1e250:
-                            rate += math.log(prod)
-                            prod = 1.0
-                    else:
-                        rate += -_LOGFLOOR
+                    prod, rate = _beta_factor(rng, a, da, ca, nj, prod, rate)
         else:  # K_i = #{pooled j: n_j > i}, a suffix sum of the histogram
             k_i = 0.0
             for i in range(top - 1, -1, -1):
