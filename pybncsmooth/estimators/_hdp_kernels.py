@@ -245,16 +245,19 @@ def _ratios_beyond(f, nk, lo, hi, npk, nps, tpk, a, cp, rtab, pcol, n_tab, n_lim
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _draw_log(u, f, m):  # pragma: no cover - compiled
+def _draw_log(u, f, m, lw):  # pragma: no cover - compiled
     """The sampler's draw (see :func:`_sweep_table_counts`) on the log scale, for weights
     beyond the range of doubles (only in windows far wider than the default's): the
     offset from ``lo`` of the candidate for the uniform ``u``, inverting in ascending
-    order."""
-    lw = np.empty(m)
+    order (``lw``: a work array of at least ``m``; one allocated here would make its
+    callers count references to their arrays)."""
     lw[0] = 0.0
     for j in range(1, m):
         lw[j] = lw[j - 1] + math.log(f[j - 1])
-    top = lw.max()
+    top = lw[0]
+    for j in range(1, m):
+        if lw[j] > top:
+            top = lw[j]
     total = 0.0
     for j in range(m):
         total += math.exp(lw[j] - top)
@@ -446,6 +449,24 @@ def _fill_recip(recip, roff, rlen, nsum, parent_group, leaf0, concx, window):  #
     return recip
 
 
+@njit(nogil=True, inline="always")
+def _window(nk, old, npk, tpk, window, max_tk):  # pragma: no cover - compiled
+    """The candidates ``lo .. hi`` of a table count now at ``old``: within ``window`` of
+    it, within ``1 .. nk`` and ``max_tk``, and no lower than leaves the parent (``npk``
+    customers without this node's tables, ``tpk`` tables) at least one customer a table."""
+    lo = old - window
+    if lo < 1:
+        lo = 1
+    hi = old + window
+    if hi > nk:
+        hi = nk
+    if hi > max_tk:
+        hi = max_tk
+    if npk + lo < tpk:
+        lo = tpk - npk
+    return lo, hi
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def _sweep_table_counts(  # pragma: no cover - compiled
     rng,
@@ -461,14 +482,12 @@ def _sweep_table_counts(  # pragma: no cover - compiled
     pcol,
     n_tab,
     n_lim,
-    ckeys,
-    cvals,
-    f,
     cum,
     root_base,
     recip,
     roff,
     rlen,
+    start,
 ):
     """One Gibbs pass over the table counts of the schedule (``plan``, see
     :func:`_sweep_plan`; ``nf``, ``tf``: the counts and table counts, flat) -- see
@@ -479,13 +498,20 @@ def _sweep_table_counts(  # pragma: no cover - compiled
     ``f_j f_{j+1}``), so the chain of multiplications and that of the running sum are
     half as long; the denominators come from the reciprocal tables of
     :func:`_fill_recip`.  Both change the last bits of the weights, which decide a draw
-    only when the uniform falls within a rounding error of a running sum."""
+    only when the uniform falls within a rounding error of a running sum.
+
+    Starts at pair ``start`` and returns the index of the first pair it leaves to
+    :func:`_update_slow` (counts beyond the exact tables, or weights beyond doubles),
+    or the number of pairs when the pass is done.  This pass calls no compiled function
+    that takes arrays, so numba prunes the reference counting of its array arguments:
+    with the rare paths inside it, every call had cost about 180 ns of it (0.9 ms of the
+    5000 sweeps on card2_n1000)."""
     # The hot path is written out here: numba's inlined helpers taking arrays paid
     # atomic reference counting of each array at every call (150 ns a pair, more
     # than the arithmetic).  Table offsets are unsigned so that numba drops its
     # negative-index wraparound.
     npairs = plan.shape[0] // 6
-    for jj in range(npairs):
+    for jj in range(start, npairs):
         b = uint64(6 * jj)
         ik = uint64(plan[b])
         pkf = uint64(plan[b + uint64(1)])
@@ -501,18 +527,9 @@ def _sweep_table_counts(  # pragma: no cover - compiled
                 nf[pkf] += inc
                 nsum[p] += inc
             continue
-        lo = old - window
-        if lo < 1:
-            lo = 1
-        hi = old + window
-        if hi > nk:
-            hi = nk
-        if hi > max_tk:
-            hi = max_tk
         npk = nf[pkf] - old  # the parent's count without this node's tables
         tpk = tf[pkf]
-        if npk + lo < tpk:  # smaller values would leave the parent fewer customers than tables
-            lo = tpk - npk
+        lo, hi = _window(nk, old, npk, tpk, window, max_tk)
         nps = nsum[p] - old
         a = concx[uint64(plan[b + uint64(4)])]
         gp = uint64(plan[b + uint64(5)])
@@ -563,28 +580,68 @@ def _sweep_table_counts(  # pragma: no cover - compiled
                 w *= fj
                 tot += w
                 cum[j] = tot
-        else:
-            _ratios_beyond(f, nk, lo, hi, npk, nps, tpk, a, cp, rtab, pcol, n_tab, n_lim, ckeys, cvals, shift)
-            for j in range(m - 1):
-                w *= f[j]
-                tot += w
-                cum[j] = tot
-        if not tot < _BIG:  # beyond doubles (windows far wider than the default): the ratios again, kept
-            _ratios_beyond(f, nk, lo, hi, npk, nps, tpk, a, cp, rtab, pcol, n_tab, n_lim, ckeys, cvals, shift)
-            new = lo + _draw_log(uniform(rng), f, m)
-        else:
-            # inversion in ascending order, branch-free: the number of running sums
-            # (cum[j]: candidates lo .. lo + j + 1) not above the draw
-            x = uniform(rng) * tot
-            cnt = 1 if 1.0 <= x else 0
-            for j in range(m - 1):
-                cnt += cum[uint64(j)] <= x
-            new = lo + min(cnt, m - 1)
+        else:  # counts beyond the tables: _update_slow
+            return jj
+        if not tot < _BIG:  # beyond doubles (windows far wider than the default): _update_slow
+            return jj
+        # inversion in ascending order, branch-free: the number of running sums
+        # (cum[j]: candidates lo .. lo + j + 1) not above the draw
+        x = uniform(rng) * tot
+        cnt = 1 if 1.0 <= x else 0
+        for j in range(m - 1):
+            cnt += cum[uint64(j)] <= x
+        new = lo + min(cnt, m - 1)
         inc = new - old  # written even when zero: a branch here was a coin flip
         tf[ik] = new
         tsum[i] += inc
         nf[pkf] += inc
         nsum[p] += inc
+    return npairs
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _update_slow(  # pragma: no cover - compiled
+    rng, jj, plan, nf, tf, nsum, tsum, concx, window, max_tk, rtab, pcol, n_tab, n_lim, ckeys, cvals, f, cum, root_base
+):
+    """The update of pair ``jj`` that :func:`_sweep_table_counts` leaves out: the same
+    conditional and window, its ratios from :func:`_ratios_beyond` (beyond ``n_lim``
+    from :func:`log_stirling_beyond`), drawn by the same inversion, or on the log scale
+    (:func:`_draw_log`) where the weights pass the range of doubles."""
+    b = uint64(6 * jj)
+    ik = uint64(plan[b])
+    pkf = uint64(plan[b + uint64(1)])
+    i = uint64(plan[b + uint64(2)])
+    p = uint64(plan[b + uint64(3)])
+    nk = nf[ik]
+    old = tf[ik]
+    npk = nf[pkf] - old
+    tpk = tf[pkf]
+    lo, hi = _window(nk, old, npk, tpk, window, max_tk)
+    nps = nsum[p] - old
+    a = concx[uint64(plan[b + uint64(4)])]
+    cp = concx[uint64(plan[b + uint64(5)])]
+    m = hi - lo + 1
+    shift = root_base if p == 0 else 0.0
+    _ratios_beyond(f, nk, lo, hi, npk, nps, tpk, a, cp, rtab, pcol, n_tab, n_lim, ckeys, cvals, shift)
+    w = 1.0
+    tot = 1.0
+    for j in range(m - 1):
+        w *= f[j]
+        tot += w
+        cum[j] = tot
+    if not tot < _BIG:
+        new = lo + _draw_log(uniform(rng), f, m, cum)
+    else:
+        x = uniform(rng) * tot
+        cnt = 1 if 1.0 <= x else 0
+        for j in range(m - 1):
+            cnt += cum[uint64(j)] <= x
+        new = lo + min(cnt, m - 1)
+    inc = new - old
+    tf[ik] = new
+    tsum[i] += inc
+    nf[pkf] += inc
+    nsum[p] += inc
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -686,6 +743,7 @@ def hdp_sweeps(  # pragma: no cover - compiled
     # root's last; the reciprocal tables of the denominators (see _fill_recip)
     G = conc.shape[0]
     plan = _sweep_plan(sched_i, sched_k, parent, group, r, G)
+    npairs = plan.shape[0] // 6
     concx = np.empty(G + 1)
     for g in range(G):
         concx[g] = conc[g]
@@ -699,29 +757,53 @@ def hdp_sweeps(  # pragma: no cover - compiled
     rlen = np.zeros(G + 1, dtype=np.int64)
     recip = _fill_recip(np.empty(64), roff, rlen, nsum, pgroup, leaf0, concx, window)
     for it in range(start_iter, start_iter + n_sweeps):
-        _sweep_table_counts(
-            rng,
-            plan,
-            nf,
-            tf,
-            nsum,
-            tsum,
-            concx,
-            window,
-            max_tk,
-            rtab,
-            pcol,
-            n_tab,
-            n_lim,
-            ckeys,
-            cvals,
-            f,
-            cum,
-            root_base,
-            recip,
-            roff,
-            rlen,
-        )
+        jj = 0
+        while True:
+            jj = _sweep_table_counts(
+                rng,
+                plan,
+                nf,
+                tf,
+                nsum,
+                tsum,
+                concx,
+                window,
+                max_tk,
+                rtab,
+                pcol,
+                n_tab,
+                n_lim,
+                cum,
+                root_base,
+                recip,
+                roff,
+                rlen,
+                jj,
+            )
+            if jj >= npairs:
+                break
+            _update_slow(
+                rng,
+                jj,
+                plan,
+                nf,
+                tf,
+                nsum,
+                tsum,
+                concx,
+                window,
+                max_tk,
+                rtab,
+                pcol,
+                n_tab,
+                n_lim,
+                ckeys,
+                cvals,
+                f,
+                cum,
+                root_base,
+            )
+            jj += 1
         for k in range(r):  # the root: one table per observed value
             new = 1 if n[0, k] > 0 else 0
             tsum[0] += new - t[0, k]
