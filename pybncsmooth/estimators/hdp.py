@@ -160,6 +160,12 @@ def _count_limit(tree: ContextTree) -> int:
     return min(n_lim, MAX_TABLE_N)
 
 
+def _trace_rows(events: int, every: int, thin: int) -> int:
+    """Rows of a chain's trace of leaf draws (one every ``thin`` recorded sweeps; none
+    with ``thin = 0``), for ``events`` concentration draws ``every`` sweeps apart."""
+    return events * every // thin + 1 if thin else 0
+
+
 class _Chain:
     """One chain of the sampler on one tree: its state and accumulators, advanced by
     the compiled kernel a block of sweeps at a time."""
@@ -188,7 +194,7 @@ class _Chain:
         self.pk, self.b1, self.b2 = np.zeros((inner, r)), np.zeros((inner, r)), np.zeros((inner, r))
         self.conc_trace = np.full((events, len(st.lstart) - 1), np.nan)
         n_leaf = int(st.lstart[-1] - st.lstart[-2])
-        self.leaf_trace = np.zeros((events * est.concentration_every // max(thin, 1) + 1 if thin else 0, n_leaf * r))
+        self.leaf_trace = np.zeros((_trace_rows(events, est.concentration_every, thin), n_leaf * r))
         self.it = self.n_rec = self.n_ev = self.n_draws = 0
         # a table count never exceeds the rows, so a wider window draws the same (and the
         # kernel's work arrays, 2 * window + 2 long, stay bounded)
@@ -548,16 +554,9 @@ class HDP(Estimator):
         r, c0 = n.shape[0], self.initial_concentration
         v = (n + c0 / r) / (n.sum() + c0)
         sd = np.sqrt(np.maximum(v * (1.0 - v) / (n.sum() + c0 + 1.0), 0.0))
-        info: dict[str, Any] = {
-            "concentrations": np.full((0, 1), np.nan),
-            "concentration_levels": np.arange(1),
-            "root_concentration": c0,
-            "n_records": max(total - burn, 0) * self.n_chains,
-            "n_chains": self.n_chains,
-        }
-        if self.n_chains > 1 and thin > 0:
-            rows = events * self.concentration_every // thin + 1  # the chains' trace of draws (see _Chain)
-            if min(len(range(burn, total, thin)), rows) >= 4:
+        info = self._info(np.full((0, 1), np.nan), max(total - burn, 0) * self.n_chains)
+        if self.n_chains > 1 and thin > 0:  # as many draws as the chains' traces would hold
+            if min(len(range(burn, total, thin)), _trace_rows(events, self.concentration_every, thin)) >= 4:
                 info["rhat"] = 1.0
         return TreeEstimate(((v / v.sum())[None, :],), "backoff", info, sd=(sd[None, :],))
 
@@ -684,6 +683,17 @@ class HDP(Estimator):
     def _progress_bar(self, total: int, trees: Mapping[str, ContextTree]) -> Any:
         return progress_bar(self.progress, total, trees, "HDP sweeps")
 
+    def _info(self, conc: np.ndarray, n_rec: int) -> dict[str, Any]:
+        """The diagnostics every tree's estimate carries: the concentration draws (one
+        column per tree level), the root's fixed concentration, the recorded sweeps."""
+        return {
+            "concentrations": conc,
+            "concentration_levels": np.arange(conc.shape[1] if conc.ndim == 2 else 0),
+            "root_concentration": self.initial_concentration,
+            "n_records": n_rec,
+            "n_chains": self.n_chains,
+        }
+
     def _combine(self, tree: ContextTree, st: _TreeState, chains: list[_Chain], diag: dict | None) -> TreeEstimate:
         n_rec = sum(ch.n_rec for ch in chains)
         mean = sum(ch.acc for ch in chains) / max(n_rec, 1)
@@ -698,13 +708,7 @@ class HDP(Estimator):
         if self.tying == "single" and conc.size:
             conc = np.repeat(conc[:, 1:2], conc.shape[1], axis=1)
             conc[:, 0] = np.nan
-        info: dict[str, Any] = {
-            "concentrations": conc,
-            "concentration_levels": np.arange(conc.shape[1] if conc.ndim == 2 else 0),
-            "root_concentration": self.initial_concentration,
-            "n_records": int(n_rec),
-            "n_chains": self.n_chains,
-        }
+        info = self._info(conc, int(n_rec))
         if diag is not None:
             info.update(diag)
             info["iterations"] = int(chains[0].it)
