@@ -239,3 +239,22 @@ def test_a_new_estimator_needs_nothing_outside_its_module(monkeypatch, capsys):
     assert main(["methods", "adda-test"]) == 0
     assert "a = 1.0  [number > 0]" in capsys.readouterr().out
     assert "adda-test" in method_table()["method"] and integer_params("adda-test")[0] == "k"
+
+
+def test_tree_estimate_names_the_level_of_a_bad_entry():
+    from pybncsmooth.estimators.base import TreeEstimate
+
+    probs = (np.array([[0.5, 0.5]]), np.full((2, 2), 0.5), np.full((4, 2), 0.5))
+    sd = tuple(np.full_like(p, 0.1) for p in probs)
+    TreeEstimate(probs, sd=sd)  # valid
+    bad = (probs[0], probs[1], probs[2].copy())
+    bad[2][3, 1] = np.nan
+    with pytest.raises(FloatingPointError, match="non-finite probabilities at tree level 2"):
+        TreeEstimate(bad)
+    for level, value in [(1, -0.1), (0, np.inf), (2, np.nan)]:
+        s = [v.copy() for v in sd]
+        s[level].flat[-1] = value
+        with pytest.raises(FloatingPointError, match=f"negative or non-finite standard deviations at tree level {level}"):
+            TreeEstimate(probs, sd=tuple(s))
+    with pytest.raises(ValueError, match="sd must have the shapes of probs"):
+        TreeEstimate(probs, sd=sd[:2])

@@ -46,6 +46,18 @@ __all__ = [
 UnseenRule = Literal["backoff", "uniform", "fallback"]
 
 
+def _flat(arrays: tuple[np.ndarray, ...]) -> np.ndarray:
+    """The entries of ``arrays`` as one vector (the array itself when there is one)."""
+    if len(arrays) == 1:
+        return arrays[0]
+    return np.concatenate([a.reshape(-1) for a in arrays])
+
+
+def _nonnegative_finite(v: np.ndarray) -> bool:
+    # min >= 0 fails on NaN; max < inf rules out infinities
+    return not v.size or bool(v.min() >= 0 and v.max() < math.inf)
+
+
 @dataclass(frozen=True, eq=False)
 class TreeEstimate:
     """Probabilities at every node of one context tree.
@@ -82,19 +94,19 @@ class TreeEstimate:
     fallback_from: int = 0
 
     def __post_init__(self) -> None:
-        # probabilities are bounded, so their sum is finite iff every entry is
-        bad = [i for i, p in enumerate(self.probs) if not math.isfinite(p.sum())]
-        if bad:
-            raise FloatingPointError(f"non-finite probabilities at tree level {bad[0]}")
+        # probabilities are bounded, so their sum is finite iff every entry is; the levels
+        # are checked together (one reduction, not one a level) and searched only on failure
+        if not math.isfinite(_flat(self.probs).sum()):
+            bad = next(i for i, p in enumerate(self.probs) if not math.isfinite(p.sum()))
+            raise FloatingPointError(f"non-finite probabilities at tree level {bad}")
         if self.unseen == "fallback" and self.fallback is None:
             raise ValueError("unseen='fallback' needs a fallback table")
         if self.sd is not None:
             if len(self.sd) != len(self.probs) or any(a.shape != b.shape for a, b in zip(self.sd, self.probs)):
                 raise ValueError("sd must have the shapes of probs")
-            for i, v in enumerate(self.sd):
-                # min >= 0 fails on NaN; max < inf rules out infinities
-                if v.size and not (v.min() >= 0 and v.max() < math.inf):
-                    raise FloatingPointError(f"negative or non-finite standard deviations at tree level {i}")
+            if not _nonnegative_finite(_flat(self.sd)):
+                bad = next(i for i, v in enumerate(self.sd) if not _nonnegative_finite(v))
+                raise FloatingPointError(f"negative or non-finite standard deviations at tree level {bad}")
         for name in ("fallback", "fallback_sd"):
             v = getattr(self, name)
             if v is not None and v.size and not (np.isfinite(v).all() and v.min() >= 0):
