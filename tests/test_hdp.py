@@ -85,6 +85,51 @@ def test_invariants_hold_after_every_sweep(tying):
     assert check_invariants(n, tt, st.parent, st.lstart) >= 0
 
 
+def _layout_by_hand(tree, tying):
+    """Every node's parent and concentration group written out (flat numbering, level
+    by level): one group a level, one for all nodes below the root, one per parent's
+    children, or one per node."""
+    sizes = tree.level_sizes()
+    lstart = np.concatenate(([0], np.cumsum(sizes)))
+    parent, group, levels, key = [-1], [-1], [], None
+    for lev in range(1, tree.depth + 1):
+        for j, p in enumerate(tree.levels[lev].parent):
+            p = int(p + lstart[lev - 1])
+            k = {"level": lev, "single": 0, "parent": p, "none": lstart[lev] + j}[tying]
+            if k != key:
+                key = k
+                levels.append(lev)
+            parent.append(p)
+            group.append(len(levels) - 1)
+    return np.array(parent), np.array(group), np.array(levels)
+
+
+@pytest.mark.parametrize("tying", ["level", "single", "parent", "none"])
+def test_tree_layout_is_the_parents_and_groups_written_out(tying):
+    rng = np.random.default_rng(5)
+    n = 40  # few rows: some parent configurations are absent
+    df = pd.DataFrame({v: pd.Categorical(rng.integers(0, c, n), categories=range(c))
+                       for v, c in [("X", 2), ("A", 3), ("B", 4), ("C", 2)]})
+    tree = bs.fit(["X ~ A + B + C"], df, method="mle").tree("X")
+    st = _TreeState.build(tree, tying)
+    parent, group, levels = _layout_by_hand(tree, tying)
+    np.testing.assert_array_equal(st.parent, parent)
+    np.testing.assert_array_equal(st.group, group)
+    np.testing.assert_array_equal(st.group_level, levels)
+    # every group is a run of consecutive nodes: its members from its offsets
+    for g in range(len(levels)):
+        members = st.group_nodes[st.group_off[g] : st.group_off[g + 1]]
+        np.testing.assert_array_equal(members, np.flatnonzero(group == g))
+    # the entries of the table: the leaves, and inner nodes missing a child (unseen configurations)
+    lstart = st.lstart
+    want = np.ones(st.n_nodes, dtype=bool)
+    for lev in range(tree.depth):
+        kids = np.bincount(parent[lstart[lev + 1] : lstart[lev + 2]], minlength=lstart[lev + 1])
+        want[lstart[lev] : lstart[lev + 1]] = kids[lstart[lev] : lstart[lev + 1]] < tree.parent_cards[lev]
+    assert want[: lstart[-2]].any() and not want[: lstart[-2]].all()  # the case the rows were chosen for
+    np.testing.assert_array_equal(st.used, want)
+
+
 def _schedule_by_hand(tree):
     """The sweep's schedule written out: per level bottom-up, the (node, value) pairs
     with data (at least two counts at the leaves, one above), ordered by their rank

@@ -21,7 +21,7 @@ from numba import njit, uint64
 from ._rng import gamma, gamma_dc, gamma_int, uniform
 from ._stirling import digamma, log_stirling_beyond, pcol_offset
 
-__all__ = ["hdp_init", "hdp_schedule", "hdp_sweeps", "check_invariants"]
+__all__ = ["hdp_init", "hdp_layout", "hdp_schedule", "hdp_sweeps", "check_invariants"]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -57,6 +57,50 @@ def hdp_init(n, t, nsum, tsum, parent, lstart, c0):  # pragma: no cover - compil
             if p >= 0:
                 for k in range(r):
                     n[p, k] += t[i, k]
+
+
+@njit(cache=True, nogil=True)
+def hdp_layout(level_parent, lstart, parent_cards, tying):  # pragma: no cover - compiled
+    """The flat layout of a context tree for the sampler, in one pass: every node's
+    parent (flat numbering, root ``-1``; ``level_parent``: the levels' parent indices
+    within the level above, levels ``1 .. d`` concatenated), its concentration group
+    (root ``-1``), the groups' offsets in the node order (every group is a run of
+    consecutive nodes, so the members of group ``g`` are nodes
+    ``group_off[g] + 1 .. group_off[g + 1]``), each group's tree level, and the nodes
+    whose estimates are entries of the table (``used``: the leaves, and the inner nodes
+    with fewer children than their variable has values, which answer unseen parent
+    configurations).  ``tying``: 0 level, 1 single, 2 parent, 3 none."""
+    N = lstart[-1]
+    d = lstart.shape[0] - 2
+    parent = np.empty(N, dtype=np.int64)
+    group = np.empty(N, dtype=np.int64)
+    n_child = np.zeros(N, dtype=np.int64)
+    parent[0] = -1
+    group[0] = -1
+    bounds = np.empty(N + d + 1, dtype=np.int64)
+    levels = np.empty(N + d, dtype=np.int64)
+    g = -1
+    for lev in range(1, d + 1):
+        base = lstart[lev - 1]
+        if tying == 0 or (tying == 1 and lev == 1):  # a level's group (one for all), even empty
+            g += 1
+            bounds[g] = lstart[lev] - 1
+            levels[g] = lev
+        for j in range(lstart[lev], lstart[lev + 1]):
+            p = level_parent[j - 1] + base
+            parent[j] = p
+            n_child[p] += 1
+            if tying == 3 or (tying == 2 and (j == lstart[lev] or p != parent[j - 1])):
+                g += 1
+                bounds[g] = j - 1
+                levels[g] = lev
+            group[j] = g
+    bounds[g + 1] = N - 1
+    used = np.ones(N, dtype=np.bool_)
+    for lev in range(d):
+        for j in range(lstart[lev], lstart[lev + 1]):
+            used[j] = n_child[j] < parent_cards[lev]
+    return parent, group, bounds[: g + 2].copy(), levels[: g + 1].copy(), used
 
 
 @njit(cache=True, nogil=True)

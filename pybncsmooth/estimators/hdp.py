@@ -54,7 +54,7 @@ import numpy as np
 from ..counting.context_tree import ContextTree
 from ..errors import ConvergenceWarning, HyperparameterError
 from ..validation import Param
-from ._hdp_kernels import hdp_schedule, hdp_init, hdp_sweeps
+from ._hdp_kernels import hdp_init, hdp_layout, hdp_schedule, hdp_sweeps
 from ._mcmc import chain_seed, entropy_of, progress_bar, split_rhat
 from ._rng import new_state
 from ._stirling import MAX_TABLE_N, SHARED_RATIOS, new_memo
@@ -87,65 +87,23 @@ class _TreeState:
     @classmethod
     def build(cls, tree: ContextTree, tying: str) -> "_TreeState":
         sizes = tree.level_sizes()
-        lstart = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+        lstart = np.zeros(len(sizes) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=lstart[1:])
         N, r, d = int(lstart[-1]), tree.child_card, tree.depth
-        parent = np.full(N, -1, dtype=np.int64)
-        for i in range(1, d + 1):
-            parent[lstart[i] : lstart[i + 1]] = tree.levels[i].parent + lstart[i - 1]
+        level_parent = (
+            np.concatenate([lev.parent for lev in tree.levels[1:]]) if d else np.zeros(0, dtype=np.int64)
+        )
+        cards = np.asarray(tree.parent_cards, dtype=np.int64)
+        parent, group, group_off, group_level, used = hdp_layout(level_parent, lstart, cards, _TYINGS.index(tying))
         leaf_counts = np.zeros((N, r), dtype=np.int64)
-        leaf_counts[lstart[d] : lstart[d + 1]] = tree.levels[d].counts
-        group = np.full(N, -1, dtype=np.int64)
-        members: list[np.ndarray] = []
-        levels: list[int] = []
-        if tying == "level":
-            for i in range(1, d + 1):
-                members.append(np.arange(lstart[i], lstart[i + 1]))
-                levels.append(i)
-        elif tying == "single":
-            if d >= 1:
-                members.append(np.arange(lstart[1], N))
-                levels.append(1)
-        elif tying == "parent":
-            for i in range(1, d + 1):
-                par = parent[lstart[i] : lstart[i + 1]]
-                bounds = np.flatnonzero(np.diff(par)) + 1
-                for chunk in np.split(np.arange(lstart[i], lstart[i + 1]), bounds):
-                    members.append(chunk)
-                    levels.append(i)
-        else:  # none
-            for i in range(1, d + 1):
-                for j in range(lstart[i], lstart[i + 1]):
-                    members.append(np.array([j]))
-                    levels.append(i)
-        for g, m in enumerate(members):
-            group[m] = g
-        group_off = np.concatenate(([0], np.cumsum([len(m) for m in members]))).astype(np.int64)
-        group_nodes = np.concatenate(members).astype(np.int64) if members else np.zeros(0, dtype=np.int64)
+        leaf_counts[lstart[d] :] = tree.levels[d].counts
+        group_nodes = np.arange(1, N, dtype=np.int64)  # every group is a run of consecutive nodes
         # the sweep's schedule of (node, value) pairs (see hdp_schedule), from every node's data counts
         data = np.concatenate([lev.counts for lev in tree.levels]).astype(np.int64, copy=False)
         sched_i, sched_k = hdp_schedule(data, parent, lstart)
         n_lim = _count_limit(tree)  # the exact Stirling ratios are used up to there
-        # the nodes whose estimates are entries of the table: the leaves, and the inner
-        # nodes that answer an unseen parent configuration (fewer children than values)
-        used = np.zeros(N, dtype=bool)
-        used[lstart[d] :] = True
-        for i in range(d):
-            n_children = np.bincount(tree.levels[i + 1].parent, minlength=lstart[i + 1] - lstart[i])
-            used[lstart[i] : lstart[i + 1]] = n_children < tree.parent_cards[i]
         return cls(
-            parent,
-            lstart,
-            leaf_counts,
-            group,
-            group_nodes,
-            group_off,
-            np.asarray(levels, dtype=np.int64),
-            N,
-            r,
-            sched_i,
-            sched_k,
-            n_lim,
-            used,
+            parent, lstart, leaf_counts, group, group_nodes, group_off, group_level, N, r, sched_i, sched_k, n_lim, used
         )
 
 
