@@ -227,7 +227,8 @@ for name in RAW:
     models = {
         "ESKDB-HDP-ll": eskdb("hdp", skdb_loss="log_loss", discretize="mdl"),
         "ESKDB-m": eskdb("mestimate", discretize="mdl"),
-        "SkDB5-HDP": bs.BNClassifier(structure="skdb", k=5, method="hdp", iterations=SWEEPS, discretize="mdl"),
+        "SkDB5-HDP": bs.BNClassifier(structure="skdb", k=5, method="hdp", iterations=SWEEPS, discretize="mdl",
+                                  random_state=0),
         "RF": raw_trees(df, target, RandomForestClassifier(n_estimators=100, random_state=0, n_jobs=1)),
         "HGB": raw_trees(df, target, HistGradientBoostingClassifier(random_state=0, early_stopping=False)),
     }
@@ -313,8 +314,8 @@ print(pd.DataFrame(curve, index=pd.Index(SIZES, name="members")).round(4).to_str
 # against it (no set moves by more than 0.003 in RMSE or 0.008 in log loss), and both are
 # 9-0-1 on RMSE and 7-0-3 on log loss against the forest. The ensemble's probabilities are
 # the mean of its members', so the Monte-Carlo error that reaches them is that of ten chains
-# together; and a context tree several members keep is sampled once. The fit takes 0.3x to
-# 2.9x the forest's time (dna and letter recognition 2.9x), against 0.3x to 14.2x with 1000
+# together; and a context tree several members keep is sampled once. The fit takes 0.2x to
+# 2.8x the forest's time (dna 2.8x, letter recognition 2.6x), against 0.3x to 11.4x with 1000
 # sweeps a member.
 #
 # **Log loss needs the log-loss selection.** Selected by leave-one-out RMSE (the thesis's
@@ -331,7 +332,7 @@ print(pd.DataFrame(curve, index=pd.Index(SIZES, name="members")).round(4).to_str
 # loss, neither significant at 5%), a smaller gap than for single classifiers: averaging ten
 # members already smooths the thin leaves. HDP is clearly ahead on letter recognition
 # (RMSE 0.368 against 0.383, log loss 0.313 against 0.370), the set with the deepest,
-# thinnest trees. ESKDB-m (the thesis's `m = 1/C`) fits in 0.3x to 2.2x the forest's time.
+# thinnest trees. ESKDB-m (the thesis's `m = 1/C`) fits in 0.2x to 2.2x the forest's time.
 #
 # **Boosting** (scikit-learn's defaults, every code categorical) is the strongest model on
 # letter recognition's raw numbers (RMSE 0.266) but loses to the forest on 6 of 10 coded
