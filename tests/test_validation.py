@@ -258,3 +258,11 @@ def test_tree_estimate_names_the_level_of_a_bad_entry():
             TreeEstimate(probs, sd=tuple(s))
     with pytest.raises(ValueError, match="sd must have the shapes of probs"):
         TreeEstimate(probs, sd=sd[:2])
+    table = np.full((3, 2), 0.5)
+    TreeEstimate(probs, "fallback", fallback=table, fallback_sd=table)  # valid
+    for name, value in [("fallback", -0.5), ("fallback_sd", np.inf), ("fallback", np.nan)]:
+        bad_table = table.copy()
+        bad_table[2, 0] = value
+        tables = {"fallback": table, "fallback_sd": table, name: bad_table}
+        with pytest.raises(FloatingPointError, match=f"negative or non-finite entries in the {name} table"):
+            TreeEstimate(probs, "fallback", **tables)

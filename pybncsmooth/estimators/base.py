@@ -109,7 +109,7 @@ class TreeEstimate:
                 raise FloatingPointError(f"negative or non-finite standard deviations at tree level {bad}")
         for name in ("fallback", "fallback_sd"):
             v = getattr(self, name)
-            if v is not None and v.size and not (np.isfinite(v).all() and v.min() >= 0):
+            if v is not None and not _nonnegative_finite(v):
                 raise FloatingPointError(f"negative or non-finite entries in the {name} table")
 
     @property
