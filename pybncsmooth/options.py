@@ -25,7 +25,6 @@ imports nothing of it but that module and :mod:`~pybncsmooth.errors`.
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterator, Mapping
 
@@ -502,7 +501,11 @@ class Options:
 
     def explicit(self) -> dict[str, Any]:
         """The options that differ from their defaults at this entry point."""
-        return {n: getattr(self, n) for n, s in _SPECS.items() if not _same(getattr(self, n), _default_of(s, self.entry))}
+        out = {}
+        for name, spec in _SPECS.items():
+            if not _same(getattr(self, name), _default_of(spec, self.entry)):
+                out[name] = getattr(self, name)
+        return out
 
     def __iter__(self) -> Iterator[tuple[str, Any]]:
         return ((n, getattr(self, n)) for n in _SPECS)

@@ -119,7 +119,7 @@ def _selective_kdb(
         progress=progress,
         weights=weights,
     )[0]
-    est = make_estimator(method, random_state=random_state, **({'progress': progress} if progress is not None else {}), **hyper)
+    est = make_estimator(method, random_state=random_state, progress=progress, **hyper)
     run = {"n_rows": info.extra["n_rows"], "n_dropped": stats.n_dropped, "na": counting_na(na)}
     net = estimate_network(dag, info.extra["schema"].subset(dag.nodes), member_trees(dag, info), est, info=run)
     return net, dag

@@ -124,7 +124,7 @@ def fit_network(
         em_draws = check_int("em_draws", em_draws, low=1)
         em_burn = check_int("em_burn", em_burn, low=0)
     domain, hyper = domain_from_hyper(domain, hyper)
-    estimator = make_estimator(method, random_state=random_state, **({'progress': progress} if progress is not None else {}), **hyper)
+    estimator = make_estimator(method, random_state=random_state, progress=progress, **hyper)
     source = as_source(data, chunksize=chunksize)
     source, weight_col = weights_column(source, weights)
     if em:
