@@ -175,8 +175,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "BNClassifier":
         """Learn the structure and the CPTs from features ``X`` and classes ``y``.
 
-        ``sample_weight``: one finite weight >= 0 per row (for data read in chunks, the
-        name of the column holding them): the discretiser, the structure's statistics,
+        ``sample_weight``: one finite weight >= 0 per row, totalling at most 1e12 (for
+        data read in chunks, the name of the column holding them): the discretiser, the structure's statistics,
         selective kDB's leave-one-out losses and every CPT count sums of weights;
         integer weights equal repeated rows (``hdp`` and ``hls-bayes`` take integer
         weights only).

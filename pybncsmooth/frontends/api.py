@@ -116,7 +116,10 @@ def fit(
     weights:
         Row weights, finite numbers >= 0: an array with one per row (data in memory)
         or the name of a column of the data (any source).  Every count becomes a sum
-        of weights (integer weights equal repeated rows); ``hdp`` and ``hls-bayes``,
+        of weights (integer weights equal repeated rows).  Their total must be at
+        most 1e12 (:data:`~pybncsmooth.data.weights.MAX_TOTAL_WEIGHT`): the smoothing
+        estimators weigh a prior of a few rows against the counts, which double
+        precision no longer resolves beyond that; rescale larger ones.  ``hdp`` and ``hls-bayes``,
         whose samplers need whole counts, take integer weights only.  With a
         classifier formula the structure's statistics are weighted too (not with
         ``structure="skdb"``).

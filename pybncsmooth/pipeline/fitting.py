@@ -10,7 +10,7 @@ from ..counting.network import NetworkCounter, count_source, spec_variables
 from ..data.encode import DEFAULT_MAX_LEVELS, NAPolicy
 from ..data.schema import NA_LABEL, Schema
 from ..data.sources import as_source
-from ..data.weights import weights_column
+from ..data.weights import check_total_weight, weights_column
 from ..estimators.base import Estimator, make_estimator, with_progress
 from ..model.cpd import CPD, DomainLastCPD, TreeCPD
 from ..model.network import FittedNetwork
@@ -22,7 +22,17 @@ from .em import EM_POLICIES, EStep, run_em
 from .domains import check_domain, domain_from_hyper, strip_domain
 from .structure import resolve_structure
 
-__all__ = ["fit_network", "estimate_network", "assemble_network"]
+__all__ = ["fit_network", "estimate_network", "assemble_network", "check_counted_weight"]
+
+
+def check_counted_weight(trees: dict[str, ContextTree], weights: Any = None) -> None:
+    """The total count of every node's tree at most
+    :data:`~pybncsmooth.data.weights.MAX_TOTAL_WEIGHT`: a check of the row weights over
+    all chunks (each chunk's total is checked as it is read); ``weights`` names them."""
+    node, total = max(((n, t.total) for n, t in trees.items()), key=lambda x: x[1], default=(None, 0))
+    if node is not None:
+        what = f"the weights {weights!r}" if isinstance(weights, str) and weights != "per row" else "the row weights"
+        check_total_weight(float(total), f"{what} (counted for node {node!r})")
 
 
 def estimate_network(
@@ -40,6 +50,7 @@ def estimate_network(
     method and its hyperparameters."""
     last = domain is not None and estimator.domain_split == "last"
     node_trees = {n: trees[n] for n in dag.nodes}
+    check_counted_weight(node_trees, (info or {}).get("weights"))
     if last:
         estimates = estimator.estimate_domains(node_trees, domain)
     else:
