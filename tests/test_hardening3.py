@@ -134,6 +134,26 @@ def test_row2_hgs_with_prior_zero_on_two_and_three_rows(abc):
 # ----------------------------------------------------------------------------- row 3
 
 
+def test_row3_all_nan_float_column_is_missing_in_queries():
+    """Row 3: an all-NaN float64 column (the natural "unknown") raised NonCategoricalError
+    in logpdf, predict_proba and adapt; it is summed out like an all-missing categorical.
+    A float column holding numbers is still refused."""
+    asia = bs.load_dataset("asia")
+    net = bs.fit(ASIA, asia, "bayes")
+    floats = asia.iloc[:5].assign(S=np.nan)
+    assert floats["S"].dtype == np.float64
+    cats = asia.iloc[:5].assign(S=pd.Categorical([None] * 5, categories=asia["S"].cat.categories))
+    np.testing.assert_array_equal(net.logpdf(floats), net.logpdf(cats))
+    pd.testing.assert_frame_equal(net.predict_proba(floats, "L"), net.predict_proba(cats, "L"))
+    # adapt on a network that counts observed cells (na="available")
+    pop = bs.fit(ASIA, asia.iloc[:2000], "bayes", na="available")
+    assert pop.adapt(floats, "new").max_abs_diff(pop.adapt(cats, "new")) == 0.0
+    clf = bs.BNClassifier(structure="nb", na="pairwise").fit(asia, "L")
+    np.testing.assert_array_equal(clf.predict_proba(floats.drop(columns="L")), clf.predict_proba(cats.drop(columns="L")))
+    with pytest.raises(NonCategoricalError, match="'S'"):
+        net.logpdf(asia.iloc[:3].assign(S=[1.5, np.nan, 2.0]))
+
+
 # ----------------------------------------------------------------------------- row 4
 
 
@@ -156,6 +176,33 @@ def _posterior_by_enumeration(net: bs.FittedNetwork, row: pd.Series, target: str
             total += float(np.exp(net.logpdf(frame)[0]))
         out.append(total)
     return np.array(out) / sum(out)
+
+
+def test_row5_na_level_classifier_sums_out_missing_values_it_never_saw(votes):
+    """Row 5: a classifier trained without missing values under ``na="level"`` refused a
+    row with NaN (UnseenLevelError about '<NA>'); the feature is unobserved and summed
+    out.  Where the training data had missing values, they stay a level of their own."""
+    complete = votes.dropna().reset_index(drop=True)
+    clf = bs.BNClassifier(structure="tan", na="level").fit(complete, "Class")
+    holes = votes[votes.isna().any(axis=1)].iloc[:6]
+    got = clf.predict_proba(holes.drop(columns="Class"))
+    for i in range(len(holes)):
+        want = _posterior_by_enumeration(clf.network_, holes.iloc[i], "Class")
+        np.testing.assert_allclose(got[i], want, rtol=1e-10)
+    # missing values in V1 only in training: V1's NaN is its '<NA>' level, V2's is summed out
+    part = complete.copy()
+    part["V1"] = part["V1"].astype(object)
+    part.loc[:9, "V1"] = None
+    clf2 = bs.BNClassifier(structure="tan", na="level").fit(part, "Class")
+    net = clf2.network_
+    assert net.levels("V1")[-1] == "<NA>" and "<NA>" not in net.levels("V2")
+    q = complete.iloc[20:23].copy()
+    q["V1"], q["V2"] = None, None
+    got = clf2.predict_proba(q.drop(columns="Class"))
+    for i in range(len(q)):
+        row = q.iloc[i].copy()
+        row["V1"] = "<NA>"
+        np.testing.assert_allclose(got[i], _posterior_by_enumeration(net, row, "Class"), rtol=1e-10)
 
 
 # ----------------------------------------------------------------------------- rows 6 - 9

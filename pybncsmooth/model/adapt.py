@@ -25,6 +25,7 @@ import pandas as pd
 from ..counting.context_tree import ContextTree, TreeLevel
 from ..counting.network import count_specs
 from ..data.encode import encode
+from ..data.schema import NA_LABEL
 from ..data.sources import as_source
 from ..errors import DataError, HyperparameterError
 from ..estimators._pooling import concentration_info, fixed_concentration
@@ -180,8 +181,10 @@ def adapt_network(
         raise DataError("adapt needs the estimator the network was fitted with (this network does not name one)")
     df = _check_label_column(_rows_frame(rows), dom, label)
     na = net.info.get("na", "error")
-    enc = encode(df, net.schema, variables=net.nodes, na=na if na != "level" else "level", on_unseen="error",
-                 empty_ok=True)
+    # as the network's queries: under na="level" a node without that level in training
+    # takes its missing values as unobserved (counted on the available cases)
+    enc = encode(df, net.schema, variables=net.nodes, na=na, on_unseen="error", empty_ok=True,
+                 na_label=net.info.get("na_label", NA_LABEL), missing_unobserved=True)
     if enc.n_rows == 0:
         raise DataError(f"adapt(domain={label!r}): no row is left after missing values are handled (na={na!r})")
     levels = list(net.schema[dom]) if has_domain else []

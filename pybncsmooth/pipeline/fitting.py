@@ -171,6 +171,7 @@ def fit_network(
         "n_dropped": counter.n_dropped,
         **({"weights": weights if isinstance(weights, str) else "per row"} if weights is not None else {}),
         "na": na,
+        **({"na_label": na_label} if na == "level" and na_label != NA_LABEL else {}),
         "random_state": _seed_label(random_state),
     }
     net = estimate_network(dag, schema, trees, estimator, domain=domain, info=info)
