@@ -157,6 +157,33 @@ def test_row3_all_nan_float_column_is_missing_in_queries():
 # ----------------------------------------------------------------------------- row 4
 
 
+def test_row4_adapt_matches_domain_labels_as_predict_proba_does():
+    """Row 4: ``net.adapt(rows, 1978)`` on domains '1978', ... added a second domain 1978
+    beside '1978'; the label now matches as predict_proba matches it (an integer against
+    text levels by its text), and a label of another type than number levels is refused."""
+    asia = bs.load_dataset("asia").iloc[:1000]
+    d = asia.assign(yr=np.where(np.arange(len(asia)) % 2, "1978", "1979"))
+    net = bs.fit(ASIA, d, "mestimate", domain="yr")
+    rows = asia.iloc[:50]
+    a = net.adapt(rows, 1978)
+    assert a.domains == ["1978", "1979"]
+    assert a.max_abs_diff(net.adapt(rows, "1978")) == 0.0
+    # the rows may carry the domain column as text while the label is a number
+    assert a.max_abs_diff(net.adapt(rows.assign(yr="1978"), 1978)) == 0.0
+    b = net.adapt(rows, 1980)
+    assert b.domains == ["1978", "1979", "1980"]
+    q = asia.iloc[100:103]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnseenDomainWarning)
+        got = b.predict_proba(q.assign(yr=1980), "L")
+    pd.testing.assert_frame_equal(got, b.for_domain("1980").predict_proba(q, "L"))
+    # integer domains: a text label is not one of them, and not added beside them
+    ints = bs.fit(ASIA, d.assign(yr=d["yr"].astype(int)), "mestimate", domain="yr")
+    with pytest.raises(DataError, match=r"'1978'.*str.*'yr'.*int"):
+        ints.adapt(rows, "1978")
+    assert ints.adapt(rows, 1978).domains == [1978, 1979]
+
+
 # ----------------------------------------------------------------------------- row 5
 
 
@@ -234,5 +261,15 @@ def holes_csv(tmp_path, asia600):
 
 
 # ----------------------------------------------------------------------------- the lesser ones
+
+
+def test_adapt_refuses_s_domain_for_an_unknown_node():
+    """Lesser item: ``adapt(s_domain={"nope": 5})`` ignored the unknown node."""
+    asia = bs.load_dataset("asia").iloc[:500]
+    net = bs.fit(ASIA, asia, "mestimate")
+    with pytest.raises(UnknownNodeError, match="'nope'.*s_domain"):
+        net.adapt(asia.iloc[:20], "d1", s_domain={"nope": 5.0})
+    with pytest.raises(UnknownNodeError, match="'nope'"):
+        net.adapt(asia.iloc[:20], "d1", s_domain={**{n: 2.0 for n in net.nodes}, "nope": 5.0})
 
 

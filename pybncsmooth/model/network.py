@@ -260,7 +260,13 @@ class FittedNetwork:
         ``"domain"``, and :math:`s_D` defaults to the node's number of levels).  The
         other domains' tables are unchanged.  ``rows`` holds the nodes' columns (the
         domain column too, if every value is ``domain``); any data source
-        :func:`pybncsmooth.fit` reads.
+        :func:`pybncsmooth.fit` reads.  ``domain`` matches the domain levels as
+        :meth:`predict_proba` matches values: 1978 is the level ``'1978'`` of text
+        levels (and a new label joins text levels as text); a label of another type
+        than number levels is refused.  ``s_domain`` naming a node the network does not
+        have is refused (:class:`~pybncsmooth.errors.UnknownNodeError`).  Missing
+        values are handled as the fit's ``na`` handled them; under ``na="level"`` a node
+        that had no missing value in training counts its rows where it is observed.
         """
         from .adapt import adapt_network
 
