@@ -237,6 +237,38 @@ def test_row5_na_level_classifier_sums_out_missing_values_it_never_saw(votes):
 _SETTINGS = {"pooled": {"mode": "pooled", "method": "mestimate"}, "hier": {"mode": "domain", "method": "mestimate"}}
 
 
+def test_row6_evaluate_domains_with_an_empty_k_grid(asia600):
+    """Row 6: ``k_grid=()`` failed with 'max() arg is an empty sequence'."""
+    with pytest.raises(HyperparameterError, match="k_grid is empty"):
+        bs.evaluate_domains(ASIA, asia600, "site", _SETTINGS, k_grid=())
+    with pytest.raises(HyperparameterError, match="k_grid"):
+        bs.evaluate_domains(ASIA, asia600, "site", _SETTINGS, k_grid=5)
+    # without the leave-one-domain-out scheme no grid is needed
+    ev = bs.evaluate_domains(ASIA, asia600, "site", _SETTINGS, k_grid=(), lodo=False)
+    assert set(ev.results["scheme"]) == {"within"}
+
+
+def test_row7_k_larger_than_every_domain(asia600):
+    """Row 7: a k larger than every domain gave an empty leave-one-domain-out table and
+    then messages about lodo=False and a missing setting."""
+    with pytest.raises(DataError, match=r"no domain has more than 250 rows .*largest, 'a', has 200"):
+        bs.evaluate_domains(ASIA, asia600, "site", _SETTINGS, k_grid=(0, 250))
+
+
+def test_row8_evaluate_domains_on_a_single_domain(asia600):
+    """Row 8: one domain gave 'the data has no rows (every chunk was empty)'."""
+    with pytest.raises(DataError, match="at least two domains.*'site' has one: 'a'"):
+        bs.evaluate_domains(ASIA, asia600.assign(site="a"), "site", _SETTINGS)
+
+
+def test_row9_win_draw_loss_on_a_metric_the_results_lack(asia600):
+    """Row 9: ``metric="rmse"`` with no target was a bare KeyError."""
+    ev = bs.evaluate_domains(ASIA, asia600, "site", _SETTINGS, lodo=False)
+    with pytest.raises(HyperparameterError, match=r"metric 'rmse'.*available: loglik"):
+        ev.win_draw_loss("hier", "pooled", metric="rmse")
+    assert ev.win_draw_loss("hier", "pooled")["wins"] + ev.win_draw_loss("hier", "pooled")["losses"] <= 3
+
+
 # ----------------------------------------------------------------------------- rows 10 - 11
 
 
