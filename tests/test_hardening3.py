@@ -283,6 +283,50 @@ def holes_csv(tmp_path, asia600):
     return path
 
 
+def test_row10_cli_routes_fit_options_given_with_p(holes_csv, tmp_path, capsys):
+    """Row 10: ``fit ... -p na=em`` and ``-p domain=x`` failed with 'TypeError: got
+    multiple values' and a traceback; -p now routes them, and refuses with a usage line
+    and exit status 2 what it cannot take."""
+    out = tmp_path / "em.pbn"
+    assert main(["fit", str(holes_csv), "-s", ASIA, "-p", "na=em", "-p", "em_tol=1e-9", "-o", str(out)]) == 0
+    ref = bs.fit(ASIA, str(holes_csv), "bayes", na="em", em_tol=1e-9)
+    assert bs.read_network(out).max_abs_diff(ref) < 1e-12
+    out2 = tmp_path / "dom.pbn"
+    assert main(["fit", str(holes_csv), "-s", ASIA, "-m", "mestimate", "-p", "domain=site", "-p", "na=available",
+                 "-p", "seed=3", "-o", str(out2)]) == 0
+    ref2 = bs.fit(ASIA, str(holes_csv), "mestimate", domain="site", na="available")
+    assert bs.read_network(out2).max_abs_diff(ref2) == 0.0
+    capsys.readouterr()
+    for argv in (
+        ["-p", "na=em", "--na", "level"],  # given twice
+        ["-p", "seed=1", "--seed", "2"],
+        ["-p", "structure=[A]"],  # the structure is -s
+        ["-p", "na"],  # not NAME=VALUE
+    ):
+        with pytest.raises(SystemExit) as exc:
+            main(["fit", str(holes_csv), "-s", ASIA, *argv])
+        assert exc.value.code == 2
+        err = capsys.readouterr().err
+        assert err.startswith("usage: pybncsmooth fit") and "error:" in err
+
+
+def test_row10_evaluate_model_options_that_clash_are_refused(holes_csv, capsys):
+    """Row 10 (the evaluate command's model specs): ``nb:bayes:k=2`` gave 'got multiple
+    values for keyword argument'."""
+    assert main(["evaluate", str(holes_csv), "-c", "L", "-m", "nb:bayes:k=2", "-q"]) == 2
+    assert "'k'" in capsys.readouterr().err
+
+
+def test_row11_predict_help_says_what_happens_to_missing_values(capsys):
+    """Row 11: the help of ``predict --on-unseen`` said missing values were an error;
+    they are summed out (or are a level where the fit made them one)."""
+    with pytest.raises(SystemExit):
+        main(["predict", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "unseen or missing values" not in text
+    assert "missing values are summed out" in text
+
+
 # ----------------------------------------------------------------------------- row 12
 
 
