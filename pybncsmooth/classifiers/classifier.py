@@ -178,8 +178,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         ``sample_weight``: one finite weight >= 0 per row, totalling at most 1e12 (for
         data read in chunks, the name of the column holding them): the discretiser, the structure's statistics,
         selective kDB's leave-one-out losses and every CPT count sums of weights;
-        integer weights equal repeated rows (``hdp`` and ``hls-bayes`` take integer
-        weights only).
+        integer weights equal repeated rows (except with ``na="em"`` for ``hdp`` and
+        ``hls-bayes``, whose data augmentation draws a weighted row's missing cells once;
+        they take integer weights only).
 
         With ``X`` a data frame, ``y`` may name its class column.  ``X`` may also be
         data read in chunks, in bounded memory: a CSV or Parquet path,

@@ -116,7 +116,9 @@ def fit(
     weights:
         Row weights, finite numbers >= 0: an array with one per row (data in memory)
         or the name of a column of the data (any source).  Every count becomes a sum
-        of weights (integer weights equal repeated rows).  Their total must be at
+        of weights (integer weights equal repeated rows, except with ``na="em"`` for
+        ``hdp`` and ``hls-bayes``, whose data augmentation draws the missing cells of a
+        weighted row once: the same posterior, other draws).  Their total must be at
         most 1e12 (:data:`~pybncsmooth.data.weights.MAX_TOTAL_WEIGHT`): the smoothing
         estimators weigh a prior of a few rows against the counts, which double
         precision no longer resolves beyond that; rescale larger ones.  ``hdp`` and ``hls-bayes``,
