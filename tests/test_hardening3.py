@@ -356,6 +356,25 @@ def test_row12_readme_states_where_integer_weights_equal_repeated_rows():
 # ----------------------------------------------------------------------------- row 13
 
 
+def test_row13_weights_series_are_aligned_by_index(abc):
+    """Row 13: a Series of weights indexed like the frame but in another order was used
+    by position; it is aligned by index, and one whose labels differ is refused."""
+    w = pd.Series(np.arange(1.0, 41.0), index=abc.index)
+    shuffled = w.sample(frac=1.0, random_state=0)
+    a = bs.fit("[A][B|A][C|A:B]", abc, "bayes", weights=shuffled)
+    b = bs.fit("[A][B|A][C|A:B]", abc, "bayes", weights=w.to_numpy())
+    assert a.max_abs_diff(b) == 0.0
+    assert a.max_abs_diff(bs.fit("[A][B|A][C|A:B]", abc, "bayes", weights=shuffled.to_numpy())) > 1e-3
+    other = w.rename(index={7: 700})
+    with pytest.raises(DataError, match=r"row 7 .*no weight|label 7"):
+        bs.fit("[A][B|A][C|A:B]", abc, "bayes", weights=other)
+    # the classifier's sample_weight with X a DataFrame: aligned as well
+    X, y = abc.drop(columns="C"), abc["C"]
+    c1 = bs.BNClassifier(structure="nb").fit(X, y, sample_weight=shuffled)
+    c2 = bs.BNClassifier(structure="nb").fit(X, y, sample_weight=w.to_numpy())
+    np.testing.assert_array_equal(c1.predict_proba(X), c2.predict_proba(X))
+
+
 # ----------------------------------------------------------------------------- row 14
 
 

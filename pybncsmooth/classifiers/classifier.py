@@ -176,11 +176,12 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         """Learn the structure and the CPTs from features ``X`` and classes ``y``.
 
         ``sample_weight``: one finite weight >= 0 per row, totalling at most 1e12 (for
-        data read in chunks, the name of the column holding them): the discretiser, the structure's statistics,
-        selective kDB's leave-one-out losses and every CPT count sums of weights;
-        integer weights equal repeated rows (except with ``na="em"`` for ``hdp`` and
-        ``hls-bayes``, whose data augmentation draws a weighted row's missing cells once;
-        they take integer weights only).
+        data read in chunks, the name of the column holding them): the discretiser,
+        the structure's statistics, selective kDB's leave-one-out losses and every CPT
+        count sums of weights; with ``X`` a DataFrame, a pandas Series of weights is
+        aligned with its rows by index.  Integer weights equal repeated rows (except
+        with ``na="em"`` for ``hdp`` and ``hls-bayes``, whose data augmentation draws a
+        weighted row's missing cells once; they take integer weights only).
 
         With ``X`` a data frame, ``y`` may name its class column.  ``X`` may also be
         data read in chunks, in bounded memory: a CSV or Parquet path,
@@ -198,6 +199,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             return self.fit(X.drop(columns=y), X[y], sample_weight)  # y names the class column of X
         if y is None:
             raise ValueError("BNClassifier requires y to be passed, but the target y is None")
+        if sample_weight is not None and not isinstance(X, pd.DataFrame):
+            sample_weight = np.asarray(sample_weight)  # X has no row labels: the weights go by position
         X = self._frame(X)
         dom_col, X = split_domain(X, self.domain)
         if len(X) == 0:

@@ -76,9 +76,38 @@ def _total(w: np.ndarray) -> float:
         return float(w.sum())
 
 
+def _aligned(weights: pd.Series, index: pd.Index, name: str) -> np.ndarray:
+    """The values of a Series of weights in the order of the rows' labels ``index``; a
+    Series whose labels are not the rows' is refused, naming the first row without one."""
+    if weights.index.equals(index):
+        return weights.to_numpy()
+    if weights.index.has_duplicates or index.has_duplicates:
+        raise DataError(
+            f"{name} is a Series whose index is not the data's and one of them repeats labels, so the weights "
+            "cannot be aligned with the rows; pass them as an array in the rows' order"
+        )
+    lacking = ~index.isin(weights.index)
+    if lacking.any():
+        raise DataError(
+            f"{name} is a Series aligned with the rows by index, and row {index[int(np.argmax(lacking))]!r} of the "
+            f"data has no weight in it ({int(lacking.sum())} row(s) lack one); pass a Series indexed like the data, or "
+            "an array in the rows' order"
+        )
+    extra = ~weights.index.isin(index)
+    if extra.any():
+        raise DataError(
+            f"{name} is a Series aligned with the rows by index, and its label "
+            f"{weights.index[int(np.argmax(extra))]!r} is not a row of the data"
+        )
+    return weights.reindex(index).to_numpy()
+
+
 def check_weights(weights: Any, index: pd.Index, name: str) -> np.ndarray:
     """An array of row weights checked against the rows of ``index``: one number per row,
-    finite, >= 0, not all zero; as float64."""
+    finite, >= 0, not all zero, totalling at most :data:`MAX_TOTAL_WEIGHT`; as float64.
+    A pandas Series is aligned with the rows by its index (see :func:`_aligned`)."""
+    if isinstance(weights, pd.Series):
+        weights = _aligned(weights, index, name)
     try:
         w = np.asarray(weights, dtype=np.float64)
     except (TypeError, ValueError):

@@ -114,8 +114,9 @@ def fit(
         estimator's own where it has one (HDP's sweeps); ``None`` (default): no bar
         over chunks, the estimator's default.
     weights:
-        Row weights, finite numbers >= 0: an array with one per row (data in memory)
-        or the name of a column of the data (any source).  Every count becomes a sum
+        Row weights, finite numbers >= 0: an array with one per row (data in memory;
+        a pandas Series is aligned with the rows by index) or the name of a column of
+        the data (any source).  Every count becomes a sum
         of weights (integer weights equal repeated rows, except with ``na="em"`` for
         ``hdp`` and ``hls-bayes``, whose data augmentation draws the missing cells of a
         weighted row once: the same posterior, other draws).  Their total must be at
