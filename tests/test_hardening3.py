@@ -378,6 +378,27 @@ def test_row13_weights_series_are_aligned_by_index(abc):
 # ----------------------------------------------------------------------------- row 14
 
 
+def test_row14_em_settings_are_checked_whatever_na_says(abc):
+    """Row 14: ``em_max_iter=-5, em_draws="x"`` with ``na="available"`` were accepted and
+    ignored; they are checked always (and used where na is an EM policy)."""
+    for bad in ({"em_max_iter": -5}, {"em_draws": "x"}, {"em_tol": -1.0}, {"em_burn": -1}):
+        name = next(iter(bad))
+        with pytest.raises(HyperparameterError, match=name):
+            bs.fit("[A][B|A][C|A:B]", abc, "bayes", na="available", **bad)
+        with pytest.raises(HyperparameterError, match=name):
+            bs.BNClassifier(structure="nb", na="level", **bad).fit(abc.drop(columns="C"), abc["C"])
+    # valid settings with a policy that does not use them: accepted, the fit unchanged
+    net = bs.fit("[A][B|A][C|A:B]", abc, "bayes", na="available", em_max_iter=5)
+    assert net.max_abs_diff(bs.fit("[A][B|A][C|A:B]", abc, "bayes", na="available")) == 0.0
+    # selective kDB and ESKDB run no EM at all: a setting of it is refused as such
+    for structure in ("skdb", "eskdb"):
+        with pytest.raises(HyperparameterError, match=f"em_max_iter is a setting of EM.*{structure}"):
+            bs.BNClassifier(structure=structure, n_estimators=2 if structure == "eskdb" else None,
+                            em_max_iter=5).fit(abc.drop(columns="C"), abc["C"])
+    with pytest.raises(HyperparameterError, match="em_tol is a setting of EM"):
+        bs.fit("C ~ .", abc, structure="skdb", em_tol=1e-3)
+
+
 # ----------------------------------------------------------------------------- the lesser ones
 
 

@@ -17,6 +17,7 @@ from ..errors import HyperparameterError, MissingColumnError
 from ..validation import PAIRWISE_NA_POLICIES
 from ..estimators.base import Estimator
 from .eskdb import check_n_estimators
+from .skdb import refuse_em_settings
 
 __all__ = ["check_structure_options", "split_domain"]
 
@@ -62,6 +63,8 @@ def check_structure_options(clf: Any) -> None:
             f'structure={clf.structure!r} does not take na="{clf.na}" (its leave-one-out selection counts complete '
             'rows): use na="level" or na="drop", or na="em" with nb, tan or kdb'
         )
+    if clf.structure in ("skdb", "eskdb"):
+        refuse_em_settings(clf.structure, getattr(clf, "_hyper", {}))
     if clf.structure == "eskdb":
         check_n_estimators(10 if clf.n_estimators is None else clf.n_estimators)
         if clf.root is not None:

@@ -106,7 +106,8 @@ def fit(
         settings go in ``**hyper``: ``em_tol`` (relative change of the observed-data
         log-likelihood, default 1e-6), ``em_max_iter`` (default 100), and for data
         augmentation ``em_draws`` (blocks averaged, default 10) and ``em_burn``
-        (blocks discarded first, default 2); see :mod:`pybncsmooth.pipeline.em`.
+        (blocks discarded first, default 2); see :mod:`pybncsmooth.pipeline.em`.  They
+        are checked whatever ``na`` is (a policy without EM ignores valid ones).
     random_state:
         Seed or ``numpy.random.Generator`` for stochastic estimators.
     progress:

@@ -119,7 +119,8 @@ def fit_network(
     ``na="em"`` / ``"hard-em"``: expectation-maximisation over the missing cells from
     the available-case fit (:mod:`pybncsmooth.pipeline.em`), stopping when the relative
     change of the observed-data log-likelihood is below ``em_tol`` or after
-    ``em_max_iter`` iterations; ``info["em"]`` keeps the trace.  For ``hdp`` and
+    ``em_max_iter`` iterations; ``info["em"]`` keeps the trace.  The EM settings are
+    checked whatever ``na`` is (a policy without EM ignores valid ones).  For ``hdp`` and
     ``hls-bayes`` (samplers of whole counts) ``na="em"`` is data augmentation
     (:mod:`pybncsmooth.pipeline.augment`): ``em_burn + em_draws`` blocks, each drawing
     the missing cells and running the sampler on the completed counts, the last
@@ -129,11 +130,11 @@ def fit_network(
     fits a given structure through it."""
     check_na(na, NA_POLICIES)
     em = na in EM_POLICIES
-    if em:
-        em_tol = check_number("em_tol", em_tol)
-        em_max_iter = check_int("em_max_iter", em_max_iter, low=1)
-        em_draws = check_int("em_draws", em_draws, low=1)
-        em_burn = check_int("em_burn", em_burn, low=0)
+    # checked whatever na says, so that a bad value never passes unnoticed (used by EM only)
+    em_tol = check_number("em_tol", em_tol)
+    em_max_iter = check_int("em_max_iter", em_max_iter, low=1)
+    em_draws = check_int("em_draws", em_draws, low=1)
+    em_burn = check_int("em_burn", em_burn, low=0)
     domain, hyper = domain_from_hyper(domain, hyper)
     estimator = make_estimator(method, random_state=random_state, **with_progress(method, hyper, progress))
     source = as_source(data, chunksize=chunksize)
