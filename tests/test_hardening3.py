@@ -412,3 +412,27 @@ def test_adapt_refuses_s_domain_for_an_unknown_node():
         net.adapt(asia.iloc[:20], "d1", s_domain={**{n: 2.0 for n in net.nodes}, "nope": 5.0})
 
 
+def test_plot_domains_names_an_unknown_node(asia600):
+    """Lesser item: ``plot_domains("nope")`` raised a plain ValueError."""
+    pytest.importorskip("matplotlib").use("Agg")
+    net = bs.fit(ASIA, asia600, "mestimate", domain="site")
+    with pytest.raises(UnknownNodeError, match="'nope'"):
+        net.plot_domains("nope")
+    with pytest.raises(PyBNCSmoothError, match="'nope'"):
+        bs.model.plotting.plot_domains(net.domain_report(draws=0), "nope")
+
+
+@pytest.mark.parametrize("method", ["mle", "hgs", "mbranch", "hls"])
+def test_domain_report_says_which_estimators_give_no_intervals(asia600, method):
+    """Lesser item: domain_report() gave NaN intervals for mle, hgs, mbranch and hls; the
+    report of such a network has no interval columns and says why."""
+    net = bs.fit(ASIA, asia600, method, domain="site")
+    rep = net.domain_report()
+    assert "js_lower" not in rep.columns and "js_upper" not in rep.columns
+    assert not rep[["kl", "js"]].isna().any().any()
+    assert method in rep.attrs["intervals"] and "no posterior standard deviations" in rep.attrs["intervals"]
+    pytest.importorskip("matplotlib").use("Agg")
+    assert len(net.plot_domains("L").get_yticklabels()) == 3
+    # an estimator with standard deviations keeps its intervals
+    rep2 = bs.fit(ASIA, asia600, "mestimate", domain="site").domain_report()
+    assert (rep2["js_lower"] <= rep2["js_upper"]).all() and "intervals" not in rep2.attrs

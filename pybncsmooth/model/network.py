@@ -657,7 +657,9 @@ class FittedNetwork:
         and Jensen-Shannon divergences weighted by the domain's own parent
         configurations, an interval for JS from the estimator's uncertainty (``level``,
         ``draws``), the domain's rows and its mean shrinkage weight toward the
-        population; see :mod:`pybncsmooth.model.domain_report`."""
+        population; see :mod:`pybncsmooth.model.domain_report`.  An estimator without
+        posterior sds (``mle``, ``hgs``, ``mbranch``, ``hls``) gives no interval: the
+        report then has no interval columns, and ``attrs["intervals"]`` says why."""
         from .domain_report import domain_report
 
         check_probability("level", level)
@@ -669,6 +671,8 @@ class FittedNetwork:
         (needs matplotlib); ``report`` goes to :meth:`domain_report`."""
         from .plotting import plot_domains
 
+        if node not in self.dag:
+            raise UnknownNodeError(node, "(plot_domains needs a node of the network)")
         return plot_domains(self.domain_report(**report), node, ax=ax)
 
     def plot_shrinkage(self, node: str, value: Any = None, ax: Any = None) -> Any:
