@@ -436,3 +436,29 @@ def test_domain_report_says_which_estimators_give_no_intervals(asia600, method):
     # an estimator with standard deviations keeps its intervals
     rep2 = bs.fit(ASIA, asia600, "mestimate", domain="site").domain_report()
     assert (rep2["js_lower"] <= rep2["js_upper"]).all() and "intervals" not in rep2.attrs
+
+
+# ----------------------------------------------------------------------------- found by the property tests
+
+
+@pytest.mark.parametrize("method", ["mle", "bayes"])
+def test_adapt_from_rows_where_a_node_is_never_observed(method):
+    """Found by test_properties.py: adapting from rows whose every value of a node is
+    missing gave that node an empty leaf for the domain, which mle divided as 0 / 0 (NaN
+    tables, silently outside the tests).  The domain has no rows of the node: it keeps the
+    population's table, as for a configuration it never saw."""
+    levels = list("abc")
+    d = pd.DataFrame({v: pd.Categorical(["a"] * 11 + ["b"], categories=levels) for v in "ABC"})
+    d["dom"] = [1978] * 11 + [1979]
+    rows = pd.DataFrame({"A": [np.nan, np.nan], "B": pd.Categorical([None, "a"], categories=levels),
+                         "C": pd.Categorical(["a", "b"], categories=levels)})
+    net = bs.fit("[A][B|A][C|A:B]", d, method, domain="dom", na="available")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a 0 / 0 is a RuntimeWarning
+        out = net.adapt(rows, 1981)
+    assert out.info["adapted"] == {1981: 2} and out.domains == [1978, 1979, 1981]
+    with pytest.warns(UnseenDomainWarning):
+        pop = net.for_domain(1990)
+    # A is missing in both rows, and so is a parent of B and C in each: no node has a count
+    for n in out.nodes:
+        np.testing.assert_array_equal(out.for_domain(1981).cpt(n), pop.cpt(n))

@@ -138,6 +138,8 @@ def _adapt_node(
         leaf_old_p, leaf_old_sd = np.zeros((0, r)), None
         base_cfg, base_cnt = np.zeros((0, d + 1), dtype=np.int64), np.zeros((0, r), dtype=np.int64)
     ncfg, ncnt = new_tree.leaf_table()
+    seen = ncnt.sum(axis=1) > 0  # rows where the node is unobserved leave an empty tree: no leaf
+    ncfg, ncnt = ncfg[seen], ncnt[seen]
     ncfg = np.concatenate([ncfg, np.full((len(ncfg), 1), code, dtype=np.int64)], axis=1)
     if len(base_cfg):  # the domain had rows: its old and new counts summed
         dom_tree = ContextTree.from_leaves(
