@@ -462,3 +462,11 @@ def test_adapt_from_rows_where_a_node_is_never_observed(method):
     # A is missing in both rows, and so is a parent of B and C in each: no node has a count
     for n in out.nodes:
         np.testing.assert_array_equal(out.for_domain(1981).cpt(n), pop.cpt(n))
+
+
+def test_na_drop_of_every_row_says_so():
+    """Found by test_properties.py: na="drop" on data whose every row is incomplete said
+    'the data has no rows (every chunk was empty)'."""
+    d = pd.DataFrame({"A": ["x", None, "y"], "B": [None, "u", None]})
+    with pytest.raises(bs.errors.EmptyDataError, match=r'no complete rows are left after na="drop" \(every one of the 3'):
+        bs.fit("[A][B|A]", d, na="drop")
