@@ -77,7 +77,7 @@ def _check_queries(net: bs.FittedNetwork, data: pd.DataFrame) -> None:
     """predict_proba of every node on ``data`` (its missing cells summed out), or an error
     of the package (e.g. a value unseen in training)."""
     for node in net.nodes:
-        p = _outcome(lambda: net.predict_proba(data, node))
+        p = _outcome(lambda node=node: net.predict_proba(data, node))
         if p is not None:
             _check_proba(p)
 
@@ -259,7 +259,7 @@ def test_domain_labels_in_queries(data, labels, query, method):
     _check_network(net)
     q = data.iloc[:3].assign(dom=[query] * 3)
     for node in NODES:
-        p = _outcome(lambda: net.predict_proba(q, node))
+        p = _outcome(lambda node=node: net.predict_proba(q, node))
         if p is not None:
             _check_proba(p)
 
@@ -284,6 +284,6 @@ def test_evaluate_domains_scores_or_refuses(data, labels, k_grid, lodo, test_siz
     assert len(r) and np.isfinite(r["loglik"]).all() and (r["loglik"] <= 1e-12).all()
     assert set(r["scheme"]) <= {"within", "lodo"}
     for metric in ("loglik", "rmse"):
-        w = _outcome(lambda: ev.win_draw_loss("hier", "pooled", metric=metric))
+        w = _outcome(lambda metric=metric: ev.win_draw_loss("hier", "pooled", metric=metric))
         if w is not None:
             assert w["wins"] + w["draws"] + w["losses"] <= 3

@@ -56,6 +56,13 @@ def split_domain(X: pd.DataFrame, domain: str | None) -> tuple[pd.Series | None,
     return X[domain].reset_index(drop=True), X.drop(columns=domain)
 
 
+def weights_by_position(sample_weight: Any, X: Any) -> Any:
+    """``sample_weight`` as an array when ``X`` has no row labels (an array): the weights
+    then go by position, as scikit-learn passes them; with a DataFrame ``X`` a Series is
+    aligned with its rows by index."""
+    return sample_weight if sample_weight is None or isinstance(X, pd.DataFrame) else np.asarray(sample_weight)
+
+
 def check_structure_options(clf: Any) -> None:
     """Options of one kind of structure given to another: specific errors."""
     if clf.structure in ("skdb", "eskdb") and clf.na in PAIRWISE_NA_POLICIES:

@@ -82,7 +82,8 @@ class DomainEvaluation:
                 raise HyperparameterError(f"no setting {name!r} in the results; have {sorted(set(r['setting']))}")
         have = [m for m in ("loglik", "rmse", "log_loss") if m in r.columns]
         if metric not in have:
-            why = "" if self.target is not None or metric not in ("rmse", "log_loss") else " (rmse and log_loss need target=)"
+            need_target = self.target is None and metric in ("rmse", "log_loss")
+            why = " (rmse and log_loss need target=)" if need_target else ""
             raise HyperparameterError(f"no metric {metric!r} in the results{why}; available: {', '.join(have)}")
         tot = r.assign(s=r[metric] * r["n_test"]).groupby(["setting", "domain"], observed=True)["s"].sum()
         da, db = tot[a], tot[b]
@@ -206,10 +207,14 @@ def _check_k_grid(k_grid: Any, lodo: bool) -> list[int]:
     """The rows the left-out domain adapts from: whole numbers >= 0, sorted; at least
     one for the leave-one-domain-out scheme."""
     if isinstance(k_grid, (str, bytes)) or not hasattr(k_grid, "__iter__"):
-        raise HyperparameterError(f"k_grid must be a sequence of whole numbers >= 0, such as (0, 5, 20), not {k_grid!r}")
+        raise HyperparameterError(
+            f"k_grid must be a sequence of whole numbers >= 0, such as (0, 5, 20), not {k_grid!r}"
+        )
     grid = sorted({check_int("k", k, low=0) for k in k_grid})
     if lodo and not grid:
-        raise HyperparameterError("k_grid is empty: the leave-one-domain-out scheme needs at least one k (or lodo=False)")
+        raise HyperparameterError(
+            "k_grid is empty: the leave-one-domain-out scheme needs at least one k (or lodo=False)"
+        )
     return grid
 
 

@@ -102,8 +102,8 @@ def domain_report(net: Any, *, level: float = 0.9, draws: int = 200, random_stat
     if not any(net.cpd(n).has_sd for n in net.nodes):
         out = out.drop(columns=["js_lower", "js_upper"])
         out.attrs["intervals"] = (
-            f"none: {net.method or 'this estimator'} gives no posterior standard deviations, so the divergences have no "
-            "intervals (bayes, mestimate, hmd, hdp and hls-bayes give them)"
+            f"none: {net.method or 'this estimator'} gives no posterior standard deviations, so the divergences "
+            "have no intervals (bayes, mestimate, hmd, hdp and hls-bayes give them)"
         )
     return out
 
