@@ -17,6 +17,7 @@ from ..errors import HyperparameterError, MissingColumnError
 from ..validation import PAIRWISE_NA_POLICIES
 from ..estimators.base import Estimator
 from .eskdb import check_n_estimators
+from .skdb import refuse_em_settings
 
 __all__ = ["check_structure_options", "split_domain"]
 
@@ -55,6 +56,13 @@ def split_domain(X: pd.DataFrame, domain: str | None) -> tuple[pd.Series | None,
     return X[domain].reset_index(drop=True), X.drop(columns=domain)
 
 
+def weights_by_position(sample_weight: Any, X: Any) -> Any:
+    """``sample_weight`` as an array when ``X`` has no row labels (an array): the weights
+    then go by position, as scikit-learn passes them; with a DataFrame ``X`` a Series is
+    aligned with its rows by index."""
+    return sample_weight if sample_weight is None or isinstance(X, pd.DataFrame) else np.asarray(sample_weight)
+
+
 def check_structure_options(clf: Any) -> None:
     """Options of one kind of structure given to another: specific errors."""
     if clf.structure in ("skdb", "eskdb") and clf.na in PAIRWISE_NA_POLICIES:
@@ -62,6 +70,8 @@ def check_structure_options(clf: Any) -> None:
             f'structure={clf.structure!r} does not take na="{clf.na}" (its leave-one-out selection counts complete '
             'rows): use na="level" or na="drop", or na="em" with nb, tan or kdb'
         )
+    if clf.structure in ("skdb", "eskdb"):
+        refuse_em_settings(clf.structure, getattr(clf, "_hyper", {}))
     if clf.structure == "eskdb":
         check_n_estimators(10 if clf.n_estimators is None else clf.n_estimators)
         if clf.root is not None:

@@ -22,7 +22,7 @@ from ..pipeline import estimate_network, fit_network
 from ..structure.dag import DAG
 from ..structure.learning import check_k, source_statistics, structure_from_statistics
 from ..structure.statistics import StructureStatistics
-from .skdb import learn_skdb_members
+from .skdb import learn_skdb_members, refuse_em_settings
 
 __all__ = [
     "STRUCTURES", "build_classifier_network", "member_trees", "counting_na", "structure_na", "class_prior_network",
@@ -191,6 +191,7 @@ def build_classifier_network(
     if structure in ("kdb", "skdb") and k is not None:
         k = min(k, len(used))
     if structure == "skdb":
+        refuse_em_settings(structure, hyper)
         net, dag = _selective_kdb(
             source,
             stats,

@@ -30,7 +30,7 @@ from ..validation import (
     check_na,
     check_random_state,
 )
-from ._inputs import _NAN_OK, _is_source, _is_text, check_structure_options, split_domain
+from ._inputs import _NAN_OK, _is_source, _is_text, check_structure_options, split_domain, weights_by_position
 from ..data.weights import WEIGHT_COLUMN, check_weights
 from .builders import STRUCTURES, build_classifier_network
 from .eskdb import EskdbOptions, fit_eskdb
@@ -175,11 +175,10 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "BNClassifier":
         """Learn the structure and the CPTs from features ``X`` and classes ``y``.
 
-        ``sample_weight``: one finite weight >= 0 per row (for data read in chunks, the
-        name of the column holding them): the discretiser, the structure's statistics,
-        selective kDB's leave-one-out losses and every CPT count sums of weights;
-        integer weights equal repeated rows (``hdp`` and ``hls-bayes`` take integer
-        weights only).
+        ``sample_weight``: finite weights >= 0, one per row, at most 1e12 in total (a Series
+        is aligned by index with a DataFrame ``X``; data read in chunks: the weights column's
+        name), summed by the discretiser, structure statistics, selective kDB's losses and CPTs;
+        integer weights equal repeated rows (not with ``na="em"`` for ``hdp``/``hls-bayes``).
 
         With ``X`` a data frame, ``y`` may name its class column.  ``X`` may also be
         data read in chunks, in bounded memory: a CSV or Parquet path,
@@ -197,6 +196,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             return self.fit(X.drop(columns=y), X[y], sample_weight)  # y names the class column of X
         if y is None:
             raise ValueError("BNClassifier requires y to be passed, but the target y is None")
+        sample_weight = weights_by_position(sample_weight, X)
         X = self._frame(X)
         dom_col, X = split_domain(X, self.domain)
         if len(X) == 0:

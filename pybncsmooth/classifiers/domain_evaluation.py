@@ -69,7 +69,9 @@ class DomainEvaluation:
     def win_draw_loss(self, a: str, b: str, *, scheme: str = "within", k: int | None = None,
                       metric: str = "loglik") -> dict[str, Any]:
         """Domains where setting ``a`` scores better than ``b`` (summed over repetitions),
-        ties, worse, and the two-tailed sign test's p-value."""
+        ties, worse, and the two-tailed sign test's p-value.  ``metric``: ``"loglik"``,
+        or with a target ``"rmse"`` and ``"log_loss"`` (a metric the results lack is a
+        :class:`~pybncsmooth.errors.HyperparameterError` listing those they have)."""
         r = self.results[self.results["scheme"] == scheme]
         if scheme == "lodo":
             if k is None:
@@ -78,6 +80,11 @@ class DomainEvaluation:
         for name in (a, b):
             if name not in set(r["setting"]):
                 raise HyperparameterError(f"no setting {name!r} in the results; have {sorted(set(r['setting']))}")
+        have = [m for m in ("loglik", "rmse", "log_loss") if m in r.columns]
+        if metric not in have:
+            need_target = self.target is None and metric in ("rmse", "log_loss")
+            why = " (rmse and log_loss need target=)" if need_target else ""
+            raise HyperparameterError(f"no metric {metric!r} in the results{why}; available: {', '.join(have)}")
         tot = r.assign(s=r[metric] * r["n_test"]).groupby(["setting", "domain"], observed=True)["s"].sum()
         da, db = tot[a], tot[b]
         common = da.index.intersection(db.index)
@@ -196,6 +203,38 @@ def _lodo(spec, data, domain, settings, target, k_grid, rng, seed, rep) -> list[
     return rows
 
 
+def _check_k_grid(k_grid: Any, lodo: bool) -> list[int]:
+    """The rows the left-out domain adapts from: whole numbers >= 0, sorted; at least
+    one for the leave-one-domain-out scheme."""
+    if isinstance(k_grid, (str, bytes)) or not hasattr(k_grid, "__iter__"):
+        raise HyperparameterError(
+            f"k_grid must be a sequence of whole numbers >= 0, such as (0, 5, 20), not {k_grid!r}"
+        )
+    grid = sorted({check_int("k", k, low=0) for k in k_grid})
+    if lodo and not grid:
+        raise HyperparameterError(
+            "k_grid is empty: the leave-one-domain-out scheme needs at least one k (or lodo=False)"
+        )
+    return grid
+
+
+def _check_domain_sizes(data: pd.DataFrame, domain: str, k_grid: list[int], lodo: bool) -> None:
+    """At least two domains; with ``lodo``, one with more rows than the largest ``k``
+    (``k`` to adapt from and one to score)."""
+    sizes = data.groupby(domain, observed=True).size()
+    if len(sizes) < 2:
+        only = f": {sizes.index[0]!r}" if len(sizes) else ""
+        raise DataError(
+            f"evaluate_domains compares fits across domains and needs at least two domains; {domain!r} has "
+            f"{'one' if len(sizes) else 'none'}{only}"
+        )
+    if lodo and k_grid and sizes.max() <= k_grid[-1]:
+        raise DataError(
+            f"no domain has more than {k_grid[-1]} rows (the largest k): leave-one-domain-out adapts from k rows and "
+            f"scores the rest; the largest, {sizes.idxmax()!r}, has {int(sizes.max())}. Lower k_grid or pass lodo=False"
+        )
+
+
 def evaluate_domains(
     structure: Any,
     data: pd.DataFrame,
@@ -219,6 +258,12 @@ def evaluate_domains(
     model string, formulas, a DAG: learn a classifier's first with
     :func:`pybncsmooth.learn_structure`); ``target`` scores one node (a classifier's
     class) instead of the whole row.  Reproducible for a given ``random_state``.
+
+    The data need two domains or more; ``k_grid`` at least one ``k`` (unless
+    ``lodo=False``) and a domain with more rows than the largest ``k``: otherwise a
+    :class:`~pybncsmooth.errors.DataError` or
+    :class:`~pybncsmooth.errors.HyperparameterError` says which.  Domains with no more
+    rows than the largest ``k`` are left out of the ``lodo`` scheme.
     """
     if not isinstance(data, pd.DataFrame):
         raise DataError("evaluate_domains needs the data as a DataFrame (it splits rows per domain)")
@@ -230,9 +275,10 @@ def evaluate_domains(
     _check_settings(settings)
     test_size = check_probability("test_size", test_size)
     repeats = check_int("repeats", repeats, low=1)
-    k_grid = sorted({check_int("k", k, low=0) for k in k_grid})
+    k_grid = _check_k_grid(k_grid, lodo)
     if data[domain].isna().any():
         raise DataError(f"the domain column {domain!r} has missing values: every row needs its domain")
+    _check_domain_sizes(data, domain, k_grid, lodo)
     check_random_state(random_state)
     rng = np.random.default_rng(random_state if not isinstance(random_state, np.random.RandomState)
                                 else random_state.randint(2**31))

@@ -33,7 +33,7 @@ from ..data.discretize import MDLDiscretizer
 from ..data.sources import DataSource, as_source
 from ..estimators.base import Estimator, make_estimator
 from ..model.network import FittedNetwork
-from ..pipeline import assemble_network, fit_network
+from ..pipeline import assemble_network, check_counted_weight, fit_network
 from ..structure.dag import DAG
 from ..structure.learning import check_k, sample_order, source_statistics
 from ..validation import check_int, entropy_of, parallel_map
@@ -188,6 +188,7 @@ def _estimate_members(
     # here the ensemble's threads go to it, across the trees
     threads = {"n_jobs": opts.n_jobs} if "n_jobs" in hyper else {}
     est = make_estimator(method, random_state=rs, **{**hyper, **threads})
+    check_counted_weight({name: tree for name, tree in distinct.values()}, opts.weights)
     by_name = est.estimate_all({name: tree for name, tree in distinct.values()})
     estimates = {key: by_name[name] for key, (name, _) in distinct.items()}
 

@@ -56,6 +56,21 @@ class SkdbSelection:
     loss_name: str
 
 
+#: the settings of EM (:func:`~pybncsmooth.pipeline.fit_network`), which selective kDB does not run
+EM_SETTINGS = ("em_tol", "em_max_iter", "em_draws", "em_burn")
+
+
+def refuse_em_settings(structure: str, hyper: Any) -> None:
+    """:class:`HyperparameterError` when ``hyper`` holds a setting of EM: selective kDB
+    and ESKDB take no EM policy, so the setting could never apply."""
+    given = [n for n in EM_SETTINGS if n in hyper]
+    if given:
+        raise HyperparameterError(
+            f"{given[0]} is a setting of EM (na='em' or 'hard-em'), which structure={structure!r} does not run (its "
+            "leave-one-out selection counts complete rows)"
+        )
+
+
 def _check_options(loss: str, na: str, m: float) -> None:
     if loss not in _LOSSES:
         raise HyperparameterError(f"loss must be one of {_LOSSES}, not {loss!r}")

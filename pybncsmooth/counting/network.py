@@ -271,6 +271,11 @@ class NetworkCounter:
         return self
 
     def result(self) -> tuple[Schema, dict[str, ContextTree]]:
+        if self.n_rows == 0 and self.n_dropped:
+            raise EmptyDataError(
+                f'no complete rows are left after na="drop" (every one of the {self.n_dropped} rows has a '
+                "missing value)"
+            )
         if self.schema is None or self.n_rows == 0:
             raise EmptyDataError("the data has no rows (every chunk was empty)")
         return self.schema, self.trees

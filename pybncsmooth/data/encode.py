@@ -9,7 +9,8 @@ Accepted column types: pandas ``Categorical`` (its category order is kept),
 strings (levels sorted by code point, i.e. byte order of their UTF-8 text, as R
 sorts factor levels in the C locale), booleans (``False < True``) and integers
 (numeric order, at most ``max_levels`` distinct values).  Floats, dates and
-other types raise :class:`~pybncsmooth.errors.NonCategoricalError`.
+other types raise :class:`~pybncsmooth.errors.NonCategoricalError`, except a float
+column whose every value is missing (an empty column as pandas reads it): missing values.
 """
 
 from __future__ import annotations
@@ -115,8 +116,13 @@ def encode(
     max_levels: int = DEFAULT_MAX_LEVELS,
     na_label: str = NA_LABEL,
     empty_ok: bool = False,
+    missing_unobserved: bool = False,
 ) -> EncodedData:
     """Encode the columns ``variables`` of ``df`` as integer codes.
+
+    A float column whose every value is missing (``NaN``, as pandas reads an empty
+    column) is a column of missing values, as an all-missing Categorical; a float
+    column holding numbers raises :class:`NonCategoricalError`.
 
     Parameters
     ----------
@@ -141,6 +147,10 @@ def encode(
     empty_ok:
         With ``na="drop"``, a frame whose every row is incomplete gives an encoding with
         no rows (one chunk of a larger data set) instead of an :class:`EmptyDataError`.
+    missing_unobserved:
+        With ``na="level"`` and a variable of ``schema`` that has no level ``na_label``
+        (a model whose training data had no missing value in it): its missing values are
+        not observed (code ``-1``) instead of an unseen level.
     """
     check_na(na, NA_POLICIES)
     if on_unseen not in ("error", "backoff"):
@@ -168,7 +178,7 @@ def encode(
         series = columns[var]
         if var in schema:
             lev = schema[var]
-            c, na_mask = _map_to_levels(series, var, lev, na, on_unseen, na_label)
+            c, na_mask = _map_to_levels(series, var, lev, na, on_unseen, na_label, missing_unobserved)
             if var in schema.fixed:
                 fixed.add(var)
         else:
@@ -226,6 +236,9 @@ def _infer_levels(
         levels = tuple(int(u) for u in np.asarray(uniques))
         if len(levels) > max_levels:
             raise TooManyLevelsError(var, len(levels), max_levels)
+    elif pd.api.types.is_float_dtype(dtype) and series.isna().all():  # no value: no level
+        levels = ()
+        raw = np.full(len(series), -1, dtype=np.int64)
     elif pd.api.types.is_float_dtype(dtype):
         vals = series.dropna().to_numpy(dtype=np.float64)
         hint = ""
@@ -273,7 +286,8 @@ def _infer_levels(
 
 
 def _map_to_levels(
-    series: pd.Series, var: str, levels: tuple, na: str, on_unseen: str, na_label: str
+    series: pd.Series, var: str, levels: tuple, na: str, on_unseen: str, na_label: str,
+    missing_unobserved: bool = False,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Codes of ``series`` against known ``levels`` (-1 = not observed)."""
     dtype = series.dtype
@@ -287,9 +301,12 @@ def _map_to_levels(
         else:
             cat_map = np.append(index.get_indexer(pd.Index(list(cats), dtype=object)), -1)
             raw = cat_map[codes]  # code -1 (NA) picks the appended -1
-    else:
-        if pd.api.types.is_float_dtype(dtype):
+    elif pd.api.types.is_float_dtype(dtype):
+        na_mask = series.isna().to_numpy()
+        if not na_mask.all():
             raise NonCategoricalError(var, dtype)
+        raw = np.full(len(series), -1, dtype=np.int64)  # every value missing: an unknown column
+    else:
         raw, na_mask = _positions(series.to_numpy(dtype=object), levels)
     raw[na_mask] = -1
     unknown = (raw < 0) & ~na_mask
@@ -312,7 +329,7 @@ def _map_to_levels(
             raw[na_mask] = levels.index(na_label)
             na_mask = None
         elif na == "level":
-            if on_unseen == "error":
+            if on_unseen == "error" and not missing_unobserved:
                 raise UnseenLevelError(var, [na_label], levels)
     else:
         na_mask = None

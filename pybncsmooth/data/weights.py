@@ -10,10 +10,18 @@ import pandas as pd
 from ..errors import DataError
 from .sources import DataSource, as_source
 
-__all__ = ["weights_column", "chunk_weights", "check_weights", "WEIGHT_COLUMN"]
+__all__ = ["weights_column", "chunk_weights", "check_weights", "check_total_weight", "WEIGHT_COLUMN",
+           "MAX_TOTAL_WEIGHT"]
 
 #: the column an array of weights becomes in a copy of the data frame
 WEIGHT_COLUMN = "__pybncsmooth_weight__"
+
+#: the largest total of the row weights counted.  The smoothing estimators weigh a prior
+#: of a few rows' worth against the counts, and their solvers (Newton steps, fixed points,
+#: leave-one-out sums) resolve a count to about 1e-16 of the total: at 1e12 one row is
+#: still seen to 1e-4, far above it the fit would be rounding (and products of counts
+#: overflow from about 1e154).  Relative weights keep their meaning when rescaled.
+MAX_TOTAL_WEIGHT = 1e12
 
 
 def weights_column(source: DataSource, weights: Any) -> tuple[DataSource, str | None]:
@@ -51,9 +59,55 @@ def _check_finite(w: np.ndarray, index: pd.Index, what: str) -> None:
         )
 
 
+def check_total_weight(total: float, what: str) -> None:
+    """:class:`DataError` when the weights ``what`` sum to more than
+    :data:`MAX_TOTAL_WEIGHT` (or to an overflow), saying why and what to do."""
+    if total <= MAX_TOTAL_WEIGHT:
+        return
+    raise DataError(
+        f"{what} sum to {total:.3g}, above {MAX_TOTAL_WEIGHT:.0e}: the estimators weigh their priors (a few rows' "
+        "worth) against the counts, and at such totals double precision (16 digits) no longer resolves a row in "
+        "their sums; rescale the weights, e.g. w * len(w) / w.sum() (relative weights keep their meaning)"
+    )
+
+
+def _total(w: np.ndarray) -> float:
+    with np.errstate(over="ignore"):  # an overflow is a total above the bound
+        return float(w.sum())
+
+
+def _aligned(weights: pd.Series, index: pd.Index, name: str) -> np.ndarray:
+    """The values of a Series of weights in the order of the rows' labels ``index``; a
+    Series whose labels are not the rows' is refused, naming the first row without one."""
+    if weights.index.equals(index):
+        return weights.to_numpy()
+    if weights.index.has_duplicates or index.has_duplicates:
+        raise DataError(
+            f"{name} is a Series whose index is not the data's and one of them repeats labels, so the weights "
+            "cannot be aligned with the rows; pass them as an array in the rows' order"
+        )
+    lacking = ~index.isin(weights.index)
+    if lacking.any():
+        raise DataError(
+            f"{name} is a Series aligned with the rows by index, and row {index[int(np.argmax(lacking))]!r} of the "
+            f"data has no weight in it ({int(lacking.sum())} row(s) lack one); pass a Series indexed like the data, or "
+            "an array in the rows' order"
+        )
+    extra = ~weights.index.isin(index)
+    if extra.any():
+        raise DataError(
+            f"{name} is a Series aligned with the rows by index, and its label "
+            f"{weights.index[int(np.argmax(extra))]!r} is not a row of the data"
+        )
+    return weights.reindex(index).to_numpy()
+
+
 def check_weights(weights: Any, index: pd.Index, name: str) -> np.ndarray:
     """An array of row weights checked against the rows of ``index``: one number per row,
-    finite, >= 0, not all zero; as float64."""
+    finite, >= 0, not all zero, totalling at most :data:`MAX_TOTAL_WEIGHT`; as float64.
+    A pandas Series is aligned with the rows by its index (see :func:`_aligned`)."""
+    if isinstance(weights, pd.Series):
+        weights = _aligned(weights, index, name)
     try:
         w = np.asarray(weights, dtype=np.float64)
     except (TypeError, ValueError):
@@ -63,12 +117,15 @@ def check_weights(weights: Any, index: pd.Index, name: str) -> np.ndarray:
     _check_finite(w, index, name)
     if not (w > 0).any():
         raise DataError(f"{name} has only zero weights; at least one weight must be non-zero")
+    check_total_weight(_total(w), "the weights" if name == "weights" else f"the weights ({name})")
     return w
 
 
 def chunk_weights(df: pd.DataFrame, column: str, variables: Sequence[str], na: str) -> np.ndarray:
     """The weights of the rows of ``df`` that encoding keeps (``na="drop"`` drops the rows
-    with a missing value in ``variables``), checked: numbers, finite, non-negative."""
+    with a missing value in ``variables``), checked: numbers, finite, non-negative, their
+    total at most :data:`MAX_TOTAL_WEIGHT` (the total over every chunk is checked where
+    the counts are estimated)."""
     try:
         w = pd.to_numeric(df[column], errors="raise").to_numpy(dtype=np.float64)
     except (TypeError, ValueError):
@@ -77,4 +134,5 @@ def chunk_weights(df: pd.DataFrame, column: str, variables: Sequence[str], na: s
     if na == "drop":
         keep = ~df[list(variables)].isna().to_numpy().any(axis=1)
         w = w[keep]
+    check_total_weight(_total(w), f"the weights in column {column!r}")
     return w

@@ -342,6 +342,29 @@ def cg_direction(parent, leaf0, counts, p, tau, G, D, d, res, z, q, Hq, dn):  # 
                 q[i, k] = z[i, k] + beta * q[i, k]
 
 
+#: the rounding of the gradient's entries relative to the objective's scale
+#: (:func:`_objective_scale`; two units of 2.2e-16): the floor of the stopping tolerance,
+#: below 1e-9 for up to about 1e5 rows
+GRAD_ROUNDING = 4.4e-16
+
+
+@njit(cache=True, nogil=True)
+def _objective_scale(eta, leaf0, counts, K):  # pragma: no cover - compiled
+    """The size of the objective's terms, :math:`\\sum_l N_l (2 \\max_k |\\eta_{lk}| + \\log r)`,
+    which bounds :math:`|N \\mathrm{lse}(\\eta)| + |n \\cdot \\eta|` (``eta``: the path sums)."""
+    r = counts.shape[1]
+    acc = 0.0
+    for j in range(counts.shape[0]):
+        i = leaf0 + j
+        e = 0.0
+        for k in range(K):
+            a = abs(eta[i, k])
+            if a > e:
+                e = a
+        acc += _total(counts, j) * (2.0 * e + math.log(r))
+    return acc
+
+
 @njit(cache=True, nogil=True)
 def ridge_newton(parent, leaf0, counts, tau, K, B, gtol, max_iter):  # pragma: no cover - compiled
     """Minimise the ridge objective from ``B`` (updated in place) by Newton's method
@@ -373,8 +396,13 @@ def ridge_newton(parent, leaf0, counts, tau, K, B, gtol, max_iter):  # pragma: n
     Gt = np.empty((n, K))
     f = objective_grad(B, parent, leaf0, counts, tau, eta, G, p)
     for it in range(max_iter):
+        # the gradient's entries N p - n are computed from predictors as large as |eta|:
+        # below GRAD_ROUNDING x the objective's scale no iteration can bring them (a fit
+        # with large weights would otherwise never converge)
+        scale = _objective_scale(eta, leaf0, counts, K)
+        gt = max(gtol, GRAD_ROUNDING * scale)
         gmax = _max_abs(G)
-        if gmax <= gtol:
+        if gmax <= gt:
             return f, gmax, it, True
         if exact:
             newton_direction(parent, leaf0, counts, p, tau, G, Amat, bvec, Minv, d)
@@ -390,8 +418,10 @@ def ridge_newton(parent, leaf0, counts, tau, K, B, gtol, max_iter):  # pragma: n
         t = 1.0
         accepted = False
         # below the rounding of the objective, a decrease cannot be seen: judge the full
-        # Newton step by the gradient (Newton converges quadratically there)
-        tiny = -slope <= 1e-11 * (abs(f) + 1.0)
+        # Newton step by the gradient (Newton converges quadratically there).  With large
+        # counts the rounding is that of the objective's terms (N lse - n . eta, each as
+        # large as the counts times the predictors), far above that of their difference f
+        tiny = -slope <= max(1e-11 * (abs(f) + 1.0), 1e-13 * scale)
         for _ in range(60):
             for i in range(n):
                 for k in range(K):
@@ -407,7 +437,7 @@ def ridge_newton(parent, leaf0, counts, tau, K, B, gtol, max_iter):  # pragma: n
             t *= 0.5
         if not accepted:
             # no decrease representable in floating point: at the optimum to rounding
-            return f, gmax, it, gmax <= 1e3 * gtol
+            return f, gmax, it, gmax <= 1e3 * gt
         for i in range(n):
             for k in range(K):
                 B[i, k] = Bt[i, k]
@@ -417,7 +447,7 @@ def ridge_newton(parent, leaf0, counts, tau, K, B, gtol, max_iter):  # pragma: n
                 p[j, x] = pt[j, x]
         f = ft
     gmax = _max_abs(G)
-    return f, gmax, max_iter, gmax <= gtol
+    return f, gmax, max_iter, gmax <= max(gtol, GRAD_ROUNDING * _objective_scale(eta, leaf0, counts, K))
 
 
 @njit(cache=True, nogil=True)

@@ -29,7 +29,9 @@ same optimum.
 Details the thesis's decision trees do not meet and a CPT's context tree does:
 
 * an ancestor whose only row is the one left out has no LOO estimate: it drops out of
-  that row's sums (and a row alone in the whole tree carries no information);
+  that row's sums (and a row alone in the whole tree carries no information; with
+  ``prior=0`` neither does a row whose class no other row of its path shares, whose LOO
+  probability is 0 for every weight);
 * every node's own frequencies carry ``prior`` pseudo-counts toward the uniform
   distribution (default 1): :math:`\hat\theta_{v,k} = (n_{v,k} + prior/K) / (n_{v,\cdot}
   + prior)` for the ancestors, and ``prior/K`` added to the node's own counts in (45), so
@@ -112,6 +114,15 @@ class HGSProblem:
             self.keep_p.append(np.broadcast_to(keep, th.shape))
         self.leaf_num0 = nl - 1.0 + self.prior / self.r
         self.leaf_den0 = self.totals[-1][:, None] - 1.0 + self.prior
+        if self.loss == "log":
+            # prior=0: a row whose class is alone in its leaf and in every ancestor has
+            # leave-one-out probability 0 whatever the weights (an infinite loss that
+            # tells nothing about them): such rows leave the objective
+            informative = self.leaf_num0 > 0
+            for th, kp in zip(self.theta_p, self.keep_p):
+                informative = informative | (kp & (th > 0))
+            self.rows = np.where(informative, nl, 0.0)
+            self.use = self.rows > 0
 
     # ------------------------------------------------------------------ weights
     def expand(self, w: np.ndarray) -> list[np.ndarray]:

@@ -106,7 +106,8 @@ def fit(
         settings go in ``**hyper``: ``em_tol`` (relative change of the observed-data
         log-likelihood, default 1e-6), ``em_max_iter`` (default 100), and for data
         augmentation ``em_draws`` (blocks averaged, default 10) and ``em_burn``
-        (blocks discarded first, default 2); see :mod:`pybncsmooth.pipeline.em`.
+        (blocks discarded first, default 2); see :mod:`pybncsmooth.pipeline.em`.  They
+        are checked whatever ``na`` is (a policy without EM ignores valid ones).
     random_state:
         Seed or ``numpy.random.Generator`` for stochastic estimators.
     progress:
@@ -114,9 +115,15 @@ def fit(
         estimator's own where it has one (HDP's sweeps); ``None`` (default): no bar
         over chunks, the estimator's default.
     weights:
-        Row weights, finite numbers >= 0: an array with one per row (data in memory)
-        or the name of a column of the data (any source).  Every count becomes a sum
-        of weights (integer weights equal repeated rows); ``hdp`` and ``hls-bayes``,
+        Row weights, finite numbers >= 0: an array with one per row (data in memory;
+        a pandas Series is aligned with the rows by index) or the name of a column of
+        the data (any source).  Every count becomes a sum
+        of weights (integer weights equal repeated rows, except with ``na="em"`` for
+        ``hdp`` and ``hls-bayes``, whose data augmentation draws the missing cells of a
+        weighted row once: the same posterior, other draws).  Their total must be at
+        most 1e12 (:data:`~pybncsmooth.data.weights.MAX_TOTAL_WEIGHT`): the smoothing
+        estimators weigh a prior of a few rows against the counts, which double
+        precision no longer resolves beyond that; rescale larger ones.  ``hdp`` and ``hls-bayes``,
         whose samplers need whole counts, take integer weights only.  With a
         classifier formula the structure's statistics are weighted too (not with
         ``structure="skdb"``).

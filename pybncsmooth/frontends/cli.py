@@ -63,13 +63,66 @@ def _positive_int(text: str) -> int:
     return v
 
 
-def _hyper(pairs: Sequence[str]) -> dict[str, Any]:
-    out = {}
+def _pairs(pairs: Sequence[str]) -> list[tuple[str, str]]:
+    """``NAME=VALUE`` strings as (name, text) pairs; :class:`ValueError` naming a bad one."""
+    out = []
     for p in pairs:
         if "=" not in p:
-            raise SystemExit(f"pybncsmooth: error: -p expects NAME=VALUE, got {p!r}")
+            raise ValueError(f"-p expects NAME=VALUE, got {p!r}")
         k, v = p.split("=", 1)
-        out[k.strip()] = _parse_value(v.strip())
+        out.append((k.strip(), v.strip()))
+    return out
+
+
+def _hyper(pairs: Sequence[str]) -> dict[str, Any]:
+    """Hyperparameters from ``NAME=VALUE`` strings (values read as numbers, booleans,
+    ``None`` or text)."""
+    try:
+        return {k: _parse_value(v) for k, v in _pairs(pairs)}
+    except ValueError as e:
+        raise PyBNCSmoothError(str(e)) from None
+
+
+#: fit's options that have a flag of their own, given with -p: name -> (keyword, flag)
+_ROUTED = {
+    "method": ("method", "-m/--method"),
+    "na": ("na", "--na"),
+    "domain": ("domain", "--domain"),
+    "seed": ("random_state", "--seed"),
+    "random_state": ("random_state", "--seed"),
+    "chunksize": ("chunksize", "--chunksize"),
+}
+#: -p options that are text whatever they look like (column names, labels, policies)
+_TEXT = {"method", "na", "domain", "na_label", "weights"}
+#: names -p cannot take: the command line gives them otherwise
+_NOT_P = {"structure": "-s/--structure", "spec": "-s/--structure", "data": "the DATA argument",
+          "output": "-o/--output", "verbose": "-v/--verbose"}
+
+
+def _fit_options(args: argparse.Namespace) -> dict[str, Any]:
+    """fit's keyword arguments from the flags and the -p pairs: an option with a flag of
+    its own may come through either (not both); the others are hyperparameters and
+    fit's remaining options (``weights=``, ``em_tol=``, ...)."""
+    given = {"method": args.method, "na": args.na, "domain": args.domain, "random_state": args.seed,
+             "chunksize": args.chunksize}
+    out: dict[str, Any] = {}
+    for name, text in _pairs(args.param):
+        if name in _NOT_P:
+            raise ValueError(f"-p {name}=... is not an option: give it with {_NOT_P[name]}")
+        key, flag = _ROUTED.get(name, (name, None))
+        if flag is not None and (given[key] is not None or key in out):
+            raise ValueError(f"{key} is given twice (-p {name}=... and {flag}): give it once")
+        if key in ("random_state", "chunksize"):
+            try:
+                out[key] = int(text)
+            except ValueError:
+                raise ValueError(f"-p {name} expects a whole number, got {text!r}") from None
+        else:
+            out[key] = text if name in _TEXT else _parse_value(text)
+    for key, value in given.items():
+        out.setdefault(key, value)
+    out["method"] = out["method"] if out["method"] is not None else "bayes"
+    out["na"] = out["na"] if out["na"] is not None else "error"
     return out
 
 
@@ -79,16 +132,11 @@ def _read_data(path: str, chunksize: int | None = None) -> Any:
 
 def _cmd_fit(args: argparse.Namespace) -> int:
     data = args.data  # read in chunks (bounded memory), chunksize= or the default
-    net = fit(
-        args.structure,
-        data,
-        method=args.method,
-        na=args.na,
-        domain=args.domain,
-        random_state=args.seed,
-        chunksize=args.chunksize,
-        **_hyper(args.param),
-    )
+    try:
+        options = _fit_options(args)
+    except ValueError as e:
+        args.subparser.error(str(e))  # the usage line, exit status 2
+    net = fit(args.structure, data, **options)
     print(net)
     if args.output:
         net.write(args.output)
@@ -143,6 +191,11 @@ def parse_model_spec(spec: str) -> Any:
     structure, k = m.group(1), int(m.group(2) or 1)
     method = parts[1] if len(parts) > 1 and parts[1] else "bayes"
     hyper = _hyper([p for chunk in parts[2:] for p in chunk.split(",") if p]) if len(parts) > 2 else {}
+    for name in ("structure", "k", "method"):
+        if name in hyper:
+            raise PyBNCSmoothError(
+                f"model {spec!r}: {name!r} is given by the model's STRUCTURE[:METHOD] part; drop {name}=..."
+            )
     return BNClassifier(structure=structure, k=k, method=method, **hyper)
 
 
@@ -216,16 +269,18 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="bnlearn model string '[A][B|A]', a formula 'B ~ A', or a .bif/.dsc/.net/.rds file",
     )
-    f.add_argument("-m", "--method", default="bayes", choices=available_methods())
+    f.add_argument("-m", "--method", default=None, choices=available_methods(), help="the estimator (default bayes)")
     f.add_argument(
         "-p",
         "--param",
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="a hyperparameter, e.g. -p iss=10 or -p m=1 (repeatable; 'pybncsmooth methods' lists them)",
+        help="a hyperparameter, e.g. -p iss=10 or -p m=1 (repeatable; 'pybncsmooth methods' lists them), or an "
+        "option of fit: -p weights=COLUMN, -p em_tol=1e-8, and those with a flag of their own (-p na=em, "
+        "-p domain=COLUMN, -p seed=1, -p chunksize=N, -p method=M), given once",
     )
-    f.add_argument("--na", default="error", choices=list(NA_POLICIES))
+    f.add_argument("--na", default=None, choices=list(NA_POLICIES), help="missing values (default error)")
     f.add_argument("--domain", default=None, help="column naming each row's domain (multi-domain fit)")
     f.add_argument("--seed", type=int, default=None, help="random_state of stochastic estimators")
     f.add_argument(
@@ -233,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     f.add_argument("-o", "--output", help="write the network (.bif, .dsc, .net, .pbn, .rds)")
     f.add_argument("-v", "--verbose", action="store_true", help="print the per-node summary")
-    f.set_defaults(func=_cmd_fit)
+    f.set_defaults(func=_cmd_fit, subparser=f)
 
     p = sub.add_parser("predict", help="posterior of a target variable for each row of a data file")
     p.add_argument("model", help=".bif/.dsc/.net/.pbn/.rds network")
@@ -243,7 +298,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--on-unseen",
         default="error",
         choices=["error", "backoff"],
-        help="unseen or missing values: an error, or back off in the context tree",
+        help="a value unseen in training: an error, or back off in the context tree (missing values are summed "
+        "out by exact inference, or are a level of their own where the fit made them one, na=level)",
     )
     p.add_argument("-o", "--output", help="CSV file for the predictions (default: standard output)")
     p.set_defaults(func=_cmd_predict)

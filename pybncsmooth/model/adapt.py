@@ -25,8 +25,9 @@ import pandas as pd
 from ..counting.context_tree import ContextTree, TreeLevel
 from ..counting.network import count_specs
 from ..data.encode import encode
+from ..data.schema import NA_LABEL
 from ..data.sources import as_source
-from ..errors import DataError, HyperparameterError
+from ..errors import DataError, HyperparameterError, UnknownNodeError
 from ..estimators._pooling import concentration_info, fixed_concentration
 from ..validation import check_number
 from .cpd import DomainLastCPD, TreeCPD
@@ -46,12 +47,46 @@ def _rows_frame(rows: Any) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
+def _kind(v: Any) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return "bool"
+    if isinstance(v, (int, np.integer)):
+        return "int"
+    if isinstance(v, (float, np.floating)):
+        return "float"
+    return type(v).__name__
+
+
+def _domain_label(label: Any, levels: list, column: str) -> Any:
+    """``label`` as a level of the domain column, matched as queries match values
+    (:func:`~pybncsmooth.data.encode.encode`): equal to a level, or, against levels that
+    are all text, by its text (1978 is '1978').  A new label joins text levels as text;
+    against levels of another type (numbers) a label of a different type is refused rather
+    than added beside them (queries would never match the two alike)."""
+    label = label.item() if isinstance(label, np.generic) else label
+    if label in levels:
+        return levels[levels.index(label)]
+    if levels and all(isinstance(v, str) for v in levels):
+        return label if isinstance(label, str) else str(label)
+    kinds = sorted({_kind(v) for v in levels})
+    if levels and _kind(label) not in kinds:
+        shown = ", ".join(repr(v) for v in levels[:5]) + (", ..." if len(levels) > 5 else "")
+        raise DataError(
+            f"adapt: the domain label {label!r} is a {_kind(label)}, and the domain levels of {column!r} are "
+            f"{'/'.join(kinds)} ({shown}); pass the label as a {kinds[0]}"
+        )
+    return label
+
+
 def _check_label_column(df: pd.DataFrame, column: str, label: Any) -> pd.DataFrame:
-    """Rows may carry the domain column: every value must then be ``label``."""
+    """Rows may carry the domain column: every value must then be ``label`` (a text
+    label also matches a value whose text it is)."""
     if column not in df.columns:
         return df
     col = df[column]
-    bad = col.isna() | (col.astype(object) != label)
+    text = isinstance(label, str)
+    same = col.astype(object).map(lambda v: v == label or (text and not isinstance(v, str) and str(v) == label))
+    bad = col.isna() | ~same.astype(bool)
     if bad.any():
         first = df.index[int(np.argmax(bad.to_numpy()))]
         raise DataError(
@@ -103,6 +138,8 @@ def _adapt_node(
         leaf_old_p, leaf_old_sd = np.zeros((0, r)), None
         base_cfg, base_cnt = np.zeros((0, d + 1), dtype=np.int64), np.zeros((0, r), dtype=np.int64)
     ncfg, ncnt = new_tree.leaf_table()
+    seen = ncnt.sum(axis=1) > 0  # rows where the node is unobserved leave an empty tree: no leaf
+    ncfg, ncnt = ncfg[seen], ncnt[seen]
     ncfg = np.concatenate([ncfg, np.full((len(ncfg), 1), code, dtype=np.int64)], axis=1)
     if len(base_cfg):  # the domain had rows: its old and new counts summed
         dom_tree = ContextTree.from_leaves(
@@ -148,6 +185,23 @@ def _adapt_node(
     return DomainLastCPD(TreeCPD(out_tree, new_est, domain_last=True))
 
 
+def _check_adaptable(net: Any, has_domain: bool) -> None:
+    """Every node's CPD holds a context tree with its estimate, the domain split last."""
+    for n in net.nodes:
+        cpd = net.cpd(n)
+        ok = isinstance(cpd, DomainLastCPD) if has_domain else isinstance(cpd, TreeCPD)
+        if not ok:
+            why = (
+                "a multi-domain fit with the domain split last (hmd's domain_model='joint' and compat='bnlearn' "
+                "split it first: refit with the default domain model)"
+                if has_domain
+                else "a fitted network with context trees (tables read from a file have none)"
+            )
+            raise DataError(f"adapt needs {why}; node {n!r} has a {type(cpd).__name__}")
+    if net.estimator is None:
+        raise DataError("adapt needs the estimator the network was fitted with (this network does not name one)")
+
+
 def adapt_network(
     net: Any,
     rows: Any,
@@ -165,26 +219,21 @@ def adapt_network(
         raise DataError(f"{dom!r} is a node of the network: name the domain column with column=")
     if label is None or (isinstance(label, float) and np.isnan(label)):
         raise DataError("adapt needs a domain label (domain=...), not a missing value")
-    for n in net.nodes:
-        cpd = net.cpd(n)
-        ok = isinstance(cpd, DomainLastCPD) if has_domain else isinstance(cpd, TreeCPD)
-        if not ok:
-            why = (
-                "a multi-domain fit with the domain split last (hmd's domain_model='joint' and compat='bnlearn' "
-                "split it first: refit with the default domain model)"
-                if has_domain
-                else "a fitted network with context trees (tables read from a file have none)"
-            )
-            raise DataError(f"adapt needs {why}; node {n!r} has a {type(cpd).__name__}")
-    if net.estimator is None:
-        raise DataError("adapt needs the estimator the network was fitted with (this network does not name one)")
+    _check_adaptable(net, has_domain)
+    if isinstance(s_domain, Mapping):
+        unknown = [k for k in s_domain if k not in net.dag]
+        if unknown:
+            raise UnknownNodeError(unknown[0], f"(s_domain gives a value for it; the nodes are {net.nodes})")
+    levels = list(net.schema[dom]) if has_domain else []
+    label = _domain_label(label, levels, dom)
     df = _check_label_column(_rows_frame(rows), dom, label)
     na = net.info.get("na", "error")
-    enc = encode(df, net.schema, variables=net.nodes, na=na if na != "level" else "level", on_unseen="error",
-                 empty_ok=True)
+    # as the network's queries: under na="level" a node without that level in training
+    # takes its missing values as unobserved (counted on the available cases)
+    enc = encode(df, net.schema, variables=net.nodes, na=na, on_unseen="error", empty_ok=True,
+                 na_label=net.info.get("na_label", NA_LABEL), missing_unobserved=True)
     if enc.n_rows == 0:
         raise DataError(f"adapt(domain={label!r}): no row is left after missing values are handled (na={na!r})")
-    levels = list(net.schema[dom]) if has_domain else []
     if label in levels:
         code = levels.index(label)
     else:

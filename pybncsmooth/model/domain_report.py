@@ -14,7 +14,9 @@ with :math:`\mathrm{JS}(p, q) = \tfrac12 \mathrm{KL}(p \| m) + \tfrac12 \mathrm{
 :math:`m = (p + q)/2` (natural logarithms).  The interval is that of the divergence
 under the estimator's uncertainty: ``draws`` tables drawn from independent Beta
 marginals with each entry's posterior mean and sd, renormalised (a moment-matched
-approximation; estimators without sds give no interval).  ``shrinkage`` is the weight
+approximation).  Estimators without posterior sds (``mle``, ``hgs``, ``mbranch``,
+``hls``) give no interval: their report has no ``js_lower`` / ``js_upper`` columns and
+``report.attrs["intervals"]`` says why.  ``shrinkage`` is the weight
 of the population in the domain's tables, :math:`s_D / (n_{y,d} + s_D)` averaged over the
 posterior of :math:`s_D` and with the same weights.
 """
@@ -85,7 +87,10 @@ def domain_report(net: Any, *, level: float = 0.9, draws: int = 200, random_stat
             if s_dom is not None:
                 ls, ws = s_dom
                 s_k = np.exp(ls)[:, None]
-                shrink = float(w @ (ws @ (s_k / (n_y[None, :] + s_k))))
+                den = n_y[None, :] + s_k  # 0 only where s_D = 0 (mle) and no rows: no shrinkage
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    frac = np.where(den > 0, s_k / np.where(den > 0, den, 1.0), 0.0)
+                shrink = float(w @ (ws @ frac))
             row = {"domain": dlev, "node": node, "n": int(n), "kl": kl, "js": js, "shrinkage": shrink,
                    "js_lower": np.nan, "js_upper": np.nan}
             if sd is not None and draws > 0:
@@ -93,7 +98,14 @@ def domain_report(net: Any, *, level: float = 0.9, draws: int = 200, random_stat
                 js_s = (js_divergence(sample, pop[None]) * w).sum(axis=1)
                 row["js_lower"], row["js_upper"] = np.quantile(js_s, [lo_q, hi_q])
             rows.append(row)
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    if not any(net.cpd(n).has_sd for n in net.nodes):
+        out = out.drop(columns=["js_lower", "js_upper"])
+        out.attrs["intervals"] = (
+            f"none: {net.method or 'this estimator'} gives no posterior standard deviations, so the divergences "
+            "have no intervals (bayes, mestimate, hmd, hdp and hls-bayes give them)"
+        )
+    return out
 
 
 def _domain_counts(cpd: Any, q: int, J: int, r: int) -> tuple[np.ndarray, tuple | None]:

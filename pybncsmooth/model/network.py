@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..counting.context_tree import mixed_radix
 from ..data.encode import EncodedData, encode
-from ..data.schema import Schema
+from ..data.schema import NA_LABEL, Schema
 from ..data.sources import as_source
 from ..errors import (
     DataError,
@@ -260,7 +260,13 @@ class FittedNetwork:
         ``"domain"``, and :math:`s_D` defaults to the node's number of levels).  The
         other domains' tables are unchanged.  ``rows`` holds the nodes' columns (the
         domain column too, if every value is ``domain``); any data source
-        :func:`pybncsmooth.fit` reads.
+        :func:`pybncsmooth.fit` reads.  ``domain`` matches the domain levels as
+        :meth:`predict_proba` matches values: 1978 is the level ``'1978'`` of text
+        levels (and a new label joins text levels as text); a label of another type
+        than number levels is refused.  ``s_domain`` naming a node the network does not
+        have is refused (:class:`~pybncsmooth.errors.UnknownNodeError`).  Missing
+        values are handled as the fit's ``na`` handled them; under ``na="level"`` a node
+        that had no missing value in training counts its rows where it is observed.
         """
         from .adapt import adapt_network
 
@@ -269,17 +275,31 @@ class FittedNetwork:
     # ------------------------------------------------------------------ queries
     def _predict_na(self, on_unseen: str) -> str:
         """Missing values in queries: a level of their own where the fit made them one
-        (``na="level"``), else code ``-1``, summed out by exact inference."""
+        (``na="level"``, variables that had missing values in training), else code
+        ``-1``, summed out by exact inference."""
         if self.info.get("na") == "level":
             return "level"
         return "available"
 
+    def _na_level_vars(self, variables: Sequence[str]) -> set[str]:
+        """The variables whose missing values are a level of their own: under
+        ``na="level"`` those whose levels hold the label of missing values (a variable
+        without missing values in training has no such level: its missing values in a
+        query are unobserved, and summed out)."""
+        if self.info.get("na") != "level":
+            return set()
+        label = self.info.get("na_label", NA_LABEL)
+        return {v for v in variables if v in self.schema and label in self.schema[v]}
+
+    def _encode_query(self, df: pd.DataFrame, variables: Sequence[str], on_unseen: str) -> EncodedData:
+        return encode(df, self.schema, variables=variables, na=self._predict_na(on_unseen), on_unseen=on_unseen,
+                      na_label=self.info.get("na_label", NA_LABEL), missing_unobserved=True)
+
     def _missing_rows(self, data: pd.DataFrame, variables: Sequence[str]) -> np.ndarray:
-        """Rows with a missing value in ``variables`` that the network sums out (none when
-        missing values were a level of their own in the fit)."""
-        if self.info.get("na") == "level":
-            return np.zeros(len(data), dtype=bool)
-        cols = [v for v in variables if v in data.columns]
+        """Rows with a missing value in ``variables`` that the network sums out (not in
+        the variables whose missing values are a level of their own)."""
+        own = self._na_level_vars(variables)
+        cols = [v for v in variables if v in data.columns and v not in own]
         if not cols:
             return np.zeros(len(data), dtype=bool)
         return data[cols].isna().to_numpy().any(axis=1)
@@ -297,10 +317,10 @@ class FittedNetwork:
             df = self.transformer.transform(df)
         variables = list(dict.fromkeys(variables))
         if self.domain is None or self.domain not in variables:
-            return encode(df, self.schema, variables=variables, na=self._predict_na(on_unseen), on_unseen=on_unseen)
+            return self._encode_query(df, variables, on_unseen)
         # a domain unseen in training is answered by the population-level tables
         others = [v for v in variables if v != self.domain]
-        dom = encode(df, self.schema, variables=[self.domain], na=self._predict_na(on_unseen), on_unseen="backoff")
+        dom = self._encode_query(df, [self.domain], "backoff")
         col = df[self.domain]
         bad = (dom[self.domain] < 0) & col.notna().to_numpy()
         new = list(pd.unique(col[bad])) if bad.any() else []
@@ -314,7 +334,7 @@ class FittedNetwork:
             )
         codes = {self.domain: dom[self.domain]}
         if others:
-            enc = encode(df, self.schema, variables=others, na=self._predict_na(on_unseen), on_unseen=on_unseen)
+            enc = self._encode_query(df, others, on_unseen)
             codes.update(enc.codes)
         return EncodedData(self.schema.subset([v for v in self.schema if v in codes]), codes, dom.index)
 
@@ -331,7 +351,9 @@ class FittedNetwork:
         Every node must be a column of ``data``.  A row with missing values gets the
         probability of its observed cells, the missing ones summed out by exact
         inference (:mod:`pybncsmooth.model.inference`), unless the network was fitted
-        with ``na="level"`` (then missing is a level).  With ``on_unseen="backoff"`` a
+        with ``na="level"`` and the variable had missing values in training (then
+        missing is its level).  A float column whose every value is ``NaN`` is a column
+        of missing values.  With ``on_unseen="backoff"`` a
         parent value unseen in training backs off in the node's context tree; the
         node's own value must be a known level.
         Rows impossible under the model get ``-inf``.  ``data`` may also be data read
@@ -371,7 +393,8 @@ class FittedNetwork:
         P(x_c \\mid \\pi_c)` with ``t`` substituted, which only involves the Markov
         blanket of ``target`` (those columns must be present; others are ignored,
         ``target`` itself may be absent).  A row with a missing value in the blanket
-        (unless the fit made missing a level, ``na="level"``) gets the exact posterior
+        (unless the fit made missing a level of that variable, ``na="level"``; an
+        all-``NaN`` float column is missing values) gets the exact posterior
         given every observed column, the missing cells summed out
         (:mod:`pybncsmooth.model.inference`).  With ``on_unseen="backoff"`` an unseen
         value of a child of ``target`` drops that factor and one of a parent backs off
@@ -414,7 +437,7 @@ class FittedNetwork:
             # columns outside the blanket inform the missing ones (their unseen levels count as missing)
             known = [v for v in self.nodes if v in data.columns and v not in mb and v != target]
             if known:
-                extra = encode(data.iloc[rows], self.schema, variables=known, na="available", on_unseen="backoff")
+                extra = self._encode_query(data.iloc[rows], known, "backoff")
                 codes.update({v: extra[v].astype(np.int64) for v in known})
             codes.pop(target, None)
             logp[rows] = log_posterior(self, codes, target)
@@ -634,7 +657,9 @@ class FittedNetwork:
         and Jensen-Shannon divergences weighted by the domain's own parent
         configurations, an interval for JS from the estimator's uncertainty (``level``,
         ``draws``), the domain's rows and its mean shrinkage weight toward the
-        population; see :mod:`pybncsmooth.model.domain_report`."""
+        population; see :mod:`pybncsmooth.model.domain_report`.  An estimator without
+        posterior sds (``mle``, ``hgs``, ``mbranch``, ``hls``) gives no interval: the
+        report then has no interval columns, and ``attrs["intervals"]`` says why."""
         from .domain_report import domain_report
 
         check_probability("level", level)
@@ -646,6 +671,8 @@ class FittedNetwork:
         (needs matplotlib); ``report`` goes to :meth:`domain_report`."""
         from .plotting import plot_domains
 
+        if node not in self.dag:
+            raise UnknownNodeError(node, "(plot_domains needs a node of the network)")
         return plot_domains(self.domain_report(**report), node, ax=ax)
 
     def plot_shrinkage(self, node: str, value: Any = None, ax: Any = None) -> Any:

@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import UnknownNodeError
+
 __all__ = ["plot_cpt", "plot_shrinkage", "plot_domains"]
 
 
@@ -96,15 +98,17 @@ def plot_domains(report: Any, node: str, ax: Any = None) -> Any:
     the Jensen-Shannon divergence per domain (rows of :meth:`FittedNetwork.domain_report`)
     with its interval where the estimator gives one, domains sorted by divergence and
     labelled with their rows.  Returns the Axes."""
+    if node not in set(report["node"]):
+        raise UnknownNodeError(node, f"(the report has rows for {', '.join(map(repr, dict.fromkeys(report['node'])))})")
     plt = _pyplot()
     r = report[report["node"] == node].sort_values("js")
-    if r.empty:
-        raise ValueError(f"the report has no rows for node {node!r}")
     if ax is None:
         _, ax = plt.subplots(figsize=(5.5, 0.9 + 0.28 * len(r)))
     y = np.arange(len(r))
     js = r["js"].to_numpy()
-    lo, hi = r["js_lower"].to_numpy(), r["js_upper"].to_numpy()
+    nan = np.full(len(r), np.nan)  # estimators without sds: no interval columns
+    lo = r["js_lower"].to_numpy() if "js_lower" in r else nan
+    hi = r["js_upper"].to_numpy() if "js_upper" in r else nan
     has = ~np.isnan(lo)
     if has.any():
         ax.errorbar(js[has], y[has], xerr=[np.maximum(js[has] - lo[has], 0), np.maximum(hi[has] - js[has], 0)],

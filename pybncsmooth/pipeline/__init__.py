@@ -8,13 +8,14 @@ data source), :func:`estimate_network` (counts already in hand, as selective kDB
 """
 
 from .domains import check_domain, domain_from_hyper, strip_domain
-from .fitting import assemble_network, estimate_network, fit_network
+from .fitting import assemble_network, check_counted_weight, estimate_network, fit_network
 from .structure import resolve_structure
 
 __all__ = [
     "fit_network",
     "estimate_network",
     "assemble_network",
+    "check_counted_weight",
     "resolve_structure",
     "strip_domain",
     "check_domain",

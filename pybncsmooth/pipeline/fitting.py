@@ -10,7 +10,7 @@ from ..counting.network import NetworkCounter, count_source, spec_variables
 from ..data.encode import DEFAULT_MAX_LEVELS, NAPolicy
 from ..data.schema import NA_LABEL, Schema
 from ..data.sources import as_source
-from ..data.weights import weights_column
+from ..data.weights import check_total_weight, weights_column
 from ..estimators.base import Estimator, make_estimator
 from ..model.cpd import CPD, DomainLastCPD, TreeCPD
 from ..model.network import FittedNetwork
@@ -22,7 +22,17 @@ from .em import EM_POLICIES, EStep, run_em
 from .domains import check_domain, domain_from_hyper, strip_domain
 from .structure import resolve_structure
 
-__all__ = ["fit_network", "estimate_network", "assemble_network"]
+__all__ = ["fit_network", "estimate_network", "assemble_network", "check_counted_weight"]
+
+
+def check_counted_weight(trees: dict[str, ContextTree], weights: Any = None) -> None:
+    """The total count of every node's tree at most
+    :data:`~pybncsmooth.data.weights.MAX_TOTAL_WEIGHT`: a check of the row weights over
+    all chunks (each chunk's total is checked as it is read); ``weights`` names them."""
+    node, total = max(((n, t.total) for n, t in trees.items()), key=lambda x: x[1], default=(None, 0))
+    if node is not None:
+        what = f"the weights {weights!r}" if isinstance(weights, str) and weights != "per row" else "the row weights"
+        check_total_weight(float(total), f"{what} (counted for node {node!r})")
 
 
 def estimate_network(
@@ -40,6 +50,7 @@ def estimate_network(
     method and its hyperparameters."""
     last = domain is not None and estimator.domain_split == "last"
     node_trees = {n: trees[n] for n in dag.nodes}
+    check_counted_weight(node_trees, (info or {}).get("weights"))
     if last:
         estimates = estimator.estimate_domains(node_trees, domain)
     else:
@@ -108,7 +119,8 @@ def fit_network(
     ``na="em"`` / ``"hard-em"``: expectation-maximisation over the missing cells from
     the available-case fit (:mod:`pybncsmooth.pipeline.em`), stopping when the relative
     change of the observed-data log-likelihood is below ``em_tol`` or after
-    ``em_max_iter`` iterations; ``info["em"]`` keeps the trace.  For ``hdp`` and
+    ``em_max_iter`` iterations; ``info["em"]`` keeps the trace.  The EM settings are
+    checked whatever ``na`` is (a policy without EM ignores valid ones).  For ``hdp`` and
     ``hls-bayes`` (samplers of whole counts) ``na="em"`` is data augmentation
     (:mod:`pybncsmooth.pipeline.augment`): ``em_burn + em_draws`` blocks, each drawing
     the missing cells and running the sampler on the completed counts, the last
@@ -118,11 +130,11 @@ def fit_network(
     fits a given structure through it."""
     check_na(na, NA_POLICIES)
     em = na in EM_POLICIES
-    if em:
-        em_tol = check_number("em_tol", em_tol)
-        em_max_iter = check_int("em_max_iter", em_max_iter, low=1)
-        em_draws = check_int("em_draws", em_draws, low=1)
-        em_burn = check_int("em_burn", em_burn, low=0)
+    # checked whatever na says, so that a bad value never passes unnoticed (used by EM only)
+    em_tol = check_number("em_tol", em_tol)
+    em_max_iter = check_int("em_max_iter", em_max_iter, low=1)
+    em_draws = check_int("em_draws", em_draws, low=1)
+    em_burn = check_int("em_burn", em_burn, low=0)
     domain, hyper = domain_from_hyper(domain, hyper)
     estimator = make_estimator(method, random_state=random_state, progress=progress, **hyper)
     source = as_source(data, chunksize=chunksize)
@@ -160,6 +172,7 @@ def fit_network(
         "n_dropped": counter.n_dropped,
         **({"weights": weights if isinstance(weights, str) else "per row"} if weights is not None else {}),
         "na": na,
+        **({"na_label": na_label} if na == "level" and na_label != NA_LABEL else {}),
         "random_state": _seed_label(random_state),
     }
     net = estimate_network(dag, schema, trees, estimator, domain=domain, info=info)

@@ -203,6 +203,11 @@ class StructureStatistics:
     # ------------------------------------------------------------------ results
     def check(self) -> None:
         """Data enough to learn from: rows, and a class with two observed levels."""
+        if self.n_rows == 0 and self.n_dropped:
+            raise EmptyDataError(
+                f'no complete rows are left after na="drop" (every one of the {self.n_dropped} rows has a '
+                "missing value)"
+            )
         if self.schema is None or self.n_rows == 0:
             raise EmptyDataError("the data has no rows (every chunk was empty)")
         levels = self.schema[self.target]

@@ -40,9 +40,11 @@ bncs.classifier <- function(formula, data, structure = "tan", method = "mestimat
   if (!structure %in% c("nb", "tan") || has_domain) return(info)
   # naive Bayes and TAN come back as bnlearn's naive.bayes() / tree.bayes() fits do: a
   # bn.fit of class bn.naive / bn.tan with the class as attribute "training", so that
-  # bnlearn's predict() takes them; "bncs.classifier" last, for R sessions without bnlearn
+  # bnlearn's functions take them.  "bncs.classifier" comes first: predict() is ours, which
+  # handles missing values as the fit did (bnlearn's refuses them), and bnlearn's own
+  # predict.bn.naive / predict.bn.tan remain reachable through NextMethod()
   fitted <- .to_bn_fit(clf$network_, NULL)
-  class(fitted) <- c(if (structure == "nb") "bn.naive" else "bn.tan", "bn.fit", "bn.fit.dnet", "bncs.classifier")
+  class(fitted) <- c("bncs.classifier", if (structure == "nb") "bn.naive" else "bn.tan", "bn.fit", "bn.fit.dnet")
   attr(fitted, "training") <- target
   attr(fitted, "bncs") <- info
   fitted
@@ -54,6 +56,8 @@ bncs.classifier <- function(formula, data, structure = "tan", method = "mestimat
 }
 
 predict.bncs.classifier <- function(object, newdata, prob = FALSE, ...) {
+  # bnlearn's calling convention, predict(fit, node, data, ...), on a bn.fit: bnlearn's method
+  if (inherits(object, "bn.fit") && (missing(newdata) || !is.data.frame(newdata))) return(NextMethod())
   if (!is.data.frame(newdata)) stop("newdata must be a data.frame of factors", call. = FALSE)
   info <- .classifier_info(object)
   X <- .df_to_py(newdata, info$features)
@@ -74,6 +78,7 @@ print.bncs.classifier <- function(x, ...) {
   cat("bncsmooth classifier:", info$structure, "with", info$method, "estimates\n")
   cat("  class:", info$target, "(", length(info$classes), "levels );", length(info$features), "features;",
       info$n, "training rows\n")
+  if (inherits(x, "bn.fit")) NextMethod()  # bnlearn's print of the fitted tables
   invisible(x)
 }
 

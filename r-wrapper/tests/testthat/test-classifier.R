@@ -19,7 +19,7 @@ test_that("naive Bayes and TAN come back as bnlearn's bn.naive / bn.tan fits", {
     clf <- bncs.classifier(Class ~ ., votes, structure = s, method = "hdp", na = "level", iterations = 300L,
                            random_state = 1L)
     cls <- if (s == "nb") "bn.naive" else "bn.tan"
-    expect_identical(class(clf), c(cls, "bn.fit", "bn.fit.dnet", "bncs.classifier"))
+    expect_identical(class(clf), c("bncs.classifier", cls, "bn.fit", "bn.fit.dnet"))
     expect_identical(attr(clf, "training"), "Class")
     expect_identical(clf$Class$parents, character(0))
     expect_true(all(vapply(setdiff(names(clf), "Class"), function(n) "Class" %in% clf[[n]]$parents, logical(1))))
@@ -42,7 +42,7 @@ test_that("naive Bayes and TAN come back as bnlearn's bn.naive / bn.tan fits", {
       expect_identical(as.character(theirs), as.character(ours))
       expect_equal(unname(attr(theirs, "prob")), unname(attr(ours, "prob")), tolerance = 1e-10)
       loadNamespace("bnlearn")
-      expect_identical(as.character(predict(clf, X)), as.character(ours))  # S3 dispatch to bnlearn's
+      expect_identical(as.character(predict(clf, X)), as.character(ours))  # S3 dispatch: ours first
     }
   }
   expect_output(print(bncsmooth:::.classifier_info(clf)), "tan with hdp")
@@ -108,4 +108,40 @@ test_that("a classifier per domain: the structure pooled, the tables per region"
   q <- predict(pooled, chile[1:5, ], prob = TRUE)
   expect_false(isTRUE(all.equal(p, q)))  # the regions' own tables
   expect_identical(levels(predict(clf, chile[1:5, ])), c("A", "N", "U", "Y"))
+})
+
+test_that("bnlearn's predict() on a TAN classifier handles missing values as the fit did", {
+  skip_if_no_python()
+  skip_if_not_installed("bnlearn")
+  loadNamespace("bnlearn")
+  hv <- bncs.dataset("housevotes84")
+  new <- hv[1:20, ]
+  expect_true(anyNA(new[, names(new) != "Class"]))
+  clf <- bncs.classifier(Class ~ ., hv, structure = "tan", method = "hdp", na = "level", iterations = 300L,
+                         random_state = 1L)
+  # our class in front of bnlearn's: predict() is ours, and the object is still bnlearn's bn.tan / bn.fit
+  expect_identical(class(clf), c("bncs.classifier", "bn.tan", "bn.fit", "bn.fit.dnet"))
+  p <- predict(clf, new, prob = TRUE)  # bnlearn's own predict refused this: "the data contains NaN/NA values"
+  expect_s3_class(p, "factor")
+  expect_identical(levels(p), levels(hv$Class))
+  expect_identical(dim(attr(p, "prob")), c(2L, 20L))
+  expect_equal(colSums(attr(p, "prob")), rep(1, 20), tolerance = 1e-12)
+  # the fit made missing values a level of their own: bnlearn's predict on the rows with that
+  # level written out gives the same classes and posteriors
+  X <- new
+  for (n in setdiff(names(X), "Class")) {
+    X[[n]] <- factor(ifelse(is.na(X[[n]]), "<NA>", as.character(X[[n]])), levels = dimnames(clf[[n]]$prob)[[1]])
+  }
+  theirs <- bnlearn:::predict.bn.tan(clf, X, prob = TRUE)
+  expect_identical(as.character(theirs), as.character(p))
+  expect_equal(unname(attr(theirs, "prob")), unname(attr(p, "prob")), tolerance = 1e-10)
+  # bnlearn's calling convention (data = ...) reaches bnlearn's method
+  expect_equal(unname(attr(predict(clf, data = X, prob = TRUE), "prob")), unname(attr(theirs, "prob")),
+               tolerance = 1e-12)
+  # bnlearn's functions still take it as a bn.fit
+  expect_setequal(bnlearn::nodes(clf), names(hv))
+  expect_s3_class(bnlearn::bn.net(clf), "bn")
+  expect_true(is.finite(logLik(clf, X)))
+  expect_output(print(clf), "tan with hdp")
+  expect_output(print(clf), "Parameters of node Class")
 })
