@@ -72,7 +72,7 @@ def assemble_network(
     makes them)."""
     last = domain is not None and estimator.domain_split == "last"
     cpds = {n: _tree_cpd(trees[n], estimates[n], last) for n in dag.nodes}
-    full_info = {"method": estimator.name, "hyperparameters": estimator.get_params()}
+    full_info = {"method": estimator.name, "hyperparameters": estimator.hyperparameters()}
     full_info.update(info or {})
     return FittedNetwork(dag, schema, cpds, domain=domain, estimator=estimator, info=full_info)
 
