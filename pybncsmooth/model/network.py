@@ -26,6 +26,8 @@ from ..validation import check_int, check_probability, check_random_state
 from .cpd import CPD, DEFAULT_MAX_CELLS, QUERY_DENSE_CELLS, DomainLastCPD, FixedPrefixCPD, TreeCPD
 from .formats import network_format
 from .inference import log_marginal
+from .query import map_query as _map_query
+from .query import query as _query
 from .query_batch import log_posterior_rows
 from .plotting import plot_cpt, plot_shrinkage
 
@@ -546,9 +548,7 @@ class FittedNetwork:
         Evidence with probability zero raises
         :class:`~pybncsmooth.errors.ImpossibleEvidenceError` (naming the rows).
         """
-        from .query import query
-
-        return query(self, targets, evidence, interval=interval, draws=draws, random_state=random_state,
+        return _query(self, targets, evidence, interval=interval, draws=draws, random_state=random_state,
                      domain=domain)
 
     def map_query(
@@ -570,9 +570,7 @@ class FittedNetwork:
         evidence, a frame with one row per query, a Categorical column per target and
         the column ``prob``.
         """
-        from .query import map_query
-
-        return map_query(self, targets, evidence, domain=domain)
+        return _map_query(self, targets, evidence, domain=domain)
 
     def predict(self, data: pd.DataFrame, target: str, *, on_unseen: str = "error") -> pd.Series:
         """Most probable level of ``target`` for each row (ties: the first level)."""

@@ -27,6 +27,7 @@ quantiles), each computed exactly on the same plan.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
@@ -71,11 +72,26 @@ def sample_tables(net: Any, n: int, random_state: Any = None) -> dict[str, np.nd
 
 
 def _state_index(net: Any, targets: Sequence[str]) -> pd.Index:
-    """Levels of one target, or the joint states of several (a MultiIndex)."""
-    idx = [pd.CategoricalIndex(net.schema[t], categories=list(net.schema[t]), name=t) for t in targets]
-    if len(idx) == 1:
-        return idx[0]
-    return pd.MultiIndex.from_product(idx, names=list(targets))
+    """Levels of one target, or the joint states of several (a MultiIndex); cached on
+    the network (pandas indexes are immutable)."""
+    cache = net.__dict__.setdefault("_query_states", {})
+    key = tuple(targets)
+    if key not in cache:
+        idx = [_levels_index(net.schema[t], t) for t in targets]
+        cache[key] = idx[0] if len(idx) == 1 else pd.MultiIndex.from_product(idx, names=list(targets))
+    return cache[key]
+
+
+@functools.lru_cache(maxsize=4096)
+def _dtype(levels: tuple) -> pd.CategoricalDtype:
+    """The Categorical dtype of a variable's levels (cached: dtypes are immutable, and
+    inferring one costs more than a small query)."""
+    return pd.CategoricalDtype(list(levels))
+
+
+def _levels_index(levels: tuple, name: str) -> pd.CategoricalIndex:
+    """``pd.CategoricalIndex(levels, categories=levels, name=name)``, from a cached dtype."""
+    return pd.CategoricalIndex(pd.Categorical.from_codes(np.arange(len(levels)), dtype=_dtype(levels)), name=name)
 
 
 def _impossible(post: np.ndarray, labels: Sequence[Any], evidence: Any) -> None:
@@ -180,7 +196,7 @@ def map_query(
     if index is None:
         state = {t: qnet.schema[t][int(c[0])] for t, c in zip(tt, codes)}
         return MapResult(state, float(prob[0]))
-    cols = {t: pd.Categorical.from_codes(c, categories=list(qnet.schema[t])) for t, c in zip(tt, codes)}
+    cols = {t: pd.Categorical.from_codes(c, dtype=_dtype(qnet.schema[t])) for t, c in zip(tt, codes)}
     out = pd.DataFrame(cols, index=index)
     out["prob"] = prob
     return out

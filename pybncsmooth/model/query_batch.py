@@ -54,6 +54,9 @@ def bind_rows(
     vs = [v for v in net.nodes if v in codes and v not in targets and (codes[v] >= 0).any()]
     if not vs:
         return [(None, BoundQuery(plan_for(net, targets, ()), {}, n))]
+    if n == 1:
+        obs = tuple(v for v in vs if codes[v][0] >= 0)
+        return [(None, BoundQuery(plan_for(net, targets, obs), {v: codes[v] for v in obs}, n))]
     seen = np.column_stack([codes[v] >= 0 for v in vs])
     groups = pattern_groups(seen)
     if len(groups) == 1:

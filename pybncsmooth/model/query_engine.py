@@ -133,10 +133,10 @@ def _program(plan: QueryPlan, flags: tuple[tuple[bool, bool], ...]) -> list[tupl
             head, ops = ops[:_MAX_OPERANDS], ops[_MAX_OPERANDS:]
             union = tuple(dict.fromkeys(v for i in head for v in _scope(plan, i)))
             plan.cache.setdefault("extra_scopes", {})[extra] = union
-            prog.append(_call(plan, head, extra, union, lead))
+            prog.append(_call(plan, head, extra, union, lead, False))
             ops.insert(0, extra)
             extra += 1
-        prog.append(_call(plan, ops, st.result, plan.scopes[st.result], lead))
+        prog.append(_call(plan, ops, st.result, plan.scopes[st.result], lead, st.rescale))
     plan.cache[key] = prog
     return prog
 
@@ -145,21 +145,19 @@ def _scope(plan: QueryPlan, i: int) -> tuple[str, ...]:
     return plan.scopes[i] if i < len(plan.scopes) else plan.cache["extra_scopes"][i]
 
 
-def _call(plan: QueryPlan, ops: Sequence[int], out: int, scope: tuple[str, ...], lead: dict) -> tuple:
-    """One einsum call; records the result's axes in ``lead``."""
-    vars_ = list(dict.fromkeys([v for i in ops for v in _scope(plan, i)] + list(scope)))
-    letter = dict(zip(vars_, _LETTERS))
+def _call(plan: QueryPlan, ops: Sequence[int], out: int, scope: tuple[str, ...], lead: dict, rescale: bool) -> tuple:
+    """One einsum call ``(operands, subscripts, result slot, axes to rescale over or
+    None)``; records the result's leading axes in ``lead``."""
+    scopes = [_scope(plan, i) for i in ops]
+    letter = {v: _LETTERS[k] for k, v in enumerate(dict.fromkeys(v for sc in [*scopes, scope] for v in sc))}
     d = any(lead[i][0] for i in ops)
     r = any(lead[i][1] for i in ops)
     lead[out] = (d, r)
-
-    def sub(i: int, sc: Sequence[str]) -> str:
-        fl = lead[i]
-        return (_DRAW if fl[0] else "") + (_ROW if fl[1] else "") + "".join(letter[v] for v in sc)
-
-    spec = ",".join(sub(i, _scope(plan, i)) for i in ops) + "->" + sub(out, scope)
+    heads = {(a, b): (_DRAW if a else "") + (_ROW if b else "") for a in (False, True) for b in (False, True)}
+    spec = ",".join(heads[lead[i]] + "".join(letter[v] for v in sc) for i, sc in zip(ops, scopes))
+    spec += "->" + heads[(d, r)] + "".join(letter[v] for v in scope)
     n_lead = int(d) + int(r)
-    return tuple(ops), spec, out, tuple(range(n_lead, n_lead + len(scope)))
+    return tuple(ops), spec, out, tuple(range(n_lead, n_lead + len(scope))) if rescale else None
 
 
 def _rescaled(r: np.ndarray, axes: tuple) -> np.ndarray:
@@ -177,7 +175,7 @@ def _evaluate(plan: QueryPlan, inputs: list[np.ndarray], flags: tuple[tuple[bool
         out = np.einsum(spec, *[vals.pop(j) for j in ops])
         if not out.flags.writeable or out.base is not None:
             out = np.array(out)
-        vals[res] = _rescaled(out, axes)
+        vals[res] = _rescaled(out, axes) if axes is not None else out
     return vals[plan.steps[-1].result]
 
 

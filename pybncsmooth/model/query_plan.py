@@ -36,7 +36,11 @@ from typing import Mapping, Sequence
 from ..errors import DataError
 from .inference import MAX_FACTOR_CELLS
 
-__all__ = ["FactorSpec", "Step", "QueryPlan", "make_plan", "elimination_order", "MAX_FACTOR_CELLS"]
+__all__ = ["FactorSpec", "Step", "QueryPlan", "make_plan", "MAX_FACTOR_CELLS"]
+
+#: a step's result is rescaled once it holds the product of this many input factors
+#: (each at most 1, and in practice above 1e-30: no product of four underflows)
+_RESCALE_FOLDS = 4
 
 
 @dataclass(frozen=True)
@@ -57,11 +61,14 @@ class FactorSpec:
 @dataclass(frozen=True)
 class Step:
     """Multiply the factors in slots ``operands`` and sum out ``summed`` (``None``: the
-    final product over the targets) into slot ``result``."""
+    final product over the targets) into slot ``result``; ``rescale``: divide the
+    result by its maximum in each row (every few products, so that no chain of
+    products can underflow)."""
 
     operands: tuple[int, ...]
     result: int
     summed: str | None
+    rescale: bool = True
 
 
 @dataclass
@@ -132,10 +139,12 @@ def _factor_specs(
     nodes: Sequence[str], parents: Mapping[str, Sequence[str]], cards: Mapping[str, int], rel: set[str], obs: set[str]
 ) -> list[FactorSpec]:
     out = []
-    for n in nodes:
-        if n not in rel:
-            continue
+    pos = {v: i for i, v in enumerate(nodes)}
+    for n in sorted(rel, key=pos.__getitem__):
         fam = (*parents[n], n)
+        if obs.isdisjoint(fam):
+            out.append(FactorSpec(n, (), fam, tuple(range(len(fam))), ()))
+            continue
         o = tuple(v for v in fam if v in obs)
         free = tuple(v for v in fam if v not in obs)
         perm = tuple(fam.index(v) for v in o + free)
@@ -143,70 +152,97 @@ def _factor_specs(
     return out
 
 
-def _weight(adj: Mapping[str, set[str]], v: str, cards: Mapping[str, int]) -> int:
-    return cards[v] * math.prod(cards[u] for u in adj[v])
+def _too_large(size: int, v: str | None, targets: Sequence[str]) -> DataError:
+    if v is None:
+        return DataError(f"the joint posterior of {list(targets)} has {size:,} cells (more than {MAX_FACTOR_CELLS:,})")
+    return DataError(
+        f"exact inference needs a factor of {size:,} cells (more than {MAX_FACTOR_CELLS:,}) when summing out "
+        f"{v!r}: too many connected unobserved variables"
+    )
 
 
-def elimination_order(
-    scopes: Sequence[Sequence[str]], eliminate: Sequence[str], cards: Mapping[str, int]
-) -> list[str]:
-    """Greedy min-weight order: repeatedly the variable of ``eliminate`` whose merged
-    factor (itself and its current neighbours) has the fewest cells; ties go to the
-    earliest in ``eliminate``.  Neighbours become linked as a variable goes, and only
-    their scores change."""
-    adj: dict[str, set[str]] = {}
-    for s in scopes:
-        for v in s:
-            adj.setdefault(v, set()).update(u for u in s if u != v)
-    rank = {v: i for i, v in enumerate(eliminate)}
-    score = {v: _weight(adj, v, cards) for v in eliminate}
-    heap = [(score[v], rank[v], v) for v in eliminate]
-    heapq.heapify(heap)
-    order: list[str] = []
-    done: set[str] = set()
-    while heap:
-        w, _, v = heapq.heappop(heap)
-        if v in done or w != score[v]:
-            continue
-        done.add(v)
-        order.append(v)
-        nbrs = adj.pop(v)
+class _Graph:
+    """The interaction graph of the live factors, as variables are summed out."""
+
+    def __init__(self, scopes: list[tuple[str, ...]], cards: Mapping[str, int]) -> None:
+        self.scopes, self.cards = scopes, cards
+        self.holding: dict[str, set[int]] = {}
+        self.adj: dict[str, set[str]] = {}
+        for i, sc in enumerate(scopes):
+            for u in sc:
+                self.holding.setdefault(u, set()).add(i)
+                self.adj.setdefault(u, set()).update(sc)
+        for u, a in self.adj.items():
+            a.discard(u)
+        self.live = set(range(len(scopes)))
+        self.folds = [1] * len(scopes)
+
+    def weight(self, v: str) -> int:
+        """Cells of the factor merging every live factor that holds ``v``."""
+        return self.cards[v] * math.prod(self.cards[u] for u in self.adj[v])
+
+    def merge(self, ops: list[int], res: tuple[str, ...], summed: str | None) -> Step:
+        """Replace the factors ``ops`` by their product over ``res``."""
+        k = len(self.scopes)
+        self.scopes.append(res)
+        self.live.difference_update(ops)
+        self.live.add(k)
+        fold = sum(self.folds[i] for i in ops)
+        rescale = fold >= _RESCALE_FOLDS or summed is None
+        self.folds.append(1 if rescale else fold)
+        return Step(tuple(ops), k, summed, rescale)
+
+    def eliminate(self, v: str) -> tuple[Step, list[str]]:
+        """Sum out ``v``; the variables whose neighbourhood changed."""
+        ops = sorted(self.holding.pop(v))
+        nbrs = self.adj.pop(v)
+        res = tuple(u for u in dict.fromkeys(u for i in ops for u in self.scopes[i]) if u != v)
+        step = self.merge(ops, res, v)
         for u in nbrs:
-            adj[u].discard(v)
-            adj[u].update(x for x in nbrs if x != u)
-            if u in score and u not in done:
-                score[u] = _weight(adj, u, cards)
-                heapq.heappush(heap, (score[u], rank[u], u))
-    return order
+            hu = self.holding[u]
+            hu.difference_update(ops)
+            hu.add(step.result)
+            au = self.adj[u]
+            au.update(nbrs)
+            au.discard(u)
+            au.discard(v)
+        return step, list(nbrs)
 
 
-def _steps(
-    scopes: list[tuple[str, ...]], order: Sequence[str], targets: Sequence[str], cards: Mapping[str, int]
+def _greedy_steps(
+    scopes: list[tuple[str, ...]], eliminate: Sequence[str], cards: Mapping[str, int], targets: Sequence[str]
 ) -> tuple[list[Step], int, int]:
-    """The elimination steps (appending the result scopes to ``scopes``), the largest
-    merged factor and the total cells visited (both per row)."""
-    active = list(range(len(scopes)))
+    """Sum out ``eliminate`` greedily by min-weight (the variable whose merged factor has
+    the fewest cells; ties to the earliest in ``eliminate``), neighbours linked as a
+    variable goes and only their scores updated; then the product over ``targets``.
+    The steps (result scopes appended to ``scopes``), the largest merged factor and the
+    total cells visited, both per row."""
+    g = _Graph(scopes, cards)
+    rank = {v: i for i, v in enumerate(eliminate)}
+    score = {v: g.weight(v) for v in eliminate}
+    heap = [(w, rank[v], v) for v, w in score.items()]
+    heapq.heapify(heap)
     steps: list[Step] = []
     biggest, work = 1, 0
-    for v in [*order, None]:
-        ops = [i for i in active if v is None or v in scopes[i]]
-        union: list[str] = []
-        for i in ops:
-            union += [u for u in scopes[i] if u not in union]
-        size = math.prod(cards[u] for u in union)
-        if size > MAX_FACTOR_CELLS:
-            raise DataError(
-                f"exact inference needs a factor over {len(union)} variables ({size:,} cells, more than "
-                f"{MAX_FACTOR_CELLS:,}) when summing out {v!r}: too many connected unobserved variables"
-                if v is not None
-                else f"the joint posterior of {list(targets)} has {size:,} cells (more than {MAX_FACTOR_CELLS:,})"
-            )
-        biggest, work = max(biggest, size), work + size
-        res = tuple(u for u in union if u != v) if v is not None else tuple(targets)
-        scopes.append(res)
-        steps.append(Step(tuple(ops), len(scopes) - 1, v))
-        active = [i for i in active if i not in ops] + [len(scopes) - 1]
-    return steps, biggest, work
+    while heap:
+        w, _, v = heapq.heappop(heap)
+        if score.get(v) != w:
+            continue  # stale: v is gone or its score changed
+        if w > MAX_FACTOR_CELLS:
+            raise _too_large(w, v, targets)
+        del score[v]
+        step, touched = g.eliminate(v)
+        steps.append(step)
+        biggest, work = max(biggest, w), work + w
+        for u in touched:
+            if u in score:
+                score[u] = g.weight(u)
+                heapq.heappush(heap, (score[u], rank[u], u))
+    size = math.prod(cards[t] for t in targets)
+    if size > MAX_FACTOR_CELLS:
+        raise _too_large(size, None, targets)
+    steps.append(g.merge(sorted(g.live), tuple(targets), None))
+    return steps, max(biggest, size), work + size
 
 
 def make_plan(
@@ -228,8 +264,7 @@ def make_plan(
     free_order = []
     for s in scopes:
         free_order += [v for v in s if v not in tset and v not in free_order]
-    order = elimination_order(scopes, free_order, cards)
-    steps, biggest, work = _steps(scopes, order, targets, cards)
+    steps, biggest, work = _greedy_steps(scopes, free_order, cards, targets)
     return QueryPlan(
         tuple(targets), tuple(observed), tuple(soft), tuple(kept), tuple(soft_kept), tuple(steps), tuple(scopes),
         dict(cards), biggest, work,
