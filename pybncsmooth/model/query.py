@@ -37,7 +37,7 @@ from ..errors import ImpossibleEvidenceError, StatisticUnavailableError
 from ..validation import check_int, check_probability, check_random_state
 from .query_batch import bind_rows, posterior_rows
 from .query_engine import _query_tables
-from .query_evidence import check_targets, dict_codes, domain_network, frame_codes
+from .query_evidence import check_no_domain, check_targets, dict_codes, domain_network, frame_codes, never_observed
 
 __all__ = ["query", "map_query", "sample_tables", "MapResult"]
 
@@ -94,14 +94,24 @@ def _levels_index(levels: tuple, name: str) -> pd.CategoricalIndex:
     return pd.CategoricalIndex(pd.Categorical.from_codes(np.arange(len(levels)), dtype=_dtype(levels)), name=name)
 
 
-def _impossible(post: np.ndarray, labels: Sequence[Any], evidence: Any) -> None:
+def _impossible(
+    net: Any, post: np.ndarray, codes: Mapping[str, np.ndarray], labels: Sequence[Any], evidence: dict | None
+) -> None:
+    """Raise on queries whose evidence has probability zero: those the elimination
+    found (NaN posteriors), and those observing a level that no parent configuration
+    allows (caught even where the evidence is d-separated from the targets)."""
     bad = np.isnan(post.reshape(len(post), -1)).any(axis=1)
+    never = never_observed(net, codes)
+    if never is not None:
+        bad |= never
     if bad.any():
-        rows = [labels[i] for i in np.flatnonzero(bad)[:5]]
-        where = f"row(s) {rows}{' ...' if bad.sum() > 5 else ''} of the evidence frame" if labels else "the evidence"
-        shown = "" if labels else f" {evidence}"
+        if evidence is None:
+            rows = [labels[i] for i in np.flatnonzero(bad)[:5]]
+            where = f"row(s) {rows}{' ...' if bad.sum() > 5 else ''} of the evidence frame"
+        else:
+            where = f"the evidence {evidence}"
         raise ImpossibleEvidenceError(
-            f"{where}{shown} has probability zero under the network (an estimate with zeros, e.g. mle or a "
+            f"{where} has probability zero under the network (an estimate with zeros, e.g. mle or a "
             "table read from a file): the posterior is undefined"
         )
 
@@ -113,13 +123,13 @@ def _evaluate(net: Any, targets: tuple[str, ...], evidence: Any) -> tuple[np.nda
         codes, index = frame_codes(net, evidence, targets)
         n = len(index)
         post = posterior_rows(net, targets, codes, n) if n else np.zeros((0, *_cards(net, targets)))
-        _impossible(post, list(index), None)
+        _impossible(net, post, codes, list(index), None)
         return post, index, (codes, n)
     ev = dict_codes(net, evidence, targets)
     codes = {v: np.array([c], dtype=np.int64) for v, c in ev.items()}
     post = posterior_rows(net, targets, codes, 1)
     shown = {v: net.schema[v][c] for v, c in ev.items()}
-    _impossible(post, [], shown)
+    _impossible(net, post, codes, [], shown)
     return post, None, (codes, 1)
 
 
@@ -156,6 +166,7 @@ def query(
 ) -> pd.Series | pd.DataFrame:
     """See :meth:`pybncsmooth.FittedNetwork.query`."""
     tt = check_targets(net, targets)
+    check_no_domain(net, evidence)
     if interval is not None:
         interval = check_probability("interval", interval)
         draws = check_int("draws", draws, low=2)
@@ -187,6 +198,7 @@ def map_query(
 ) -> MapResult | pd.DataFrame:
     """See :meth:`pybncsmooth.FittedNetwork.map_query`."""
     tt = check_targets(net, targets)
+    check_no_domain(net, evidence)
     qnet = domain_network(net, domain)
     post, index, _ = _evaluate(qnet, tt, evidence)
     flat = post.reshape(len(post), -1)

@@ -19,7 +19,15 @@ import pandas as pd
 from ..data.encode import encode
 from ..errors import DataError, DuplicateNodeError, UnknownNodeError, UnseenDomainWarning, UnseenLevelError
 
-__all__ = ["check_targets", "dict_codes", "frame_codes", "domain_network", "domain_network_by_code"]
+__all__ = [
+    "check_targets",
+    "check_no_domain",
+    "dict_codes",
+    "frame_codes",
+    "domain_network",
+    "domain_network_by_code",
+    "never_observed",
+]
 
 _HINT = "evidence must be a level of the variable; leave a variable out, or give None, when it is unobserved"
 
@@ -64,10 +72,37 @@ def _level_code(levels: tuple, var: str, value: Any) -> int:
     raise UnseenLevelError(var, [value], levels, hint=_HINT)
 
 
+def check_no_domain(net: Any, evidence: Any) -> None:
+    """The domain of a multi-domain fit is chosen with ``domain=``, never as evidence."""
+    if net.domain is None:
+        return
+    names = evidence.columns if isinstance(evidence, pd.DataFrame) else evidence.index if isinstance(
+        evidence, pd.Series) else evidence if isinstance(evidence, Mapping) else ()
+    if net.domain in names:
+        raise DataError(
+            f"{net.domain!r} is the domain of this multi-domain fit: choose it with domain=, not as evidence"
+        )
+
+
+def never_observed(net: Any, codes: Mapping[str, np.ndarray]) -> np.ndarray | None:
+    """Rows whose evidence gives a variable a level of probability zero under every
+    configuration of its parents (so the evidence is impossible, wherever it lies in
+    the network); ``None`` when there is none.  The zero levels are cached per node."""
+    cache = net.__dict__.setdefault("_query_zero_levels", {})
+    bad = None
+    for v, c in codes.items():
+        zero = cache.get(v)
+        if zero is None:
+            t = net.cpt(v)
+            zero = cache[v] = np.flatnonzero(t.reshape(t.shape[0], -1).max(axis=1) <= 0)
+        if zero.size:
+            hit = np.isin(c, zero)
+            bad = hit if bad is None else bad | hit
+    return bad
+
+
 def _check_evidence_vars(net: Any, names: Sequence[Any], targets: Sequence[str]) -> None:
     for v in names:
-        if v == net.domain and v is not None:
-            raise DataError(f"{v!r} is the domain of this multi-domain fit: choose it with domain=, not as evidence")
         if not isinstance(v, str) or v not in net.dag:
             raise UnknownNodeError(str(v), "(evidence must name nodes of the network)")
 
