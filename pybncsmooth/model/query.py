@@ -53,10 +53,19 @@ def sample_tables(net: Any, n: int, random_state: Any = None) -> dict[str, np.nd
     """``n`` draws of every CPT from its posterior: ``{node: array (n, *net.cpt(node).shape)}``,
     draw ``d`` of all nodes together one parameter set.
 
-    Served by the network's hook ``net._posterior_tables(n, rng)`` (``rng`` a
-    ``numpy.random.Generator``); a network without a posterior over its tables (a
-    maximum-likelihood fit, tables read from a file) raises
-    :class:`~pybncsmooth.errors.StatisticUnavailableError`."""
+    Served by the network's hook ``net._posterior_tables(n, rng)``, whose contract is:
+    ``rng`` is a ``numpy.random.Generator`` (the only source of randomness, so a seed
+    reproduces the draws); it returns ``{node: array}`` for every node, each array of
+    shape ``(n, *net.cpt(node).shape)`` (the node's levels, then its parents', in
+    :meth:`~pybncsmooth.FittedNetwork.cpt`'s layout) with every column a distribution;
+    draw ``d`` of all nodes together is one draw of the whole parameter set from its
+    joint posterior given the training data (unseen parent configurations drawn from
+    the hierarchy's predictive spread, not copied from their back-off); and it raises
+    :class:`~pybncsmooth.errors.StatisticUnavailableError` when the network has no such
+    posterior (maximum likelihood, tables read from a file).  For a multi-domain fit the
+    queries call it on the domain's network (:meth:`~pybncsmooth.FittedNetwork.for_domain`;
+    the population-level network for a label unseen in training), whose tables have no
+    domain axis.  Without the hook, this raises that error too."""
     n = check_int("draws", n, low=2)
     check_random_state(random_state)
     hook = getattr(net, "_posterior_tables", None)
