@@ -36,22 +36,35 @@ def plan_for(net: Any, targets: Sequence[str], observed: Sequence[str], soft: Se
     key = (tuple(targets), tuple(observed), tuple(soft))
     plan = cache.get(key)
     if plan is None:
-        meta = net.__dict__.get("_query_meta")
-        if meta is None:
-            meta = ({v: net.parents(v) for v in net.nodes}, {v: net.schema.cardinality(v) for v in net.nodes})
-            net.__dict__["_query_meta"] = meta
-        plan = make_plan(net.nodes, meta[0], meta[1], targets, observed, soft)
+        meta = _meta(net)
+        plan = make_plan(meta[3], meta[0], meta[1], targets, observed, soft)
         if len(cache) >= _PLAN_CACHE_SIZE:
             cache.pop(next(iter(cache)))
         cache[key] = plan
     return plan
 
 
+def _meta(net: Any) -> tuple[dict, dict, dict, list]:
+    """Parents, cardinalities and positions of the nodes, and the node list (cached)."""
+    meta = net.__dict__.get("_query_meta")
+    if meta is None:
+        nodes = net.nodes
+        meta = (
+            {v: net.parents(v) for v in nodes},
+            {v: net.schema.cardinality(v) for v in nodes},
+            {v: i for i, v in enumerate(nodes)},
+            nodes,
+        )
+        net.__dict__["_query_meta"] = meta
+    return meta
+
+
 def bind_rows(
     net: Any, targets: Sequence[str], codes: Mapping[str, np.ndarray], n: int
 ) -> list[tuple[np.ndarray | None, BoundQuery]]:
     """The rows (``None``: all of them) and bound query of each group of rows."""
-    vs = [v for v in net.nodes if v in codes and v not in targets and (codes[v] >= 0).any()]
+    pos = _meta(net)[2]
+    vs = sorted((v for v in codes if v not in targets and (codes[v] >= 0).any()), key=pos.__getitem__)
     if not vs:
         return [(None, BoundQuery(plan_for(net, targets, ()), {}, n))]
     if n == 1:

@@ -138,6 +138,7 @@ def _program(plan: QueryPlan, flags: tuple[tuple[bool, bool], ...]) -> list[tupl
             extra += 1
         prog.append(_call(plan, ops, st.result, plan.scopes[st.result], lead, st.rescale))
     plan.cache[key] = prog
+    plan.cache[("lead", flags)] = lead[plan.steps[-1].result]
     return prog
 
 
@@ -192,7 +193,7 @@ def _evaluate_rows(bound: BoundQuery, tables: Mapping[str, Any], net: Any, draws
     plan = bound.plan
     vals, flags = _inputs(bound, tables, net, bool(draws), cached)
     post = _evaluate(plan, vals, flags)
-    d, r = any(fl[0] for fl in flags), any(fl[1] for fl in flags)
+    d, r = plan.cache[("lead", flags)]
     # the result's axes follow its operands': give it the draw and row axes it lacks
     if not r:
         post = np.expand_dims(post, int(d))
