@@ -440,3 +440,17 @@ def test_integer_evidence_matches_levels_read_as_text():
     np.testing.assert_allclose(
         relabel.query("N3", {"N0": 1}).to_numpy(), relabel.query("N3", {"N0": "1"}).to_numpy(), atol=0
     )
+
+
+def test_queries_equal_ratios_of_logpdf_marginals(small_fit):
+    # P(t | e) = P(t, e) / P(e), both from logpdf with the other cells missing
+    rng = np.random.default_rng(17)
+    for _ in range(10):
+        ev = random_evidence(small_fit, rng, 3, exclude=["B"])
+        rows = pd.DataFrame([{**{v: np.nan for v in small_fit.nodes}, **ev, "B": b} for b in small_fit.levels("B")])
+        rows = rows.astype({v: pd.CategoricalDtype(small_fit.levels(v)) for v in small_fit.nodes})
+        joint_lp = small_fit.logpdf(rows)
+        ev_lp = small_fit.logpdf(rows.iloc[:1].assign(B=np.nan).astype(rows.dtypes))
+        np.testing.assert_allclose(
+            small_fit.query("B", ev).to_numpy(), np.exp(joint_lp - ev_lp[0]), rtol=1e-11, atol=1e-13
+        )
