@@ -237,6 +237,20 @@ def _cmd_methods(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_query_parser(sub: Any) -> None:
+    """The `query` command's arguments."""
+    q = sub.add_parser("query", help="exact posterior P(targets | evidence), or the most probable state (--map)")
+    q.add_argument("model", help=".bif/.dsc/.net/.pbn/.rds network")
+    q.add_argument("-t", "--target", action="append", required=True, help="a target node (repeat for a joint)")
+    q.add_argument("-e", "--evidence", action="append", default=[], metavar="VAR=LEVEL", help="observed value")
+    q.add_argument("--interval", type=float, default=None, help="add the credible interval at this level, e.g. 0.9")
+    q.add_argument("--draws", type=int, default=1000, help="posterior parameter sets for --interval")
+    q.add_argument("--seed", type=int, default=None, help="random_state of the draws")
+    q.add_argument("--domain", default=None, help="the domain to query (multi-domain networks)")
+    q.add_argument("--map", action="store_true", help="the most probable joint state of the targets instead")
+    q.set_defaults(func=_cmd_query)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pybncsmooth",
@@ -284,16 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="CSV file for the predictions (default: standard output)")
     p.set_defaults(func=_cmd_predict)
 
-    q = sub.add_parser("query", help="exact posterior P(targets | evidence), or the most probable state (--map)")
-    q.add_argument("model", help=".bif/.dsc/.net/.pbn/.rds network")
-    q.add_argument("-t", "--target", action="append", required=True, help="a target node (repeat for a joint)")
-    q.add_argument("-e", "--evidence", action="append", default=[], metavar="VAR=LEVEL", help="observed value")
-    q.add_argument("--interval", type=float, default=None, help="add the credible interval at this level, e.g. 0.9")
-    q.add_argument("--draws", type=int, default=1000, help="posterior parameter sets for --interval")
-    q.add_argument("--seed", type=int, default=None, help="random_state of the draws")
-    q.add_argument("--domain", default=None, help="the domain to query (multi-domain networks)")
-    q.add_argument("--map", action="store_true", help="the most probable joint state of the targets instead")
-    q.set_defaults(func=_cmd_query)
+    _add_query_parser(sub)
 
     i = sub.add_parser("info", help="describe a network file")
     i.add_argument("model")
