@@ -92,11 +92,11 @@ def _factor_values(
         fam = {v: np.asarray(codes[v], dtype=np.int64) for v in f.obs}
         return _family_factor(net, f.node, fam or {f.node: np.zeros(bound.n_rows, np.int64)}, f.free, ())
     lead = 1 if draws else 0
-    if cached:
-        t = plan.cache.get(("table", i))
+    if cached:  # the network's own tables: each reordering made once, shared by the plans
+        store = net.__dict__.setdefault("_query_sliced", {})
+        t = store.get((f.node, f.perm, len(f.obs)))
         if t is None:
-            t = np.ascontiguousarray(_reordered(table, f, 0))
-            plan.cache[("table", i)] = t
+            t = store[(f.node, f.perm, len(f.obs))] = np.ascontiguousarray(_reordered(table, f, 0))
     else:
         t = _reordered(table, f, lead)
     if not f.obs:
