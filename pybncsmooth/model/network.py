@@ -524,7 +524,10 @@ class FittedNetwork:
             ``{variable: level}`` (a missing value leaves the variable unobserved;
             a value that is not a level raises
             :class:`~pybncsmooth.errors.UnseenLevelError`), or a data frame with one
-            query per row (NaN: unobserved in that row).  ``None``: no evidence.
+            query per row, its columns nodes (NaN: unobserved in that row).  ``None``:
+            no evidence.  Evidence d-separated from the targets does not change the
+            answer and is not evaluated, except that a level no parent configuration
+            allows is always refused.
         interval:
             Add the equal-tailed credible interval of each probability at this level
             (e.g. ``0.9``), from ``draws`` parameter sets drawn from the posterior of
