@@ -134,6 +134,7 @@ def test_batches_equal_single_queries_on_merged_and_grouped_plans(monkeypatch):
     assert list(merged.index) == list(frame.index)
     np.testing.assert_allclose(merged.to_numpy(), want, rtol=0, atol=1e-12)
     monkeypatch.setattr(query_batch, "_PATTERN_OVERHEAD", 0)  # one plan per pattern instead
+    monkeypatch.setattr(query_batch, "_STEP_OVERHEAD", 0)
     np.testing.assert_allclose(net.query(target, frame).to_numpy(), want, rtol=0, atol=1e-12)
     monkeypatch.setattr(query_engine, "_CHUNK_CELLS", 1)  # one row at a time
     np.testing.assert_allclose(net.query(target, frame).to_numpy(), want, rtol=0, atol=1e-12)
@@ -189,7 +190,7 @@ def test_large_tables_are_queried_through_the_cpds(monkeypatch, small_fit):
     want = [small_fit.query(t, ev).to_numpy() for t, ev in cases]
     net = bs.fit(ASIA, bs.load_dataset("asia").iloc[:40], method="mestimate", m=1)
     monkeypatch.setattr(query_engine, "QUERY_DENSE_CELLS", 0)  # no dense table: the CPDs' own queries
-    assert all(t is None for t in query_engine.network_tables(net).values())
+    assert all(query_engine.network_tables(net)[v] is None for v in net.nodes)
     for (t, ev), w in zip(cases, want):
         np.testing.assert_allclose(net.query(t, ev).to_numpy(), w, rtol=0, atol=1e-14)
 

@@ -37,6 +37,8 @@ _DRAW, _ROW = "Y", "Z"
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX"
 #: most operands one einsum call multiplies (numpy's limit is higher on recent versions)
 _MAX_OPERANDS = 24
+#: products of three or more factors holding more cells than this are taken pairwise
+_PAIRWISE_CELLS = 4096
 #: rows of a batch are evaluated in chunks of at most this many cells per factor
 _CHUNK_CELLS = 1 << 23
 
@@ -50,20 +52,31 @@ class BoundQuery(NamedTuple):
     n_rows: int
 
 
-def network_tables(net: Any) -> dict[str, np.ndarray | None]:
-    """Each node's dense CPT laid out ``(*parents, node)`` (cached on the network, which
-    is immutable); ``None`` for a table over :data:`QUERY_DENSE_CELLS` cells, whose
-    factors are then built from the CPD's queries row by row."""
+class _Tables(dict):
+    """Each node's dense CPT laid out ``(*parents, node)``, compiled on first use."""
+
+    def __init__(self, net: Any) -> None:
+        super().__init__()
+        self.net = net
+
+    def __missing__(self, node: str) -> np.ndarray | None:
+        cpd = self.net.cpd(node)
+        t = None
+        if cpd.n_configs * cpd.card <= QUERY_DENSE_CELLS:
+            t = cpd._query_matrix().reshape(*cpd.parent_cards, cpd.card)
+        self[node] = t
+        return t
+
+
+def network_tables(net: Any) -> Mapping[str, np.ndarray | None]:
+    """Each node's dense CPT laid out ``(*parents, node)``, from the CPD's cached query
+    matrix (so the estimator's back-off fills unseen configurations), compiled when a
+    plan first needs it and cached on the network (which is immutable); ``None`` for a
+    table over :data:`QUERY_DENSE_CELLS` cells, whose factors are then built from the
+    CPD's queries row by row."""
     cache = net.__dict__.get("_query_tables")
     if cache is None:
-        cache = {}
-        for n in net.nodes:
-            cpd = net.cpd(n)
-            if cpd.n_configs * cpd.card <= QUERY_DENSE_CELLS:
-                cache[n] = cpd._query_matrix().reshape(*cpd.parent_cards, cpd.card)
-            else:
-                cache[n] = None
-        net.__dict__["_query_tables"] = cache
+        cache = net.__dict__["_query_tables"] = _Tables(net)
     return cache
 
 
@@ -173,7 +186,11 @@ def _evaluate(plan: QueryPlan, inputs: list[np.ndarray], flags: tuple[tuple[bool
     vals: dict[int, np.ndarray] = dict(enumerate(inputs))
     out = None
     for ops, spec, res, axes in _program(plan, flags):
-        out = np.einsum(spec, *[vals.pop(j) for j in ops])
+        args = [vals.pop(j) for j in ops]
+        # a large product of three or more factors goes pairwise (BLAS where it can);
+        # small ones in one call, whose overhead is less than that of planning pairs
+        big = len(args) > 2 and sum(a.size for a in args) > _PAIRWISE_CELLS
+        out = np.einsum(spec, *args, optimize="greedy" if big else False)
         if not out.flags.writeable or out.base is not None:
             out = np.array(out)
         vals[res] = _rescaled(out, axes) if axes is not None else out
