@@ -34,6 +34,7 @@ __all__ = [
     "UnknownDatasetError",
     "DenseTableTooLargeError",
     "StatisticUnavailableError",
+    "ImpossibleEvidenceError",
     "ZeroProbabilityWarning",
     "ConvergenceWarning",
     "UnseenDomainWarning",
@@ -108,12 +109,16 @@ class MissingValueError(DataError):
         )
 
 
+_BACKOFF_HINT = 'pass on_unseen="backoff" to back off instead'
+
+
 class UnseenLevelError(DataError, KeyError):
     """A value of a variable is not one of the levels it was fitted with."""
 
-    def __init__(self, column: str, levels: Sequence[Any], known: Sequence[Any] = ()):
+    def __init__(self, column: str, levels: Sequence[Any], known: Sequence[Any] = (), hint: str | None = None):
         self.column = column
         self.levels = list(levels)
+        self.known = list(known)
         shown = ", ".join(repr(v) for v in self.levels[:5])
         more = "" if len(self.levels) <= 5 else f" and {len(self.levels) - 5} more"
         known_txt = ""
@@ -123,7 +128,7 @@ class UnseenLevelError(DataError, KeyError):
                 known_txt += ", ..."
         super().__init__(
             f"variable {column!r} has level(s) {shown}{more} not seen when the model "
-            f'was fitted{known_txt} (pass on_unseen="backoff" to back off instead)'
+            f"was fitted{known_txt} ({hint or _BACKOFF_HINT})"
         )
 
     def __str__(self) -> str:
@@ -287,6 +292,11 @@ class StatisticUnavailableError(PyBNCSmoothError, ValueError):
         super().__init__(
             f"{what} gives no posterior {stat}{where}: use a Bayesian estimator ('bayes', 'mestimate', 'hmd', 'hdp')"
         )
+
+
+class ImpossibleEvidenceError(DataError):
+    """The evidence of a query has probability zero under the network: the posterior
+    given it is undefined."""
 
 
 # ----------------------------------------------------------------------- warnings

@@ -122,3 +122,32 @@ def test_methods_lists_the_declared_hyperparameters(capsys):
     out = capsys.readouterr().out
     for method in bs.available_methods():
         assert f"{method}:\n" in out
+
+
+def test_query_prints_the_posterior_and_the_map_state(capsys):
+    net = bs.read_network(BNLEARN / "asia.bif")
+    assert main(["query", str(BNLEARN / "asia.bif"), "--target", "L", "--evidence", "S=yes", "-e", "X=yes"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "P(L | S=yes, X=yes)"
+    p = net.query("L", {"S": "yes", "X": "yes"})
+    assert f"{p['yes']:.6g}" in out and f"{p['no']:.6g}" in out
+    assert main(["query", str(BNLEARN / "asia.bif"), "-t", "L", "-t", "T", "-e", "S=yes", "--map"]) == 0
+    out = capsys.readouterr().out
+    state, prob = net.map_query(["L", "T"], {"S": "yes"})
+    assert f"L = {state['L']}" in out and f"T = {state['T']}" in out and f"{prob:.6g}" in out
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["-e", "S=maybe"], "variable 'S' has level(s) 'maybe' not seen"),
+        (["-e", "Syes"], "--evidence expects VARIABLE=LEVEL, got 'Syes'"),
+        (["-e", "S=yes", "-e", "S=no"], "--evidence gives 'S' twice"),
+        (["-e", "L=yes"], "'L' is both a query target and evidence"),
+        (["--interval", "0.9"], "gives no posterior draws"),
+    ],
+)
+def test_query_errors_are_one_line_with_status_2(capsys, extra, message):
+    assert main(["query", str(BNLEARN / "asia.bif"), "-t", "L", *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1

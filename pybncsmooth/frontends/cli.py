@@ -4,6 +4,7 @@
 
     pybncsmooth fit DATA --structure S [--method M] [-p NAME=VALUE ...] -o OUT
     pybncsmooth predict MODEL DATA --target T [-o OUT.csv] [--on-unseen backoff]
+    pybncsmooth query MODEL --target T [--target T2] [--evidence A=x ...] [--interval 0.9] [--map]
     pybncsmooth info MODEL [--cpt NODE]
     pybncsmooth evaluate DATA --class C --models nb tan kdb2:mestimate [--cv 5x2]
     pybncsmooth methods [METHOD]
@@ -164,6 +165,41 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     return 0
 
 
+def _evidence(pairs: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for p in pairs:
+        if "=" not in p or not p.split("=", 1)[0].strip():
+            raise PyBNCSmoothError(f"--evidence expects VARIABLE=LEVEL, got {p!r}")
+        k, v = (x.strip() for x in p.split("=", 1))
+        if k in out:
+            raise PyBNCSmoothError(f"--evidence gives {k!r} twice")
+        out[k] = v
+    return out
+
+
+def _cmd_query(args: argparse.Namespace) -> int:
+    net = read_network(args.model)
+    if not hasattr(net, "query"):
+        raise PyBNCSmoothError(f"{args.model} holds a structure without tables: there is nothing to query")
+    ev = _evidence(args.evidence)
+    kw = {"domain": args.domain} if args.domain is not None else {}
+    given = ", ".join(f"{k}={v}" for k, v in ev.items())
+    what = f"P({', '.join(args.target)}{' | ' + given if given else ''})"
+    if args.map:
+        state, prob = net.map_query(args.target, ev, **kw)
+        print(f"most probable state of {', '.join(args.target)}{' given ' + given if given else ''}:")
+        for t, lev in state.items():
+            print(f"  {t} = {lev}")
+        print(f"posterior probability {prob:.6g}")
+        return 0
+    targets = args.target[0] if len(args.target) == 1 else args.target
+    res = net.query(targets, ev, interval=args.interval, draws=args.draws, random_state=args.seed, **kw)
+    print(what)
+    with pd.option_context("display.width", 160, "display.max_rows", 500, "display.float_format", "{:.6g}".format):
+        print(res.to_frame().to_string() if isinstance(res, pd.Series) else res.to_string())
+    return 0
+
+
 def _cmd_info(args: argparse.Namespace) -> int:
     obj = read_network(args.model)
     if isinstance(obj, DAG):
@@ -254,6 +290,20 @@ def _cmd_methods(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_query_parser(sub: Any) -> None:
+    """The `query` command's arguments."""
+    q = sub.add_parser("query", help="exact posterior P(targets | evidence), or the most probable state (--map)")
+    q.add_argument("model", help=".bif/.dsc/.net/.pbn/.rds network")
+    q.add_argument("-t", "--target", action="append", required=True, help="a target node (repeat for a joint)")
+    q.add_argument("-e", "--evidence", action="append", default=[], metavar="VAR=LEVEL", help="observed value")
+    q.add_argument("--interval", type=float, default=None, help="add the credible interval at this level, e.g. 0.9")
+    q.add_argument("--draws", type=int, default=1000, help="posterior parameter sets for --interval")
+    q.add_argument("--seed", type=int, default=None, help="random_state of the draws")
+    q.add_argument("--domain", default=None, help="the domain to query (multi-domain networks)")
+    q.add_argument("--map", action="store_true", help="the most probable joint state of the targets instead")
+    q.set_defaults(func=_cmd_query)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pybncsmooth",
@@ -303,6 +353,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-o", "--output", help="CSV file for the predictions (default: standard output)")
     p.set_defaults(func=_cmd_predict)
+
+    _add_query_parser(sub)
 
     i = sub.add_parser("info", help="describe a network file")
     i.add_argument("model")

@@ -31,6 +31,7 @@ __all__ = [
     "describe_methods",
     "method_table",
     "integer_params",
+    "query_for_r",
 ]
 
 def frame_from_codes(names: Sequence[str], codes: Sequence[Any], levels: Sequence[Any]) -> pd.DataFrame:
@@ -159,3 +160,53 @@ def array_to_list(a: Any) -> dict[str, list]:
     reticulate shipped by Debian does not convert NumPy 2 arrays)."""
     arr = np.asarray(a, dtype=np.float64)
     return {"shape": list(arr.shape), "values": arr.ravel().tolist()}
+
+
+def _state_codes(index: pd.Index, targets: Sequence[str]) -> list[list[int]]:
+    """Per target, the 0-based level code of each state of a query's index."""
+    if isinstance(index, pd.MultiIndex):
+        return [np.asarray(index.codes[j], dtype=np.int64).tolist() for j in range(len(targets))]
+    return [np.asarray(index.codes, dtype=np.int64).tolist()]
+
+
+def query_for_r(
+    net: Any,
+    targets: Sequence[str],
+    evidence: Any = None,
+    interval: float | None = None,
+    draws: int = 1000,
+    random_state: Any = None,
+    domain: Any = None,
+    map_state: bool = False,
+) -> dict[str, Any]:
+    """``net.query`` / ``net.map_query`` for ``bncs.query()``, as plain lists.
+
+    ``evidence``: a dict of levels (one query) or a data frame (one query a row).
+    Returns ``levels`` (per target) and, for one query, ``codes`` (per target, the
+    level code of each joint state) with ``stats`` (``prob`` and, with ``interval``,
+    ``lower`` and ``upper``: one value per state); for a frame, ``stats`` holds each
+    statistic's values row by row, ``n`` rows and ``codes`` the states of the columns.
+    A MAP query gives ``codes`` (per target, the code of the state of each query) and
+    ``stats = {"prob": ...}``."""
+    targets = [str(t) for t in (targets if isinstance(targets, (list, tuple)) else [targets])]
+    if isinstance(evidence, dict):
+        evidence = {str(k): v for k, v in evidence.items()}
+    kw = {"domain": domain} if domain is not None else {}
+    levels = [[str(v) for v in net.levels(t)] for t in targets]
+    if map_state:
+        res = net.map_query(targets, evidence, **kw)
+        if isinstance(res, pd.DataFrame):
+            codes = [np.asarray(res[t].cat.codes, dtype=np.int64).tolist() for t in targets]
+            return {"levels": levels, "codes": codes, "stats": {"prob": res["prob"].tolist()}, "n": len(res)}
+        codes = [[net.levels(t).index(res.state[t])] for t in targets]
+        return {"levels": levels, "codes": codes, "stats": {"prob": [res.prob]}, "n": 1}
+    res = net.query(
+        targets, evidence, interval=interval, draws=int(draws), random_state=random_state, **kw
+    )
+    if not isinstance(evidence, pd.DataFrame):
+        frame = res.to_frame() if isinstance(res, pd.Series) else res
+        stats = {str(c): frame[c].tolist() for c in frame.columns}
+        return {"levels": levels, "codes": _state_codes(frame.index, targets), "stats": stats, "n": 1}
+    parts = {"prob": res} if interval is None else {k: res[k] for k in ("prob", "lower", "upper")}
+    stats = {k: np.asarray(v, dtype=np.float64).ravel().tolist() for k, v in parts.items()}
+    return {"levels": levels, "codes": _state_codes(parts["prob"].columns, targets), "stats": stats, "n": len(res)}

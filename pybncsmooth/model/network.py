@@ -25,7 +25,10 @@ from ..structure.dag import DAG
 from ..validation import check_int, check_probability, check_random_state
 from .cpd import CPD, DEFAULT_MAX_CELLS, QUERY_DENSE_CELLS, DomainLastCPD, FixedPrefixCPD, TreeCPD
 from .formats import network_format
-from .inference import log_marginal, log_posterior
+from .inference import log_marginal
+from .query import map_query as _map_query
+from .query import query as _query
+from .query_batch import log_posterior_rows
 from .plotting import plot_cpt, plot_shrinkage
 
 __all__ = ["FittedNetwork"]
@@ -439,8 +442,7 @@ class FittedNetwork:
             if known:
                 extra = self._encode_query(data.iloc[rows], known, "backoff")
                 codes.update({v: extra[v].astype(np.int64) for v in known})
-            codes.pop(target, None)
-            logp[rows] = log_posterior(self, codes, target)
+            logp[rows] = log_posterior_rows(self, codes, target)
         post = _normalise_log(logp, target)
         cols_idx = pd.CategoricalIndex(self.schema[target], categories=self.schema[target], name=target)
         return pd.DataFrame(post, index=index, columns=cols_idx)
@@ -514,6 +516,87 @@ class FittedNetwork:
                         P = self._cond_codes(sub, c, over)[ok]
                         logp[ok, t] += np.log(self._cpds[c].prob_of(x[ok], P))
         return logp
+
+    def query(
+        self,
+        targets: str | Sequence[str],
+        evidence: Mapping[str, Any] | pd.DataFrame | None = None,
+        *,
+        interval: float | None = None,
+        draws: int = 1000,
+        random_state: Any = None,
+        domain: Any = None,
+    ) -> pd.Series | pd.DataFrame:
+        r"""Exact posterior :math:`P(X_T \mid x_E)` of one target or the joint of several.
+
+        .. math:: P(x_T \mid x_E) \propto \sum_{x_H} \prod_v P(x_v \mid x_{\pi_v}),
+
+        the hidden variables :math:`H` summed out by variable elimination (Koller and
+        Friedman 2009, Ch. 9) after pruning the nodes that cannot matter (barren nodes,
+        and those d-separated from the targets by the evidence); the plan is compiled
+        once per pattern of targets and evidence variables and cached on the network.
+        The tables are the posterior means :meth:`cpt` shows (unseen parent
+        configurations filled by the estimator's back-off).  See
+        :mod:`pybncsmooth.model.query`.
+
+        Parameters
+        ----------
+        targets:
+            A node, or a list of nodes for their joint posterior.
+        evidence:
+            ``{variable: level}`` (a missing value leaves the variable unobserved;
+            a value that is not a level raises
+            :class:`~pybncsmooth.errors.UnseenLevelError`), or a data frame with one
+            query per row, its columns nodes (NaN: unobserved in that row).  ``None``:
+            no evidence.  Evidence d-separated from the targets does not change the
+            answer and is not evaluated, except that a level no parent configuration
+            allows is always refused.
+        interval:
+            Add the equal-tailed credible interval of each probability at this level
+            (e.g. ``0.9``), from ``draws`` parameter sets drawn from the posterior of
+            the CPTs given the training data (``random_state`` makes it
+            reproducible); networks without such a posterior raise
+            :class:`~pybncsmooth.errors.StatisticUnavailableError`.
+        domain:
+            Multi-domain fits: the domain to query (required); a label unseen in
+            training is answered by the population-level tables, with an
+            :class:`~pybncsmooth.errors.UnseenDomainWarning`.
+
+        Returns
+        -------
+        One target and a mapping: a Series named ``"prob"`` indexed by the target's
+        levels (a ``CategoricalIndex`` named after it); several targets: indexed by
+        their joint states (a ``MultiIndex``).  With ``interval=``: a frame with
+        columns ``prob``, ``lower``, ``upper`` on that index.  A frame of evidence: a
+        frame with one row per query (the evidence's index) and one column per
+        level or joint state; with ``interval=``, columns ``(stat, state)``.
+
+        Evidence with probability zero raises
+        :class:`~pybncsmooth.errors.ImpossibleEvidenceError` (naming the rows).
+        """
+        return _query(self, targets, evidence, interval=interval, draws=draws, random_state=random_state,
+                     domain=domain)
+
+    def map_query(
+        self,
+        targets: str | Sequence[str],
+        evidence: Mapping[str, Any] | pd.DataFrame | None = None,
+        *,
+        domain: Any = None,
+    ) -> Any:
+        r"""The most probable joint state of ``targets`` given ``evidence``:
+        :math:`\hat x_T = \arg\max_{x_T} P(x_T \mid x_E)`, the other hidden variables
+        summed out (marginal MAP, Koller and Friedman 2009, Sec. 13.1; pgmpy's
+        ``VariableElimination.map_query`` answers the same question).  Ties go to the
+        first joint state in level order.
+
+        ``evidence`` and ``domain`` as in :meth:`query`.  Returns, for a mapping, a
+        :class:`~pybncsmooth.model.query.MapResult` ``(state, prob)``: ``state`` a dict
+        ``{target: level}``, ``prob`` its posterior probability; for a frame of
+        evidence, a frame with one row per query, a Categorical column per target and
+        the column ``prob``.
+        """
+        return _map_query(self, targets, evidence, domain=domain)
 
     def predict(self, data: pd.DataFrame, target: str, *, on_unseen: str = "error") -> pd.Series:
         """Most probable level of ``target`` for each row (ties: the first level)."""

@@ -1,0 +1,223 @@
+r"""Queries of a fitted network: :math:`P(X_T \mid x_E)`, MAP states, credible intervals.
+
+For targets :math:`T` and evidence :math:`x_E`,
+
+.. math:: P(x_T \mid x_E) = \frac{\sum_{x_H} \prod_v P(x_v \mid x_{\pi_v})}
+                                 {\sum_{x_T, x_H} \prod_v P(x_v \mid x_{\pi_v})},
+
+the hidden variables :math:`H` (neither target nor evidence) summed out by variable
+elimination (Koller and Friedman 2009, Ch. 9) on a plan compiled once per query
+pattern (:mod:`pybncsmooth.model.query_plan`) and evaluated on dense CPT tables
+(:mod:`pybncsmooth.model.query_engine`).  The tables are the network's posterior
+means, with every unseen parent configuration filled by the estimator's back-off, as
+:meth:`~pybncsmooth.FittedNetwork.cpt` shows them.
+
+The MAP state is :math:`\hat x_T = \arg\max_{x_T} P(x_T \mid x_E)`, the most probable
+*joint* state of the targets with the other hidden variables summed out (the
+"marginal MAP" of Koller and Friedman 2009, Sec. 13.1; with every unobserved variable
+a target, the most probable explanation).
+
+A credible interval treats the CPTs :math:`\theta` as unknown: with draws
+:math:`\theta^{(1)}, \dots, \theta^{(D)}` of whole parameter sets from their posterior
+given the training data, the interval of :math:`P(x_T \mid x_E)` at level
+:math:`1 - \alpha` is the equal-tailed interval of the :math:`D` values
+:math:`P(x_T \mid x_E; \theta^{(d)})` (their :math:`\alpha/2` and :math:`1 - \alpha/2`
+quantiles), each computed exactly on the same plan.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Mapping, NamedTuple, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ImpossibleEvidenceError, StatisticUnavailableError
+from ..validation import check_int, check_probability, check_random_state
+from .query_batch import bind_rows, posterior_rows
+from .query_engine import _query_tables
+from .query_evidence import check_no_domain, check_targets, dict_codes, domain_network, frame_codes, never_observed
+
+__all__ = ["query", "map_query", "sample_tables", "MapResult"]
+
+class MapResult(NamedTuple):
+    """The most probable joint state of the targets (``{target: level}``) and its
+    posterior probability."""
+
+    state: dict
+    prob: float
+
+
+def sample_tables(net: Any, n: int, random_state: Any = None) -> dict[str, np.ndarray]:
+    """``n`` draws of every CPT from its posterior: ``{node: array (n, *net.cpt(node).shape)}``,
+    draw ``d`` of all nodes together one parameter set.
+
+    Served by the network's hook ``net._posterior_tables(n, rng)``, whose contract is:
+    ``rng`` is a ``numpy.random.Generator`` (the only source of randomness, so a seed
+    reproduces the draws); it returns ``{node: array}`` for every node, each array of
+    shape ``(n, *net.cpt(node).shape)`` (the node's levels, then its parents', in
+    :meth:`~pybncsmooth.FittedNetwork.cpt`'s layout) with every column a distribution;
+    draw ``d`` of all nodes together is one draw of the whole parameter set from its
+    joint posterior given the training data (unseen parent configurations drawn from
+    the hierarchy's predictive spread, not copied from their back-off); and it raises
+    :class:`~pybncsmooth.errors.StatisticUnavailableError` when the network has no such
+    posterior (maximum likelihood, tables read from a file).  For a multi-domain fit the
+    queries call it on the domain's network (:meth:`~pybncsmooth.FittedNetwork.for_domain`;
+    the population-level network for a label unseen in training), whose tables have no
+    domain axis.  Without the hook, this raises that error too."""
+    n = check_int("draws", n, low=2)
+    check_random_state(random_state)
+    hook = getattr(net, "_posterior_tables", None)
+    if hook is None:
+        raise StatisticUnavailableError("draws of its tables", net.method)
+    tables = hook(n, np.random.default_rng(random_state))
+    for v in net.nodes:
+        want = (n, *net.cpt(v).shape)
+        got = np.shape(tables.get(v)) if v in tables else None
+        if got != want:
+            raise ValueError(f"the posterior draws of {v!r} have shape {got}, expected {want}")
+    return tables
+
+
+def _state_index(net: Any, targets: Sequence[str]) -> pd.Index:
+    """Levels of one target, or the joint states of several (a MultiIndex); cached on
+    the network (pandas indexes are immutable)."""
+    cache = net.__dict__.setdefault("_query_states", {})
+    key = tuple(targets)
+    if key not in cache:
+        idx = [_levels_index(net.schema[t], t) for t in targets]
+        cache[key] = idx[0] if len(idx) == 1 else pd.MultiIndex.from_product(idx, names=list(targets))
+    return cache[key]
+
+
+@functools.lru_cache(maxsize=4096)
+def _dtype(levels: tuple) -> pd.CategoricalDtype:
+    """The Categorical dtype of a variable's levels (cached: dtypes are immutable, and
+    inferring one costs more than a small query)."""
+    return pd.CategoricalDtype(list(levels))
+
+
+def _levels_index(levels: tuple, name: str) -> pd.CategoricalIndex:
+    """``pd.CategoricalIndex(levels, categories=levels, name=name)``, from a cached dtype."""
+    return pd.CategoricalIndex(pd.Categorical.from_codes(np.arange(len(levels)), dtype=_dtype(levels)), name=name)
+
+
+def _impossible(
+    net: Any, post: np.ndarray, codes: Mapping[str, np.ndarray], labels: Sequence[Any], evidence: dict | None
+) -> None:
+    """Raise on queries whose evidence has probability zero: those the elimination
+    found (NaN posteriors), and those observing a level that no parent configuration
+    allows (caught even where the evidence is d-separated from the targets)."""
+    bad = np.isnan(post.reshape(len(post), -1)).any(axis=1)
+    never = never_observed(net, codes)
+    if never is not None:
+        bad |= never
+    if bad.any():
+        if evidence is None:
+            rows = [labels[i] for i in np.flatnonzero(bad)[:5]]
+            where = f"row(s) {rows}{' ...' if bad.sum() > 5 else ''} of the evidence frame"
+        else:
+            where = f"the evidence {evidence}"
+        raise ImpossibleEvidenceError(
+            f"{where} has probability zero under the network (an estimate with zeros, e.g. mle or a "
+            "table read from a file): the posterior is undefined"
+        )
+
+
+def _evaluate(net: Any, targets: tuple[str, ...], evidence: Any) -> tuple[np.ndarray, Any, Any]:
+    """The posterior of each query ``(n, *cards)``, the frame's index (``None`` for a
+    mapping) and the encoded evidence ``(codes, n)``."""
+    if isinstance(evidence, pd.DataFrame):
+        codes, index = frame_codes(net, evidence, targets)
+        n = len(index)
+        post = posterior_rows(net, targets, codes, n) if n else np.zeros((0, *_cards(net, targets)))
+        _impossible(net, post, codes, list(index), None)
+        return post, index, (codes, n)
+    ev = dict_codes(net, evidence, targets)
+    codes = {v: np.array([c], dtype=np.int64) for v, c in ev.items()}
+    post = posterior_rows(net, targets, codes, 1)
+    shown = {v: net.schema[v][c] for v, c in ev.items()}
+    _impossible(net, post, codes, [], shown)
+    return post, None, (codes, 1)
+
+
+def _cards(net: Any, targets: Sequence[str]) -> tuple[int, ...]:
+    return tuple(net.schema.cardinality(t) for t in targets)
+
+
+def _intervals(
+    net: Any, targets: tuple[str, ...], coded: tuple, level: float, draws: int, random_state: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper bounds ``(n, *cards)`` from ``draws`` posterior parameter sets."""
+    codes, n = coded
+    tables = sample_tables(net, draws, random_state)
+    lower = np.empty((n, *_cards(net, targets)))
+    upper = np.empty_like(lower)
+    tail = (1.0 - level) / 2
+    for rows, bound in bind_rows(net, targets, codes, n):
+        vals = _query_tables(bound, tables)  # (D, rows, *cards); NaN: a draw that rules the row out
+        sel = slice(None) if rows is None else rows
+        with np.errstate(invalid="ignore"):
+            lower[sel], upper[sel] = np.nanquantile(vals, [tail, 1.0 - tail], axis=0)
+    return lower, upper
+
+
+def query(
+    net: Any,
+    targets: str | Sequence[str],
+    evidence: Mapping[str, Any] | pd.DataFrame | None = None,
+    *,
+    interval: float | None = None,
+    draws: int = 1000,
+    random_state: Any = None,
+    domain: Any = None,
+) -> pd.Series | pd.DataFrame:
+    """See :meth:`pybncsmooth.FittedNetwork.query`."""
+    tt = check_targets(net, targets)
+    check_no_domain(net, evidence)
+    if interval is not None:
+        interval = check_probability("interval", interval)
+        draws = check_int("draws", draws, low=2)
+        check_random_state(random_state)
+    qnet = domain_network(net, domain)
+    post, index, coded = _evaluate(qnet, tt, evidence)
+    states = _state_index(qnet, tt)
+    flat = post.reshape(len(post), -1)
+    if interval is not None:
+        lo, hi = (a.reshape(len(post), -1) for a in _intervals(qnet, tt, coded, interval, draws, random_state))
+    if index is None:
+        if interval is None:
+            return pd.Series(flat[0], index=states, name="prob")
+        return pd.DataFrame({"prob": flat[0], "lower": lo[0], "upper": hi[0]}, index=states)
+    out = pd.DataFrame(flat, index=index, columns=states)
+    if interval is None:
+        return out
+    parts = {"prob": out, "lower": pd.DataFrame(lo, index=index, columns=states),
+             "upper": pd.DataFrame(hi, index=index, columns=states)}
+    return pd.concat(parts, axis=1, names=["stat"])
+
+
+def map_query(
+    net: Any,
+    targets: str | Sequence[str],
+    evidence: Mapping[str, Any] | pd.DataFrame | None = None,
+    *,
+    domain: Any = None,
+) -> MapResult | pd.DataFrame:
+    """See :meth:`pybncsmooth.FittedNetwork.map_query`."""
+    tt = check_targets(net, targets)
+    check_no_domain(net, evidence)
+    qnet = domain_network(net, domain)
+    post, index, _ = _evaluate(qnet, tt, evidence)
+    flat = post.reshape(len(post), -1)
+    best = flat.argmax(axis=1)
+    prob = flat[np.arange(len(flat)), best]
+    codes = np.unravel_index(best, _cards(qnet, tt))
+    if index is None:
+        state = {t: qnet.schema[t][int(c[0])] for t, c in zip(tt, codes)}
+        return MapResult(state, float(prob[0]))
+    cols = {t: pd.Categorical.from_codes(c, dtype=_dtype(qnet.schema[t])) for t, c in zip(tt, codes)}
+    out = pd.DataFrame(cols, index=index)
+    out["prob"] = prob
+    return out

@@ -1,0 +1,186 @@
+"""The arguments of a query, checked and encoded: targets, evidence, domain.
+
+Evidence values match a variable's levels as the encoding of data frames matches
+them (:func:`pybncsmooth.data.encode`): as dictionary keys (``1`` and ``1.0`` are the
+same level), with integers also matched against levels read back as text.  A
+missing value (``None``, NaN, ``pd.NA``) leaves the variable unobserved; a value
+that is not a level raises :class:`~pybncsmooth.errors.UnseenLevelError` naming the
+variable and the value.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..data.encode import encode
+from ..errors import DataError, DuplicateNodeError, UnknownNodeError, UnseenDomainWarning, UnseenLevelError
+
+__all__ = [
+    "check_targets",
+    "check_no_domain",
+    "dict_codes",
+    "frame_codes",
+    "domain_network",
+    "domain_network_by_code",
+    "never_observed",
+]
+
+_HINT = "evidence must be a level of the variable; leave a variable out, or give None, when it is unobserved"
+
+
+def check_targets(net: Any, targets: Any) -> tuple[str, ...]:
+    """``targets`` (a node name or a list of them) as a tuple of distinct nodes."""
+    tt = [targets] if isinstance(targets, str) else list(targets) if isinstance(targets, (list, tuple)) else None
+    if not tt:
+        raise DataError(f"targets must be a node name or a non-empty list of node names, not {targets!r}")
+    for t in tt:
+        if not isinstance(t, str) or t not in net.dag:
+            raise UnknownNodeError(str(t), "(a query target must be a node of the network)")
+    if len(set(tt)) < len(tt):
+        dup = next(t for t in tt if tt.count(t) > 1)
+        raise DuplicateNodeError(dup, "in the query targets")
+    return tuple(tt)
+
+
+def _is_missing(value: Any) -> bool:
+    if value is None:
+        return True
+    if np.ndim(value) != 0:
+        return False
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _level_code(levels: tuple, var: str, value: Any) -> int:
+    """The code of ``value`` among ``levels`` (see the module docstring)."""
+    if np.ndim(value) != 0 or isinstance(value, (list, tuple, set, dict)):
+        raise DataError(f"the evidence on {var!r} must be one level, not {value!r}")
+    try:
+        return levels.index(value.item() if isinstance(value, np.generic) else value)
+    except ValueError:
+        pass
+    if all(isinstance(l, str) for l in levels) and not isinstance(value, str):
+        text = str(value.item() if isinstance(value, np.generic) else value)
+        if text in levels:
+            return levels.index(text)
+    raise UnseenLevelError(var, [value], levels, hint=_HINT)
+
+
+def check_no_domain(net: Any, evidence: Any) -> None:
+    """The domain of a multi-domain fit is chosen with ``domain=``, never as evidence."""
+    if net.domain is None:
+        return
+    names = evidence.columns if isinstance(evidence, pd.DataFrame) else evidence.index if isinstance(
+        evidence, pd.Series) else evidence if isinstance(evidence, Mapping) else ()
+    if net.domain in names:
+        raise DataError(
+            f"{net.domain!r} is the domain of this multi-domain fit: choose it with domain=, not as evidence"
+        )
+
+
+def never_observed(net: Any, codes: Mapping[str, np.ndarray]) -> np.ndarray | None:
+    """Rows whose evidence gives a variable a level of probability zero under every
+    configuration of its parents (so the evidence is impossible, wherever it lies in
+    the network); ``None`` when there is none.  The zero levels are cached per node."""
+    cache = net.__dict__.setdefault("_query_zero_levels", {})
+    bad = None
+    for v, c in codes.items():
+        zero = cache.get(v)
+        if zero is None:
+            t = net.cpt(v)
+            zero = cache[v] = np.flatnonzero(t.reshape(t.shape[0], -1).max(axis=1) <= 0)
+        if zero.size:
+            hit = np.isin(c, zero)
+            bad = hit if bad is None else bad | hit
+    return bad
+
+
+def _check_evidence_vars(net: Any, names: Sequence[Any], targets: Sequence[str]) -> None:
+    for v in names:
+        if not isinstance(v, str) or v not in net.dag:
+            raise UnknownNodeError(str(v), "(evidence must name nodes of the network)")
+
+
+def dict_codes(net: Any, evidence: Mapping[str, Any] | pd.Series | None, targets: Sequence[str]) -> dict[str, int]:
+    """The observed evidence of a mapping ``{variable: level}`` as ``{variable: code}``
+    (missing values dropped), in node order."""
+    if evidence is None:
+        return {}
+    if isinstance(evidence, pd.Series):
+        evidence = evidence.to_dict()
+    if not isinstance(evidence, Mapping):
+        raise DataError(f"evidence must be a dict {{variable: level}} or a data frame, not a {type(evidence).__name__}")
+    _check_evidence_vars(net, list(evidence), targets)
+    seen = {v: val for v, val in evidence.items() if not _is_missing(val)}
+    if net.transformer is not None and seen:  # e.g. numbers to cut into the fitted bins
+        codes, _ = frame_codes(net, pd.DataFrame({v: [val] for v, val in seen.items()}), targets)
+        return {v: int(c[0]) for v, c in codes.items() if c[0] >= 0}
+    for t in targets:
+        if t in seen:
+            raise DataError(f"{t!r} is both a query target and evidence ({seen[t]!r})")
+    out = {v: _level_code(tuple(net.schema[v]), v, seen[v]) for v in net.nodes if v in seen}
+    return out
+
+
+def frame_codes(net: Any, frame: pd.DataFrame, targets: Sequence[str]) -> tuple[dict[str, np.ndarray], pd.Index]:
+    """The codes of every column of ``frame`` (``-1``: unobserved in that row) and its index."""
+    names = list(frame.columns)
+    _check_evidence_vars(net, names, targets)
+    if len(set(names)) < len(names):
+        raise DataError("the evidence frame has two columns with the same name")
+    for t in targets:
+        if t in frame.columns and frame[t].notna().any():
+            raise DataError(f"{t!r} is both a query target and a column of the evidence frame: drop that column")
+    if net.transformer is not None:
+        frame = net.transformer.transform(frame)
+    cols = [v for v in net.nodes if v in frame.columns and v not in targets]
+    if not cols:
+        return {}, frame.index
+    try:
+        enc = encode(frame, net.schema, variables=cols, na="available", on_unseen="error")
+    except UnseenLevelError as e:
+        raise UnseenLevelError(e.column, e.levels, net.schema[e.column], hint=_HINT) from None
+    return {v: enc[v].astype(np.int64) for v in cols}, enc.index
+
+
+def domain_network(net: Any, domain: Any) -> Any:
+    """The network that answers queries: ``net`` itself, or for a multi-domain fit the
+    network of the domain ``domain`` (cached; a label unseen in training gets the
+    population-level tables, with an :class:`UnseenDomainWarning`)."""
+    if net.domain is None:
+        if domain is not None:
+            raise DataError("domain= applies to networks fitted with domain= (this one has no domain variable)")
+        return net
+    if domain is None or _is_missing(domain):
+        raise DataError(
+            f"this network was fitted with domain={net.domain!r}: pass domain= (one of {net.domains}) to query it"
+        )
+    levels = tuple(net.schema[net.domain])
+    try:
+        code = _level_code(levels, net.domain, domain)
+    except UnseenLevelError:
+        code = -1
+        warnings.warn(
+            f"domain {domain!r} of {net.domain!r} was not seen in training: the query is answered by the "
+            "population-level (pooled) tables",
+            UnseenDomainWarning,
+            stacklevel=4,
+        )
+    return domain_network_by_code(net, code)
+
+
+def domain_network_by_code(net: Any, code: int) -> Any:
+    """The network of the domain with code ``code`` (``-1``: the population-level
+    tables), cached on ``net``; no warning (the caller gives it)."""
+    cache = net.__dict__.setdefault("_query_domains", {})
+    if code not in cache:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UnseenDomainWarning)
+            cache[code] = net.for_domain(net.schema[net.domain][code] if code >= 0 else object())
+    return cache[code]
