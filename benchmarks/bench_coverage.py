@@ -85,8 +85,17 @@ def interval_of(net: Any, node: str, level: float) -> tuple[np.ndarray, np.ndarr
     return (frame["lower"].to_numpy().reshape(shape, order="F"), frame["upper"].to_numpy().reshape(shape, order="F"))
 
 
-def coverage_one(ref: Any, method: str, hyper: dict, n: int, seed: int, level: float) -> dict[str, Any]:
-    """Hits and entries per class for one fit."""
+def draw_interval(net: Any, level: float, draws: int, seed: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Every node's equal-tailed ``level`` interval from ``draws`` joint posterior draws."""
+    tables = net._posterior_tables(draws, np.random.default_rng(seed))
+    tail = (1 - level) / 2
+    return {node: tuple(np.quantile(t, [tail, 1 - tail], axis=0)) for node, t in tables.items()}
+
+
+def coverage_one(ref: Any, method: str, hyper: dict, n: int, seed: int, level: float,
+                 draws: int = 0) -> dict[str, Any]:
+    """Hits and entries per class for one fit (intervals from ``cpt_frame``, or from
+    ``draws`` posterior draws)."""
     data = ref.sample(n, random_state=seed)
     t0 = time.perf_counter()
     net = bs.fit(ref.dag, data, method=method, random_state=seed, **hyper)
@@ -95,9 +104,10 @@ def coverage_one(ref: Any, method: str, hyper: dict, n: int, seed: int, level: f
     tot = np.zeros(3, dtype=np.int64)
     t0 = time.perf_counter()
     try:
+        from_draws = draw_interval(net, level, draws, seed) if draws else {}
         for node in ref.nodes:
             truth = ref.cpt(node)
-            lo, hi = interval_of(net, node, level)
+            lo, hi = from_draws[node] if draws else interval_of(net, node, level)
             cls = np.broadcast_to(entry_classes(config_rows(ref, data, node))[None], truth.shape)
             ok = (lo <= truth) & (truth <= hi)
             hits += np.bincount(cls.ravel(), weights=ok.ravel(), minlength=3).astype(np.int64)
@@ -118,6 +128,8 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     ap.add_argument("--n", type=int, nargs="+", default=[200, 2000])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     ap.add_argument("--level", type=float, default=0.9)
+    ap.add_argument("--draws", type=int, default=0,
+                    help="intervals from quantiles of this many posterior draws instead of cpt_frame")
     ap.add_argument("--csv", help="write the per-fit rows here")
     args = ap.parse_args(argv)
     nets = args.network or [str(REF / "insurance.bif"), str(REF / "alarm.bif")]
@@ -136,7 +148,7 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
         for n in args.n:
             for spec in methods:
                 method, hyper = parse_method(spec)
-                res = [coverage_one(ref, method, hyper, n, s, args.level) for s in args.seeds]
+                res = [coverage_one(ref, method, hyper, n, s, args.level, args.draws) for s in args.seeds]
                 fit_s = np.mean([r["fit_s"] for r in res])
                 if "unavailable" in res[0]:
                     print(f"| {n} | {spec} | no posterior: {res[0]['unavailable']} |||||| {fit_s:.1f} |")

@@ -29,6 +29,7 @@ __all__ = [
     "concentration_posterior",
     "dirichlet_posterior",
     "mixture_posterior",
+    "shrink_weight",
     "concentration_info",
     "fixed_concentration",
     "S_MIN",
@@ -110,11 +111,14 @@ def concentration_posterior(counts: np.ndarray, mean: np.ndarray) -> tuple[np.nd
 
 
 def mixture_posterior(
-    counts: np.ndarray, mean: np.ndarray, log_s: np.ndarray, weights: np.ndarray
+    counts: np.ndarray, mean: np.ndarray, log_s: np.ndarray, weights: np.ndarray, mean_sd: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Posterior mean and sd of each entry with ``s`` integrated out over
+    r"""Posterior mean and sd of each entry with ``s`` integrated out over
     ``(log_s, weights)``: the weighted means of :func:`dirichlet_posterior`, and the sd
-    from the weighted second moments (law of total variance)."""
+    from the weighted second moments (law of total variance).  ``mean_sd``: the sd of
+    the pooled vector ``mean`` itself, whose uncertainty then enters too: with
+    :math:`a = n + s\,m`, :math:`A = N + s`,
+    :math:`E[	heta^2] = (a^2 + s^2 v + a) / (A (A + 1))`, ``v`` its variance."""
     n = np.asarray(counts, dtype=np.float64)
     m = np.asarray(mean, dtype=np.float64)
     w = np.atleast_1d(np.asarray(weights, dtype=np.float64))
@@ -123,8 +127,17 @@ def mixture_posterior(
     tot = a.sum(axis=2, keepdims=True)
     pk = a / tot
     p = np.tensordot(w, pk, axes=1)
-    second = np.tensordot(w, pk * pk + pk * (1.0 - pk) / (tot + 1.0), axes=1)
+    extra = 0.0 if mean_sd is None else (sk * sk) * np.asarray(mean_sd, dtype=np.float64)[None] ** 2
+    second = np.tensordot(w, (a * a + extra + a) / (tot * (tot + 1.0)), axes=1)
     return p, np.sqrt(np.maximum(second - p * p, 0.0))
+
+
+def shrink_weight(log_s: np.ndarray, weights: np.ndarray) -> float:
+    """The posterior mean of :math:`s / (s + 1)`: how much of a pooled vector's own
+    variance a fresh domain's vector :math:`\mathrm{Dir}(s\,\theta)` keeps (see
+    :func:`~.posterior.predictive_sd`)."""
+    s = np.exp(np.asarray(log_s, dtype=np.float64))
+    return float(np.asarray(weights, dtype=np.float64) @ (s / (s + 1.0)))
 
 
 def fixed_concentration(s: float) -> tuple[np.ndarray, np.ndarray]:
