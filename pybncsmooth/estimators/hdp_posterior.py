@@ -65,7 +65,7 @@ def unseen_weights(conc: np.ndarray, tying: str, prior: tuple[float, float, floa
     if d == 0:
         return W
     w = conc / (conc + 1.0)  # events x levels
-    pw = _prior_weight(*prior)
+    pw = None if tying in ("level", "single") else _prior_weight(*prior)
     if tying in ("level", "single") or pw is None:
         for a in range(d):
             W[a] = float(np.mean(np.prod(w[:, a + 1 :], axis=1)))
