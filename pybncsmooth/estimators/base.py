@@ -257,7 +257,8 @@ class Estimator:
         mean = pooled.probs[-1][leaves.parent]
         mean_sd = pooled.sd[-1][leaves.parent] if pooled.sd is not None else None
         counts = leaves.counts.astype(np.float64)
-        log_s, weights = self.domain_concentration(counts, mean)
+        prior = self.fresh_prior(tree.truncate(tree.depth - 1), pooled) if pooled.sd is not None else None
+        log_s, weights = self.domain_concentration(counts, mean, prior, leaves.parent)
         p, sd = self.domain_posterior(counts, mean, log_s, weights, mean_sd=mean_sd)
         info = dict(pooled.info, **concentration_info(log_s, weights))
         if pooled.sd is None or sd is None:
@@ -287,10 +288,32 @@ class Estimator:
         (:meth:`FittedNetwork.adapt`)."""
         return mixture_posterior(counts, mean, log_s, weights, mean_sd)
 
-    def domain_concentration(self, counts: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def domain_concentration(
+        self, counts: np.ndarray, mean: np.ndarray, prior: np.ndarray | None = None, groups: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The posterior of the node's domain concentration as ``(log_s, weights)``
-        (:func:`~._pooling.concentration_posterior`); estimators may fix or override it."""
-        return concentration_posterior(counts, mean)
+        (:func:`~._pooling.concentration_posterior`: with ``prior`` and ``groups``, the
+        nested model's exact evidence); estimators may fix or override it."""
+        return concentration_posterior(counts, mean, prior, groups)
+
+    def fresh_prior(self, tree: ContextTree, est: TreeEstimate) -> np.ndarray:
+        r"""Dirichlet parameters ``(L, r)`` of the prior of each leaf's vector of ``tree``
+        given the rest of the hierarchy, for the nested model of a multi-domain fit: the
+        predictive of a fresh configuration under the leaf's parent (its mean and, from
+        the parent's ``unseen_sd``, its spread), matched by a Dirichlet
+        (:math:`A + 1 = \sum_k m_k (1 - m_k) / \sum_k v_k`); a tree without parents,
+        :math:`\mathrm{Dir}(1, \dots, 1)`.  Estimators whose prior is a Dirichlet
+        (``bayes``) give it exactly."""
+        r = tree.child_card
+        L = tree.n_leaves
+        if tree.depth == 0 or est.sd is None:
+            return np.ones((L, r))
+        par = tree.levels[-1].parent
+        m = est.probs[-2][par]
+        above = est.unseen_sd[-1] if est.unseen_sd is not None else est.sd[-2]
+        v = above[par] ** 2
+        A = (m * (1 - m)).sum(axis=1) / np.maximum(v.sum(axis=1), 1e-300) - 1.0
+        return np.maximum(A, 1e-6)[:, None] * np.maximum(m, 1e-300)
 
     # ------------------------------------------------------------------ params
     @classmethod

@@ -57,7 +57,9 @@ class MLE(Estimator):
             probs.append(n / n.sum(axis=1, keepdims=True))
         return TreeEstimate(tuple(probs), self.unseen)
 
-    def domain_concentration(self, counts: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def domain_concentration(
+        self, counts: np.ndarray, mean: np.ndarray, prior: np.ndarray | None = None, groups: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """No pooling: ``s_D = 0``."""
         return fixed_concentration(0.0)
 
@@ -129,10 +131,20 @@ class Bayes(Estimator):
         prior_sd = _dirichlet_sd(np.full((1, r), 1.0 / r), np.array([[r * alpha]]))
         w = r * alpha / (r * alpha + 1.0)
         unseen_sd = tuple(predictive_sd(p, sd, w) for p, sd in zip(probs[:-1], sds[:-1]))
-        level_alpha = self.iss / (r * np.cumprod([1, *tree.parent_cards]))
+        level_alpha = _level_alpha(self.iss, tree)
         post = DirichletPosterior(level_alpha, self.unseen == "backoff")
         return TreeEstimate(tuple(probs), self.unseen, sd=tuple(sds), fallback_sd=prior_sd, unseen_sd=unseen_sd,
                             posterior=post)
+
+
+    def fresh_prior(self, tree: ContextTree, est: TreeEstimate) -> np.ndarray:
+        r"""The BDeu prior of a configuration's vector, :math:`\mathrm{Dir}(iss / (r q))`."""
+        return np.full((tree.n_leaves, tree.child_card), _level_alpha(self.iss, tree)[-1])
+
+
+def _level_alpha(iss: float, tree: ContextTree) -> np.ndarray:
+    """The BDeu cell pseudo-count of every tree level: :math:`iss / (r q_i)`."""
+    return iss / (tree.child_card * np.cumprod([1, *tree.parent_cards]))
 
 
 @register_estimator

@@ -434,11 +434,13 @@ class HMD(Estimator):
         return TreeEstimate(tuple(probs), "backoff", info, sd=tuple(sds), posterior=HMDPosterior(post))
 
     # ------------------------------------------------------------------ domains
-    def domain_concentration(self, counts: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def domain_concentration(
+        self, counts: np.ndarray, mean: np.ndarray, prior: np.ndarray | None = None, groups: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """``s_domain`` if given, else the posterior of the base class."""
         if self.s_domain is not None:
             return fixed_concentration(self.s_domain)
-        return super().domain_concentration(counts, mean)
+        return super().domain_concentration(counts, mean, prior, groups)
 
     def _estimate_domain(self, tree: ContextTree) -> TreeEstimate:
         """Domain-pooled joint tables (paper 001 Sec. 5, bnlearn's hdir): the first

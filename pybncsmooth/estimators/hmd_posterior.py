@@ -139,7 +139,7 @@ def learn_s(N: np.ndarray, alpha0: np.ndarray, tol: float, max_iter: int, partic
     on a grid of :math:`\log s` (flat prior on ``[S_MIN, S_MAX]``): a coarse grid a decade
     apart, then a fine one (step 0.25) within two decades of the best coarse value.  At
     each value the variational fit (warm started from its neighbour's, at most 200
-    iterations to a relative change of 1e-6: it only proposes) gives an importance sampler of ``u`` whose mean weight
+    iterations: it only proposes) gives an importance sampler of ``u`` whose mean weight
     estimates :math:`p(D \mid s)` (the variational bound is no substitute: its gap grows
     with ``s`` and would pull ``s`` down).  Weights: the estimates times the trapezoidal
     widths.  Reproducible (a fixed seed: the estimator is deterministic)."""
@@ -161,7 +161,7 @@ def learn_s(N: np.ndarray, alpha0: np.ndarray, tol: float, max_iter: int, partic
             k = k0
             for p in side:
                 if p not in pts:
-                    kappa, tau, it, _ = _vi(N, math.exp(p), a0, k, max(tol, 1e-6), vi_iter)
+                    kappa, tau, it, _ = _vi(N, math.exp(p), a0, k, tol, vi_iter)
                     its[0] += it
                     pts[p] = (kappa,) + _grid_point(data, math.exp(p), a0, kappa, tau, M, rng)
                 k = pts[p][0]

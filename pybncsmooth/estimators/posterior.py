@@ -230,7 +230,7 @@ class DomainPosterior(TreePosterior):
         return out, pooled
 
     def draw_new_domain(self, tree: ContextTree, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``(n, q, r)`` draws of a domain unseen in training: every configuration
+        r"""``(n, q, r)`` draws of a domain unseen in training: every configuration
         :math:`\mathrm{Dir}(s_D\,\theta_y)` around the pooled draws."""
         pooled = self.pooled.draw(self.pooled_tree, n, rng)
         s = np.exp(self.log_s[rng.choice(len(self.weights), size=n, p=self.weights)])

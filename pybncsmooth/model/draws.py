@@ -94,8 +94,6 @@ def posterior_tables(net: Any, n: int, rng: np.random.Generator) -> dict[str, np
 def sample_parameters(net: Any, n: int, random_state: Any = None) -> list:
     """``n`` networks whose CPTs are one joint posterior draw each (see
     :meth:`FittedNetwork.sample_parameters`)."""
-    from .network import FittedNetwork
-
     n = check_int("n", n, low=0)
     rng = np.random.default_rng(check_random_state(random_state))
     k = len(net._prefix)
@@ -108,7 +106,7 @@ def sample_parameters(net: Any, n: int, random_state: Any = None) -> list:
             table = np.moveaxis(m[j].reshape(*cpd.parent_cards, cpd.card), -1, 0)
             cpds[node] = TableCPD(node, cpd.parents, table)
         info = dict(net.info, posterior_draw=j)
-        one = FittedNetwork(net.dag, net.schema, cpds, domain=net.domain if k else None, estimator=net.estimator,
+        one = type(net)(net.dag, net.schema, cpds, domain=net.domain if k else None, estimator=net.estimator,
                             info=info)
         one.transformer = net.transformer
         out.append(one)
