@@ -68,7 +68,8 @@ def cpd_draws(net: Any, cpd: CPD, n: int, rng: np.random.Generator) -> np.ndarra
             start = start * k + c
         return full[:, start * q : (start + 1) * q]
     if isinstance(cpd, TableCPD):
-        raise _no_draws(net, cpd.node)
+        raise StatisticUnavailableError("draws", None, cpd.node, reason="its table is fixed: read from a file, or "
+                                        "one posterior draw already")
     raise _no_draws(net, cpd.node)  # pragma: no cover - every CPD type is handled above
 
 
