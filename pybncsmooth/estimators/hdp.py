@@ -126,24 +126,27 @@ def _trace_rows(events: int, every: int, thin: int) -> int:
     return events * every // thin + 1 if thin else 0
 
 
-#: most values (internal nodes x levels x states) a tree keeps of its recorded states
-STATE_VALUES = 1 << 22
+#: a tree keeps at most max(STATE_VALUES, 2 x its entries) counts of recorded states
+STATE_VALUES = 1 << 16
 
 
 def _state_buffer(est: "HDP", st: _TreeState, burn: int, G: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The buffers of one chain's recorded states: ``record_states`` (shared among the
     chains, an even number per chain) of the internal nodes' counts and the
-    concentrations, at most :data:`STATE_VALUES` counts per tree; evenly spaced over the
-    recorded sweeps (a fixed run's spacing is known; ``iterations="auto"`` starts at
-    every sweep and doubles the spacing when the buffer fills).  ``meta``: states held,
+    concentrations, evenly spaced over the recorded sweeps (a fixed run's spacing is
+    known; ``iterations="auto"`` starts at every sweep and doubles the spacing when the
+    buffer fills).  Memory stays bounded: at most ``max(STATE_VALUES, 2 N r)`` counts
+    per tree (``N r`` its entries; 32-bit: the states then take at most a third of the
+    memory of the tree's estimate), whatever the run's length.  ``meta``: states held,
     spacing."""
     L = len(st.lstart) - 1
     leaf0 = int(st.lstart[L - 1]) if L >= 2 else 0
     per = leaf0 * st.r
     cap = 0
     if est.record_states and per:
+        budget = max(STATE_VALUES, 2 * st.n_nodes * st.r)
         cap = max(2, est.record_states // est.n_chains)
-        cap = min(cap, max(2, STATE_VALUES // (per * est.n_chains)))
+        cap = min(cap, max(2, budget // (per * est.n_chains)))
         cap -= cap % 2
     spacing = 1
     if cap and not est.auto:

@@ -55,8 +55,8 @@ from .base import Estimator, TreeEstimate, register_estimator
 from .hls import flatten_tree, split_levels
 from .hls_posterior import HLSPosterior, unseen_sd
 
-#: most coefficients a chain keeps of its recorded sweeps
-STATE_VALUES = 1 << 22
+#: a chain keeps at most max(STATE_VALUES, 8 x the network's entries) coefficients of its sweeps
+STATE_VALUES = 1 << 21
 
 __all__ = ["HLSBayes"]
 
@@ -295,12 +295,15 @@ class HLSBayes(Estimator):
     # ------------------------------------------------------------------ sampling
     def _record_buffers(self, net: _Network) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One chain's buffers of kept sweeps: ``record_states`` shared among the chains,
-        evenly spaced after burn-in, at most :data:`STATE_VALUES` coefficients per chain."""
+        evenly spaced after burn-in, at most ``max(STATE_VALUES, 8 x the network's
+        entries)`` coefficients per chain (every draw is a whole sweep: their number is
+        the resolution of the intervals)."""
         n_all = int(net.n_nodes.sum())
         per = max(n_all * net.K_max, 1)
+        budget = max(STATE_VALUES, 8 * n_all * net.r_max)  # float32: about the estimates' own memory
         cap = 0
         if self.record_states:
-            cap = max(1, min(self.record_states // self.n_chains, STATE_VALUES // per))
+            cap = max(1, min(self.record_states // self.n_chains, budget // per))
         kept = self.iterations - self.effective_burn_in
         spacing = max(1, -(-kept // cap)) if cap else 1
         return (np.zeros((cap, n_all, net.K_max), dtype=np.float32), np.zeros((cap, net.T)),
