@@ -114,7 +114,7 @@ def concentration_posterior(
     grid = np.unique(np.concatenate([np.linspace(np.log(S_MIN), np.log(S_MAX), GRID_POINTS), [best]]))
     ll = None
     if prior is not None:
-        ll = nested_evidence(np.asarray(counts, dtype=np.float64), np.asarray(groups), np.asarray(prior), grid)
+        grid, ll = _nested_grid(np.asarray(counts, dtype=np.float64), np.asarray(groups), np.asarray(prior))
     if ll is None:
         ll = np.array([-_neg_marginal(g, n, tot, m) for g in grid])
     width = np.empty_like(grid)  # trapezoidal weights of the grid points
@@ -128,7 +128,27 @@ def concentration_posterior(
 
 
 #: particles per configuration and grid value of the nested evidence
-NESTED_PARTICLES = 64
+NESTED_PARTICLES = 32
+
+
+def _nested_grid(counts: np.ndarray, groups: np.ndarray, prior: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """The nested evidence on a coarse grid of ``log s`` (a decade apart), then on a fine
+    one (step 0.25) within a decade of the best coarse value: ``(grid, log evidence)``
+    (``None`` beyond the budget: the caller's grid and likelihood)."""
+    lo, hi = np.log(S_MIN), np.log(S_MAX)
+    coarse = np.arange(lo, hi + 1e-9, np.log(10.0))
+    ll_c = nested_evidence(counts, groups, prior, coarse)
+    if ll_c is None:
+        return np.linspace(lo, hi, GRID_POINTS), None
+    best = coarse[int(np.argmax(ll_c))]
+    fine = best + 0.25 * np.arange(-9, 10)
+    fine = fine[(fine > lo) & (fine < hi) & ~np.isin(fine, coarse)]
+    ll_f = nested_evidence(counts, groups, prior, fine) if len(fine) else np.zeros(0)
+    if ll_f is None:
+        return coarse, ll_c
+    grid = np.concatenate([coarse, fine])
+    order = np.argsort(grid)
+    return grid[order], np.concatenate([ll_c, ll_f])[order]
 #: most log-gamma evaluations the nested evidence spends (beyond: the plug-in likelihood)
 NESTED_BUDGET = 3e8
 
@@ -151,8 +171,13 @@ def nested_evidence(counts: np.ndarray, groups: np.ndarray, prior: np.ndarray, g
     n, g = counts[keep], groups[keep]
     L, r = n.shape
     M = NESTED_PARTICLES
-    if L * M * r * len(grid) > NESTED_BUDGET:
+    li, xi = np.nonzero(n)  # a zero count adds nothing to a Dirichlet-multinomial's log
+    if len(li) * M * len(grid) > NESTED_BUDGET:
         return None
+    order = np.argsort(g[li], kind="stable")  # grouped, for one reduction per configuration
+    li, xi = li[order], xi[order]
+    gi, vals = g[li], n[li, xi][:, None]
+    groups_hit, starts = np.unique(gi, return_index=True)
     rng = np.random.default_rng(0)
     G = prior.shape[0]
     nd = n.sum(axis=1)
@@ -161,14 +186,15 @@ def nested_evidence(counts: np.ndarray, groups: np.ndarray, prior: np.ndarray, g
     for i, ls in enumerate(grid):
         s = float(np.exp(ls))
         eff = np.zeros((G, r))
-        np.add.at(eff, g, n * ((s + 1.0) / (nd + s))[:, None])
+        np.add.at(eff, g, n * ((s + 1.0) / (nd + s))[:, None])  # (one small (L, r) sum a grid value)
         beta = beta0 + 0.5 * eff
         U = dirichlet(np.broadcast_to(beta[:, None, :], (G, M, r)), rng)
         U = np.maximum(U, 1e-300)
         U /= U.sum(axis=2, keepdims=True)
-        a = s * U[g]  # (L, M, r)
+        a = s * U[gi, :, xi]  # (non-zero counts, M)
         ll = np.zeros((G, M))
-        np.add.at(ll, g, (gammaln(a + n[:, None, :]) - gammaln(a)).sum(axis=2))
+        if len(gi):
+            ll[groups_hit] = np.add.reduceat(gammaln(a + vals) - gammaln(a), starts, axis=0)
         lw = ll + _log_dirichlet(U, beta0[:, None, :]) - _log_dirichlet(U, beta[:, None, :])
         top = lw.max(axis=1, keepdims=True)
         out[i] = float((top[:, 0] + np.log(np.exp(lw - top).mean(axis=1))).sum())

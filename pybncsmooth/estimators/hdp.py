@@ -28,10 +28,20 @@ After burn-in, each sweep's estimates (eqs. 12-14)
     \\hat\\phi_{x \\mid \\text{node}} = \\frac{n_x + \\alpha\\, \\hat\\phi_{x \\mid \\text{parent}}}{N + \\alpha}
 
 are averaged.  Unseen parent configurations back off to the deepest existing
-node, as the reference's query does.  Posterior standard deviations
-(``cpt(node, stat="sd")``) follow from the law of total variance over the
-recorded sweeps: each sweep contributes its Dirichlet second moment given the
-state, :math:`\\hat\\phi^2 + \\hat\\phi(1 - \\hat\\phi) / (N + \\alpha + 1)`.
+node, as the reference's query does.
+
+Uncertainty (Petitjean et al. 2018, Sec. 4.1-4.2, and
+:mod:`~pybncsmooth.estimators.hdp_posterior`).  Given a sweep's state the vectors are
+Dirichlet top-down, :math:`\\phi_i \\mid \\phi_{pa} \\sim \\mathrm{Dir}(n_i + \\alpha\\,\\phi_{pa})`,
+so each sweep contributes a node's conditional mean and second moment *with the
+parent's own uncertainty* (:math:`E[a_k(a_k+1)] / (A(A+1))`,
+:math:`a_k = n_k + \\alpha\\phi_{pa,k}`, computed top-down); the law of total variance
+over the recorded sweeps gives the posterior sd (``cpt(node, stat="sd")``).  An
+unseen configuration is a fresh node below the one it backs off to,
+:math:`\\mathrm{Dir}(\\alpha_l\\,\\phi)` level after level: its sd is the hierarchy's
+predictive spread (``unseen_sd``), not the node's.  ``record_states`` (default 100)
+evenly spaced states of the sampler are kept (bounded memory) and drawn from by
+``sample_parameters``, query intervals and ``cpt_frame(interval=)``.
 
 Defaults are those of the authors' Java implementation except the number of sweeps:
 2000 (the authors' 5000 with ``iterations=5000``; ``iterations="auto"`` stops on

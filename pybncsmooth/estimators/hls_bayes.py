@@ -33,6 +33,11 @@ interpreter work per level.
 The estimate is the posterior mean of every tree node's CPT column (the softmax of
 its path sum) over the sweeps after burn-in, averaged over chains; posterior
 standard deviations come from the same draws (``cpt(node, stat="sd")``).
+``record_states`` (default 200) evenly spaced sweeps are kept for whole-table draws
+(``sample_parameters``, intervals); an unseen configuration's coefficients below the
+node it backs off to are drawn from their prior given the sweep's variance, so its
+sd and draws are the model's predictive
+(:mod:`~pybncsmooth.estimators.hls_posterior`).
 """
 
 from __future__ import annotations

@@ -56,10 +56,25 @@ bound never decreasing; ``compat="bnlearn"`` replays bnlearn's own iteration
 (its starting values, restarts, line search and stopping rules), whose tables
 stop short of the fixed point by up to about 2e-3, and reproduces them.
 
-**Uncertainty.**  Posterior standard deviations of every entry from eq. (9) with
-the variational moments :math:`E_q[\alpha] = s\kappa`,
-:math:`\mathrm{Cov}_q(\alpha) = s^2 (\mathrm{diag}\,\kappa - \kappa\kappa^T) / (\tau + 1)`;
-for a domain's CPT (a ratio of joint cells) the second term uses the delta method.
+**The concentration ``s`` and the uncertainty.**  The paper fixes ``s = |X|``; by
+default ``s`` is learned instead (a flat prior on :math:`\log s` over
+:math:`[10^{-3}, 10^{7}]`, integrated out on a grid, :math:`u` importance-sampled
+given each value with the variational fit as proposal:
+:mod:`~pybncsmooth.estimators.hmd_posterior`).  It decides how alike the columns
+are, and a wrong one makes every interval wrong: on networks whose columns are
+nearly deterministic, ``s = |X|`` gives 90% intervals that cover 50-70% of the
+truths (the variational approximation is a minor part of that), the learned ``s``
+85-95% (``benchmarks/bench_coverage.py``).  ``s="levels"`` keeps the paper's
+estimator (variational inference at ``s = |X|``, eq. (9) for the sds with
+:math:`\mathrm{Cov}_q(\alpha) = s^2 (\mathrm{diag}\,\kappa - \kappa\kappa^T) / (\tau + 1)`),
+as does a number.  Given ``(s, u)`` a column is exactly
+:math:`\mathrm{Dir}(n_y + s u)`: means, sds and draws (``sample_parameters``) mix it
+over the posterior of ``(s, u)``; an unseen configuration (and every internal node,
+which back-off reaches) gets the predictive :math:`\mathrm{Dir}(s u)` mixed the same
+way.  The joint domain model keeps its fixed ``s`` (bnlearn's) and its variational
+``q``; for a domain's CPT (a ratio of joint cells) the sd's second term uses the
+delta method, and draws normalise the domain's joint Dirichlet within each
+configuration (exact given ``u``).
 """
 
 from __future__ import annotations
