@@ -228,13 +228,13 @@ ASIA = "[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]"
                                            ("hls-bayes", {"iterations": 400})])
 def test_posterior_tables_contract(asia, method, hyper):
     net = bs.fit(ASIA, asia, method=method, random_state=0, **hyper)
-    a = net._posterior_tables(400, np.random.default_rng(5))
-    b = net._posterior_tables(400, np.random.default_rng(5))
+    a = net._posterior_tables(1000, np.random.default_rng(5))
+    b = net._posterior_tables(1000, np.random.default_rng(5))
     for v in net.nodes:
-        assert a[v].shape == (400,) + net.cpt(v).shape
+        assert a[v].shape == (1000,) + net.cpt(v).shape
         np.testing.assert_allclose(a[v].sum(axis=1), 1.0, atol=1e-12)
         np.testing.assert_array_equal(a[v], b[v])  # reproducible from the generator
-        # the draws' moments are the reported ones (Monte Carlo: 400 draws; hls-bayes's
+        # the draws' moments are the reported ones (Monte Carlo: 1000 draws; hls-bayes's
         # unseen configurations are centred on the predictive, not the back-off value)
         sd = net.cpt(v, stat="sd")
         z = np.abs(a[v].mean(axis=0) - net.cpt(v)) / np.maximum(sd, 1e-6)

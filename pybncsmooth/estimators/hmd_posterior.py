@@ -137,10 +137,10 @@ def _grid_point(data: tuple, s: float, a0: np.ndarray, k: np.ndarray, tau: float
 def learn_s(N: np.ndarray, alpha0: np.ndarray, tol: float, max_iter: int, particles: int = 128) -> SPosterior:
     r"""The posterior of ``(s, u)`` for the count matrix ``N`` (states x columns), ``s``
     on a grid of :math:`\log s` (flat prior on ``[S_MIN, S_MAX]``): a coarse grid a decade
-    apart, then a fine one (step 0.25) within two decades of the best coarse value.  At
-    each value the variational fit (warm started from its neighbour's, at most 200
-    iterations: it only proposes) gives an importance sampler of ``u`` whose mean weight
-    estimates :math:`p(D \mid s)` (the variational bound is no substitute: its gap grows
+    apart, then a fine one (step 0.25) within a decade of the best coarse value.  At
+    each coarse value the variational fit (warm started from its neighbour's, at most 200
+    iterations: it only proposes; a fine value takes its nearest coarse value's) gives
+    an importance sampler of ``u`` whose mean weight estimates :math:`p(D \mid s)` (the variational bound is no substitute: its gap grows
     with ``s`` and would pull ``s`` down).  Weights: the estimates times the trapezoidal
     widths.  Reproducible (a fixed seed: the estimator is deterministic)."""
     N = np.ascontiguousarray(N, dtype=np.float64)
@@ -152,26 +152,28 @@ def learn_s(N: np.ndarray, alpha0: np.ndarray, tol: float, max_iter: int, partic
     k_start = N.sum(axis=1) + a0
     k_start /= k_start.sum()
     pts: dict[float, tuple] = {}
-    its = [0]
-    vi_iter = min(max_iter, 200)
-
-    def sweep(points: np.ndarray, center: float, k0: np.ndarray, M: int) -> None:
-        order = np.argsort(np.abs(points - center), kind="stable")
-        for side in ([p for p in points[order] if p <= center], [p for p in points[order] if p > center]):
-            k = k0
-            for p in side:
-                if p not in pts:
-                    kappa, tau, it, _ = _vi(N, math.exp(p), a0, k, tol, vi_iter)
-                    its[0] += it
-                    pts[p] = (kappa,) + _grid_point(data, math.exp(p), a0, kappa, tau, M, rng)
-                k = pts[p][0]
-
-    sweep(np.arange(lo, hi + 1e-9, _COARSE), math.log(N.shape[0]), k_start, particles // 2)
-    best = max(pts, key=lambda p: pts[p][1])
-    fine = best + _FINE * np.arange(-int(2 * _COARSE / _FINE), int(2 * _COARSE / _FINE) + 1)
-    sweep(fine[(fine >= lo) & (fine <= hi)], best, pts[best][0], particles)
+    fits: dict[float, tuple] = {}
+    its = 0
+    # the coarse grid, outwards from the paper's s = |X|, each fit warm started by the last
+    coarse = np.arange(lo, hi + 1e-9, _COARSE)
+    start = math.log(N.shape[0])
+    for side in (coarse[coarse <= start][::-1], coarse[coarse > start]):
+        k = k_start
+        for p in side:
+            kappa, tau, it, _ = _vi(N, math.exp(p), a0, k, tol, min(max_iter, 200))
+            its += it
+            fits[p] = (kappa, tau)
+            pts[p] = _grid_point(data, math.exp(p), a0, kappa, tau, particles // 2, rng)
+            k = kappa
+    # the fine grid around the best, its proposals the nearest coarse value's fit
+    best = max(pts, key=lambda p: pts[p][0])
+    fine = best + _FINE * np.arange(-int(_COARSE / _FINE), int(_COARSE / _FINE) + 1)
+    for p in fine[(fine >= lo) & (fine <= hi)]:
+        if p not in pts:
+            near = coarse[int(np.argmin(np.abs(coarse - p)))]
+            pts[p] = _grid_point(data, math.exp(p), a0, *fits[near], particles, rng)
     grid = np.array(sorted(pts))
-    ll = np.array([pts[p][1] for p in grid])
+    ll = np.array([pts[p][0] for p in grid])
     width = np.ones(len(grid))
     if len(grid) > 1:
         gaps = np.diff(grid)
@@ -180,14 +182,14 @@ def learn_s(N: np.ndarray, alpha0: np.ndarray, tol: float, max_iter: int, partic
     w = np.where(ll >= ll.max() - _DROP, np.exp(ll - ll.max()) * width, 0.0)
     w /= w.sum()
     keep = np.flatnonzero(w > 1e-12)
-    M = max(len(pts[grid[i]][2]) for i in keep)
+    M = max(len(pts[grid[i]][1]) for i in keep)
     U = np.zeros((len(keep), M, N.shape[0]))
     W = np.zeros((len(keep), M))
     for j, i in enumerate(keep):
-        u_i, w_i = pts[grid[i]][2], pts[grid[i]][3]
+        u_i, w_i = pts[grid[i]][1], pts[grid[i]][2]
         U[j, : len(u_i)], W[j, : len(u_i)] = u_i, w[i] * w_i
         U[j, len(u_i):] = u_i[0]
-    return SPosterior(np.exp(grid[keep]), U, W / W.sum(), its[0], True)
+    return SPosterior(np.exp(grid[keep]), U, W / W.sum(), its, True)
 
 
 def fixed_s(s: float, kappa: np.ndarray, tau: float, iterations: int = 0, converged: bool = True) -> SPosterior:

@@ -136,9 +136,12 @@ class FittedNetwork:
         population-level CPT for domain-pooled ``hmd``).
 
         ``stat="sd"``: the posterior standard deviation of every entry instead of
-        the posterior mean (``bayes``, ``mestimate``, ``hmd``, ``hdp``); a method
-        that gives none (``mle``, tables read from BIF/DSC/NET) raises
-        :class:`~pybncsmooth.errors.StatisticUnavailableError` naming it.
+        the posterior mean (``bayes``, ``hdp``, ``hmd``, ``hls-bayes`` and their
+        multi-domain fits); an unseen parent configuration's is the hierarchy's
+        predictive spread around the node it backs off to.  A method that gives none
+        (``mle``, ``mestimate``, ``hls``, ``hgs``, ``mbranch``, tables read from
+        BIF/DSC/NET) raises :class:`~pybncsmooth.errors.StatisticUnavailableError`
+        naming it and why.
         """
         cpd = self.cpd(node)
         max_cells = check_int("max_cells", max_cells, low=0)
