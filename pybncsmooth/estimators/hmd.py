@@ -298,11 +298,13 @@ def _s_info(post: SPosterior) -> dict[str, Any]:
 class HMD(Estimator):
     r"""Hierarchical Multinomial-Dirichlet CPTs by variational inference (paper 001).
 
-    See the module documentation for the model.  The default ``s`` is the paper's
-    :math:`s = |X|`, the number of states that share :math:`\alpha`: the levels of the
-    node for one CPT, the joint states ``r * q`` of node and parents for a domain-pooled
-    fit; with ``iss`` (or ``compat="bnlearn"``) bnlearn's ``iss / J`` with ``J`` domains
-    (bnlearn's default ``iss`` is 1); give ``iss`` or ``s``, not both.
+    See the module documentation for the model.  One CPT at a time, ``s`` is learned by
+    default (integrated over its posterior: see the module documentation);
+    ``s="levels"`` is the paper's :math:`s = |X|`, the number of states that share
+    :math:`\alpha` (the node's levels), and a number fixes it.  A domain-pooled joint fit
+    keeps a fixed ``s``: by default the paper's, the joint states ``r * q`` of node and
+    parents; with ``iss`` (or ``compat="bnlearn"``) bnlearn's ``iss / J`` with ``J``
+    domains (bnlearn's default ``iss`` is 1); give ``iss`` or ``s``, not both.
     ``compat="bnlearn"`` reproduces ``bn.fit(method = "hdir")`` exactly (domain-pooled
     fits only; ``s``, ``tol`` and ``max_iter`` are then bnlearn's and cannot be set).
     Multi-domain fits: ``domain_model="nested"`` (the default) splits on the domain last
@@ -310,7 +312,8 @@ class HMD(Estimator):
     Azzimonti, Corani & Zaffalon (2019), Sec. 5 on the joint cells (bnlearn's ``hdir``;
     implied by ``iss`` and ``compat``).  A fit stops when the relative change of the
     bound is below ``tol`` (default 1e-10) and ``kappa`` has settled, or after
-    ``max_iter`` outer iterations (default 5000; a :class:`ConvergenceWarning` says so);
+    ``max_iter`` outer iterations (default 5000; a :class:`ConvergenceWarning` says so;
+    with ``s`` learned the fits only propose, at most 200 iterations each);
     ``n_jobs`` threads run over the nodes of a network.
     """
 
