@@ -323,7 +323,7 @@ class HMD(Estimator):
     # already those of no pooling and of complete pooling
     params = (
         Param("s", "float", None, "concentration of the columns around the pooled alpha (default: learned, "
-              "integrated over its posterior; 'levels': the paper's |X|)", low=1e-10, high=1e10, optional=True,
+              "integrated over its posterior; 'levels': the paper's, the node's number of levels)", low=1e-10, high=1e10, optional=True,
               also=("levels",)),
         Param("alpha0", "float", 1.0, "Dirichlet parameter of alpha / s, the same for every state", low=1e-10,
               high=1e10),
