@@ -284,19 +284,32 @@ class DenseTableTooLargeError(PyBNCSmoothError, MemoryError):
 class StatisticUnavailableError(PyBNCSmoothError, ValueError):
     """A statistic (e.g. the posterior sd of a CPT entry) that the estimator cannot give."""
 
-    def __init__(self, stat: str, method: str | None, node: str | None = None):
+    def __init__(self, stat: str, method: str | None, node: str | None = None, reason: str | None = None):
         self.stat = stat
         self.method = method
         what = f"method {method!r}" if method else "a table read from a file"
         where = f" of node {node!r}" if node else ""
+        why = reason or _NO_POSTERIOR.get(method or "", "")
         super().__init__(
-            f"{what} gives no posterior {stat}{where}: use a Bayesian estimator ('bayes', 'mestimate', 'hmd', 'hdp')"
+            f"{what} gives no posterior {stat}{where}" + (f" ({why})" if why else "")
+            + ": use a Bayesian estimator ('bayes', 'hdp', 'hmd', 'hls-bayes')"
         )
 
 
 class ImpossibleEvidenceError(DataError):
     """The evidence of a query has probability zero under the network: the posterior
     given it is undefined."""
+
+
+#: why an estimator has no posterior to report
+_NO_POSTERIOR = {
+    "mle": "maximum likelihood is a point estimate",
+    "mestimate": "an m-estimate with back-off is a smoothing rule: where it backs off its value is the "
+    "ancestor's estimate, not the mean of a posterior it states",
+    "hls": "the ridge fit is a penalised point estimate (its Bayesian version is 'hls-bayes')",
+    "mbranch": "M-branch smoothing is a point estimate",
+    "hgs": "hierarchical gradient smoothing is a point estimate",
+}
 
 
 # ----------------------------------------------------------------------- warnings

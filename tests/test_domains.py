@@ -120,12 +120,14 @@ def test_domain_leaves_shrink_toward_the_pooled_configuration():
     expect = shrunk_by_hand(n_d1, pooled.cpt("B"), info)
     np.testing.assert_allclose(net.cpt("B")[..., 0], expect, rtol=1e-12)
     np.testing.assert_allclose(net.for_domain("d1").cpt("B"), expect, rtol=1e-12)
-    # sd: the Dirichlet posteriors' second moments averaged over s, minus the mean squared
-    second = sum(
-        w * (q * q + q * (1 - q) / (n_d1.sum(axis=0) + np.exp(ls) + 1))
-        for ls, w in zip(info["s_domain_log"], info["s_domain_weights"])
-        for q in [(n_d1 + np.exp(ls) * pooled.cpt("B")) / (n_d1.sum(axis=0) + np.exp(ls))]
-    )
+    # sd: the Dirichlet posteriors' second moments averaged over s and over the pooled
+    # column (mean m, sd v): E[a (a + 1)] / (A (A + 1)) with a = n + s theta, A = N + s
+    m, v = pooled.cpt("B"), pooled.cpt("B", stat="sd")
+    second = 0.0
+    for ls, w in zip(info["s_domain_log"], info["s_domain_weights"]):
+        s, A = np.exp(ls), n_d1.sum(axis=0) + np.exp(ls)
+        a = n_d1 + s * m
+        second = second + w * (a * a + s * s * v * v + a) / (A * (A + 1))
     np.testing.assert_allclose(net.cpt("B", stat="sd")[..., 0], np.sqrt(second - expect**2), rtol=1e-8)
     # an unseen domain gets the pooled tables, queries included
     with pytest.warns(UnseenDomainWarning):
@@ -385,7 +387,7 @@ def test_evaluate_domains_scores_every_setting_per_domain():
 
 def test_domain_report_divergences_by_hand():
     df = _two_domains(11, 0.15, 900)
-    net = bs.fit("[A][B|A]", df, method="mestimate", domain="dom")
+    net = bs.fit("[A][B|A]", df, method="bayes", domain="dom")
     rep = net.domain_report(draws=300, random_state=1)
     assert list(rep.columns) == ["domain", "node", "n", "kl", "js", "shrinkage", "js_lower", "js_upper"]
     row = rep[(rep.domain == "d2") & (rep.node == "B")].iloc[0]
@@ -447,7 +449,12 @@ def test_a_configuration_no_domain_saw_keeps_the_estimators_unseen_rule():
     np.testing.assert_allclose(net.cpt("B")[:, 2], 0.5)
     sd = net.cpt("B", stat="sd")
     assert np.isfinite(sd).all()
-    np.testing.assert_allclose(sd[:, 2], np.sqrt(0.25 / (1 / 3 + 1)))  # Dirichlet(1/6, 1/6) prior
+    # a domain's column there is Dir(s_D theta) around the Dirichlet(1/6, 1/6) prior's theta:
+    # Var = W Var(theta) + (1 - W) m (1 - m), W the posterior mean of s_D / (s_D + 1)
+    info = net.cpd("B").estimate.info
+    s_k = np.exp(info["s_domain_log"])
+    W = float(info["s_domain_weights"] @ (s_k / (s_k + 1)))
+    np.testing.assert_allclose(sd[:, 2], np.sqrt(W * 0.25 / (1 / 3 + 1) + (1 - W) * 0.25))
     new = pd.DataFrame({"A": pd.Categorical(["z", "z"], categories=["x", "y", "z"]),
                         "B": pd.Categorical(["q", "q"], categories=["p", "q"])})
     a = net.adapt(new, "w")

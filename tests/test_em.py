@@ -165,13 +165,16 @@ def test_em_over_dask_partitions_equals_in_memory(asia_holes):
     dd = pytest.importorskip("dask.dataframe")
     _, holes = asia_holes
     ddf = dd.from_pandas(holes, npartitions=3)
-    for method, na, tol in (("bayes", "em", 1e-10), ("bayes", "hard-em", 1e-10), ("hmd", "em", 1e-6)):
-        # hmd: its variational fit stops at its own tolerance, so the last bits of the
-        # expected counts (summed in another order over partitions) move it by ~1e-9
+    for method, na, tol, rel in (("bayes", "em", 1e-10, 1e-9), ("bayes", "hard-em", 1e-10, 1e-9),
+                                 ("hmd", "em", 1e-6, 1e-8)):
+        # hmd: its variational fits (one a grid value of s, the proposals of its posterior)
+        # stop at their own tolerance, so the last bits of the expected counts (summed in
+        # another order over partitions) move its log-likelihood by ~1e-9 relative (1.03e-9
+        # measured, over a 100-iteration trace)
         mem = bs.fit(ASIA, holes, method=method, na=na)
         dist = bs.fit(ASIA, ddf, method=method, na=na)
         assert dist.max_abs_diff(mem) < tol
-        assert dist.info["em"]["loglik_trace"] == pytest.approx(mem.info["em"]["loglik_trace"], rel=1e-9)
+        assert dist.info["em"]["loglik_trace"] == pytest.approx(mem.info["em"]["loglik_trace"], rel=rel)
         assert len(mem.info["em"]["loglik_trace"]) > 2
 
 

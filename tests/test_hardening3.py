@@ -422,7 +422,7 @@ def test_plot_domains_names_an_unknown_node(asia600):
         bs.model.plotting.plot_domains(net.domain_report(draws=0), "nope")
 
 
-@pytest.mark.parametrize("method", ["mle", "hgs", "mbranch", "hls"])
+@pytest.mark.parametrize("method", ["mle", "mestimate", "hgs", "mbranch", "hls"])
 def test_domain_report_says_which_estimators_give_no_intervals(asia600, method):
     """Lesser item: domain_report() gave NaN intervals for mle, hgs, mbranch and hls; the
     report of such a network has no interval columns and says why."""
@@ -434,7 +434,7 @@ def test_domain_report_says_which_estimators_give_no_intervals(asia600, method):
     pytest.importorskip("matplotlib").use("Agg")
     assert len(net.plot_domains("L").get_yticklabels()) == 3
     # an estimator with standard deviations keeps its intervals
-    rep2 = bs.fit(ASIA, asia600, "mestimate", domain="site").domain_report()
+    rep2 = bs.fit(ASIA, asia600, "bayes", domain="site").domain_report()
     assert (rep2["js_lower"] <= rep2["js_upper"]).all() and "intervals" not in rep2.attrs
 
 

@@ -197,7 +197,7 @@ def _frame(rows: dict) -> pd.DataFrame:
 
 
 def test_single_cpt_is_eq8_with_the_pooled_kappa(learning_test):
-    net = bs.fit(modelstring_of("learning_test"), learning_test, method="hmd")
+    net = bs.fit(modelstring_of("learning_test"), learning_test, method="hmd", s="levels")
     for node in net.nodes:
         est = net.cpd(node).estimate
         tree = net.tree(node)
@@ -229,8 +229,9 @@ def test_limits_huge_counts_give_mle_and_no_data_gives_prior():
 
 
 def test_sd_is_eq9_and_shrinks_with_data():
+    # with s fixed (the paper's |X|): eq. (9) with the variational moments of alpha
     df = bs.load_dataset("asia")
-    net = bs.fit("[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]", df, method="hmd")
+    net = bs.fit("[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]", df, method="hmd", s="levels")
     est = net.cpd("D").estimate
     n = net.tree("D").levels[-1].counts
     s, k, tau = est.info["s"], est.info["kappa"], est.info["tau"]
@@ -247,6 +248,30 @@ def test_sd_is_eq9_and_shrinks_with_data():
     assert list(frame.columns) == ["D", "B", "E", "prob", "sd", "lower", "upper"]
     assert np.all(frame["lower"] <= frame["prob"]) and np.all(frame["prob"] <= frame["upper"])
     assert np.all((frame["lower"] >= 0) & (frame["upper"] <= 1))
+
+
+def test_learned_s_mixes_the_dirichlet_columns_over_the_posterior_of_s_and_u():
+    # default: s integrated over its grid posterior, u over importance-weighted particles;
+    # mean and sd are the mixture's moments, computed here by hand from the particles
+    df = bs.load_dataset("asia").iloc[:400]
+    net = bs.fit("[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]", df, method="hmd")
+    est = net.cpd("D").estimate
+    post = est.posterior.post
+    n = net.tree("D").levels[-1].counts.astype(float)
+    m1 = np.zeros(n.shape)
+    m2 = np.zeros(n.shape)
+    for k, s in enumerate(post.s):
+        for u, w in zip(post.u[k], post.weights[k]):
+            a = n + s * u
+            A = n.sum(axis=1, keepdims=True) + s
+            m1 += w * a / A
+            m2 += w * a * (a + 1) / (A * (A + 1))
+    np.testing.assert_allclose(est.probs[-1], m1, rtol=1e-10)
+    np.testing.assert_allclose(est.sd[-1], np.sqrt(m2 - m1**2), rtol=1e-8)
+    assert abs(post.weights.sum() - 1) < 1e-12 and len(post.s) >= 3
+    assert est.info["s_grid"].min() >= 1e-3 and est.info["s_grid"].max() <= 1e7
+    # an unseen configuration's sd is the predictive Dir(s u)'s, wider than any seen column's
+    assert est.sd[0].min() > est.sd[-1].max()
 
 
 def test_sd_in_domain_fits_is_eq9_for_a_single_parentless_node():
@@ -370,7 +395,7 @@ def test_summary_reports_convergence(learning_test):
     s = net.summary()
     assert s["converged"].all() and (s["iterations"] >= 1).all()
     with pytest.warns(ConvergenceWarning, match="iteration cap"):
-        capped = bs.fit(modelstring_of("learning_test"), learning_test, method="hmd", max_iter=1)
+        capped = bs.fit(modelstring_of("learning_test"), learning_test, method="hmd", s="levels", max_iter=1)
     assert not capped.summary()["converged"].any()
 
 
@@ -439,10 +464,9 @@ def test_sd_of_bayes_and_mestimate_are_the_dirichlet_posteriors(learning_test):
         np.testing.assert_allclose(
             bay.cpd(node).estimate.sd[-1], np.sqrt(p * (1 - p) / (n.sum(1, keepdims=True) + 10 / q + 1))
         )
-        pm = mest.cpd(node).estimate.probs[-1]
-        np.testing.assert_allclose(
-            mest.cpd(node).estimate.sd[-1], np.sqrt(pm * (1 - pm) / (n.sum(1, keepdims=True) + 2 + 1))
-        )
+        # an m-estimate with back-off states no posterior
+        with pytest.raises(StatisticUnavailableError, match="'mestimate'.*smoothing rule"):
+            mest.cpt(node, stat="sd")
     # an unseen configuration under bayes: the prior's sd
     d = _frame({"A": pd.Categorical(["a"] * 4, categories=["a", "b"]), "B": ["x", "y", "y", "y"]})
     net = bs.fit(["B ~ A"], d, method="bayes", iss=1)

@@ -15,7 +15,7 @@ PKG = Path(__file__).resolve().parents[1] / "pybncsmooth"
 
 # bottom first; a module may import its own layer and the layers below it
 LAYERS = [
-    {"errors", "_cache", "_atomic", "validation"},
+    {"errors", "_cache", "_atomic", "validation", "options"},
     {"data"},
     {"structure"},
     {"counting"},

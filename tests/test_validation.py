@@ -177,7 +177,7 @@ def test_declarations_serve_errors_help_and_r():
     assert describe_methods()["bayes"] == {"iss": 1.0, "unseen": "uniform"}
     t = method_table()
     rows = {(m, p): (dflt, c) for m, p, dflt, c in zip(t["method"], t["parameter"], t["default"], t["constraint"])}
-    assert rows[("hmd", "s")] == ("NULL", "number >= 1e-10 and <= 1e+10 or None")
+    assert rows[("hmd", "s")] == ("NULL", "number >= 1e-10 and <= 1e+10 or 'levels' or None")
     assert rows[("hls", "tol")] == ("1e-09", "number > 0")
     assert rows[("hdp", "debug")] == ("FALSE", "True or False")
     assert set(integer_params("hdp")) >= {"iterations", "burn_in", "n_chains", "random_state", "k", "n_estimators",

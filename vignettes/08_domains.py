@@ -116,12 +116,12 @@ print(curve.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
 # The hierarchical fit is never materially worse than pooling: with 10 rows a domain the
 # data cannot tell whether domains differ, the posterior of `s_D` is wide and the
 # estimates stay within 0.002 nats per row of pooling; from 30 rows a year it is ahead on
-# GSS (0.008 nats at 100 rows, 0.021 at 300), and level with pooling on Chile, whose
+# GSS (0.010 nats at 100 rows, 0.021 at 300), and level with pooling on Chile, whose
 # regions barely differ. It beats separate fits in every domain of every run. Separate
 # fits lose heavily with tens of rows: a year alone cannot fill a 50-configuration table
-# of vocabulary scores; with 300 rows a year they are still 0.14 nats behind. (With the
-# domain split first, the layout before, the issue measured -6.414 for both estimators
-# at 30 rows a year, 0.15 nats worse than pooling.)
+# of vocabulary scores; with 300 rows a year they are still 0.11 (hmd) to 0.21 (hdp) nats
+# behind. (With the domain split first, the layout before, the issue measured -6.414 for
+# both estimators at 30 rows a year, 0.15 nats worse than pooling.)
 #
 # ## (b) A new year from 20 rows
 #
@@ -152,7 +152,7 @@ plt.savefig(FIG / "08_lodo.png", dpi=100, bbox_inches="tight")
 # moves only the nodes whose `s_D` says years differ. Separate fits from 50 rows are 2.8
 # nats per row behind. Against pooling, 20 rows buy little: most of what a GSS year
 # looks like is what every year looks like, and pooling gets the 20 rows too. Here
-# (populations of 100 rows a year) the two split the years 10 to 10 at `k = 20`; with 50
+# (populations of 100 rows a year) the two split the years 11 to 9 at `k = 20`; with 50
 # rows adapting is ahead. With the whole of the other years as population
 # (`python benchmarks/bench_domains.py --data gssvocab --lodo 0 20`) adapting from 20
 # rows beats pooling in 14 of 20 years, at 3% (hdp) and 9% (hmd) of the population
@@ -180,14 +180,16 @@ plt.savefig(FIG / "08_forest.png", dpi=100, bbox_inches="tight")
 # the share born abroad), hardly in how vocabulary depends on education, age and sex. The
 # early years (1978, 1982) stand out on education: 30% had not finished twelve years of
 # school and 15% had sixteen or more, against 13-14% and 32% in 2014-2016. The intervals
-# come from the entries' posterior sds; the divergence of tables drawn around the
-# estimate is biased upward, so the point can sit near the interval's lower end.
+# come from joint posterior draws of the year's tables and of the population's (the
+# draws of `sample_parameters`); two drawn tables differ by their noise even where the
+# truths do not, so the divergence of draws is biased upward and the point can sit near
+# the interval's lower end.
 #
 # ## Chile: regions
 #
 # Five regions, one of them (M) with 75 rows. The regions differ in education and income
-# (`s_D` about 100), not in sex, age or vote given age, education and sex (tens of
-# thousands): the plebiscite vote is explained by who the voters are, not by where they
+# (`s_D` about 70-90), not in sex, age or vote given age, education and sex (thousands
+# and more): the plebiscite vote is explained by who the voters are, not by where they
 # live, in this structure.
 
 # %%

@@ -318,39 +318,58 @@ def _draw_log(u, f, m, lw):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _record_internal(n, nsum, parent, group, conc, c_root, leaf0, pk, acc, acc2, accsq, track_sq):  # pragma: no cover
-    """Estimates of the internal nodes (eqs. 12-14), top-down, added to ``acc``.
+def _record_internal(n, nsum, parent, group, conc, c_root, leaf0, pk, pk2, acc, acc2, accsq, track_sq):  # noqa: E501  # pragma: no cover
+    r"""Estimates of the internal nodes (eqs. 12-14), top-down, added to ``acc``.
 
     Each vector sums to one by construction ((n + c base) / (N + c) with a base that
-    does), so no renormalisation pass is needed.  ``acc2`` receives the second moments
-    given the sweep's state, :math:`v^2 + v(1 - v)/(N + c + 1)` (the Dirichlet's).
+    does), so no renormalisation pass is needed.  Given the sweep's state (table
+    counts and concentrations) the vectors are Dirichlet top-down,
+    :math:`\phi_i \mid \phi_{pa} \sim \mathrm{Dir}(n_i + c\,\phi_{pa})`, so a node's
+    conditional mean is ``v`` and, with :math:`A = N + c` fixed (the parent sums to
+    one), its conditional second moment is
+    :math:`E[a_k (a_k + 1)] / (A (A + 1))`, :math:`a_k = n_k + c \phi_{pa,k}`:
+    :math:`(n_k^2 + n_k + (2 n_k + 1) c\,E\phi_{pa,k} + c^2 E\phi_{pa,k}^2) / (A(A+1))`,
+    the parent's own uncertainty included (its second moment ``pk2``, computed the
+    same way above it).  ``acc2`` receives it: the law of total variance over the
+    sweeps then gives the posterior variance.
     """
     r = n.shape[1]
     for i in range(leaf0):
         p = parent[i]
         c = c_root if group[i] < 0 else conc[group[i]]
-        inv = 1.0 / (nsum[i] + c)
-        inv1 = 1.0 / (nsum[i] + c + 1.0)
+        A = nsum[i] + c
+        inv = 1.0 / A
+        inv2 = 1.0 / (A * (A + 1.0))
         for k in range(r):
-            base = (1.0 / r) if p < 0 else pk[p, k]
-            v = (n[i, k] + c * base) * inv
+            if p < 0:
+                m1 = 1.0 / r
+                m2 = m1 * m1
+            else:
+                m1 = pk[p, k]
+                m2 = pk2[p, k]
+            nk = float(n[i, k])
+            v = (nk + c * m1) * inv
+            w = (nk * nk + nk + (2.0 * nk + 1.0) * c * m1 + c * c * m2) * inv2
             pk[i, k] = v
+            pk2[i, k] = w
             acc[i, k] += v
-            acc2[i, k] += v * v + v * (1.0 - v) * inv1
+            acc2[i, k] += w
             if track_sq:
                 accsq[i, k] += v * v
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _flush_leaves(n, nsum, parent, group, conc, leaf0, b1, b2, m, acc, acc2, accsq, track_sq):  # pragma: no cover
-    """Add ``m`` sweeps of the leaves' estimates at once.
+def _flush_leaves(n, nsum, parent, group, conc, leaf0, b1, b2, b3, m, acc, acc2, accsq, track_sq):  # noqa: E501  # pragma: no cover
+    r"""Add ``m`` sweeps of the leaves' estimates at once.
 
     A leaf's counts are data and its concentration is constant between concentration
-    draws, so over a run of ``m`` sweeps with parent estimates :math:`b_s`,
-    :math:`\\sum_s v_s = (m n + c \\sum_s b_s) / (N + c)` and
-    :math:`\\sum_s v_s^2 = (m n^2 + 2 n c \\sum_s b_s + c^2 \\sum_s b_s^2) / (N + c)^2`:
-    the sampler keeps :math:`\\sum b` and :math:`\\sum b^2` per parent (``b1``, ``b2``)
-    instead of visiting every leaf at every sweep.
+    draws, so over a run of ``m`` sweeps with parent estimates :math:`b_s` (second
+    moments :math:`e_s`), :math:`\sum_s v_s = (m n + c \sum_s b_s) / (N + c)`,
+    :math:`\sum_s v_s^2 = (m n^2 + 2 n c \sum_s b_s + c^2 \sum_s b_s^2) / (N + c)^2`
+    and the conditional second moments (see :func:`_record_internal`) sum to
+    :math:`(m (n^2 + n) + (2n + 1) c \sum_s b_s + c^2 \sum_s e_s) / (A (A + 1))`:
+    the sampler keeps :math:`\sum b`, :math:`\sum b^2` and :math:`\sum e` per parent
+    (``b1``, ``b2``, ``b3``) instead of visiting every leaf at every sweep.
     """
     N, r = n.shape
     if m == 0:
@@ -358,16 +377,15 @@ def _flush_leaves(n, nsum, parent, group, conc, leaf0, b1, b2, m, acc, acc2, acc
     for i in range(leaf0, N):
         p = parent[i]
         c = conc[group[i]]
-        inv = 1.0 / (nsum[i] + c)
-        inv1 = 1.0 / (nsum[i] + c + 1.0)
+        A = nsum[i] + c
+        inv = 1.0 / A
+        inv2 = 1.0 / (A * (A + 1.0))
         for k in range(r):
             nk = float(n[i, k])
-            s1 = (m * nk + c * b1[p, k]) * inv
-            s2 = (m * nk * nk + 2.0 * nk * c * b1[p, k] + c * c * b2[p, k]) * inv * inv
-            acc[i, k] += s1
-            acc2[i, k] += s2 * (1.0 - inv1) + s1 * inv1
+            acc[i, k] += (m * nk + c * b1[p, k]) * inv
+            acc2[i, k] += (m * (nk * nk + nk) + (2.0 * nk + 1.0) * c * b1[p, k] + c * c * b3[p, k]) * inv2
             if track_sq:
-                accsq[i, k] += s2
+                accsq[i, k] += (m * nk * nk + 2.0 * nk * c * b1[p, k] + c * c * b2[p, k]) * inv * inv
     # the parents' sums start again
     p0 = parent[leaf0]
     p1 = parent[N - 1] + 1
@@ -375,6 +393,35 @@ def _flush_leaves(n, nsum, parent, group, conc, leaf0, b1, b2, m, acc, acc2, acc
         for k in range(r):
             b1[p, k] = 0.0
             b2[p, k] = 0.0
+            b3[p, k] = 0.0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _record_state(n, conc, leaf0, j, state_n, state_c, meta):  # pragma: no cover - compiled
+    """Keep the sweep's state for posterior draws: the internal nodes' counts (the
+    leaves' are data) and the concentrations, every ``meta[1]`` recorded sweeps
+    (``j`` counts them from 0).  When the buffer is full every other state is dropped
+    and the spacing doubles, so that at most ``len(state_n)`` evenly spaced states
+    are held whatever the run's length (``meta[0]``: states held)."""
+    cap = state_n.shape[0]
+    if cap == 0 or j % meta[1] != 0:
+        return
+    if meta[0] == cap:
+        half = cap // 2
+        for q in range(half):
+            state_n[q] = state_n[2 * q]
+            state_c[q] = state_c[2 * q]
+        meta[0] = half
+        meta[1] *= 2
+        if j % meta[1] != 0:
+            return
+    d = meta[0]
+    for i in range(leaf0):
+        for k in range(n.shape[1]):
+            state_n[d, i, k] = n[i, k]
+    for g in range(conc.shape[0]):
+        state_c[d, g] = conc[g]
+    meta[0] = d + 1
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -723,12 +770,17 @@ def hdp_sweeps(  # pragma: no cover - compiled
     ckeys,
     cvals,
     pk,
+    pk2,
     acc,
     acc2,
     accsq,
     track_sq,
     b1,
     b2,
+    b3,
+    state_n,
+    state_c,
+    state_meta,
     conc_trace,
     leaf_trace,
     thin,
@@ -766,8 +818,9 @@ def hdp_sweeps(  # pragma: no cover - compiled
 
     Concentrations are sampled when ``(iter + every // 2) % every == 0`` (every 5 sweeps
     by default, as the reference); after ``burn_in`` sweeps the estimates are
-    accumulated in ``acc``/``acc2`` (the leaves' through their parents' sums ``b1``/``b2``,
-    see :func:`_flush_leaves`).
+    accumulated in ``acc``/``acc2`` (the leaves' through their parents' sums ``b1``/``b2``/``b3``,
+    see :func:`_flush_leaves`) and, every ``state_meta[1]`` of them, the state is kept
+    for posterior draws (:func:`_record_state`).
     Returns ``(records, concentration events, leaf draws, offending node or -1)``.
     """
     N, r = n.shape
@@ -855,7 +908,7 @@ def hdp_sweeps(  # pragma: no cover - compiled
 
         if conc.shape[0] > 0 and (it + every // 2) % every == 0:
             if leaf0 < N:
-                _flush_leaves(n, nsum, parent, group, conc, leaf0, b1, b2, m_run, acc, acc2, accsq, track_sq)
+                _flush_leaves(n, nsum, parent, group, conc, leaf0, b1, b2, b3, m_run, acc, acc2, accsq, track_sq)
                 m_run = 0
             _sample_concentrations(rng, nsum, tsum, conc, logc, group_nodes, group_off, prior_shape, prior_rate, cap)
             for g in range(G):
@@ -880,14 +933,17 @@ def hdp_sweeps(  # pragma: no cover - compiled
             if bad >= 0:
                 return n_rec, n_events, n_draws, bad
         if it >= burn_in:
-            _record_internal(n, nsum, parent, group, conc, c_root, leaf0, pk, acc, acc2, accsq, track_sq)
+            _record_internal(n, nsum, parent, group, conc, c_root, leaf0, pk, pk2, acc, acc2, accsq, track_sq)
             if leaf0 < N:
                 for p in range(parent[leaf0], parent[N - 1] + 1):
                     for k in range(r):
-                        v = pk[p, k]
-                        b1[p, k] += v
-                        b2[p, k] += v * v
+                        b1[p, k] += pk[p, k]
+                        b3[p, k] += pk2[p, k]
+                    if track_sq:
+                        for k in range(r):
+                            b2[p, k] += pk[p, k] * pk[p, k]
                 m_run += 1
+            _record_state(n, conc, leaf0, it - burn_in, state_n, state_c, state_meta)
             n_rec += 1
             if thin > 0 and (it - burn_in) % thin == 0:
                 d = (it - burn_in) // thin
@@ -902,5 +958,5 @@ def hdp_sweeps(  # pragma: no cover - compiled
                             q += 1
                     n_draws += 1
     if leaf0 < N:
-        _flush_leaves(n, nsum, parent, group, conc, leaf0, b1, b2, m_run, acc, acc2, accsq, track_sq)
+        _flush_leaves(n, nsum, parent, group, conc, leaf0, b1, b2, b3, m_run, acc, acc2, accsq, track_sq)
     return n_rec, n_events, n_draws, -1

@@ -24,11 +24,15 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import gammaln
 
+from .posterior import dirichlet
+
 __all__ = [
     "fit_concentration",
     "concentration_posterior",
+    "nested_evidence",
     "dirichlet_posterior",
     "mixture_posterior",
+    "shrink_weight",
     "concentration_info",
     "fixed_concentration",
     "S_MIN",
@@ -88,17 +92,31 @@ def dirichlet_posterior(counts: np.ndarray, mean: np.ndarray, s: float) -> tuple
     return mixture_posterior(counts, mean, *fixed_concentration(s))
 
 
-def concentration_posterior(counts: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The posterior of ``log s`` on a grid (flat prior on ``[log S_MIN, log S_MAX]``):
+def concentration_posterior(
+    counts: np.ndarray, mean: np.ndarray, prior: np.ndarray | None = None, groups: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""The posterior of ``log s`` on a grid (flat prior on ``[log S_MIN, log S_MAX]``):
     ``(log_s, weights)``, the weights summing to 1 (trapezoidal rule; points of weight
-    below 1e-12 dropped).  With no informative leaf: all weight on ``S_MAX``."""
+    below 1e-12 dropped).  With no informative leaf: all weight on ``S_MAX``.
+
+    The likelihood of ``s``: with ``prior`` (``(G, r)`` Dirichlet parameters of each
+    configuration's pooled vector :math:`	heta_y`, ``groups`` the configuration of each
+    leaf), the exact marginal likelihood of the nested model,
+    :math:`\prod_y \int \mathrm{Dir}(	heta_y; eta_y) \prod_d \mathrm{DM}(n_{yd}; s\,	heta_y)\,d	heta_y`
+    (:func:`nested_evidence`); without, the Dirichlet-multinomial likelihood around the
+    plug-in ``mean``, which counts each domain's rows twice (they made the mean) and so
+    overstates the pooling when the domains differ."""
     data = _informative(counts, mean)
     if data is None:
         return np.array([np.log(S_MAX)]), np.array([1.0])
     n, tot, m = data
     best = np.log(fit_concentration(counts, mean))
     grid = np.unique(np.concatenate([np.linspace(np.log(S_MIN), np.log(S_MAX), GRID_POINTS), [best]]))
-    ll = np.array([-_neg_marginal(g, n, tot, m) for g in grid])
+    ll = None
+    if prior is not None:
+        grid, ll = _nested_grid(np.asarray(counts, dtype=np.float64), np.asarray(groups), np.asarray(prior))
+    if ll is None:
+        ll = np.array([-_neg_marginal(g, n, tot, m) for g in grid])
     width = np.empty_like(grid)  # trapezoidal weights of the grid points
     gaps = np.diff(grid)
     width[0], width[-1] = gaps[0] / 2, gaps[-1] / 2
@@ -109,12 +127,90 @@ def concentration_posterior(counts: np.ndarray, mean: np.ndarray) -> tuple[np.nd
     return grid[keep], w[keep] / w[keep].sum()
 
 
+#: particles per configuration and grid value of the nested evidence
+NESTED_PARTICLES = 32
+
+
+def _nested_grid(counts: np.ndarray, groups: np.ndarray, prior: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """The nested evidence on a coarse grid of ``log s`` (a decade apart), then on a fine
+    one (step 0.25) within a decade of the best coarse value: ``(grid, log evidence)``
+    (``None`` beyond the budget: the caller's grid and likelihood)."""
+    lo, hi = np.log(S_MIN), np.log(S_MAX)
+    coarse = np.arange(lo, hi + 1e-9, np.log(10.0))
+    ll_c = nested_evidence(counts, groups, prior, coarse)
+    if ll_c is None:
+        return np.linspace(lo, hi, GRID_POINTS), None
+    best = coarse[int(np.argmax(ll_c))]
+    fine = best + 0.25 * np.arange(-9, 10)
+    fine = fine[(fine > lo) & (fine < hi) & ~np.isin(fine, coarse)]
+    ll_f = nested_evidence(counts, groups, prior, fine) if len(fine) else np.zeros(0)
+    if ll_f is None:
+        return coarse, ll_c
+    grid = np.concatenate([coarse, fine])
+    order = np.argsort(grid)
+    return grid[order], np.concatenate([ll_c, ll_f])[order]
+#: most log-gamma evaluations the nested evidence spends (beyond: the plug-in likelihood)
+NESTED_BUDGET = 3e8
+
+
+def _log_dirichlet(U: np.ndarray, a: np.ndarray) -> np.ndarray:
+    return gammaln(a.sum(-1)) - gammaln(a).sum(-1) + ((a - 1.0) * np.log(U)).sum(-1)
+
+
+def nested_evidence(counts: np.ndarray, groups: np.ndarray, prior: np.ndarray, grid: np.ndarray) -> np.ndarray | None:
+    r"""Log marginal likelihood of every ``log s`` of ``grid`` under the nested model
+    :math:`	heta_y \sim \mathrm{Dir}(eta_y)`, :math:`	heta_{yd} \sim \mathrm{Dir}(s\,	heta_y)`,
+    domain ``d``'s counts at ``y`` multinomial: per configuration, importance sampling
+    of :math:`	heta_y` from :math:`\mathrm{Dir}(eta_y + e/2)`, ``e`` the domains'
+    counts scaled to their information about :math:`	heta_y`
+    (:math:`n_{ydk} (s + 1) / (n_{yd} + s)`: a Dirichlet-multinomial sample of size
+    ``n`` weighs like :math:`n (s + 1) / (n + s)` draws), weighted by
+    :math:`\mathrm{Dir}(	heta; eta_y) \prod_d \mathrm{DM}(n_{yd}; s	heta) / 	ext{proposal}`.
+    Reproducible (fixed seed).  ``None`` when it would exceed :data:`NESTED_BUDGET`."""
+    keep = counts.sum(axis=1) > 0
+    n, g = counts[keep], groups[keep]
+    L, r = n.shape
+    M = NESTED_PARTICLES
+    li, xi = np.nonzero(n)  # a zero count adds nothing to a Dirichlet-multinomial's log
+    if len(li) * M * len(grid) > NESTED_BUDGET:
+        return None
+    order = np.argsort(g[li], kind="stable")  # grouped, for one reduction per configuration
+    li, xi = li[order], xi[order]
+    gi, vals = g[li], n[li, xi][:, None]
+    groups_hit, starts = np.unique(gi, return_index=True)
+    rng = np.random.default_rng(0)
+    G = prior.shape[0]
+    nd = n.sum(axis=1)
+    beta0 = np.maximum(prior, 1e-300)
+    out = np.empty(len(grid))
+    for i, ls in enumerate(grid):
+        s = float(np.exp(ls))
+        eff = np.zeros((G, r))
+        np.add.at(eff, g, n * ((s + 1.0) / (nd + s))[:, None])  # (one small (L, r) sum a grid value)
+        beta = beta0 + 0.5 * eff
+        U = dirichlet(np.broadcast_to(beta[:, None, :], (G, M, r)), rng)
+        U = np.maximum(U, 1e-300)
+        U /= U.sum(axis=2, keepdims=True)
+        a = s * U[gi, :, xi]  # (non-zero counts, M)
+        ll = np.zeros((G, M))
+        if len(gi):
+            ll[groups_hit] = np.add.reduceat(gammaln(a + vals) - gammaln(a), starts, axis=0)
+        lw = ll + _log_dirichlet(U, beta0[:, None, :]) - _log_dirichlet(U, beta[:, None, :])
+        top = lw.max(axis=1, keepdims=True)
+        out[i] = float((top[:, 0] + np.log(np.exp(lw - top).mean(axis=1))).sum())
+        out[i] += float((gammaln(s) - gammaln(s + nd)).sum())
+    return out
+
+
 def mixture_posterior(
-    counts: np.ndarray, mean: np.ndarray, log_s: np.ndarray, weights: np.ndarray
+    counts: np.ndarray, mean: np.ndarray, log_s: np.ndarray, weights: np.ndarray, mean_sd: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Posterior mean and sd of each entry with ``s`` integrated out over
+    r"""Posterior mean and sd of each entry with ``s`` integrated out over
     ``(log_s, weights)``: the weighted means of :func:`dirichlet_posterior`, and the sd
-    from the weighted second moments (law of total variance)."""
+    from the weighted second moments (law of total variance).  ``mean_sd``: the sd of
+    the pooled vector ``mean`` itself, whose uncertainty then enters too: with
+    :math:`a = n + s\,m`, :math:`A = N + s`,
+    :math:`E[	heta^2] = (a^2 + s^2 v + a) / (A (A + 1))`, ``v`` its variance."""
     n = np.asarray(counts, dtype=np.float64)
     m = np.asarray(mean, dtype=np.float64)
     w = np.atleast_1d(np.asarray(weights, dtype=np.float64))
@@ -123,8 +219,17 @@ def mixture_posterior(
     tot = a.sum(axis=2, keepdims=True)
     pk = a / tot
     p = np.tensordot(w, pk, axes=1)
-    second = np.tensordot(w, pk * pk + pk * (1.0 - pk) / (tot + 1.0), axes=1)
+    extra = 0.0 if mean_sd is None else (sk * sk) * np.asarray(mean_sd, dtype=np.float64)[None] ** 2
+    second = np.tensordot(w, (a * a + extra + a) / (tot * (tot + 1.0)), axes=1)
     return p, np.sqrt(np.maximum(second - p * p, 0.0))
+
+
+def shrink_weight(log_s: np.ndarray, weights: np.ndarray) -> float:
+    r"""The posterior mean of :math:`s / (s + 1)`: how much of a pooled vector's own
+    variance a fresh domain's vector :math:`\mathrm{Dir}(s\,\theta)` keeps (see
+    :func:`~.posterior.predictive_sd`)."""
+    s = np.exp(np.asarray(log_s, dtype=np.float64))
+    return float(np.asarray(weights, dtype=np.float64) @ (s / (s + 1.0)))
 
 
 def fixed_concentration(s: float) -> tuple[np.ndarray, np.ndarray]:

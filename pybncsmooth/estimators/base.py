@@ -29,7 +29,8 @@ from ..counting.context_tree import ContextTree
 from ..errors import DataError, HyperparameterError
 from ..options import RUN_SETTINGS, Options, option_names, run_check
 from ..validation import Param, parallel_map
-from ._pooling import concentration_info, concentration_posterior, mixture_posterior
+from ._pooling import concentration_info, concentration_posterior, mixture_posterior, shrink_weight
+from .posterior import DomainPosterior, predictive_sd
 
 __all__ = [
     "Estimator",
@@ -84,6 +85,14 @@ class TreeEstimate:
         prior's).
     fallback_from:
         Index of the first tree variable the fallback table is indexed by.
+    unseen_sd:
+        Per level above the leaves (``depth`` arrays, shaped like ``probs[:-1]``), the
+        posterior sd of a configuration that is absent below the node and backs off to
+        it: the spread of the hierarchy's predictive around the node (wider than the
+        node's own ``sd``).  ``None``: the node's own ``sd`` answers.
+    posterior:
+        A :class:`~pybncsmooth.estimators.posterior.TreePosterior` that draws the
+        node's dense table from the posterior, or ``None`` (no draws).
     """
 
     probs: tuple[np.ndarray, ...]
@@ -93,6 +102,8 @@ class TreeEstimate:
     fallback: np.ndarray | None = None
     fallback_sd: np.ndarray | None = None
     fallback_from: int = 0
+    unseen_sd: tuple[np.ndarray, ...] | None = None
+    posterior: Any = None
 
     def __post_init__(self) -> None:
         # probabilities are bounded, so their sum is finite iff every entry is; the levels
@@ -108,6 +119,13 @@ class TreeEstimate:
             if not _nonnegative_finite(_flat(self.sd)):
                 bad = next(i for i, v in enumerate(self.sd) if not _nonnegative_finite(v))
                 raise FloatingPointError(f"negative or non-finite standard deviations at tree level {bad}")
+        if self.unseen_sd is not None:
+            if len(self.unseen_sd) != len(self.probs) - 1 or any(
+                a.shape != b.shape for a, b in zip(self.unseen_sd, self.probs)
+            ):
+                raise ValueError("unseen_sd must have the shapes of probs above the leaves")
+            if self.unseen_sd and not _nonnegative_finite(_flat(self.unseen_sd)):
+                raise FloatingPointError("negative or non-finite standard deviations of unseen configurations")
         for name in ("fallback", "fallback_sd"):
             v = getattr(self, name)
             if v is not None and not _nonnegative_finite(v):
@@ -237,27 +255,65 @@ class Estimator:
         posterior geometric mean)."""
         leaves = tree.levels[-1]
         mean = pooled.probs[-1][leaves.parent]
+        mean_sd = pooled.sd[-1][leaves.parent] if pooled.sd is not None else None
         counts = leaves.counts.astype(np.float64)
-        log_s, weights = self.domain_concentration(counts, mean)
-        p, sd = self.domain_posterior(counts, mean, log_s, weights)
+        prior = self.fresh_prior(tree.truncate(tree.depth - 1), pooled) if pooled.sd is not None else None
+        log_s, weights = self.domain_concentration(counts, mean, prior, leaves.parent)
+        p, sd = self.domain_posterior(counts, mean, log_s, weights, mean_sd=mean_sd)
         info = dict(pooled.info, **concentration_info(log_s, weights))
-        sds = pooled.sd + (sd,) if pooled.sd is not None and sd is not None else None
-        return replace(pooled, probs=pooled.probs + (p,), info=info, sd=sds)  # the unseen rule and its tables kept
+        if pooled.sd is None or sd is None:
+            return replace(pooled, probs=pooled.probs + (p,), info=info, sd=None, unseen_sd=None, posterior=None)
+        # a configuration a domain never saw: Dir(s_D theta) around the pooled vector
+        w = shrink_weight(log_s, weights)
+        above = pooled.unseen_sd if pooled.unseen_sd is not None else pooled.sd[:-1]
+        unseen_sd = tuple(predictive_sd(m, v, w) for m, v in zip(pooled.probs, tuple(above) + (pooled.sd[-1],)))
+        fb_sd = pooled.fallback_sd
+        if fb_sd is not None and pooled.unseen == "uniform":
+            fb_sd = predictive_sd(np.full(fb_sd.shape, 1.0 / fb_sd.shape[-1]), fb_sd, w)
+        post = None
+        if pooled.posterior is not None:
+            post = DomainPosterior(pooled.posterior, tree.truncate(tree.depth - 1), log_s, weights)
+        return replace(pooled, probs=pooled.probs + (p,), info=info, sd=pooled.sd + (sd,), unseen_sd=unseen_sd,
+                       fallback_sd=fb_sd, posterior=post)  # the unseen rule and its tables kept
 
     def domain_posterior(
-        self, counts: np.ndarray, mean: np.ndarray, log_s: np.ndarray, weights: np.ndarray
+        self, counts: np.ndarray, mean: np.ndarray, log_s: np.ndarray, weights: np.ndarray,
+        mean_sd: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray | None]:
         r"""A domain's leaves (``(L, r)`` counts) given their configurations' pooled
-        estimates ``mean`` and the posterior of the domain concentration (``log_s``,
-        ``weights``): the posterior mean and sd of each entry, :math:`\mathrm{Dir}(s_D\,m
-        + n)` averaged over :math:`s_D`.  Used for the domains of a fit and for a domain
-        added later (:meth:`FittedNetwork.adapt`)."""
-        return mixture_posterior(counts, mean, log_s, weights)
+        estimates ``mean`` (and their sds ``mean_sd``) and the posterior of the domain
+        concentration (``log_s``, ``weights``): the posterior mean and sd of each entry,
+        :math:`\mathrm{Dir}(s_D\,\theta_y + n)` averaged over :math:`s_D` and the pooled
+        :math:`\theta_y`.  Used for the domains of a fit and for a domain added later
+        (:meth:`FittedNetwork.adapt`)."""
+        return mixture_posterior(counts, mean, log_s, weights, mean_sd)
 
-    def domain_concentration(self, counts: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def domain_concentration(
+        self, counts: np.ndarray, mean: np.ndarray, prior: np.ndarray | None = None, groups: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The posterior of the node's domain concentration as ``(log_s, weights)``
-        (:func:`~._pooling.concentration_posterior`); estimators may fix or override it."""
-        return concentration_posterior(counts, mean)
+        (:func:`~._pooling.concentration_posterior`: with ``prior`` and ``groups``, the
+        nested model's exact evidence); estimators may fix or override it."""
+        return concentration_posterior(counts, mean, prior, groups)
+
+    def fresh_prior(self, tree: ContextTree, est: TreeEstimate) -> np.ndarray:
+        r"""Dirichlet parameters ``(L, r)`` of the prior of each leaf's vector of ``tree``
+        given the rest of the hierarchy, for the nested model of a multi-domain fit: the
+        predictive of a fresh configuration under the leaf's parent (its mean and, from
+        the parent's ``unseen_sd``, its spread), matched by a Dirichlet
+        (:math:`A + 1 = \sum_k m_k (1 - m_k) / \sum_k v_k`); a tree without parents,
+        :math:`\mathrm{Dir}(1, \dots, 1)`.  Estimators whose prior is a Dirichlet
+        (``bayes``) give it exactly."""
+        r = tree.child_card
+        L = tree.n_leaves
+        if tree.depth == 0 or est.sd is None:
+            return np.ones((L, r))
+        par = tree.levels[-1].parent
+        m = est.probs[-2][par]
+        above = est.unseen_sd[-1] if est.unseen_sd is not None else est.sd[-2]
+        v = above[par] ** 2
+        A = (m * (1 - m)).sum(axis=1) / np.maximum(v.sum(axis=1), 1e-300) - 1.0
+        return np.maximum(A, 1e-6)[:, None] * np.maximum(m, 1e-300)
 
     # ------------------------------------------------------------------ params
     @classmethod

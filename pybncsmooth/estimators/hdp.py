@@ -28,10 +28,20 @@ After burn-in, each sweep's estimates (eqs. 12-14)
     \\hat\\phi_{x \\mid \\text{node}} = \\frac{n_x + \\alpha\\, \\hat\\phi_{x \\mid \\text{parent}}}{N + \\alpha}
 
 are averaged.  Unseen parent configurations back off to the deepest existing
-node, as the reference's query does.  Posterior standard deviations
-(``cpt(node, stat="sd")``) follow from the law of total variance over the
-recorded sweeps: each sweep contributes its Dirichlet second moment given the
-state, :math:`\\hat\\phi^2 + \\hat\\phi(1 - \\hat\\phi) / (N + \\alpha + 1)`.
+node, as the reference's query does.
+
+Uncertainty (Petitjean et al. 2018, Sec. 4.1-4.2, and
+:mod:`~pybncsmooth.estimators.hdp_posterior`).  Given a sweep's state the vectors are
+Dirichlet top-down, :math:`\\phi_i \\mid \\phi_{pa} \\sim \\mathrm{Dir}(n_i + \\alpha\\,\\phi_{pa})`,
+so each sweep contributes a node's conditional mean and second moment *with the
+parent's own uncertainty* (:math:`E[a_k(a_k+1)] / (A(A+1))`,
+:math:`a_k = n_k + \\alpha\\phi_{pa,k}`, computed top-down); the law of total variance
+over the recorded sweeps gives the posterior sd (``cpt(node, stat="sd")``).  An
+unseen configuration is a fresh node below the one it backs off to,
+:math:`\\mathrm{Dir}(\\alpha_l\\,\\phi)` level after level: its sd is the hierarchy's
+predictive spread (``unseen_sd``), not the node's.  ``record_states`` (default 100)
+evenly spaced states of the sampler are kept (bounded memory) and drawn from by
+``sample_parameters``, query intervals and ``cpt_frame(interval=)``.
 
 Defaults are those of the authors' Java implementation except the number of sweeps:
 2000 (the authors' 5000 with ``iterations=5000``; ``iterations="auto"`` stops on
@@ -59,6 +69,8 @@ from ._mcmc import chain_seed, entropy_of, progress_bar, split_rhat
 from ._rng import new_state
 from ._stirling import MAX_TABLE_N, SHARED_RATIOS, new_memo
 from .base import Estimator, TreeEstimate, register_estimator
+from .hdp_posterior import HDPPosterior, hdp_unseen_sd, unseen_weights
+from .posterior import DirichletPosterior
 
 __all__ = ["HDP", "split_rhat"]
 
@@ -124,6 +136,35 @@ def _trace_rows(events: int, every: int, thin: int) -> int:
     return events * every // thin + 1 if thin else 0
 
 
+#: a tree keeps at most max(STATE_VALUES, 2 x its entries) counts of recorded states
+STATE_VALUES = 1 << 16
+
+
+def _state_buffer(est: "HDP", st: _TreeState, burn: int, G: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The buffers of one chain's recorded states: ``record_states`` (shared among the
+    chains, an even number per chain) of the internal nodes' counts and the
+    concentrations, evenly spaced over the recorded sweeps (a fixed run's spacing is
+    known; ``iterations="auto"`` starts at every sweep and doubles the spacing when the
+    buffer fills).  Memory stays bounded: at most ``max(STATE_VALUES, 2 N r)`` counts
+    per tree (``N r`` its entries; 32-bit: the states then take at most a third of the
+    memory of the tree's estimate), whatever the run's length.  ``meta``: states held,
+    spacing."""
+    L = len(st.lstart) - 1
+    leaf0 = int(st.lstart[L - 1]) if L >= 2 else 0
+    per = leaf0 * st.r
+    cap = 0
+    if est.record_states and per:
+        budget = max(STATE_VALUES, 2 * st.n_nodes * st.r)
+        cap = max(2, est.record_states // est.n_chains)
+        cap = min(cap, max(2, budget // (per * est.n_chains)))
+        cap -= cap % 2
+    spacing = 1
+    if cap and not est.auto:
+        spacing = max(1, -(-(int(est.iterations) - burn) // cap))
+    dtype = np.int32 if int(st.leaf_counts.sum()) < 2**31 else np.int64
+    return np.zeros((cap, leaf0, st.r), dtype=dtype), np.zeros((cap, G)), np.array([0, spacing], dtype=np.int64)
+
+
 class _Chain:
     """One chain of the sampler on one tree: its state and accumulators, advanced by
     the compiled kernel a block of sweeps at a time."""
@@ -150,6 +191,9 @@ class _Chain:
         self.acc, self.acc2 = np.zeros((N, r)), np.zeros((N, r))
         self.accsq = np.zeros((N, r) if est.auto else (1, r))
         self.pk, self.b1, self.b2 = np.zeros((inner, r)), np.zeros((inner, r)), np.zeros((inner, r))
+        self.pk2, self.b3 = np.zeros((inner, r)), np.zeros((inner, r))
+        # the states kept for posterior draws (see _state_buffer)
+        self.state_n, self.state_c, self.state_meta = _state_buffer(est, st, burn, G)
         self.conc_trace = np.full((events, len(st.lstart) - 1), np.nan)
         n_leaf = int(st.lstart[-1] - st.lstart[-2])
         self.leaf_trace = np.zeros((_trace_rows(events, est.concentration_every, thin), n_leaf * r))
@@ -199,12 +243,17 @@ class _Chain:
             self.ckeys,
             self.cvals,
             self.pk,
+            self.pk2,
             self.acc,
             self.acc2,
             self.accsq,
             est.auto,
             self.b1,
             self.b2,
+            self.b3,
+            self.state_n,
+            self.state_c,
+            self.state_meta,
             self.conc_trace,
             self.leaf_trace,
             self.thin,
@@ -329,6 +378,7 @@ class HDP(Estimator):
         Param("max_iterations", "int", 50000, "'auto': cap of sweeps per chain", low=100),
         Param("root_tables", "choice", "one", "the root's tables: the authors' one per value, or integrated out",
               choices=("one", "integrated")),
+        Param("record_states", "int", 100, "sweep states kept (evenly spaced) for posterior draws; 0: none", low=0),
     )
 
     def _check(self) -> None:
@@ -445,7 +495,8 @@ class HDP(Estimator):
         if self.n_chains > 1 and thin > 0:  # as many draws as the chains' traces would hold
             if min(len(range(burn, total, thin)), _trace_rows(events, self.concentration_every, thin)) >= 4:
                 info["rhat"] = 1.0
-        return TreeEstimate(((v / v.sum())[None, :],), "backoff", info, sd=(sd[None, :],))
+        post = DirichletPosterior(np.array([c0 / r]), backoff=False)  # exact: Dir(n + c0 / r)
+        return TreeEstimate(((v / v.sum())[None, :],), "backoff", info, sd=(sd[None, :],), posterior=post)
 
     @staticmethod
     def _advance(ch: "_Chain", total: int, bar: Any) -> None:
@@ -585,7 +636,8 @@ class HDP(Estimator):
         n_rec = sum(ch.n_rec for ch in chains)
         mean = sum(ch.acc for ch in chains) / max(n_rec, 1)
         # posterior sd by the law of total variance over the recorded sweeps (and chains):
-        # E[theta^2] averages each sweep's Dirichlet second moment given its state
+        # E[theta^2] averages each sweep's second moment given its state, the parents'
+        # uncertainty included (see _record_internal)
         second = sum(ch.acc2 for ch in chains) / max(n_rec, 1)
         sd_all = np.sqrt(np.maximum(second - mean * mean, 0.0))
         est = mean / mean.sum(axis=1, keepdims=True)
@@ -604,4 +656,33 @@ class HDP(Estimator):
             m = min(d.shape[0] for d in draws)
             if m >= 4 and draws[0].shape[1] > 0:
                 info["rhat"] = split_rhat(np.stack([d[:m] for d in draws]))
-        return TreeEstimate(probs, "backoff", info, sd=sds)
+        W = unseen_weights(self._kept_concentrations(chains), self.tying, self._prior())
+        post = None
+        if all(ch.state_meta[0] > 0 for ch in chains):
+            post = HDPPosterior(
+                np.concatenate([ch.state_n[: ch.state_meta[0]] for ch in chains]),
+                np.concatenate([ch.state_c[: ch.state_meta[0]] for ch in chains]),
+                st.group, st.group_level, self.initial_concentration, self.tying, self._prior(),
+            )
+        return TreeEstimate(probs, "backoff", info, sd=sds, unseen_sd=hdp_unseen_sd(probs, sds, W), posterior=post)
+
+    def _prior(self) -> tuple[float, float, float]:
+        return (self.prior_shape, self.prior_rate, self.max_concentration)
+
+    def _kept_concentrations(self, chains: list[_Chain]) -> np.ndarray:
+        """Every chain's concentration draws after burn-in (events x levels, the levels'
+        means; single tying: the one concentration at every level)."""
+        every = self.concentration_every
+        burn = chains[0].burn
+        first = int(np.count_nonzero((np.arange(burn) + every // 2) % every == 0))
+        conc = np.concatenate([ch.conc_trace[first : ch.n_ev] for ch in chains])
+        if not len(conc):  # no draw after burn-in: the concentrations as they stand
+            st = chains[0].st
+            conc = np.full((1, len(st.lstart) - 1), np.nan)
+            for lev in range(1, conc.shape[1]):
+                sel = st.group_level == lev
+                if sel.any():
+                    conc[0, lev] = chains[0].conc[sel].mean()
+        if self.tying == "single" and conc.size:
+            conc = np.repeat(conc[:, 1:2], conc.shape[1], axis=1)
+        return conc

@@ -33,6 +33,11 @@ interpreter work per level.
 The estimate is the posterior mean of every tree node's CPT column (the softmax of
 its path sum) over the sweeps after burn-in, averaged over chains; posterior
 standard deviations come from the same draws (``cpt(node, stat="sd")``).
+``record_states`` (default 200) evenly spaced sweeps are kept for whole-table draws
+(``sample_parameters``, intervals); an unseen configuration's coefficients below the
+node it backs off to are drawn from their prior given the sweep's variance, so its
+sd and draws are the model's predictive
+(:mod:`~pybncsmooth.estimators.hls_posterior`).
 """
 
 from __future__ import annotations
@@ -53,6 +58,10 @@ from ._pg import pg_draw, seed_numba
 from ..validation import Param
 from .base import Estimator, TreeEstimate, register_estimator
 from .hls import flatten_tree, split_levels
+from .hls_posterior import HLSPosterior, unseen_sd
+
+#: a chain keeps at most max(STATE_VALUES, 8 x the network's entries) coefficients of its sweeps
+STATE_VALUES = 1 << 21
 
 __all__ = ["HLSBayes"]
 
@@ -172,11 +181,12 @@ def _accumulate_all(B, parent, node_off, n_nodes, r_t, K_t, acc, acc2):  # pragm
 @njit(cache=True, nogil=True)
 def _sweeps(it0, n_sweeps, burn, parent, node_off, n_nodes, leaf_off, n_leaf, leaf0, K_t, r_t, act_ptr, act_idx,
             N, kappa, dims, B, eta, psi, pre, suf, omega, z, var_t, ss, acc, acc2, fixed_variance, prior_shape,
-            prior_scale):  # pragma: no cover - compiled
+            prior_scale, rec_B, rec_var, rec_meta):  # pragma: no cover - compiled
     """Sweeps ``it0 .. it0 + n_sweeps - 1`` of one chain (numba's generator, seeded by the
     caller's thread): per class slot ``k``, the Polya-Gamma weights of the leaves that
     take part (``act_idx[act_ptr[k]:act_ptr[k+1]]``), then class ``k``'s coefficients of
-    every tree; then the variances; after ``burn`` the CPT columns are accumulated."""
+    every tree; then the variances; after ``burn`` the CPT columns are accumulated and,
+    every ``rec_meta[1]`` sweeps, the state kept (``rec_meta[0]``: states held)."""
     K_max = kappa.shape[0]
     work = np.empty((6, max(n_nodes.max(), 1) if n_nodes.shape[0] else 1))
     for s in range(n_sweeps):
@@ -197,6 +207,16 @@ def _sweeps(it0, n_sweeps, burn, parent, node_off, n_nodes, leaf_off, n_leaf, le
                 var_t[t] = 1.0 / np.random.gamma(prior_shape + dims[t] / 2.0, 1.0 / (prior_scale + ss[t] / 2.0))
         if it0 + s >= burn:
             _accumulate_all(B, parent, node_off, n_nodes, r_t, K_t, acc, acc2)
+            # every rec_meta[1] kept sweeps, the coefficients and variances for posterior draws
+            j = it0 + s - burn
+            if rec_meta[0] < rec_B.shape[0] and j % rec_meta[1] == 0:
+                d = rec_meta[0]
+                for i in range(B.shape[0]):
+                    for c in range(B.shape[1]):
+                        rec_B[d, i, c] = B[i, c]
+                for t in range(var_t.shape[0]):
+                    rec_var[d, t] = var_t[t]
+                rec_meta[0] = d + 1
 
 
 class _Network:
@@ -266,6 +286,7 @@ class HLSBayes(Estimator):
               high=1e10),
         Param("variance", "float", None, "fix the coefficients' prior variance instead of sampling it", low=1e-10,
               high=1e10, optional=True),
+        Param("record_states", "int", 200, "sweeps kept (evenly spaced) for posterior draws; 0: none", low=0),
     )
 
     def _check(self) -> None:
@@ -277,7 +298,23 @@ class HLSBayes(Estimator):
         return self.burn_in if self.burn_in is not None else self.iterations // 2
 
     # ------------------------------------------------------------------ sampling
-    def _chain(self, net: _Network, seed: int, bar: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    def _record_buffers(self, net: _Network) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One chain's buffers of kept sweeps: ``record_states`` shared among the chains,
+        evenly spaced after burn-in, at most ``max(STATE_VALUES, 8 x the network's
+        entries)`` coefficients per chain (every draw is a whole sweep: their number is
+        the resolution of the intervals)."""
+        n_all = int(net.n_nodes.sum())
+        per = max(n_all * net.K_max, 1)
+        budget = max(STATE_VALUES, 8 * n_all * net.r_max)  # float32: about the estimates' own memory
+        cap = 0
+        if self.record_states:
+            cap = max(1, min(self.record_states // self.n_chains, budget // per))
+        kept = self.iterations - self.effective_burn_in
+        spacing = max(1, -(-kept // cap)) if cap else 1
+        return (np.zeros((cap, n_all, net.K_max), dtype=np.float32), np.zeros((cap, net.T)),
+                np.array([0, spacing], dtype=np.int64))
+
+    def _chain(self, net: _Network, seed: int, bar: Any) -> tuple:
         """One chain over every tree of the network, compiled (:func:`_sweeps`), run in
         blocks of at most 100 sweeps (the progress bar's step; with several chains, up
         to each sweep whose CPT columns are kept for R-hat)."""
@@ -296,6 +333,7 @@ class HLSBayes(Estimator):
         dims = net.dims.astype(np.float64)
         burn = self.effective_burn_in
         thin = max(1, (self.iterations - burn) // 200)
+        rec_B, rec_var, rec_meta = self._record_buffers(net)
         trace = []
         it = 0
         while it < self.iterations:
@@ -307,6 +345,7 @@ class HLSBayes(Estimator):
                 it, stop - it, burn, net.parent, net.node_off, net.n_nodes, net.leaf_off, net.n_leaf, net.leaf0,
                 net.K_t, net.r_t, net.act_ptr, net.act_idx, net.N, net.kappa, dims, B, eta, psi, pre, suf, omega, z,
                 var_t, ss, acc, acc2, self.variance is not None, float(self.prior_shape), float(self.prior_scale),
+                rec_B, rec_var, rec_meta,
             )
             last = stop - 1
             if self.n_chains > 1 and last >= burn and (last - burn) % thin == 0:
@@ -316,7 +355,8 @@ class HLSBayes(Estimator):
             it = stop
         kept = self.iterations - burn
         draws = np.array(trace) if trace else np.zeros((0, 0))
-        return acc / kept, acc2 / kept, draws, kept
+        held = int(rec_meta[0])
+        return acc / kept, acc2 / kept, draws, kept, rec_B[:held], rec_var[:held]
 
     def _progress_bar(self, total: int, trees: Mapping[str, ContextTree]) -> Any:
         return progress_bar(self.progress, total, trees, "HLS-bayes sweeps")
@@ -358,8 +398,25 @@ class HLSBayes(Estimator):
             info: dict[str, Any] = {"n_records": int(sum(res[3] for res in results)), "n_chains": self.n_chains}
             if self.n_chains > 1:
                 info["rhat"] = _tree_rhat(results, net, t)
-            out[name] = TreeEstimate(split_levels(m, offsets), "backoff", info, sd=split_levels(sd, offsets))
+            probs, sds = split_levels(m, offsets), split_levels(sd, offsets)
+            post, u_sd = self._posterior(results, net, t, offsets, entropy, name)
+            out[name] = TreeEstimate(probs, "backoff", info, sd=sds, unseen_sd=u_sd, posterior=post)
         return out
+
+    def _posterior(self, results: list, net: _Network, t: int, offsets: list[int], entropy: int,
+                   name: str) -> tuple[HLSPosterior | None, tuple | None]:
+        """Tree ``t``'s kept sweeps as its posterior, and the sd of an unseen
+        configuration below each node (the missing coefficients drawn from their prior;
+        its Monte Carlo seeded from the fit's entropy and the node's name)."""
+        no, nn, r, K = int(net.node_off[t]), int(net.n_nodes[t]), int(net.r_t[t]), int(net.K_t[t])
+        B = np.concatenate([res[4][:, no : no + nn, :K] for res in results])
+        var = np.concatenate([res[5][:, t] for res in results])
+        parent = net.parent[no : no + nn]
+        if not len(B):
+            return None, None
+        post = HLSPosterior(B, var, parent, offsets, r)
+        rng = np.random.default_rng(chain_seed(entropy, name, 1 << 20))
+        return post, unseen_sd(B, var, parent, offsets, r, rng) if len(offsets) > 2 else None
 
 
 def node_probs_rows(B: np.ndarray, net: _Network) -> np.ndarray:

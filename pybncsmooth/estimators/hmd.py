@@ -56,10 +56,25 @@ bound never decreasing; ``compat="bnlearn"`` replays bnlearn's own iteration
 (its starting values, restarts, line search and stopping rules), whose tables
 stop short of the fixed point by up to about 2e-3, and reproduces them.
 
-**Uncertainty.**  Posterior standard deviations of every entry from eq. (9) with
-the variational moments :math:`E_q[\alpha] = s\kappa`,
-:math:`\mathrm{Cov}_q(\alpha) = s^2 (\mathrm{diag}\,\kappa - \kappa\kappa^T) / (\tau + 1)`;
-for a domain's CPT (a ratio of joint cells) the second term uses the delta method.
+**The concentration ``s`` and the uncertainty.**  The paper fixes ``s = |X|``; by
+default ``s`` is learned instead (a flat prior on :math:`\log s` over
+:math:`[10^{-3}, 10^{7}]`, integrated out on a grid, :math:`u` importance-sampled
+given each value with the variational fit as proposal:
+:mod:`~pybncsmooth.estimators.hmd_posterior`).  It decides how alike the columns
+are, and a wrong one makes every interval wrong: on networks whose columns are
+nearly deterministic, ``s = |X|`` gives 90% intervals that cover 50-70% of the
+truths (the variational approximation is a minor part of that), the learned ``s``
+85-95% (``benchmarks/bench_coverage.py``).  ``s="levels"`` keeps the paper's
+estimator (variational inference at ``s = |X|``, eq. (9) for the sds with
+:math:`\mathrm{Cov}_q(\alpha) = s^2 (\mathrm{diag}\,\kappa - \kappa\kappa^T) / (\tau + 1)`),
+as does a number.  Given ``(s, u)`` a column is exactly
+:math:`\mathrm{Dir}(n_y + s u)`: means, sds and draws (``sample_parameters``) mix it
+over the posterior of ``(s, u)``; an unseen configuration (and every internal node,
+which back-off reaches) gets the predictive :math:`\mathrm{Dir}(s u)` mixed the same
+way.  The joint domain model keeps its fixed ``s`` (bnlearn's) and its variational
+``q``; for a domain's CPT (a ratio of joint cells) the sd's second term uses the
+delta method, and draws normalise the domain's joint Dirichlet within each
+configuration (exact given ``u``).
 """
 
 from __future__ import annotations
@@ -86,6 +101,7 @@ from ._hmd_kernels import (
 )
 from ..validation import Param
 from ._pooling import fixed_concentration
+from .hmd_posterior import S_MAX, S_MIN, HMDPosterior, JointHMDPosterior, SPosterior, fixed_s, learn_s, mixture_moments
 from .base import Estimator, TreeEstimate, map_trees, register_estimator
 
 __all__ = ["HMD", "fit_hmd_matrix", "fit_hmd_sparse", "HMDFit", "exact_alpha_moments"]
@@ -227,8 +243,10 @@ def _domain_estimate(probs: list, sds: list, kap: np.ndarray, s: float, tau: flo
     without data."""
     fallback = kap / kap.sum(axis=1, keepdims=True)
     fallback_sd = _entry_sd(np.zeros(kap.shape), kap, s, tau)
+    post = JointHMDPosterior(s, kap.reshape(-1), tau, kap.shape[1])
     return TreeEstimate(
-        tuple(probs), "fallback", info, sd=tuple(sds), fallback=fallback, fallback_sd=fallback_sd, fallback_from=1
+        tuple(probs), "fallback", info, sd=tuple(sds), fallback=fallback, fallback_sd=fallback_sd, fallback_from=1,
+        posterior=post,
     )
 
 
@@ -252,15 +270,41 @@ def _entry_sd(n: np.ndarray, k: np.ndarray, s: float, tau: float) -> np.ndarray:
     return np.sqrt(np.maximum(var, 0.0))
 
 
+def _prior_s(r: int, a0: np.ndarray, s: float | None) -> SPosterior:
+    """The prior as a posterior without data: ``u ~ Dir(alpha0)`` (``kappa`` its mean,
+    ``tau`` its total) and ``s`` fixed or log-uniform (a grid a decade apart)."""
+    kappa = a0 / a0.sum()
+    if s is not None:
+        return fixed_s(s, kappa, float(a0.sum()))
+    grid = np.exp(np.arange(np.log(S_MIN), np.log(S_MAX) + 1e-9, np.log(10.0)))
+    w = np.full((len(grid), 1), 1.0)
+    w[[0, -1]] = 0.5
+    K = len(grid)
+    return SPosterior(grid, np.tile(kappa, (K, 1, 1)), w / w.sum(),
+                      q=(np.tile(kappa, (K, 1)), np.full(K, float(a0.sum()))))
+
+
+def _s_info(post: SPosterior) -> dict[str, Any]:
+    """What a fit reports of its ``s``: the posterior geometric mean (the value when
+    fixed), the grid and its weights, ``kappa`` (the posterior mean of ``u``) and, for a
+    variational fit (fixed ``s``), ``tau``."""
+    info = {"s": post.s_center, "s_grid": post.s, "s_weights": post.s_weights, "kappa": post.kappa_mean}
+    if post.q is not None:
+        info["tau"] = float(post.s_weights @ post.q[1])
+    return info
+
+
 @register_estimator
 class HMD(Estimator):
     r"""Hierarchical Multinomial-Dirichlet CPTs by variational inference (paper 001).
 
-    See the module documentation for the model.  The default ``s`` is the paper's
-    :math:`s = |X|`, the number of states that share :math:`\alpha`: the levels of the
-    node for one CPT, the joint states ``r * q`` of node and parents for a domain-pooled
-    fit; with ``iss`` (or ``compat="bnlearn"``) bnlearn's ``iss / J`` with ``J`` domains
-    (bnlearn's default ``iss`` is 1); give ``iss`` or ``s``, not both.
+    See the module documentation for the model.  One CPT at a time, ``s`` is learned by
+    default (integrated over its posterior: see the module documentation);
+    ``s="levels"`` is the paper's :math:`s = |X|`, the number of states that share
+    :math:`\alpha` (the node's levels), and a number fixes it.  A domain-pooled joint fit
+    keeps a fixed ``s``: by default the paper's, the joint states ``r * q`` of node and
+    parents; with ``iss`` (or ``compat="bnlearn"``) bnlearn's ``iss / J`` with ``J``
+    domains (bnlearn's default ``iss`` is 1); give ``iss`` or ``s``, not both.
     ``compat="bnlearn"`` reproduces ``bn.fit(method = "hdir")`` exactly (domain-pooled
     fits only; ``s``, ``tol`` and ``max_iter`` are then bnlearn's and cannot be set).
     Multi-domain fits: ``domain_model="nested"`` (the default) splits on the domain last
@@ -268,7 +312,8 @@ class HMD(Estimator):
     Azzimonti, Corani & Zaffalon (2019), Sec. 5 on the joint cells (bnlearn's ``hdir``;
     implied by ``iss`` and ``compat``).  A fit stops when the relative change of the
     bound is below ``tol`` (default 1e-10) and ``kappa`` has settled, or after
-    ``max_iter`` outer iterations (default 5000; a :class:`ConvergenceWarning` says so);
+    ``max_iter`` outer iterations (default 5000; a :class:`ConvergenceWarning` says so;
+    with ``s`` learned the fits only propose, at most 200 iterations each);
     ``n_jobs`` threads run over the nodes of a network.
     """
 
@@ -277,8 +322,9 @@ class HMD(Estimator):
     # (s = 1e154 divides by zero, 1e308 never converges); the estimates at the bounds are
     # already those of no pooling and of complete pooling
     params = (
-        Param("s", "float", None, "concentration of the columns around the pooled alpha (default |X|)", low=1e-10,
-              high=1e10, optional=True),
+        Param("s", "float", None, "concentration of the columns around the pooled alpha (default: learned, "
+              "integrated over its posterior; 'levels': the paper's, the node's number of levels)", low=1e-10,
+              high=1e10, optional=True, also=("levels",)),
         Param("alpha0", "float", 1.0, "Dirichlet parameter of alpha / s, the same for every state", low=1e-10,
               high=1e10),
         Param("iss", "float", None, "bnlearn's imaginary sample size of a domain-pooled fit: s = iss / J",
@@ -376,38 +422,43 @@ class HMD(Estimator):
                 "for one CPT at a time set s="
             )
         r = tree.child_card
-        s = self.s if self.s is not None else float(r)
         leaves = tree.levels[-1].counts.astype(np.float64)
+        a0 = np.full(r, float(self.alpha0))
+        tol = self.tol if self.tol is not None else 1e-10
+        max_iter = self.max_iter if self.max_iter is not None else _MAX_ITER
         if leaves.shape[0] == 0:  # no data at all: the prior
-            kappa = np.full(r, 1.0 / r)
-            tau = r * self.alpha0
-            info: dict[str, Any] = {"kappa": kappa, "tau": tau, "s": s, "iterations": 0, "converged": True}
-            leaf_p = np.empty((0, r))
-            leaf_sd = np.empty((0, r))
+            post = _prior_s(r, a0, None if self.s is None else (float(r) if self.s == "levels" else self.s))
+            info: dict[str, Any] = {"iterations": 0, "converged": True}
+        elif self.s is None:
+            post = learn_s(leaves.T, a0, tol, max_iter)
+            info = {"iterations": post.iterations, "converged": True}
         else:
+            s = float(r) if self.s == "levels" else float(self.s)
             fit = self._run(leaves.T, s)
-            kappa, tau = fit.kappa, fit.tau
+            post = fixed_s(s, fit.kappa, fit.tau, fit.iterations, fit.converged)
             info = self._info(fit)
-            leaf_p = (fit.nu / fit.nu.sum(axis=0, keepdims=True)).T
-            leaf_sd = _entry_sd(leaves, np.broadcast_to(kappa, leaves.shape), s, tau)
-        prior_sd = _entry_sd(np.zeros((1, r)), kappa.reshape(1, r), s, tau)
+        info.update(_s_info(post))
+        leaf_p, leaf_sd = mixture_moments(leaves, post)
+        kappa, prior_sd = mixture_moments(np.zeros((1, r)), post)
         probs, sds = [], []
         for i, lev in enumerate(tree.levels):
             m = len(lev.value)
             if i == tree.depth:
                 probs.append(np.ascontiguousarray(leaf_p))
                 sds.append(np.ascontiguousarray(leaf_sd))
-            else:
-                probs.append(np.tile(kappa, (m, 1)))
-                sds.append(np.tile(prior_sd, (m, 1)))
-        return TreeEstimate(tuple(probs), "backoff", info, sd=tuple(sds))
+            else:  # back-off reaches these: an unseen configuration's predictive
+                probs.append(np.tile(kappa[0], (m, 1)))
+                sds.append(np.tile(prior_sd[0], (m, 1)))
+        return TreeEstimate(tuple(probs), "backoff", info, sd=tuple(sds), posterior=HMDPosterior(post))
 
     # ------------------------------------------------------------------ domains
-    def domain_concentration(self, counts: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def domain_concentration(
+        self, counts: np.ndarray, mean: np.ndarray, prior: np.ndarray | None = None, groups: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """``s_domain`` if given, else the posterior of the base class."""
         if self.s_domain is not None:
             return fixed_concentration(self.s_domain)
-        return super().domain_concentration(counts, mean)
+        return super().domain_concentration(counts, mean, prior, groups)
 
     def _estimate_domain(self, tree: ContextTree) -> TreeEstimate:
         """Domain-pooled joint tables (paper 001 Sec. 5, bnlearn's hdir): the first
@@ -429,7 +480,7 @@ class HMD(Estimator):
                 + (" in every domain" if dense else "")
                 + "; use fewer parents, or method='hdp' / 'mestimate' with domain=, which stay sparse",
             )
-        if self.s is not None:
+        if self.s is not None and self.s != "levels":
             s = self.s
         elif self.iss is not None or self.compat == "bnlearn":
             s = (self.iss if self.iss is not None else 1.0) / J  # bnlearn: s = iss / J, iss = 1

@@ -24,6 +24,7 @@ from ..data.discretize import Discretizer
 from ..data.schema import Schema
 from ..errors import FileFormatError
 from ..estimators.base import TreeEstimate, make_estimator
+from ..estimators.posterior import posterior_from_arrays
 from ..model.cpd import DomainLastCPD, FixedPrefixCPD, TableCPD, TreeCPD
 from ..model.formats import NetworkFormat, register_format
 from ..model.network import FittedNetwork
@@ -63,6 +64,7 @@ def _save_tree(k: int, cpd: "TreeCPD | DomainLastCPD", arrays: dict[str, np.ndar
         val = getattr(cpd.estimate, extra)
         if val is not None:
             arrays[f"n{k}_{extra}"] = val
+    post_meta = _save_posterior(k, cpd.estimate, arrays)
     info_arrays = {}
     info_json = {}
     for key, val in cpd.estimate.info.items():
@@ -80,7 +82,35 @@ def _save_tree(k: int, cpd: "TreeCPD | DomainLastCPD", arrays: dict[str, np.ndar
         "fallback_from": cpd.estimate.fallback_from,
         "info_json": info_json,
         "info_arrays": info_arrays,
+        **post_meta,
     }
+
+
+def _save_posterior(k: int, est: TreeEstimate, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    """The estimate's unseen configurations' sds and its posterior (named arrays of its
+    kind, :meth:`~pybncsmooth.estimators.posterior.TreePosterior.to_arrays`)."""
+    meta: dict[str, Any] = {}
+    if est.unseen_sd is not None:
+        for i, a in enumerate(est.unseen_sd):
+            arrays[f"n{k}_unseen_sd_{i}"] = a
+        meta["n_unseen_sd"] = len(est.unseen_sd)
+    if est.posterior is not None:
+        named = est.posterior.to_arrays()
+        for name, a in named.items():
+            arrays[f"n{k}_post_{name}"] = np.asarray(a)
+        meta["posterior"] = {"kind": est.posterior.kind, "arrays": list(named)}
+    return meta
+
+
+def _load_posterior(k: int, meta: dict[str, Any], z: Any) -> dict[str, Any]:
+    """The ``unseen_sd`` and ``posterior`` fields saved by :func:`_save_posterior`."""
+    out: dict[str, Any] = {}
+    if "n_unseen_sd" in meta:
+        out["unseen_sd"] = tuple(z[f"n{k}_unseen_sd_{i}"] for i in range(meta["n_unseen_sd"]))
+    if meta.get("posterior"):
+        arrays = {name: z[f"n{k}_post_{name}"] for name in meta["posterior"]["arrays"]}
+        out["posterior"] = posterior_from_arrays(meta["posterior"]["kind"], arrays)
+    return out
 
 
 def save_native(net: "FittedNetwork", fh: Any) -> None:
@@ -191,6 +221,7 @@ def _load_native(fh: Any, path: str | None = None) -> "FittedNetwork":
         probs = tuple(z[f"n{k}_probs_{i}"] for i in range(d + 1))
         sd = tuple(z[f"n{k}_sd_{i}"] for i in range(d + 1)) if meta.get("has_sd") else None
         extra = {e: z[f"n{k}_{e}"] for e in ("fallback", "fallback_sd") if f"n{k}_{e}" in z.files}
+        extra.update(_load_posterior(k, meta, z))
         est = TreeEstimate(probs, meta["unseen"], info, sd=sd, fallback_from=meta.get("fallback_from", 0), **extra)
         if meta.get("domain_last"):  # a multi-domain fit's tree with the domain split last
             cpds[node] = DomainLastCPD(TreeCPD(tree, est, domain_last=True))

@@ -28,7 +28,8 @@ from ..data.encode import encode
 from ..data.schema import NA_LABEL
 from ..data.sources import as_source
 from ..errors import DataError, HyperparameterError, UnknownNodeError
-from ..estimators._pooling import concentration_info, fixed_concentration
+from ..estimators._pooling import concentration_info, fixed_concentration, shrink_weight
+from ..estimators.posterior import DomainPosterior, predictive_sd
 from ..validation import check_number
 from .cpd import DomainLastCPD, TreeCPD
 
@@ -103,6 +104,8 @@ def _old_values(cpd: TreeCPD, configs: np.ndarray, depth: int, stat: str) -> np.
     n, i = configs.shape
     P = np.full((n, depth), -1, dtype=np.int64)
     P[:, :i] = configs
+    if stat == "unseen_sd":
+        return cpd.unseen_sds(P)
     return cpd.probs(P) if stat == "mean" else cpd.sds(P)
 
 
@@ -151,22 +154,20 @@ def _adapt_node(
         dcfg, dcnt = ncfg.reshape(-1, d + 1), ncnt.reshape(-1, r)
     # the pooled levels: the population's estimates (or its answer for a configuration it never saw)
     want_sd = est.sd is not None
-    if union.level_sizes() == pooled_old.level_sizes():  # no new configuration: the same nodes
-        probs = list(est.probs[: d + 1])
-        sds = list(est.sd[: d + 1]) if want_sd else []
-    else:
-        probs, sds = [], []
-        for i in range(d + 1):
-            cf = union.node_configs(i)
-            probs.append(_old_values(inner, cf, tree.depth, "mean"))
-            if want_sd:
-                sds.append(_old_values(inner, cf, tree.depth, "sd"))
+    probs, sds, unseen = [], [], []
+    for i in range(d + 1):
+        cf = union.node_configs(i)
+        probs.append(_old_values(inner, cf, tree.depth, "mean"))
+        if want_sd:
+            sds.append(_old_values(inner, cf, tree.depth, "sd"))
+            unseen.append(_old_values(inner, cf, tree.depth, "unseen_sd"))
     # the domain level: old leaves of the other domains and the new ones, each under its configuration
     all_cfg = np.concatenate([cfg_old, dcfg]).reshape(-1, d + 1)
     _, parent, _ = union.find(all_cfg[:, :d])
     # the new leaves around their configuration's pooled estimate
     mean = probs[d][parent[len(cfg_old) :]]
-    p_new, sd_new = estimator.domain_posterior(dcnt.astype(np.float64), mean, *conc)
+    mean_sd = sds[d][parent[len(cfg_old) :]] if want_sd else None
+    p_new, sd_new = estimator.domain_posterior(dcnt.astype(np.float64), mean, *conc, mean_sd=mean_sd)
     all_cnt = np.concatenate([cnt_old, dcnt]).reshape(-1, r)
     all_p = np.concatenate([leaf_old_p, p_new]).reshape(-1, r)
     key = parent * n_domains + all_cfg[:, -1]
@@ -180,8 +181,10 @@ def _adapt_node(
         old_sd = leaf_old_sd if leaf_old_sd is not None else np.zeros((0, r))
         sd_all = tuple(sds) + (np.concatenate([old_sd, sd_new]).reshape(-1, r)[order],)
     info = dict(est.info, **concentration_info(*conc))
+    unseen_sd, post = _adapted_posterior(est, tree, probs, unseen, conc, has_domain, sd_all is not None)
     # the unseen rule and its tables kept (a population fitted with domains has no fallback table)
-    new_est = replace(est, probs=tuple(probs) + (all_p[order],), info=info, sd=sd_all)
+    new_est = replace(est, probs=tuple(probs) + (all_p[order],), info=info, sd=sd_all, unseen_sd=unseen_sd,
+                      posterior=post)
     return DomainLastCPD(TreeCPD(out_tree, new_est, domain_last=True))
 
 
@@ -200,6 +203,25 @@ def _check_adaptable(net: Any, has_domain: bool) -> None:
             raise DataError(f"adapt needs {why}; node {n!r} has a {type(cpd).__name__}")
     if net.estimator is None:
         raise DataError("adapt needs the estimator the network was fitted with (this network does not name one)")
+
+
+def _adapted_posterior(est: Any, tree: ContextTree, probs: list, unseen: list, conc: tuple, has_domain: bool,
+                       has_sd: bool) -> tuple[tuple | None, Any]:
+    r"""The adapted estimate's ``unseen_sd`` and posterior.  The population's answers for
+    a configuration absent below each pooled node (``unseen``, levels ``0..d``) already
+    include a fresh domain's spread when the population has domains; a population
+    fitted without them gains it here (:math:`\mathrm{Dir}(s_D\,\theta)` around each
+    pooled vector, :func:`~pybncsmooth.estimators.posterior.predictive_sd`).  Draws:
+    the population's posterior with the domains' concentration ``conc`` below it."""
+    if not has_sd:
+        return None, None
+    if has_domain:
+        post = est.posterior.with_concentration(*conc) if isinstance(est.posterior, DomainPosterior) else None
+        return tuple(unseen), post
+    w = shrink_weight(*conc)
+    unseen_sd = tuple(predictive_sd(m, v, w) for m, v in zip(probs, unseen))
+    post = DomainPosterior(est.posterior, tree, *conc) if est.posterior is not None else None
+    return unseen_sd, post
 
 
 def adapt_network(

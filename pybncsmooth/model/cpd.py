@@ -130,15 +130,25 @@ class TreeCPD(CPD):
             raise ValueError("the estimate does not match the tree's levels")
 
     def _flat(self, stat: str) -> tuple[np.ndarray, np.ndarray]:
-        """The per-level arrays of ``stat`` ("mean" or "sd") stacked, with level offsets
-        (cached: queries index them)."""
+        """The per-level arrays of ``stat`` stacked, with level offsets (cached: queries
+        index them).  ``stat``: "mean", "sd", or "unseen_sd" (what a configuration that
+        backs off to a node gets: the estimate's ``unseen_sd`` above the leaves where it
+        gives them, else the nodes' own sds)."""
         key = "_flat_" + stat
         cached = self.__dict__.get(key)
         if cached is None:
-            levels = self.estimate.probs if stat == "mean" else self.estimate.sd
+            levels = self._levels(stat)
             cached = (np.concatenate(levels, axis=0), np.cumsum([0] + [len(p) for p in levels]))
             self.__dict__[key] = cached
         return cached
+
+    def _levels(self, stat: str) -> tuple[np.ndarray, ...]:
+        est = self.estimate
+        if stat == "mean":
+            return est.probs
+        if stat == "unseen_sd" and est.unseen_sd is not None:
+            return tuple(est.unseen_sd) + (est.sd[-1],)
+        return est.sd
 
     def _unseen_fill(self, stat: str) -> tuple[np.ndarray | None, Any]:
         """What the unseen rule fills in for ``stat``: the fallback table, and the value
@@ -169,6 +179,11 @@ class TreeCPD(CPD):
         level, node, unseen = self.tree.find(P)
         flat, offsets = self._flat(stat)
         out = flat[offsets[level] + node]
+        if stat == "sd" and self.estimate.unseen_sd is not None:
+            back = level < self.tree.depth  # backed off: the hierarchy's predictive spread
+            if back.any():
+                uflat, _ = self._flat("unseen_sd")
+                out[back] = uflat[offsets[level[back]] + node[back]]
         rule = self.estimate.unseen
         if rule == "uniform" and unseen.any():
             if self.domain_last:  # only the domain's leaf is missing: the pooled configuration answers
@@ -203,20 +218,22 @@ class TreeCPD(CPD):
             if len(configs):
                 full[config_index(configs, self.parent_cards)] = levels[-1]
             return full
-        cur = levels[0].reshape(1, self.card).copy()
+        # ``fill``: what a configuration absent below each node of the current level gets
+        back = levels if stat == "mean" else self._levels("unseen_sd")
+        fill = back[0].reshape(1, self.card).copy() if self.tree.depth else levels[0].reshape(1, self.card).copy()
         cfg_idx = np.zeros(1, dtype=np.int64)
         for i in range(1, len(self.tree.levels)):
             c = self.parent_cards[i - 1]
             lev = self.tree.levels[i]
             if rule == "uniform" and not (self.domain_last and i == self.tree.depth):
-                nxt = np.empty((cur.shape[0] * c, self.card))
+                nxt = np.empty((fill.shape[0] * c, self.card))
                 nxt[:] = uniform
             else:
-                nxt = np.repeat(cur, c, axis=0)
+                nxt = np.repeat(fill, c, axis=0)
             idx = cfg_idx[lev.parent] * c + lev.value
-            nxt[idx] = levels[i]
-            cur, cfg_idx = nxt, idx
-        return cur
+            nxt[idx] = back[i] if i < self.tree.depth else levels[i]
+            fill, cfg_idx = nxt, idx
+        return fill
 
     def _matrix(self, max_cells: int) -> np.ndarray:
         return self._dense(max_cells, "mean")
@@ -227,6 +244,15 @@ class TreeCPD(CPD):
     def sds(self, parent_codes: np.ndarray) -> np.ndarray:
         """Posterior standard deviations of the vectors :meth:`probs` returns."""
         return self._tree_values(_as_matrix(parent_codes, len(self.parents)), "sd")
+
+    def unseen_sds(self, parent_codes: np.ndarray) -> np.ndarray:
+        """For each row, the sd of a configuration absent below the node the codes reach
+        (the estimate's ``unseen_sd``; the node's own sd at the leaves)."""
+        if self.estimate.sd is None:
+            raise StatisticUnavailableError("standard deviation", None, self.node)
+        level, node, _ = self.tree.find(_as_matrix(parent_codes, len(self.parents)))
+        flat, offsets = self._flat("unseen_sd")
+        return flat[offsets[level] + node]
 
 
 class TableCPD(CPD):

@@ -11,14 +11,14 @@ relative frequencies; uniform for a root):
     \mathrm{JS}_d = \sum_y w_{y,d}\, \mathrm{JS}(\theta_{\cdot|y,d}, \theta_{\cdot|y}),
 
 with :math:`\mathrm{JS}(p, q) = \tfrac12 \mathrm{KL}(p \| m) + \tfrac12 \mathrm{KL}(q \| m)`,
-:math:`m = (p + q)/2` (natural logarithms).  The interval is that of the divergence
-under the estimator's uncertainty: ``draws`` tables drawn from independent Beta
-marginals with each entry's posterior mean and sd, renormalised (a moment-matched
-approximation).  Estimators without posterior sds (``mle``, ``hgs``, ``mbranch``,
-``hls``) give no interval: their report has no ``js_lower`` / ``js_upper`` columns and
-``report.attrs["intervals"]`` says why.  ``shrinkage`` is the weight
-of the population in the domain's tables, :math:`s_D / (n_{y,d} + s_D)` averaged over the
-posterior of :math:`s_D` and with the same weights.
+:math:`m = (p + q)/2` (natural logarithms).  The interval is that of the divergence under the posterior: ``draws`` joint draws of
+the domain's tables and of the population's they shrink toward (the same draws as
+:meth:`FittedNetwork.sample_parameters`, :mod:`pybncsmooth.model.draws`), the
+equal-tailed ``level`` interval of :math:`\mathrm{JS}_d` over them; estimators without
+a posterior give none (their report has no ``js_lower`` / ``js_upper`` columns and
+``report.attrs["intervals"]`` says why).  ``shrinkage`` is the weight of the population in the domain's
+tables, :math:`s_D / (n_{y,d} + s_D)` averaged over the posterior of :math:`s_D` and
+with the same weights.
 """
 
 from __future__ import annotations
@@ -49,14 +49,20 @@ def js_divergence(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return 0.5 * kl_divergence(p, m) + 0.5 * kl_divergence(q, m)
 
 
-def _beta_draws(mean: np.ndarray, sd: np.ndarray, draws: int, rng: np.random.Generator) -> np.ndarray:
-    """``draws`` tables with Beta marginals of the given means and sds, renormalised."""
-    m = np.clip(mean, 1e-12, 1 - 1e-12)
-    var = np.minimum(np.maximum(sd, 1e-12) ** 2, m * (1 - m) * (1 - 1e-9))
-    nu = m * (1 - m) / var - 1.0
-    a, b = m * nu, (1 - m) * nu
-    x = rng.beta(np.broadcast_to(a, (draws,) + a.shape), np.broadcast_to(b, (draws,) + b.shape))
-    return x / x.sum(axis=-1, keepdims=True)
+def _joint_draws(net: Any, node: str, draws: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray] | None:
+    """``draws`` joint posterior draws of the domains' tables ``(draws, q, J, r)`` and of
+    the population's ``(draws, q, r)`` (configurations in the order of
+    ``cpt(node)``'s parents), or ``None`` without a posterior."""
+    cpd = net.cpd(node)
+    inner = cpd.inner if isinstance(cpd, DomainLastCPD) else cpd
+    post = getattr(getattr(inner, "estimate", None), "posterior", None)
+    if post is None or not hasattr(post, "draw_joint"):
+        return None
+    dom, pop = post.draw_joint(inner.tree, draws, rng)
+    J, r = cpd.parent_cards[0], cpd.card
+    if isinstance(cpd, DomainLastCPD):  # configurations slowest, the domain fastest
+        return dom.reshape(draws, -1, J, r), pop
+    return dom.reshape(draws, J, -1, r).transpose(0, 2, 1, 3), pop
 
 
 def domain_report(net: Any, *, level: float = 0.9, draws: int = 200, random_state: Any = 0) -> pd.DataFrame:
@@ -74,9 +80,7 @@ def domain_report(net: Any, *, level: float = 0.9, draws: int = 200, random_stat
         tables = t.reshape(-1, J, r)  # (q, J, r)
         pop = FixedPrefixCPD(cpd, [-1])._matrix(tables.shape[0] * r)  # (q, r): an unseen domain's tables
         counts, s_dom = _domain_counts(cpd, tables.shape[0], J, r)
-        sd = None
-        if cpd.has_sd:
-            sd = np.moveaxis(net.cpt(node, stat="sd"), 0, -1).reshape(-1, J, r)
+        joint = _joint_draws(net, node, draws, rng) if draws > 0 else None
         for j, dlev in enumerate(net.domains):
             n_y = counts[:, j].sum(axis=1)
             n = n_y.sum()
@@ -93,9 +97,8 @@ def domain_report(net: Any, *, level: float = 0.9, draws: int = 200, random_stat
                 shrink = float(w @ (ws @ frac))
             row = {"domain": dlev, "node": node, "n": int(n), "kl": kl, "js": js, "shrinkage": shrink,
                    "js_lower": np.nan, "js_upper": np.nan}
-            if sd is not None and draws > 0:
-                sample = _beta_draws(tables[:, j], sd[:, j], draws, rng)
-                js_s = (js_divergence(sample, pop[None]) * w).sum(axis=1)
+            if joint is not None:
+                js_s = (js_divergence(joint[0][:, :, j], joint[1]) * w).sum(axis=1)
                 row["js_lower"], row["js_upper"] = np.quantile(js_s, [lo_q, hi_q])
             rows.append(row)
     out = pd.DataFrame(rows)
@@ -103,7 +106,7 @@ def domain_report(net: Any, *, level: float = 0.9, draws: int = 200, random_stat
         out = out.drop(columns=["js_lower", "js_upper"])
         out.attrs["intervals"] = (
             f"none: {net.method or 'this estimator'} gives no posterior standard deviations, so the divergences "
-            "have no intervals (bayes, mestimate, hmd, hdp and hls-bayes give them)"
+            "have no intervals (bayes, hmd, hdp and hls-bayes give them)"
         )
     return out
 

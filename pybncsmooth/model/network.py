@@ -23,6 +23,7 @@ from ..errors import (
 )
 from ..structure.dag import DAG
 from ..validation import check_int, check_probability, check_random_state
+from .draws import entry_intervals
 from .cpd import CPD, DEFAULT_MAX_CELLS, QUERY_DENSE_CELLS, DomainLastCPD, FixedPrefixCPD, TreeCPD
 from .formats import network_format
 from .inference import log_marginal
@@ -138,9 +139,12 @@ class FittedNetwork:
         population-level CPT for domain-pooled ``hmd``).
 
         ``stat="sd"``: the posterior standard deviation of every entry instead of
-        the posterior mean (``bayes``, ``mestimate``, ``hmd``, ``hdp``); a method
-        that gives none (``mle``, tables read from BIF/DSC/NET) raises
-        :class:`~pybncsmooth.errors.StatisticUnavailableError` naming it.
+        the posterior mean (``bayes``, ``hdp``, ``hmd``, ``hls-bayes`` and their
+        multi-domain fits); an unseen parent configuration's is the hierarchy's
+        predictive spread around the node it backs off to.  A method that gives none
+        (``mle``, ``mestimate``, ``hls``, ``hgs``, ``mbranch``, tables read from
+        BIF/DSC/NET) raises :class:`~pybncsmooth.errors.StatisticUnavailableError`
+        naming it and why.
         """
         cpd = self.cpd(node)
         max_cells = check_int("max_cells", max_cells, low=0)
@@ -162,6 +166,8 @@ class FittedNetwork:
         *,
         wide: bool = False,
         interval: float | None = None,
+        draws: int = 1000,
+        random_state: Any = 0,
         max_cells: int = DEFAULT_MAX_CELLS,
     ) -> pd.DataFrame:
         """The CPT of ``node`` as a labelled data frame.
@@ -172,10 +178,17 @@ class FittedNetwork:
         column per level of ``node``.
 
         ``interval=0.95`` (tidy only) adds the columns ``sd``, ``lower`` and
-        ``upper``: the posterior standard deviation of each entry and the
-        equal-tailed credible interval of the Beta distribution with the entry's
-        posterior mean and variance (the exact marginal of a Dirichlet posterior,
-        a moment-matched approximation otherwise).
+        ``upper``: the posterior standard deviation of each entry and its equal-tailed
+        credible interval, a statement about the true value (a 90% interval covers
+        it about 90% of the time when the data come from the model, unseen parent
+        configurations included: see :mod:`pybncsmooth.model.draws`).  For ``bayes``
+        the exact Beta marginal of the Dirichlet posterior; for the hierarchical
+        estimators (``hdp``, ``hmd``, ``hls-bayes``, domain fits) quantiles of
+        ``draws`` joint posterior draws seeded by ``random_state``.  Such posteriors
+        can be very skewed (a level never observed along a configuration's path has
+        most of its mass near 0), and then the mean can lie outside the
+        equal-tailed interval.  Methods without a posterior raise
+        :class:`~pybncsmooth.errors.StatisticUnavailableError`.
         """
         t = self.cpt(node, max_cells=max_cells)
         dims = self.table_dims(node)
@@ -183,6 +196,7 @@ class FittedNetwork:
             if wide:
                 raise ValueError("interval= needs the tidy layout (wide=False)")
             interval = check_probability("interval", interval)
+            draws = check_int("draws", draws, low=0)
             sd = self.cpt(node, stat="sd", max_cells=max_cells)
         if wide:
             m = np.moveaxis(t, 0, -1).reshape(-1, t.shape[0])
@@ -204,7 +218,8 @@ class FittedNetwork:
         if interval is not None:
             sdv = sd.reshape(-1, order="F")
             data["sd"] = sdv
-            data["lower"], data["upper"] = _beta_interval(data["prob"], sdv, float(interval))
+            lo, hi = entry_intervals(self, node, t, sd, float(interval), draws, random_state)
+            data["lower"], data["upper"] = lo.reshape(-1, order="F"), hi.reshape(-1, order="F")
         return pd.DataFrame(data)
 
     # ------------------------------------------------------------------ domains
@@ -735,6 +750,28 @@ class FittedNetwork:
         p = str(path)
         network_format(p, format).write(self, p)
 
+    def sample_parameters(self, n: int, random_state: Any = None) -> list["FittedNetwork"]:
+        """``n`` networks whose CPTs are joint draws from the posterior of this fit's
+        parameters (one draw of every node's table each; nodes independent, as the
+        posterior factorises): exact Dirichlet draws for ``bayes``, the sampler's
+        recorded states for ``hdp`` and ``hls-bayes``, the hyperparameters' posterior
+        and the Dirichlet columns given them for ``hmd``; unseen parent
+        configurations drawn from the hierarchy's predictive.  Their tables are dense
+        (the networks answer every query a network read from a file does).  Methods
+        without a posterior raise :class:`~pybncsmooth.errors.StatisticUnavailableError`.
+        See :mod:`pybncsmooth.model.draws`."""
+        from .draws import sample_parameters
+
+        return sample_parameters(self, n, random_state)
+
+    def _posterior_tables(self, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        """For each node, ``(n, *cpt(node).shape)`` joint posterior draws of its table
+        (draw ``k`` of every node is one parameter set; columns sum to 1); see
+        :func:`pybncsmooth.model.draws.posterior_tables`."""
+        from .draws import posterior_tables
+
+        return posterior_tables(self, n, rng)
+
     def domain_report(self, *, level: float = 0.9, draws: int = 200, random_state: Any = 0) -> pd.DataFrame:
         """Per domain and node, how the domain's CPT differs from the population's: KL
         and Jensen-Shannon divergences weighted by the domain's own parent
@@ -767,24 +804,6 @@ class FittedNetwork:
         """Heatmap of the CPT of ``node``: one column per parent configuration, one
         row per level (needs matplotlib).  Returns the matplotlib Axes."""
         return plot_cpt(self, node, ax=ax, cmap=cmap, annotate=annotate)
-
-
-def _beta_interval(mean: np.ndarray, sd: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """Equal-tailed ``level`` interval of the Beta distribution with the given mean and sd."""
-    from scipy.stats import beta
-
-    m = np.clip(np.asarray(mean, dtype=float), 0.0, 1.0)
-    v = np.asarray(sd, dtype=float) ** 2
-    lo = np.where(v > 0, 0.0, m)
-    hi = np.where(v > 0, 1.0, m)
-    ok = (v > 0) & (m > 0) & (m < 1) & (v < m * (1 - m))
-    if ok.any():
-        k = m[ok] * (1 - m[ok]) / v[ok] - 1.0
-        a, b = m[ok] * k, (1 - m[ok]) * k
-        tail = (1.0 - level) / 2
-        lo[ok] = beta.ppf(tail, a, b)
-        hi[ok] = beta.isf(tail, a, b)
-    return lo, hi
 
 
 def _normalise_log(logp: np.ndarray, target: str) -> np.ndarray:

@@ -1,0 +1,174 @@
+"""Coverage of the CPT entries' credible intervals on data sampled from a known network.
+
+For every network file, estimator, sample size ``n`` and seed: ``n`` rows are drawn
+from the network (``ref.sample(n, random_state=seed)``), the known structure is fitted
+with the estimator, and every entry of every CPT is checked: does its true value lie
+in the entry's ``level`` credible interval (``cpt_frame(node, interval=level)``,
+``[lower, upper]``)?  Entries are classed by how many training rows their parent
+configuration had: *unseen* (0), *thin* (1-19), *rich* (20 or more).  A calibrated
+90% interval covers about 90% of the entries in every class.
+
+Run, e.g.::
+
+    python benchmarks/bench_coverage.py                          # the README's table
+    python benchmarks/bench_coverage.py --network tests/data/bnlearn/alarm.bif \\
+        --method hdp:iterations=1000 --method hmd --n 200 2000 --seeds 0 1
+
+``--method name:key=value,key=value`` sets hyperparameters (numbers are parsed);
+``--csv out.csv`` also writes one row per (network, method, n, seed, class).  With
+several seeds the table pools their entries (and prints the range over seeds).
+Estimators without a posterior (``mle``, ...) are reported as such.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import pybncsmooth as bs  # noqa: E402
+from pybncsmooth.errors import StatisticUnavailableError  # noqa: E402
+
+REF = ROOT / "tests" / "data" / "bnlearn"
+CLASSES = ("unseen", "thin", "rich")
+DEFAULT_METHODS = ("bayes:iss=1", "hdp:iterations=1000", "hmd", "hls-bayes")
+
+
+def parse_method(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"hdp:iterations=1000,tying=level"`` -> ``("hdp", {"iterations": 1000, "tying": "level"})``."""
+    name, _, rest = spec.partition(":")
+    hyper: dict[str, Any] = {}
+    for item in filter(None, rest.split(",")):
+        k, _, v = item.partition("=")
+        try:
+            hyper[k] = int(v)
+        except ValueError:
+            try:
+                hyper[k] = float(v)
+            except ValueError:
+                hyper[k] = v
+    return name, hyper
+
+
+def config_rows(ref: Any, data: pd.DataFrame, node: str) -> np.ndarray:
+    """Training rows of every parent configuration of ``node``, shaped like ``cpt(node)[0]``."""
+    pa = ref.parents(node)
+    cards = [len(ref.levels(p)) for p in pa]
+    if not pa:
+        return np.array(len(data))
+    code = np.zeros(len(data), dtype=np.int64)
+    for p, c in zip(pa, cards):
+        code = code * c + data[p].cat.codes.to_numpy().astype(np.int64)
+    counts = np.bincount(code, minlength=int(np.prod(cards)))
+    return counts.reshape(cards)
+
+
+def entry_classes(rows: np.ndarray) -> np.ndarray:
+    """0 = unseen, 1 = thin (1-19 rows), 2 = rich (20 or more)."""
+    return np.where(rows == 0, 0, np.where(rows < 20, 1, 2))
+
+
+def interval_of(net: Any, node: str, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """The ``level`` interval of every entry of ``cpt(node)``, in the table's layout."""
+    frame = net.cpt_frame(node, interval=level)
+    shape = net.cpt(node).shape
+    return (frame["lower"].to_numpy().reshape(shape, order="F"), frame["upper"].to_numpy().reshape(shape, order="F"))
+
+
+def draw_interval(net: Any, level: float, draws: int, seed: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Every node's equal-tailed ``level`` interval from ``draws`` joint posterior draws."""
+    tables = net._posterior_tables(draws, np.random.default_rng(seed))
+    tail = (1 - level) / 2
+    return {node: tuple(np.quantile(t, [tail, 1 - tail], axis=0)) for node, t in tables.items()}
+
+
+def coverage_one(ref: Any, method: str, hyper: dict, n: int, seed: int, level: float,
+                 draws: int = 0) -> dict[str, Any]:
+    """Hits and entries per class for one fit (intervals from ``cpt_frame``, or from
+    ``draws`` posterior draws)."""
+    data = ref.sample(n, random_state=seed)
+    t0 = time.perf_counter()
+    net = bs.fit(ref.dag, data, method=method, random_state=seed, **hyper)
+    fit_s = time.perf_counter() - t0
+    hits = np.zeros(3, dtype=np.int64)
+    tot = np.zeros(3, dtype=np.int64)
+    t0 = time.perf_counter()
+    try:
+        from_draws = draw_interval(net, level, draws, seed) if draws else {}
+        for node in ref.nodes:
+            truth = ref.cpt(node)
+            lo, hi = from_draws[node] if draws else interval_of(net, node, level)
+            cls = np.broadcast_to(entry_classes(config_rows(ref, data, node))[None], truth.shape)
+            ok = (lo <= truth) & (truth <= hi)
+            hits += np.bincount(cls.ravel(), weights=ok.ravel(), minlength=3).astype(np.int64)
+            tot += np.bincount(cls.ravel(), minlength=3)
+    except StatisticUnavailableError as e:
+        return {"unavailable": str(e), "fit_s": fit_s}
+    return {"hits": hits, "tot": tot, "fit_s": fit_s, "interval_s": time.perf_counter() - t0}
+
+
+def fmt(h: int, t: int) -> str:
+    return f"{h / t:.2f}" if t else "-"
+
+
+def main(argv: list[str] | None = None) -> pd.DataFrame:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--network", action="append", help="BIF/DSC/NET file (repeatable; default insurance and alarm)")
+    ap.add_argument("--method", action="append", help="name[:key=value,...] (repeatable)")
+    ap.add_argument("--n", type=int, nargs="+", default=[200, 2000])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    ap.add_argument("--level", type=float, default=0.9)
+    ap.add_argument("--draws", type=int, default=0,
+                    help="intervals from quantiles of this many posterior draws instead of cpt_frame")
+    ap.add_argument("--csv", help="write the per-fit rows here")
+    args = ap.parse_args(argv)
+    nets = args.network or [str(REF / "insurance.bif"), str(REF / "alarm.bif")]
+    methods = args.method or list(DEFAULT_METHODS)
+    print(f"# {platform.node()}: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"Python {platform.python_version()}, pybncsmooth {bs.__version__}")
+    print(f"# python benchmarks/bench_coverage.py " + " ".join(argv if argv is not None else sys.argv[1:]))
+    rows = []
+    for path in nets:
+        ref = bs.read_network(path)
+        name = Path(path).stem
+        print(f"\n## {name}: {len(ref.nodes)} nodes, {sum(ref.cpt(v).size for v in ref.nodes)} CPT entries; "
+              f"{int(args.level * 100)}% intervals\n")
+        print("| n | estimator | all | unseen | thin | rich | entries (unseen/thin/rich) | range over seeds (all) | fit s |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for n in args.n:
+            for spec in methods:
+                method, hyper = parse_method(spec)
+                res = [coverage_one(ref, method, hyper, n, s, args.level, args.draws) for s in args.seeds]
+                fit_s = np.mean([r["fit_s"] for r in res])
+                if "unavailable" in res[0]:
+                    print(f"| {n} | {spec} | no posterior: {res[0]['unavailable']} |||||| {fit_s:.1f} |")
+                    continue
+                hits = sum(r["hits"] for r in res)
+                tot = sum(r["tot"] for r in res)
+                per_seed = [r["hits"].sum() / r["tot"].sum() for r in res]
+                print(f"| {n} | {spec} | {fmt(hits.sum(), tot.sum())} | "
+                      + " | ".join(fmt(hits[c], tot[c]) for c in range(3))
+                      + f" | {'/'.join(str(int(t)) for t in tot)} | {min(per_seed):.2f}-{max(per_seed):.2f}"
+                      + f" | {fit_s:.1f} |", flush=True)
+                for s, r in zip(args.seeds, res):
+                    for c in range(3):
+                        rows.append({"network": name, "method": spec, "n": n, "seed": s, "class": CLASSES[c],
+                                     "hits": int(r["hits"][c]), "entries": int(r["tot"][c])})
+    out = pd.DataFrame(rows)
+    if args.csv:
+        out.to_csv(args.csv, index=False)
+    return out
+
+
+if __name__ == "__main__":
+    main()

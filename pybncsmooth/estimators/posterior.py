@@ -1,0 +1,262 @@
+r"""Posterior draws of whole conditional probability tables.
+
+An estimate that quantifies its uncertainty carries a :class:`TreePosterior`: what it
+needs to draw the node's *dense* table, every parent configuration's probability
+vector, jointly from the posterior.  ``draw(tree, n, rng)`` returns an
+``(n, Q, r)`` array (``Q`` parent configurations, configuration-major over the tree's
+variables as :class:`~pybncsmooth.model.cpd.TreeCPD` lays them out, every row summing
+to 1).  Configurations absent from the data are fresh draws from the hierarchy's
+predictive around the node they back off to (each one independent of the others
+given that node), never a copy of the node's own draw: that is what makes an interval
+of an unseen configuration a statement about its truth (DESIGN: what an uncertainty
+means).
+
+The helpers here are shared by the estimators' posteriors: :func:`dirichlet` (exact
+Dirichlet draws that never underflow to an all-zero vector), :func:`backoff_index`
+(which tree node answers each configuration), :class:`DirichletPosterior` (the BDeu
+posterior of ``bayes``), :class:`DomainPosterior` (a domain's vectors around its
+configuration pooled over the domains) and the registry that saves and reads
+posteriors with a network (:func:`posterior_from_arrays`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..counting.context_tree import ContextTree, config_index
+
+__all__ = [
+    "TreePosterior",
+    "DirichletPosterior",
+    "DomainPosterior",
+    "dirichlet",
+    "backoff_index",
+    "posterior_from_arrays",
+    "register_posterior",
+    "predictive_sd",
+    "CHUNK_VALUES",
+]
+
+#: draws are generated in chunks of about this many values (bounded memory)
+CHUNK_VALUES = 1 << 22
+
+_KINDS: dict[str, type["TreePosterior"]] = {}
+
+
+def register_posterior(cls: type["TreePosterior"]) -> type["TreePosterior"]:
+    """Class decorator: posteriors of this ``kind`` can be read back (native files)."""
+    _KINDS[cls.kind] = cls
+    return cls
+
+
+def posterior_from_arrays(kind: str, arrays: dict[str, np.ndarray]) -> "TreePosterior":
+    """A posterior saved by :meth:`TreePosterior.to_arrays` (``KeyError`` for an unknown kind)."""
+    return _KINDS[kind].from_arrays(arrays)
+
+
+def dirichlet(alpha: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    r"""One Dirichlet draw per row of ``alpha`` (last axis; entries >= 0, every row with a
+    positive entry).
+
+    :math:`G_a = G_{a+1} U^{1/a}` (:math:`G_{a+1}` a Gamma(a + 1) variate, ``U``
+    uniform) computed in logarithms and normalised by the row's largest: shapes of
+    1e-300 give a vertex of the simplex, not the ``0 / 0`` of a gamma that underflows
+    (numpy's ``dirichlet`` fails there), and a zero entry gives an exact zero.
+    """
+    a = np.asarray(alpha, dtype=np.float64)
+    g = rng.standard_gamma(a + 1.0)
+    u = rng.random(a.shape)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        logx = np.log(g) + np.where(a > 0, np.log(u) / a, -np.inf)
+    logx -= logx.max(axis=-1, keepdims=True)
+    x = np.exp(logx)
+    return x / x.sum(axis=-1, keepdims=True)
+
+
+def backoff_index(tree: ContextTree) -> tuple[np.ndarray, np.ndarray]:
+    """For every parent configuration (configuration-major over ``tree.parent_cards``),
+    the tree level and the node within it that answers it: the leaf for an observed
+    configuration, the deepest existing ancestor otherwise."""
+    lvl = np.zeros(1, dtype=np.int64)
+    node = np.zeros(1, dtype=np.int64)
+    cfg_idx = np.zeros(1, dtype=np.int64)
+    for i in range(1, len(tree.levels)):
+        c = tree.parent_cards[i - 1]
+        lev = tree.levels[i]
+        lvl, node = np.repeat(lvl, c), np.repeat(node, c)
+        idx = cfg_idx[lev.parent] * c + lev.value
+        lvl[idx] = i
+        node[idx] = np.arange(len(idx))
+        cfg_idx = idx
+    return lvl, node
+
+
+def predictive_sd(mean: np.ndarray, sd: np.ndarray, w: np.ndarray | float) -> np.ndarray:
+    r"""The sd of a vector drawn as :math:`\mathrm{Dir}(c\,\phi)` around a parent
+    :math:`\phi` of mean ``mean`` and sd ``sd``, with ``w`` the posterior mean of
+    :math:`c / (c + 1)` (or its product over several such steps): from
+    :math:`E[\theta_k^2] = w E[\phi_k^2] + (1 - w) E[\phi_k]`,
+    :math:`\mathrm{Var}\,\theta_k = w\,\mathrm{Var}\,\phi_k + (1 - w)\,m_k (1 - m_k)`."""
+    var = w * sd * sd + (1.0 - w) * mean * (1.0 - mean)
+    return np.sqrt(np.maximum(var, 0.0))
+
+
+def _chunks(n: int, per_draw: int) -> list[tuple[int, int]]:
+    """Ranges of draws holding about :data:`CHUNK_VALUES` values each."""
+    k = max(1, CHUNK_VALUES // max(per_draw, 1))
+    return [(a, min(a + k, n)) for a in range(0, n, k)]
+
+
+class TreePosterior(ABC):
+    """The posterior of the dense table of one node (see the module docstring)."""
+
+    kind: ClassVar[str] = ""
+    #: every configuration's posterior is one Dirichlet (its entries' marginals are the
+    #: Beta distributions their means and sds fix): intervals need no draws
+    beta_exact: ClassVar[bool] = False
+
+    @abstractmethod
+    def draw(self, tree: ContextTree, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``(n, Q, r)`` draws of every parent configuration's vector."""
+
+    @abstractmethod
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The posterior as named arrays (saved with a network)."""
+
+    @classmethod
+    @abstractmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "TreePosterior":
+        """The posterior saved by :meth:`to_arrays`."""
+
+
+@register_posterior
+class DirichletPosterior(TreePosterior):
+    r"""Independent Dirichlet posteriors: configuration ``y`` with counts :math:`n_y` has
+    :math:`\theta_y \sim \mathrm{Dir}(n_y + \alpha)` (BDeu: :math:`\alpha = iss / (r q)`
+    per cell, exact).  An unseen configuration has the prior,
+    :math:`\mathrm{Dir}(\alpha)`, under ``unseen="uniform"``; under ``"backoff"`` its
+    prior is centred on the deepest existing ancestor's estimate with the
+    configuration's prior strength: :math:`\mathrm{Dir}(r\alpha\,\phi)`,
+    :math:`\phi \sim \mathrm{Dir}(n_a + \alpha_a)` the ancestor's own BDeu posterior
+    (``level_alpha[i]``: the cell pseudo-count of level ``i``), whose mean is the
+    back-off estimate."""
+
+    kind = "dirichlet"
+
+    def __init__(self, level_alpha: np.ndarray, backoff: bool) -> None:
+        self.level_alpha = np.asarray(level_alpha, dtype=np.float64)
+        self.backoff = bool(backoff)
+        self.beta_exact = not self.backoff  # type: ignore[misc]
+
+    def draw(self, tree: ContextTree, n: int, rng: np.random.Generator) -> np.ndarray:
+        r = tree.child_card
+        d = tree.depth
+        lvl, node = backoff_index(tree)
+        Q = len(lvl)
+        a_leaf = self.level_alpha[d]
+        out = np.empty((n, Q, r))
+        seen = lvl == d
+        base = np.full((Q, r), a_leaf)
+        base[seen] += tree.levels[d].counts[node[seen]]
+        for lo, hi in _chunks(n, Q * r):
+            k = hi - lo
+            if not self.backoff or seen.all():
+                out[lo:hi] = dirichlet(np.broadcast_to(base, (k, Q, r)), rng)
+                continue
+            alpha = np.broadcast_to(base, (k, Q, r)).copy()
+            for i in np.unique(lvl[~seen]):
+                rows = np.flatnonzero(lvl == i)
+                anc = tree.levels[i].counts + self.level_alpha[i]
+                used = np.unique(node[rows])
+                phi = np.zeros((k, len(anc), r))
+                phi[:, used] = dirichlet(np.broadcast_to(anc[used], (k, len(used), r)), rng)
+                alpha[:, rows] = r * a_leaf * phi[:, node[rows]]
+            out[lo:hi] = dirichlet(alpha, rng)
+        return out
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        return {"level_alpha": self.level_alpha, "backoff": np.array(self.backoff)}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "DirichletPosterior":
+        return cls(arrays["level_alpha"], bool(arrays["backoff"]))
+
+
+@register_posterior
+class DomainPosterior(TreePosterior):
+    r"""A multi-domain table whose tree splits on the domain last: configuration ``y``
+    pooled over the domains has the pooled estimate's posterior
+    (:math:`\theta_y`, drawn by ``pooled`` on ``pooled_tree``, unseen configurations
+    included), and domain ``d``'s vector is
+    :math:`\theta_{y,d} \sim \mathrm{Dir}(s_D\,\theta_y + n_{yd})` with the domain
+    concentration :math:`s_D` drawn from its posterior on a grid (``log_s``,
+    ``weights``).  A domain without rows under ``y`` gets
+    :math:`\mathrm{Dir}(s_D\,\theta_y)`: the hierarchy's predictive.  (The pooled
+    posterior is that of the configurations' pooled counts: the two-stage
+    approximation of the nested model that :meth:`Estimator.domain_leaves` fits.)"""
+
+    kind = "domain"
+
+    def __init__(self, pooled: TreePosterior, pooled_tree: ContextTree, log_s: np.ndarray, weights: np.ndarray):
+        self.pooled = pooled
+        self.pooled_tree = pooled_tree
+        self.log_s = np.atleast_1d(np.asarray(log_s, dtype=np.float64))
+        self.weights = np.atleast_1d(np.asarray(weights, dtype=np.float64))
+
+    def with_concentration(self, log_s: np.ndarray, weights: np.ndarray) -> "DomainPosterior":
+        return DomainPosterior(self.pooled, self.pooled_tree, log_s, weights)
+
+    def draw(self, tree: ContextTree, n: int, rng: np.random.Generator) -> np.ndarray:
+        return self.draw_joint(tree, n, rng)[0]
+
+    def draw_joint(self, tree: ContextTree, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """The draws of :meth:`draw` (``(n, q * J, r)``, the domain fastest) with the pooled
+        vectors they were drawn around (``(n, q, r)``)."""
+        r = tree.child_card
+        J = tree.parent_cards[-1]
+        pooled = self.pooled.draw(self.pooled_tree, n, rng)  # (n, q, r) over the pooled configurations
+        q = pooled.shape[1]
+        configs, counts = tree.leaf_table()
+        cnt = np.zeros((q * J, r))
+        cnt[config_index(configs, tree.parent_cards)] = counts
+        s = np.exp(self.log_s[rng.choice(len(self.weights), size=n, p=self.weights)])
+        out = np.empty((n, q * J, r))
+        for lo, hi in _chunks(n, q * J * r):
+            base = np.repeat(pooled[lo:hi], J, axis=1) * s[lo:hi, None, None]  # domain fastest
+            out[lo:hi] = dirichlet(base + cnt[None], rng)
+        return out, pooled
+
+    def draw_new_domain(self, tree: ContextTree, n: int, rng: np.random.Generator) -> np.ndarray:
+        r"""``(n, q, r)`` draws of a domain unseen in training: every configuration
+        :math:`\mathrm{Dir}(s_D\,\theta_y)` around the pooled draws."""
+        pooled = self.pooled.draw(self.pooled_tree, n, rng)
+        s = np.exp(self.log_s[rng.choice(len(self.weights), size=n, p=self.weights)])
+        return dirichlet(pooled * s[:, None, None], rng)
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        configs, counts = self.pooled_tree.leaf_table()
+        inner = {f"pooled.{k}": v for k, v in self.pooled.to_arrays().items()}
+        t = self.pooled_tree
+        return {
+            **inner,
+            "pooled_kind": np.array(self.pooled.kind),
+            "tree_configs": configs,
+            "tree_counts": counts,
+            "tree_cards": np.asarray(t.parent_cards, dtype=np.int64),
+            "tree_r": np.array(t.child_card),
+            "log_s": self.log_s,
+            "weights": self.weights,
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "DomainPosterior":
+        inner = {k[len("pooled."):]: v for k, v in arrays.items() if k.startswith("pooled.")}
+        pooled = posterior_from_arrays(str(arrays["pooled_kind"]), inner)
+        cards = tuple(int(c) for c in arrays["tree_cards"])
+        names = tuple(f"_p{i}" for i in range(len(cards)))
+        tree = ContextTree.from_leaves("_x", names, int(arrays["tree_r"]), cards, arrays["tree_configs"],
+                                       arrays["tree_counts"])
+        return cls(pooled, tree, arrays["log_s"], arrays["weights"])
