@@ -4,7 +4,6 @@ several parameter sets at once, credible intervals from posterior draws, and err
 
 from __future__ import annotations
 
-import itertools
 import warnings
 
 import numpy as np

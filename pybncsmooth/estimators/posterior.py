@@ -22,7 +22,7 @@ posteriors with a network (:func:`posterior_from_arrays`).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
