@@ -66,7 +66,14 @@ def test_values_that_are_never_valid_are_refused(walked):
                 assert by_key[(method, p.name, "None")]["outcome"] == "error", (method, p.name)
     # the extremes of the reproducers of the hardening round (issue 20, item 7)
     for key in [("hmd", "s", "huge"), ("hmd", "s", "tiny"), ("hmd", "alpha0", "huge"), ("hls-bayes", "variance", "tiny"),
-                ("hls-bayes", "prior_shape", "huge"), ("hdp", "random_state", "negative")]:
+                ("hls-bayes", "prior_shape", "huge")]:
         assert by_key[key]["outcome"] == "error", key
+    # random_state is a setting of every estimator's run (an option), checked as such
+    from pybncsmooth.errors import HyperparameterError
+    from pybncsmooth.estimators import make_estimator
+
+    for method in available_methods():
+        with pytest.raises(HyperparameterError, match="random_state must be None, a non-negative integer"):
+            make_estimator(method, random_state=-1)
     # an extreme that is meaningful is answered: a window wider than any count
     assert by_key[("hdp", "window", "huge-int")] == {**by_key[("hdp", "window", "huge-int")], "outcome": "fit"}

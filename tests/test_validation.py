@@ -110,45 +110,47 @@ def test_entropy_of_every_accepted_seed():
 # ---------------------------------------------------------------- declarations of the estimators
 
 
-def test_every_estimator_declares_its_init_exactly():
+def test_every_estimator_is_constructed_from_its_declarations():
+    """The declarations drive the constructor, its signature, get_params and the docs."""
     import inspect
 
-    from pybncsmooth.estimators import available_methods, estimator_class
+    from pybncsmooth.estimators import Estimator, available_methods, estimator_class
 
     for method in available_methods():
         cls = estimator_class(method)
-        sig = inspect.signature(cls.__init__).parameters
-        assert [p.name for p in cls.params] == [n for n in sig if n != "self"], method
+        sig = inspect.signature(cls).parameters
+        assert [n for n in sig] == [p.name for p in cls.params] + list(Estimator.RUN), method
         for p in cls.params:
             assert p.doc and p.default == sig[p.name].default, (method, p.name)
             assert p.check(p.default) == p.default or p.default is None, (method, p.name)
+            assert f"    {p.name}: {p.describe()}" in cls.__doc__, (method, p.name)  # the generated docs
         est = cls()  # the declared defaults construct
-        assert est.get_params() == {p.name: p.default for p in cls.params} or method == "hdp"
+        run = {"random_state": None, "n_jobs": None, "progress": None}
+        assert est.get_params() == {**{p.name: p.default for p in cls.params}, **run} or method == "hdp"
+        assert type(est)(**est.get_params()) == est
+        with pytest.raises(HyperparameterError, match=f"method {method!r} has no hyperparameter 'nope'"):
+            cls(nope=1)
 
 
-def test_registration_refuses_declarations_that_differ_from_init():
+def test_an_estimator_cannot_write_its_own_init_or_take_an_option_name():
     from pybncsmooth.estimators import Estimator, available_methods, register_estimator
 
-    class Skew(Estimator):
-        name = "skew-test"
-        params = (Param("a", "float", 1.0, "a"),)
+    with pytest.raises(TypeError, match="Skew defines __init__: declare its hyperparameters in params"):
 
-        def __init__(self, a: float = 2.0) -> None:
-            self._set_params(a=a)
+        class Skew(Estimator):
+            name = "skew-test"
+            params = (Param("a", "float", 1.0, "a"),)
 
-    with pytest.raises(TypeError, match="a's default is 2.0 in __init__ but 1.0 in params"):
-        register_estimator(Skew)
+            def __init__(self, a: float = 2.0) -> None:
+                self.a = a
 
-    class Missing(Estimator):
-        name = "missing-test"
-        params = ()
+    class Clash(Estimator):
+        name = "clash-test"
+        params = (Param("na", "choice", "x", "clashes with the option na", choices=("x",)),)
 
-        def __init__(self, b: int = 1) -> None:
-            self.b = b
-
-    with pytest.raises(TypeError, match=r"declares \[\], but __init__ takes \['b'\]"):
-        register_estimator(Missing)
-    assert "skew-test" not in available_methods() and "missing-test" not in available_methods()
+    with pytest.raises(TypeError, match="declares 'na', which is an option of every fit"):
+        register_estimator(Clash)
+    assert "skew-test" not in available_methods() and "clash-test" not in available_methods()
 
 
 def test_declarations_serve_errors_help_and_r():
@@ -178,7 +180,8 @@ def test_declarations_serve_errors_help_and_r():
     assert rows[("hmd", "s")] == ("NULL", "number >= 1e-10 and <= 1e+10 or None")
     assert rows[("hls", "tol")] == ("1e-09", "number > 0")
     assert rows[("hdp", "debug")] == ("FALSE", "True or False")
-    assert set(integer_params("hdp")) >= {"iterations", "burn_in", "n_chains", "random_state", "k", "n_estimators"}
+    assert set(integer_params("hdp")) >= {"iterations", "burn_in", "n_chains", "random_state", "k", "n_estimators",
+                                          "n_jobs", "em_max_iter"}
     assert "tau" not in integer_params("hls") and "max_iter" in integer_params("hls")
 
 
@@ -218,9 +221,6 @@ def test_a_new_estimator_needs_nothing_outside_its_module(monkeypatch, capsys):
         name = "adda-test"
         params = (Param("a", "float", 1.0, "pseudo-count of every cell", strict=True),)
 
-        def __init__(self, a: float = 1.0) -> None:
-            self._set_params(a=a)
-
         def estimate(self, tree):
             probs = []
             for lev in tree.levels:
@@ -238,7 +238,7 @@ def test_a_new_estimator_needs_nothing_outside_its_module(monkeypatch, capsys):
     assert clf.predict_proba(df[["A"]]).shape == (5, 2)
     assert main(["methods", "adda-test"]) == 0
     assert "a = 1.0  [number > 0]" in capsys.readouterr().out
-    assert "adda-test" in method_table()["method"] and integer_params("adda-test")[0] == "k"
+    assert "adda-test" in method_table()["method"] and "a" not in integer_params("adda-test")
 
 
 def test_tree_estimate_names_the_level_of_a_bad_entry():

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 from ..data.sources import DataSource, as_source
 from ..errors import HyperparameterError
 from ..validation import PAIRWISE_NA_POLICIES
-from ..estimators.base import Estimator, make_estimator, with_progress
+from ..estimators.base import Estimator, make_estimator
 from ..model.network import FittedNetwork
 from ..pipeline import estimate_network, fit_network
 from ..structure.dag import DAG
@@ -119,7 +119,7 @@ def _selective_kdb(
         progress=progress,
         weights=weights,
     )[0]
-    est = make_estimator(method, random_state=random_state, **with_progress(method, hyper, progress))
+    est = make_estimator(method, random_state=random_state, progress=progress, **hyper)
     run = {"n_rows": info.extra["n_rows"], "n_dropped": stats.n_dropped, "na": counting_na(na)}
     net = estimate_network(dag, info.extra["schema"].subset(dag.nodes), member_trees(dag, info), est, info=run)
     return net, dag

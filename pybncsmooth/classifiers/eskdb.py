@@ -31,7 +31,6 @@ import pandas as pd
 
 from ..data.discretize import MDLDiscretizer
 from ..data.sources import DataSource, as_source
-from ..estimators import estimator_class
 from ..estimators.base import Estimator, make_estimator
 from ..model.network import FittedNetwork
 from ..pipeline import assemble_network, fit_network
@@ -285,8 +284,5 @@ def member_method(
         hyper["iterations"] = member_iterations(n_estimators)
     if method == "mestimate" and "m" not in hyper and n_classes:
         hyper["m"] = 1.0 / n_classes
-    hyper.pop("n_jobs", None)
-    cls = estimator_class(method) if isinstance(method, str) else None
-    if cls is not None and "n_jobs" in cls.param_names():
-        hyper["n_jobs"] = 1
+    hyper["n_jobs"] = 1
     return method, hyper

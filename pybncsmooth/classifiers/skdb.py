@@ -155,50 +155,50 @@ def _loo_sums(
         return losses
     wt = np.ones(nc) if w is None else np.asarray(w, dtype=np.float64)
     d = np.minimum(wt, 1.0)
-    # leave-one-out class prior
-    den = n - d + m
-    prior = np.where(
-        (den > 0)[:, None],
-        (ny[None, :] - np.eye(K)[y] * d[:, None] + m / K) / np.where(den > 0, den, 1.0)[:, None],
-        1.0 / K,
-    )
+    prior = _loo_prior(ny, y, d, n, m)
     post = np.repeat(prior[None, :, :], k + 1, axis=0)  # linear space, renormalised after each attribute
     for li, f in enumerate(order):
-        tree = trees[f]
         pa = full.parents(f)
         P = np.zeros((nc, len(pa)), dtype=np.int64)
         for j, p in enumerate(pa[1:], start=1):
             P[:, j] = codes[p]
-        keys = np.concatenate(tree.keys)
-        offsets = np.cumsum([0] + [len(kk) for kk in tree.keys]).astype(np.int64)
-        counts = np.concatenate([lev.counts for lev in tree.levels], axis=0).astype(np.float64)
-        totals = counts.sum(axis=1)
-        r = tree.child_card
-        if m > 0 or totals.min() > 0:
-            probtab = (counts + m / r) / (totals[:, None] + m)
-        else:  # m = 0 with an empty node: only the root can be empty
-            probtab = np.where(totals[:, None] > 0, counts / np.maximum(totals, 1)[:, None], 1.0 / r)
-        dense, dense_offsets = _dense_node_maps(tree)
-        loo_attribute_probs(
-            np.asarray(codes[f], dtype=np.int64),
-            P,
-            y,
-            K,
-            r,
-            np.asarray(tree.parent_cards, dtype=np.int64),
-            keys.astype(np.int64),
-            offsets,
-            dense,
-            dense_offsets,
-            counts,
-            totals,
-            probtab,
-            float(m),
-            d,
-            post,
-        )
+        _attribute_step(trees[f], np.asarray(codes[f], dtype=np.int64), P, y, K, m, d, post)
         loo_normalize_losses(post, y, kind, wt, losses[:, li])
     return losses
+
+
+def _loo_prior(ny: np.ndarray, y: np.ndarray, d: np.ndarray, n: float, m: float) -> np.ndarray:
+    """Each row's leave-one-out class prior: the m-estimate of the class counts ``ny``
+    with the row's own ``d`` taken out (uniform when nothing is left)."""
+    K = len(ny)
+    den = n - d + m
+    return np.where(
+        (den > 0)[:, None],
+        (ny[None, :] - np.eye(K)[y] * d[:, None] + m / K) / np.where(den > 0, den, 1.0)[:, None],
+        1.0 / K,
+    )
+
+
+def _attribute_step(
+    tree: Any, x: np.ndarray, P: np.ndarray, y: np.ndarray, K: int, m: float, d: np.ndarray, post: np.ndarray
+) -> None:
+    """Multiply every sub-model's leave-one-out posterior ``post`` by the attribute's
+    m-estimate given each row's parents (its own counts taken out): the compiled
+    :func:`loo_attribute_probs` on the tree's flat tables."""
+    keys = np.concatenate(tree.keys)
+    offsets = np.cumsum([0] + [len(kk) for kk in tree.keys]).astype(np.int64)
+    counts = np.concatenate([lev.counts for lev in tree.levels], axis=0).astype(np.float64)
+    totals = counts.sum(axis=1)
+    r = tree.child_card
+    if m > 0 or totals.min() > 0:
+        probtab = (counts + m / r) / (totals[:, None] + m)
+    else:  # m = 0 with an empty node: only the root can be empty
+        probtab = np.where(totals[:, None] > 0, counts / np.maximum(totals, 1)[:, None], 1.0 / r)
+    dense, dense_offsets = _dense_node_maps(tree)
+    loo_attribute_probs(
+        x, P, y, K, r, np.asarray(tree.parent_cards, dtype=np.int64), keys.astype(np.int64), offsets, dense,
+        dense_offsets, counts, totals, probtab, float(m), d, post,
+    )
 
 
 def _select(

@@ -10,7 +10,7 @@ trees (and schema) of counting the concatenated data once.
 from __future__ import annotations
 
 import functools
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -268,11 +268,6 @@ class NetworkCounter:
         new = self._recode_all(other.trees, other.schema, union)
         self.trees = {n: old[n].merge(new[n]) for n in old}
         self.schema = union
-        return self
-
-    def add_all(self, chunks: Iterable[pd.DataFrame]) -> "NetworkCounter":
-        for c in chunks:
-            self.add(c)
         return self
 
     def result(self) -> tuple[Schema, dict[str, ContextTree]]:

@@ -19,6 +19,7 @@ Missing values stay missing.  Cut points are learned by ``fit`` and reused by
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -235,27 +236,75 @@ def weighted_quantile(values: np.ndarray, w: np.ndarray, p: np.ndarray) -> np.nd
     return a + (h - lo) * (b - a)
 
 
-def mdl_cut_points(
-    values: np.ndarray, y: np.ndarray, rng: np.random.Generator | None = None, weights: np.ndarray | None = None
-) -> np.ndarray:
-    """Cut points of Fayyad & Irani's MDL discretisation of ``values`` given classes ``y``.
+@dataclass
+class _Segment:
+    """The candidate cuts of one segment ``[lo, hi)`` of the sorted values: split
+    positions ``pos`` (between distinct values), the class counts left and right of each,
+    their entropies, the weighted mean entropy ``e`` of each split, the segment's rows
+    ``n``, entropy ``ent_s`` and number of classes present ``k``."""
 
-    Candidate cuts are the midpoints between consecutive distinct values; the
-    best cut minimises the class entropy of the two sides, and is kept while the
-    MDL criterion accepts it (then both sides are split recursively).
+    pos: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    ent_l: np.ndarray
+    ent_r: np.ndarray
+    e: np.ndarray
+    n: float
+    ent_s: float
+    k: int
 
-    With ``rng``, the randomised version of thesis 002 (Algorithm 11): among the
-    candidates whose gain exceeds their MDL threshold, one is drawn with probability
-    proportional to the excess; if none qualifies on the first call, one cut is drawn
-    proportionally to the gain (so that a member of an ensemble keeps at least one cut
-    point), and the recursion stops.
+    def deltas(self) -> np.ndarray:
+        """The MDL criterion's :math:`\\Delta` of every candidate (Fayyad & Irani 1993)."""
+        k1 = (self.left > 0).sum(axis=1)
+        k2 = (self.right > 0).sum(axis=1)
+        return np.log2(3.0**self.k - 2) - (self.k * self.ent_s - k1 * self.ent_l - k2 * self.ent_r)
 
-    ``weights``: one per value; integer weights give the cuts of the repeated values
-    (the counts of the criterion become sums of weights).
-    """
-    values = np.asarray(values, dtype=np.float64)
-    if values.size < 2 and weights is None:
-        return np.zeros(0)
+    def excess(self) -> np.ndarray:
+        """Each candidate's gain beyond its MDL threshold (negative: rejected)."""
+        return (self.ent_s - self.e) - (np.log2(self.n - 1) + self.deltas()) / self.n
+
+
+def _segment(v: np.ndarray, cum: np.ndarray, wcum: np.ndarray, lo: int, hi: int) -> _Segment | None:
+    """The candidates of ``[lo, hi)`` (``None`` when there is none: fewer than two rows,
+    or a single distinct value)."""
+    n = wcum[hi - 1] - (wcum[lo - 1] if lo > 0 else 0)  # rows (summed weights) of the segment
+    if n < 2:
+        return None
+    pos = np.arange(lo + 1, hi)
+    pos = pos[v[pos] != v[pos - 1]]
+    if pos.size == 0:
+        return None
+    base = cum[lo - 1] if lo > 0 else np.zeros(cum.shape[1], dtype=np.int64)
+    total = cum[hi - 1] - base
+    left = cum[pos - 1] - base
+    right = total - left
+    nl = (wcum[pos - 1] - (wcum[lo - 1] if lo > 0 else 0)).astype(np.float64)
+    ent_l, ent_r = _entropy(left), _entropy(right)
+    e = (nl * ent_l + (n - nl) * ent_r) / n
+    return _Segment(pos, left, right, ent_l, ent_r, e, n, float(_entropy(total[None, :])[0]), int((total > 0).sum()))
+
+
+def _choose(seg: _Segment, rng: np.random.Generator | None, first: bool) -> tuple[int | None, bool]:
+    """The cut of a segment and whether to recurse on its sides: the best split if MDL
+    accepts it; with ``rng`` (Zhang 2020, Algorithm 11) one drawn in proportion to its
+    excess, or on the first call, when none qualifies, one in proportion to its gain
+    (kept without recursion); ``(None, False)``: no cut."""
+    if rng is None:
+        b = int(np.argmin(seg.e))
+        excess = seg.ent_s - seg.e[b] - (np.log2(seg.n - 1) + seg.deltas()[b]) / seg.n
+        return (b, True) if excess > 0 else (None, False)
+    excess = np.maximum(seg.excess(), 0.0)
+    if excess.sum() > 0:
+        return int(rng.choice(len(excess), p=excess / excess.sum())), True
+    g = np.maximum(seg.ent_s - seg.e, 0.0)
+    if first and g.sum() > 0:  # at least one cut point (Algorithm 11, lines 16-24)
+        return int(rng.choice(len(g), p=g / g.sum())), False
+    return None, False
+
+
+def _class_cumsums(values: np.ndarray, y: np.ndarray, weights: np.ndarray | None) -> tuple[np.ndarray, ...]:
+    """The sorted values, the cumulative class counts (or weights) along them and their
+    row sums."""
     order = np.argsort(values, kind="stable")
     v = values[order]
     _, yc = np.unique(np.asarray(y)[order], return_inverse=True)
@@ -267,60 +316,47 @@ def mdl_cut_points(
         onehot = np.zeros((len(v), K))
         onehot[np.arange(len(v)), yc] = np.asarray(weights, dtype=np.float64)[order]
     cum = np.cumsum(onehot, axis=0)
-    wcum = cum.sum(axis=1)  # rows (or summed weights) up to each position
+    return v, cum, cum.sum(axis=1)
+
+
+def mdl_cut_points(
+    values: np.ndarray, y: np.ndarray, rng: np.random.Generator | None = None, weights: np.ndarray | None = None
+) -> np.ndarray:
+    """Cut points of Fayyad & Irani's (1993) MDL discretisation of ``values`` given classes ``y``.
+
+    Candidate cuts are the midpoints between consecutive distinct values; the
+    best cut minimises the class entropy of the two sides, and is kept while the
+    MDL criterion accepts it (then both sides are split recursively).
+
+    With ``rng``, the randomised version of Zhang (2020), Algorithm 11: among the
+    candidates whose gain exceeds their MDL threshold, one is drawn with probability
+    proportional to the excess; if none qualifies on the first call, one cut is drawn
+    proportionally to the gain (so that a member of an ensemble keeps at least one cut
+    point), and the recursion stops.
+
+    ``weights``: one per value; integer weights give the cuts of the repeated values
+    (the counts of the criterion become sums of weights).
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if values.size < 2 and weights is None:
+        return np.zeros(0)
+    v, cum, wcum = _class_cumsums(values, y, weights)
     cuts: list[float] = []
     stack = [(0, len(v))]
     first = True
     while stack:
         lo, hi = stack.pop()
-        n = wcum[hi - 1] - (wcum[lo - 1] if lo > 0 else 0)  # rows (summed weights) of the segment
-        if n < 2:
+        seg = _segment(v, cum, wcum, lo, hi)
+        if seg is None:
             continue
-        # candidate split positions s (left = [lo, s), right = [s, hi)) between distinct values
-        pos = np.arange(lo + 1, hi)
-        pos = pos[v[pos] != v[pos - 1]]
-        if pos.size == 0:
-            continue
-        base = cum[lo - 1] if lo > 0 else np.zeros(K, dtype=np.int64)
-        total = cum[hi - 1] - base
-        left = cum[pos - 1] - base
-        right = total - left
-        nl = (wcum[pos - 1] - (wcum[lo - 1] if lo > 0 else 0)).astype(np.float64)
-        ent_l = _entropy(left)
-        ent_r = _entropy(right)
-        e = (nl * ent_l + (n - nl) * ent_r) / n
-        ent_s = float(_entropy(total[None, :])[0])
-        k = int((total > 0).sum())
-        if rng is None:
-            b = int(np.argmin(e))
-            gain = ent_s - e[b]
-            k1 = int((left[b] > 0).sum())
-            k2 = int((right[b] > 0).sum())
-            delta = np.log2(3.0**k - 2) - (k * ent_s - k1 * ent_l[b] - k2 * ent_r[b])
-            accept = gain > (np.log2(n - 1) + delta) / n
-        else:
-            gains = ent_s - e
-            k1 = (left > 0).sum(axis=1)
-            k2 = (right > 0).sum(axis=1)
-            delta = np.log2(3.0**k - 2) - (k * ent_s - k1 * ent_l - k2 * ent_r)
-            excess = np.maximum(gains - (np.log2(n - 1) + delta) / n, 0.0)
-            accept = bool(excess.sum() > 0)
-            if accept:
-                b = int(rng.choice(len(excess), p=excess / excess.sum()))
-            else:
-                g = np.maximum(gains, 0.0)
-                if first and g.sum() > 0:  # at least one cut point (Algorithm 11, lines 16-24)
-                    b = int(rng.choice(len(g), p=g / g.sum()))
-                    s = int(pos[b])
-                    cuts.append((v[s - 1] + v[s]) / 2.0)
-                first = False
-                continue
+        b, recurse = _choose(seg, rng, first)
         first = False
-        if accept:
-            s = int(pos[b])
+        if b is not None:
+            s = int(seg.pos[b])
             cuts.append((v[s - 1] + v[s]) / 2.0)
-            stack.append((lo, s))
-            stack.append((s, hi))
+            if recurse:
+                stack.append((lo, s))
+                stack.append((s, hi))
     return np.array(sorted(cuts))
 
 

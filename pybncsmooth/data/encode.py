@@ -85,16 +85,6 @@ class EncodedData:
             out[:, j] = self[v]
         return out
 
-    def observed_mask(self, variables: Sequence[str]) -> np.ndarray | None:
-        """Rows where all ``variables`` are observed, or ``None`` if that is every row."""
-        mask = None
-        for v in variables:
-            c = self[v]
-            if c.size and c.min() < 0:
-                m = c >= 0
-                mask = m if mask is None else (mask & m)
-        return mask
-
 
 def check_frame(df: Any, *, what: str = "data") -> pd.DataFrame:
     """Validate that ``df`` is a non-empty data frame with unique column names."""
@@ -208,11 +198,6 @@ def encode(
 
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def _na_mask(series: pd.Series) -> np.ndarray | None:
-    mask = series.isna().to_numpy()
-    return mask if mask.any() else None
 
 
 def _first_na_row(series: pd.Series, mask: np.ndarray) -> Any:

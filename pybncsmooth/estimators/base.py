@@ -27,7 +27,8 @@ import numpy as np
 
 from ..counting.context_tree import ContextTree
 from ..errors import DataError, HyperparameterError
-from ..validation import Param, check_params, parallel_map
+from ..options import RUN_SETTINGS, Options, option_names, run_check
+from ..validation import Param, parallel_map
 from ._pooling import concentration_info, concentration_posterior, mixture_posterior
 
 __all__ = [
@@ -122,19 +123,62 @@ class Estimator:
     """Base class of the estimators: ``estimate(tree) -> TreeEstimate``.
 
     Subclasses set the class attribute ``name`` (the ``method=`` string) and declare
-    their hyperparameters twice over, kept equal by :func:`register_estimator`: as
-    keyword arguments of ``__init__`` (with defaults, for signatures and help) and as
-    :class:`~pybncsmooth.validation.Param` declarations in ``params`` (type, range,
-    default, one line of doc), which :meth:`_set_params` checks.  The declarations
-    serve :func:`make_estimator`'s messages, the CLI's ``methods`` listing and R's
-    ``bncs.methods()``; a new estimator is one module and its registration.
+    their hyperparameters once, in ``params``
+    (:class:`~pybncsmooth.validation.Param`: name, type, range, default, doc).  The
+    declaration drives everything else: the constructor (keyword arguments, checked
+    and converted; no subclass writes ``__init__``), :meth:`get_params`, the class's
+    documented signature and its "Hyperparameters" section, :func:`make_estimator`'s
+    messages, the CLI's ``methods`` listing and R's ``bncs.methods()``.  Rules that tie
+    several hyperparameters together go in :meth:`_check`.
+
+    Besides its hyperparameters every estimator takes the three settings of a run,
+    declared as options (:mod:`pybncsmooth.options`): ``random_state`` (used by the
+    stochastic ones), ``n_jobs`` (threads over the trees of a network, and the
+    samplers' chains) and ``progress`` (a bar where the estimator shows one).
     """
 
     name: ClassVar[str] = ""
-    #: whether ``estimate`` uses random numbers (then it takes ``random_state``)
+    #: whether ``estimate`` uses random numbers (``random_state`` seeds them)
     stochastic: ClassVar[bool] = False
-    #: the hyperparameters' declarations, in ``__init__``'s order
+    #: whether the estimator needs whole counts (a sampler of table counts): ``na="em"``
+    #: then runs as data augmentation, and row weights must be integers
+    whole_counts: ClassVar[bool] = False
+    #: the hyperparameters' declarations, in the constructor's order
     params: ClassVar[tuple[Param, ...]] = ()
+    #: the settings of a run that every estimator takes (declared as options)
+    RUN: ClassVar[tuple[str, ...]] = RUN_SETTINGS
+
+    def __init__(self, **values: Any) -> None:
+        decl = {p.name: p for p in self.params}
+        for name in values:
+            if name not in decl and name not in self.RUN:
+                raise HyperparameterError(_unknown_message(type(self), name))
+        for p in self.params:
+            setattr(self, p.name, p.check(values[p.name]) if p.name in values else p.default)
+        for name in self.RUN:
+            setattr(self, name, run_check(name, values.get(name)))
+        #: the hyperparameters given to the constructor (the others have their defaults)
+        self.given: frozenset[str] = frozenset(n for n in values if n in decl)
+        self._check()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            raise TypeError(
+                f"{cls.__name__} defines __init__: declare its hyperparameters in params (they drive the "
+                "constructor) and put rules that tie them together in _check()"
+            )
+        cls.__signature__ = _signature(cls.params)  # type: ignore[attr-defined]
+        if cls.__doc__ and cls.params and "Hyperparameters\n" not in cls.__doc__:
+            cls.__doc__ = _with_params_section(cls.__doc__, cls.params)
+
+    def _check(self) -> None:
+        """Rules that tie several hyperparameters together (raise
+        :class:`HyperparameterError`); derived settings.  Called by the constructor."""
+
+    def with_settings(self, **changes: Any) -> "Estimator":
+        """A copy with some hyperparameters or run settings changed (checked again)."""
+        return type(self)(**{**self.get_params(), **changes})
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} does not define estimate()")
@@ -158,10 +202,13 @@ class Estimator:
         :attr:`domain_split`; a domain split last goes through
         :meth:`estimate_domains`): estimators with a model of their own for it
         (``hmd``'s joint model) use it, the others treat it as any other split.
-        Estimators that can work on several trees at once (e.g. in parallel
-        threads) override this.
+        The trees run in ``n_jobs`` threads when it is set (closed forms are cheap:
+        by default they run in the calling thread); estimators with a model across
+        trees or their own scheduling override this.
         """
-        return {name: self.estimate(tree) for name, tree in trees.items()}
+        if self.n_jobs is None or self.n_jobs == 1:
+            return {name: self.estimate(tree) for name, tree in trees.items()}
+        return map_trees(self.estimate, trees, self.n_jobs)
 
     def estimate_domains(self, trees: "Mapping[str, ContextTree]", domain: str) -> dict[str, TreeEstimate]:
         r"""Estimate the trees of a multi-domain network whose last split is ``domain``.
@@ -215,23 +262,20 @@ class Estimator:
     # ------------------------------------------------------------------ params
     @classmethod
     def param_names(cls) -> list[str]:
-        """The hyperparameters' names, in ``__init__``'s order."""
+        """The hyperparameters' names, in declaration order."""
         return [p.name for p in cls.params]
 
-    def _set_params(self, **values: Any) -> None:
-        """Check every value against its declaration in ``params`` (converted to the
-        declared type; :class:`HyperparameterError` naming the culprit and its accepted
-        range) and set it as an attribute.  Rules that tie several hyperparameters
-        together stay in the subclass's ``__init__``."""
-        for name, value in check_params(self.params, values).items():
-            setattr(self, name, value)
-
-    def get_params(self) -> dict[str, Any]:
-        """The hyperparameters, as given to ``__init__``."""
+    def hyperparameters(self) -> dict[str, Any]:
+        """The hyperparameters (without the run settings)."""
         return {p: getattr(self, p) for p in self.param_names()}
 
+    def get_params(self) -> dict[str, Any]:
+        """The hyperparameters and the run settings: ``type(e)(**e.get_params())`` is ``e``."""
+        return {**self.hyperparameters(), **{n: getattr(self, n) for n in self.RUN}}
+
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        run = {n: getattr(self, n) for n in self.RUN if getattr(self, n) is not None}
+        args = ", ".join(f"{k}={v!r}" for k, v in {**self.hyperparameters(), **run}.items())
         return f"{type(self).__name__}({args})"
 
     def __eq__(self, other: object) -> bool:
@@ -254,25 +298,46 @@ _REGISTRY: dict[str, type[Estimator]] = {}
 def register_estimator(cls: type[Estimator]) -> type[Estimator]:
     """Class decorator: make ``cls`` available as ``method=cls.name``.
 
-    ``cls.params`` must declare exactly ``__init__``'s keyword arguments, in their
-    order and with their defaults (a ``TypeError`` says where they differ)."""
+    A hyperparameter may not take the name of an option (:mod:`pybncsmooth.options`:
+    ``na``, ``domain``, ``random_state``, ...), which front ends would route to the
+    options instead (a ``TypeError`` names it)."""
     if not cls.name:
         raise ValueError(f"{cls.__name__} has no name")
-    sig = [(n, q.default) for n, q in inspect.signature(cls.__init__).parameters.items() if n != "self"]
-    decl = [(p.name, p.default) for p in cls.params]
-    if [n for n, _ in sig] != [n for n, _ in decl]:
-        raise TypeError(
-            f"{cls.__name__}.params declares {[n for n, _ in decl]}, but __init__ takes {[n for n, _ in sig]}"
-        )
-    for (name, default), (_, declared) in zip(sig, decl):
-        if default is inspect.Parameter.empty or not _same(default, declared):
-            raise TypeError(f"{cls.__name__}: {name}'s default is {default!r} in __init__ but {declared!r} in params")
+    clash = [p.name for p in cls.params if p.name in option_names()]
+    if clash:
+        raise TypeError(f"{cls.__name__} declares {clash[0]!r}, which is an option of every fit, not a hyperparameter")
     _REGISTRY[cls.name] = cls
     return cls
 
 
-def _same(a: Any, b: Any) -> bool:
-    return type(a) is type(b) and a == b
+def _unknown_message(cls: type[Estimator], name: str) -> str:
+    ps = cls.params
+    ranges = "; ".join(f"{p.name}: {p.describe()}" for p in ps)
+    return (
+        f"method {cls.name!r} has no hyperparameter {name!r}; its hyperparameters are "
+        f"{', '.join(p.name for p in ps) or 'none'}" + (f" ({ranges})" if ranges else "")
+    )
+
+
+def _signature(params: tuple[Param, ...]) -> inspect.Signature:
+    """The constructor's signature, from the declarations (keyword-only, with defaults)."""
+    kw = inspect.Parameter.KEYWORD_ONLY
+    own = [inspect.Parameter(p.name, kw, default=p.default) for p in params]
+    run = [inspect.Parameter(n, kw, default=None) for n in RUN_SETTINGS]
+    return inspect.Signature([*own, *run])
+
+
+def _with_params_section(doc: str, params: tuple[Param, ...]) -> str:
+    """``doc`` with a numpydoc "Hyperparameters" section generated from ``params``."""
+    lines = ["", "    Hyperparameters", "    ---------------"]
+    for p in params:
+        lines.append(f"    {p.name}: {p.describe()} (default {p.default!r})")
+        lines.append(f"        {p.doc[:1].upper()}{p.doc[1:]}.")
+    lines += [
+        "    random_state, n_jobs, progress:",
+        "        The settings of a run, options of every fit (see :class:`pybncsmooth.options.Options`).",
+    ]
+    return doc.rstrip() + "\n" + "\n".join(lines) + "\n"
 
 
 def available_methods() -> list[str]:
@@ -328,45 +393,28 @@ def _plain_default(v: Any) -> Any:
     return repr(v)
 
 
-def with_progress(method: str | Estimator, hyper: dict[str, Any], progress: bool | None) -> dict[str, Any]:
-    """``hyper`` with ``progress`` added when it was set (not ``None``) and the method's
-    estimator shows a progress bar of its own (HDP's sweeps, ...), unless ``hyper``
-    already sets it: a front end's ``progress=`` covers reading and estimating."""
-    if progress is None or "progress" in hyper or not isinstance(method, str) or method not in _REGISTRY:
-        return hyper
-    if "progress" not in _REGISTRY[method].param_names():
-        return hyper
-    return {**hyper, "progress": progress}
+def make_estimator(method: str | Estimator, *, options: Options | None = None, **settings: Any) -> Estimator:
+    """An estimator from a method name and its hyperparameters.
 
-
-def make_estimator(method: str | Estimator, random_state: Any = None, **hyper: Any) -> Estimator:
-    """An estimator from a method name and hyperparameters.
-
-    ``random_state`` is passed to stochastic estimators and ignored by the others.
-    An ``Estimator`` instance is returned as is (hyperparameters must then be empty).
+    ``settings`` are hyperparameters and, optionally, run settings (``random_state``,
+    ``n_jobs``, ``progress``); ``options`` (an :class:`~pybncsmooth.options.Options`)
+    supplies the run settings ``settings`` leaves out.  An ``Estimator`` instance is
+    returned as is, or a copy with the run settings the options set (not ``None``);
+    hyperparameters must then be empty.
 
     Raises
     ------
     HyperparameterError
         Unknown method, or a hyperparameter the method does not take (named).
     """
+    run = options.run_settings() if options is not None else {}
     if isinstance(method, Estimator):
-        if hyper:
+        if any(k not in RUN_SETTINGS for k in settings):
             raise HyperparameterError(
-                f"hyperparameters {sorted(hyper)} given together with an estimator object "
-                f"{method!r}; set them on the object"
+                f"hyperparameters {sorted(k for k in settings if k not in RUN_SETTINGS)} given together with an "
+                f"estimator object {method!r}; set them on the object"
             )
-        return method
+        changes = {k: v for k, v in {**run, **settings}.items() if v is not None}
+        return method.with_settings(**changes) if changes else method
     cls = estimator_class(method)
-    names = cls.param_names()
-    bad = [k for k in hyper if k not in names]
-    if bad:
-        ps = [p for p in cls.params if p.name != "random_state"]
-        ranges = "; ".join(f"{p.name}: {p.describe()}" for p in ps)
-        raise HyperparameterError(
-            f"method {method!r} has no hyperparameter {bad[0]!r}; its hyperparameters are "
-            f"{', '.join(p.name for p in ps) or 'none'}" + (f" ({ranges})" if ranges else "")
-        )
-    if cls.stochastic and "random_state" in names:
-        hyper = dict(hyper, random_state=random_state)
-    return cls(**hyper)
+    return cls(**{**run, **settings})

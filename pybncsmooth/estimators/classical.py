@@ -46,8 +46,6 @@ class MLE(Estimator):
     name = "mle"
     params = (_unseen("backoff"),)
 
-    def __init__(self, unseen: str = "backoff") -> None:
-        self._set_params(unseen=unseen)
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:
         if tree.total == 0:
@@ -95,8 +93,6 @@ class Bayes(Estimator):
         _unseen("uniform"),
     )
 
-    def __init__(self, iss: float = 1.0, unseen: str = "uniform") -> None:
-        self._set_params(iss=iss, unseen=unseen)
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:
         r = tree.child_card
@@ -132,8 +128,6 @@ class MEstimate(Estimator):
     name = "mestimate"
     params = (Param("m", "float", 1.0, "pseudo-counts spread evenly over the child's levels"),)
 
-    def __init__(self, m: float = 1.0) -> None:
-        self._set_params(m=m)
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:
         r = tree.child_card

@@ -189,27 +189,13 @@ class HGSProblem:
 
 @register_estimator
 class HGS(Estimator):
-    """Hierarchical gradient smoothing (see the module documentation).
-
-    Parameters
-    ----------
-    tying:
-        ``"level"`` (one weight per depth, default) or ``"node"`` (one per internal node,
-        the thesis's; see the module documentation for why not the default).
-    loss:
-        The leave-one-out loss the weights minimise: ``"log"`` (eq. 47, default) or
-        ``"squared"``.
-    prior:
-        Pseudo-counts toward the uniform distribution in every node's own frequencies
-        (default 1; 0: the thesis's eq. 45, where a level unseen in a context can get 0).
-    tol, max_iter:
-        One weight per node: stop when a sweep over the weights lowers the leave-one-out
-        loss by less than ``tol`` (relative); one per depth (joint Newton steps): when no
-        weight's derivative (per row) exceeds ``tol``; or after ``max_iter`` sweeps or
-        steps (a :class:`ConvergenceWarning`).
-    n_jobs:
-        Threads over the nodes of a network (default: all cores).
-    """
+    """Hierarchical gradient smoothing (see the module documentation).  With
+    ``tying="node"`` (the thesis's one weight per internal node) a fit stops when a sweep
+    over the weights lowers the leave-one-out loss by less than ``tol`` (relative); with
+    one weight per depth (joint Newton steps) when no weight's derivative (per row)
+    exceeds ``tol``; or after ``max_iter`` sweeps or steps (a :class:`ConvergenceWarning`).
+    ``prior=0`` is the thesis's eq. 45, where a level unseen in a context can get 0.
+    ``n_jobs`` threads run over the nodes of a network."""
 
     name = "hgs"
     params = (
@@ -219,19 +205,7 @@ class HGS(Estimator):
         Param("prior", "float", 1.0, "pseudo-counts toward the uniform distribution in every node's frequencies"),
         Param("tol", "float", 1e-8, "stop when a sweep lowers the LOO loss by less than tol (relative)", strict=True),
         Param("max_iter", "int", 1000, "sweeps over the weights at most", low=1),
-        Param("n_jobs", "int", None, "threads over the nodes of a network (default: all cores)", low=1, optional=True),
     )
-
-    def __init__(
-        self,
-        tying: str = "level",
-        loss: str = "log",
-        prior: float = 1.0,
-        tol: float = 1e-8,
-        max_iter: int = 1000,
-        n_jobs: int | None = None,
-    ) -> None:
-        self._set_params(tying=tying, loss=loss, prior=prior, tol=tol, max_iter=max_iter, n_jobs=n_jobs)
 
     def fit_weights(self, tree: ContextTree) -> tuple[np.ndarray, HGSProblem, dict[str, Any]]:
         """The optimal weights of ``tree`` (compiled Newton steps on ``log alpha`` from the

@@ -88,31 +88,17 @@ def warn_unconverged(name: str, results: Mapping[str, TreeEstimate]) -> None:
 
 @register_estimator
 class HLS(Estimator):
-    """Ridge HLS (HLS-NB of paper 004): penalised maximum likelihood on the tree design.
-
-    Parameters
-    ----------
-    tau:
-        Ridge penalty weight (objective ``NLL + tau/2 ||B||^2``), default 1.
-    tol:
-        Stop when the largest gradient entry is at most ``tol`` (default 1e-9).
-    max_iter:
-        Newton iterations at most (default 100); a fit stopped there is reported by a
-        :class:`ConvergenceWarning` and in ``summary()``.
-    n_jobs:
-        Threads over the nodes of a network (default: all cores).
-    """
+    """Ridge HLS (HLS-NB of Cooper, Webb & Schmidt 2025, Sec. 3.1): penalised maximum
+    likelihood on the tree design.  A fit that stops at ``max_iter`` is reported by a
+    :class:`ConvergenceWarning` and in ``summary()``; ``n_jobs`` threads run over the
+    nodes of a network."""
 
     name = "hls"
     params = (
         Param("tau", "float", 1.0, "ridge penalty weight: NLL + tau/2 ||B||^2", strict=True),
         Param("tol", "float", 1e-9, "stop when the largest gradient entry is at most tol", strict=True),
         Param("max_iter", "int", 100, "Newton iterations at most", low=1),
-        Param("n_jobs", "int", None, "threads over the nodes of a network (default: all cores)", low=1, optional=True),
     )
-
-    def __init__(self, tau: float = 1.0, tol: float = 1e-9, max_iter: int = 100, n_jobs: int | None = None) -> None:
-        self._set_params(tau=tau, tol=tol, max_iter=max_iter, n_jobs=n_jobs)
 
     def fit_coefficients(self, tree: ContextTree) -> tuple[np.ndarray, dict[str, Any]]:
         """The optimal coefficients (level-order rows; the root's row is 0 unless the

@@ -244,26 +244,16 @@ class _Network:
 class HLSBayes(Estimator):
     """HLS-IG: Bayesian ridge HLS by Polya-Gamma Gibbs sampling (see the module doc).
 
-    Parameters
-    ----------
-    iterations:
-        Sweeps per chain, burn-in included (default 4000: the authors' 2000 + 2000).
-    burn_in:
-        Sweeps discarded first (default ``iterations // 2``).
-    n_chains:
-        Independent chains (averaged; with two or more, ``summary()`` shows the split
-        R-hat of the leaf estimates).
-    prior_shape, prior_scale:
-        The inverse-gamma prior of the global variance, ``IG(1/2, 1/2)`` by default.
-    variance:
-        Fix the prior variance of the coefficients instead of sampling it.
-    random_state, progress, n_jobs:
-        Seed (an int or a numpy Generator), progress bar (default: on for long fits
-        at a terminal), threads over the nodes of a network.
+    ``iterations`` defaults to 4000, the authors' 2000 + 2000; ``prior_shape`` and
+    ``prior_scale`` give the global variance an ``IG(1/2, 1/2)`` prior by default.  With
+    two chains or more, ``summary()`` shows the split R-hat of the leaf estimates.
+    ``random_state`` seeds the chains, ``progress`` shows a bar (default: on for long
+    fits at a terminal), ``n_jobs`` threads run over the nodes of a network.
     """
 
     name = "hls-bayes"
     stochastic = True
+    whole_counts = True
     params = (
         Param("iterations", "int", 4000, "sweeps per chain, burn-in included", low=2),
         Param("burn_in", "int", None, "sweeps discarded first (default iterations // 2)", low=0, optional=True),
@@ -276,36 +266,11 @@ class HLSBayes(Estimator):
               high=1e10),
         Param("variance", "float", None, "fix the coefficients' prior variance instead of sampling it", low=1e-10,
               high=1e10, optional=True),
-        Param("random_state", "seed", None, "seed of the chains"),
-        Param("progress", "progress", None, "progress bar (default: long fits at a terminal)"),
-        Param("n_jobs", "int", None, "threads over the nodes of a network (default: all cores)", low=1, optional=True),
     )
 
-    def __init__(
-        self,
-        iterations: int = 4000,
-        burn_in: int | None = None,
-        n_chains: int = 1,
-        prior_shape: float = 0.5,
-        prior_scale: float = 0.5,
-        variance: float | None = None,
-        random_state: Any = None,
-        progress: bool | None = None,
-        n_jobs: int | None = None,
-    ) -> None:
-        self._set_params(
-            iterations=iterations,
-            burn_in=burn_in,
-            n_chains=n_chains,
-            prior_shape=prior_shape,
-            prior_scale=prior_scale,
-            variance=variance,
-            random_state=random_state,
-            progress=progress,
-            n_jobs=n_jobs,
-        )
+    def _check(self) -> None:
         if self.burn_in is not None and self.burn_in >= self.iterations:
-            raise HyperparameterError(f"burn_in ({burn_in}) must be smaller than iterations ({iterations})")
+            raise HyperparameterError(f"burn_in ({self.burn_in}) must be smaller than iterations ({self.iterations})")
 
     @property
     def effective_burn_in(self) -> int:

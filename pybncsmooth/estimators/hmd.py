@@ -256,36 +256,20 @@ def _entry_sd(n: np.ndarray, k: np.ndarray, s: float, tau: float) -> np.ndarray:
 class HMD(Estimator):
     r"""Hierarchical Multinomial-Dirichlet CPTs by variational inference (paper 001).
 
-    See the module documentation for the model.  Hyperparameters:
-
-    s:
-        Concentration of the columns around the pooled :math:`\alpha`.  Default: the
-        paper's :math:`s = |X|`, the number of states that share :math:`\alpha`: the
-        levels of the node for one CPT, the joint states ``r * q`` of node and parents
-        for a domain-pooled fit; with ``iss`` (or ``compat="bnlearn"``) bnlearn's
-        ``iss / J`` with ``J`` domains.
-    alpha0:
-        Dirichlet parameter of :math:`\alpha / s`, the same for every state (default 1).
-    iss:
-        bnlearn's imaginary sample size of a domain-pooled fit: ``s = iss / J``
-        (bnlearn's default 1 under ``compat="bnlearn"``).  Domain-pooled fits only;
-        give ``iss`` or ``s``, not both.
-    compat:
-        ``"bnlearn"`` reproduces ``bn.fit(method = "hdir")`` exactly (domain-pooled
-        fits only; ``s``, ``tol`` and ``max_iter`` are then bnlearn's and cannot be set).
-    domain_model:
-        Multi-domain fits: ``"nested"`` (the default) splits on the domain last and
-        learns how much each node pools; ``"joint"`` is paper 001's Sec. 5 model on
-        the joint cells (bnlearn's ``hdir``; implied by ``iss`` and ``compat``).
-    s_domain:
-        Nested multi-domain fits: the domain concentration :math:`s_D` (default:
-        learned per node by marginal likelihood).
-    tol, max_iter:
-        Stop when the relative change of the bound is below ``tol`` (default 1e-10)
-        and ``kappa`` has settled, or after ``max_iter`` outer iterations (default
-        5000; a :class:`ConvergenceWarning` says so).
-    n_jobs:
-        Threads over the nodes of a network (default: all cores).
+    See the module documentation for the model.  The default ``s`` is the paper's
+    :math:`s = |X|`, the number of states that share :math:`\alpha`: the levels of the
+    node for one CPT, the joint states ``r * q`` of node and parents for a domain-pooled
+    fit; with ``iss`` (or ``compat="bnlearn"``) bnlearn's ``iss / J`` with ``J`` domains
+    (bnlearn's default ``iss`` is 1); give ``iss`` or ``s``, not both.
+    ``compat="bnlearn"`` reproduces ``bn.fit(method = "hdir")`` exactly (domain-pooled
+    fits only; ``s``, ``tol`` and ``max_iter`` are then bnlearn's and cannot be set).
+    Multi-domain fits: ``domain_model="nested"`` (the default) splits on the domain last
+    and learns how much each node pools (``s_domain`` fixes it); ``"joint"`` is
+    Azzimonti, Corani & Zaffalon (2019), Sec. 5 on the joint cells (bnlearn's ``hdir``;
+    implied by ``iss`` and ``compat``).  A fit stops when the relative change of the
+    bound is below ``tol`` (default 1e-10) and ``kappa`` has settled, or after
+    ``max_iter`` outer iterations (default 5000; a :class:`ConvergenceWarning` says so);
+    ``n_jobs`` threads run over the nodes of a network.
     """
 
     name = "hmd"
@@ -309,32 +293,11 @@ class HMD(Estimator):
         Param("tol", "float", None, "relative change of the bound to stop at (default 1e-10)", strict=True,
               optional=True),
         Param("max_iter", "int", None, "outer iterations at most (default 5000)", low=1, optional=True),
-        Param("n_jobs", "int", None, "threads over the nodes of a network (default: all cores)", low=1, optional=True),
     )
 
-    def __init__(
-        self,
-        s: float | None = None,
-        alpha0: float = 1.0,
-        iss: float | None = None,
-        compat: str | None = None,
-        domain_model: str | None = None,
-        s_domain: float | None = None,
-        tol: float | None = None,
-        max_iter: int | None = None,
-        n_jobs: int | None = None,
-    ) -> None:
-        self._set_params(
-            s=s,
-            alpha0=alpha0,
-            iss=iss,
-            compat=compat,
-            domain_model=domain_model,
-            s_domain=s_domain,
-            tol=tol,
-            max_iter=max_iter,
-            n_jobs=n_jobs,
-        )
+    def _check(self) -> None:
+        s, iss, compat, domain_model = self.s, self.iss, self.compat, self.domain_model
+        s_domain, tol, max_iter = self.s_domain, self.tol, self.max_iter
         if domain_model == "nested" and (compat == "bnlearn" or iss is not None):
             raise HyperparameterError(
                 "domain_model='nested' does not take " + ("compat='bnlearn'" if compat else "iss=")

@@ -32,21 +32,13 @@ __all__ = ["MBranch"]
 
 @register_estimator
 class MBranch(Estimator):
-    """M-branch smoothing (see the module documentation).
-
-    Parameters
-    ----------
-    M:
-        The user count of eq. (18) (default 4, Ferri et al.'s).
-    """
+    """M-branch smoothing (see the module documentation); ``M`` is the user count of
+    eq. (18), 4 by default as Ferri, Flach & Hernandez-Orallo (2003)."""
 
     name = "mbranch"
     # beyond 1e10 (times sqrt(N)) the m-estimates overflow; there every node already equals
     # the uniform distribution
     params = (Param("M", "float", 4.0, "user count of m_v = M (1 + (1 - 1/h) sqrt(N))", high=1e10),)
-
-    def __init__(self, M: float = 4.0) -> None:
-        self._set_params(M=M)
 
     def weights(self, tree: ContextTree) -> list[float]:
         """:math:`m_v` of the nodes of each tree level (root first): eq. (18)."""

@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..errors import DataError
 from ..estimators import available_methods, method_params
+from ..options import option_specs
 from ..estimators import describe_methods as registry_methods
 
 __all__ = [
@@ -31,10 +32,6 @@ __all__ = [
     "method_table",
     "integer_params",
 ]
-
-#: BNClassifier's options that take whole numbers (R passes them as doubles)
-_CLASSIFIER_INTEGERS = ("k", "n_bins", "n_estimators", "random_state")
-
 
 def frame_from_codes(names: Sequence[str], codes: Sequence[Any], levels: Sequence[Any]) -> pd.DataFrame:
     """A data frame of pandas Categoricals from R factors given as codes and levels.
@@ -117,12 +114,11 @@ def _r_text(v: Any) -> str:
 
 
 def integer_params(method: str) -> list[str]:
-    """Arguments of ``method`` (and of ``BNClassifier``) that take whole numbers, from
-    the declarations: R passes whole numbers as doubles, and the wrapper converts these."""
-    if method not in available_methods():
-        return list(_CLASSIFIER_INTEGERS)
-    own = [p.name for p in method_params(method) if p.kind in ("int", "seed")]
-    return own + [n for n in _CLASSIFIER_INTEGERS if n not in own]
+    """Arguments of ``method`` and options that take whole numbers, from their
+    declarations: R passes whole numbers as doubles, and the wrapper converts these."""
+    own = [p.name for p in method_params(method) if p.kind in ("int", "seed")] if method in available_methods() else []
+    options = [s.name for s in option_specs().values() if s.kind in ("int", "seed")]
+    return own + [n for n in options if n not in own]
 
 
 def frame_to_codes(df: pd.DataFrame) -> dict[str, Any]:

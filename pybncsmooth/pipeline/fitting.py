@@ -11,7 +11,7 @@ from ..data.encode import DEFAULT_MAX_LEVELS, NAPolicy
 from ..data.schema import NA_LABEL, Schema
 from ..data.sources import as_source
 from ..data.weights import weights_column
-from ..estimators.base import Estimator, make_estimator, with_progress
+from ..estimators.base import Estimator, make_estimator
 from ..model.cpd import CPD, DomainLastCPD, TreeCPD
 from ..model.network import FittedNetwork
 from ..structure.dag import DAG
@@ -124,7 +124,7 @@ def fit_network(
         em_draws = check_int("em_draws", em_draws, low=1)
         em_burn = check_int("em_burn", em_burn, low=0)
     domain, hyper = domain_from_hyper(domain, hyper)
-    estimator = make_estimator(method, random_state=random_state, **with_progress(method, hyper, progress))
+    estimator = make_estimator(method, random_state=random_state, progress=progress, **hyper)
     source = as_source(data, chunksize=chunksize)
     source, weight_col = weights_column(source, weights)
     if em:

@@ -262,12 +262,6 @@ class DAG:
         pa[node] = tuple(parents)
         return DAG(pa, nodes=self._nodes)
 
-    def with_node_order(self, nodes: Sequence[str]) -> "DAG":
-        """A copy with the given node order; parents keep their order."""
-        if sorted(nodes) != sorted(self._nodes):
-            raise StructureError("the new node order must list exactly the same nodes")
-        return DAG(self._parents, nodes=nodes)
-
     def parents_sorted_by_node_order(self) -> "DAG":
         """A copy whose parent lists follow the node order (bnlearn's storage)."""
         return DAG(

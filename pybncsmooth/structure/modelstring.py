@@ -43,16 +43,41 @@ def r_sorted(names: Sequence[str]) -> list[str]:
     return sorted(names, key=r_collation_key)
 
 
-def parse_modelstring(modelstring: str, *, order: str = "bnlearn", node_order: Sequence[str] | None = None) -> DAG:
-    """Parse a bnlearn model string into a :class:`DAG` (see :meth:`DAG.from_modelstring`)."""
-    if not isinstance(modelstring, str):
-        raise ModelStringError(f"expected a string, got {type(modelstring).__name__}", str(modelstring))
-    if order not in ("bnlearn", "written"):
-        raise ValueError(f"order must be 'bnlearn' or 'written', not {order!r}")
-    s = modelstring
-    n = len(s)
-    pos = 0
-    written: list[str] = []
+def _parse_block(s: str, pos: int) -> tuple[str, list[str], int]:
+    """The node and parents of the block that opens at ``s[pos] == "["``, and the
+    position after its ``]``."""
+    end = s.find("]", pos + 1)
+    if end < 0:
+        raise ModelStringError("'[' is never closed by ']'", s, pos)
+    body = s[pos + 1 : end]
+    nested = body.find("[")
+    if nested >= 0:
+        raise ModelStringError("'[' inside a node block (a ']' is missing)", s, pos + 1 + nested)
+    node_txt, bar, pa_txt = body.partition("|")
+    node = node_txt.strip()
+    if not node:
+        raise ModelStringError("a block has an empty node name", s, pos)
+    if ":" in node:
+        raise ModelStringError(f"node name {node!r} contains ':' (parents go after '|')", s, pos + 1)
+    if "|" in pa_txt:
+        raise ModelStringError(f"block of node {node!r} has more than one '|'", s, pos)
+    pa: list[str] = []
+    if bar:
+        if not pa_txt.strip():
+            raise ModelStringError(f"node {node!r} has '|' but no parents", s, pos)
+        for p in pa_txt.split(":"):
+            p = p.strip()
+            if not p:
+                raise ModelStringError(f"node {node!r} has an empty parent name", s, pos)
+            if p in pa:
+                raise DuplicateNodeError(p, f"(listed twice among the parents of {node!r})")
+            pa.append(p)
+    return node, pa, end + 1
+
+
+def _blocks(s: str) -> dict[str, list[str]]:
+    """Every block's node and parents, in written order; every parent has a block."""
+    n, pos = len(s), 0
     parents: dict[str, list[str]] = {}
     while True:
         while pos < n and s[pos].isspace():
@@ -61,49 +86,35 @@ def parse_modelstring(modelstring: str, *, order: str = "bnlearn", node_order: S
             break
         if s[pos] != "[":
             raise ModelStringError(f"expected '[' but found {s[pos]!r}", s, pos)
-        end = s.find("]", pos + 1)
-        if end < 0:
-            raise ModelStringError("'[' is never closed by ']'", s, pos)
-        body = s[pos + 1 : end]
-        nested = body.find("[")
-        if nested >= 0:
-            raise ModelStringError("'[' inside a node block (a ']' is missing)", s, pos + 1 + nested)
-        node_txt, bar, pa_txt = body.partition("|")
-        node = node_txt.strip()
-        if not node:
-            raise ModelStringError("a block has an empty node name", s, pos)
-        if ":" in node:
-            raise ModelStringError(f"node name {node!r} contains ':' (parents go after '|')", s, pos + 1)
-        if "|" in pa_txt:
-            raise ModelStringError(f"block of node {node!r} has more than one '|'", s, pos)
-        pa: list[str] = []
-        if bar:
-            if not pa_txt.strip():
-                raise ModelStringError(f"node {node!r} has '|' but no parents", s, pos)
-            for p in pa_txt.split(":"):
-                p = p.strip()
-                if not p:
-                    raise ModelStringError(f"node {node!r} has an empty parent name", s, pos)
-                if p in pa:
-                    raise DuplicateNodeError(p, f"(listed twice among the parents of {node!r})")
-                pa.append(p)
+        node, pa, pos = _parse_block(s, pos)
         if node in parents:
             raise DuplicateNodeError(node, "in the model string")
         parents[node] = pa
-        written.append(node)
-        pos = end + 1
-    if not written:
+    if not parents:
         raise ModelStringError("the model string declares no node", s, None)
     for node, pa in parents.items():
         for p in pa:
             if p not in parents:
                 raise UnknownNodeError(p, f"(parent of {node!r} has no block [{p}] of its own in the model string)")
+    return parents
+
+
+def parse_modelstring(modelstring: str, *, order: str = "bnlearn", node_order: Sequence[str] | None = None) -> DAG:
+    """Parse a bnlearn model string into a :class:`DAG` (see :meth:`DAG.from_modelstring`)."""
+    if not isinstance(modelstring, str):
+        raise ModelStringError(f"expected a string, got {type(modelstring).__name__}", str(modelstring))
+    if order not in ("bnlearn", "written"):
+        raise ValueError(f"order must be 'bnlearn' or 'written', not {order!r}")
+    parents = _blocks(modelstring)
+    written = list(parents)
     if node_order is not None:
         nodes = [str(x) for x in node_order]
         if sorted(nodes) != sorted(written):
             missing = sorted(set(written) - set(nodes))
             extra = sorted(set(nodes) - set(written))
-            raise ModelStringError(f"node_order does not list the same nodes (missing {missing}, extra {extra})", s)
+            raise ModelStringError(
+                f"node_order does not list the same nodes (missing {missing}, extra {extra})", modelstring
+            )
     elif order == "bnlearn":
         nodes = r_sorted(written)
     else:
