@@ -81,4 +81,31 @@ def _copy_examples() -> None:
         shutil.copytree(figs, out / "figures", dirs_exist_ok=True)
 
 
+_ENTRY_NAMES = {"fit": "fit", "classifier": "BNClassifier", "evaluate": "evaluate",
+                "evaluate_domains": "evaluate_domains", "adapt": "adapt"}
+
+
+def _options_table() -> None:
+    """The options of a fit as a Markdown table, from their declarations in
+    :mod:`pybncsmooth.options` (the guide includes it: one source for code and docs)."""
+    import dataclasses
+
+    from pybncsmooth.options import Options
+
+    rows = ["| option | default | taken by | what it does |", "|---|---|---|---|"]
+    for f in dataclasses.fields(Options):
+        spec = f.metadata.get("spec")
+        if spec is None:
+            continue
+        default = "; ".join(f"`{v!r}` ({_ENTRY_NAMES.get(e, e)})" for e, v in spec.defaults.items())
+        default = default or f"`{f.default!r}`"
+        entries = ", ".join(f"`{_ENTRY_NAMES.get(e, e)}`" for e in spec.entries)
+        doc = spec.doc.replace("|", "\\|")
+        rows.append(f"| `{f.name}` | {default} | {entries} | {doc} |")
+    out = HERE / "generated"
+    out.mkdir(exist_ok=True)
+    (out / "options.md").write_text("\n".join(rows) + "\n")
+
+
 _copy_examples()
+_options_table()
