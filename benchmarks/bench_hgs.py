@@ -5,7 +5,7 @@ Bayesian network classifiers (TAN, kDB-1..3 by default) on the codes of
 stratified cross-validation, the same folds for every model, one thread each: RMSE
 (over all classes), log loss, 0-1 loss and fit seconds per data set, then win-draw-loss
 of HGS against every other estimator per structure, with the one-tailed sign test (as
-thesis 002 reports it) and the Wilcoxon signed-rank test over data sets.  ``hgs`` is HGS
+Zhang 2020 reports it) and the Wilcoxon signed-rank test over data sets.  ``hgs`` is HGS
 with its default one weight per tree depth, ``hgs-node`` the thesis's one per internal
 node.  ``--eskdb`` adds ESKDB with HGS (its members' selective kDB choosing by
 leave-one-out log loss, the default for HGS members), HDP (the thesis's 1000 sweeps) and

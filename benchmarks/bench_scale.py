@@ -197,7 +197,8 @@ def main() -> None:
     ap.add_argument("--methods", nargs="+", default=["mestimate", "hdp"])
     ap.add_argument("--no-dask", action="store_true")
     ap.add_argument("--no-csv", action="store_true")
-    ap.add_argument("--domains", type=int, default=0, help="also fit N domains of 50 rows (10000: ~3 min, 5.5 GB)")
+    ap.add_argument("--domains", type=int, default=0,
+                    help="also fit N domains of 50 rows (10000: a few minutes, up to 4.3 GB)")
     ap.add_argument("--domains-child", type=int)
     ap.add_argument("--child")
     ap.add_argument("--method", default="mestimate")
@@ -241,7 +242,7 @@ def main() -> None:
         f" -> in chunks {ours['seconds'] / naive['seconds']:.2f}x the time, {ours['peak_mb'] / naive['peak_mb']:.2f}x"
         " the peak memory"
     )
-    if not args.no_csv and max(sizes) >= 2_000_000:  # issue 13's check: a 2M-row, 20-column CSV under 500 MB
+    if not args.no_csv and max(sizes) >= 2_000_000:  # a 2M-row, 20-column CSV should fit under 500 MB
         csv = args.dir / "kdb2_2000000.csv"
         if not csv.exists():
             import pyarrow.parquet as pq
@@ -266,7 +267,7 @@ def main() -> None:
             f"{w['peak_mb']:.0f} MB; tables " + ("equal" if c["tables"] == w["tables"] else "DIFFER")
         )
     if args.domains:
-        print(f"\n{args.domains:,} domains x 50 rows, 20 columns, kDB-2 split by domain first (hdp: 200 sweeps)")
+        print(f"\n{args.domains:,} domains x 50 rows, 20 columns, kDB-2, trees split by the domain (hdp: 200 sweeps)")
         for method in ("mestimate", "hmd", "hls", "hdp"):
             d = run_child(Path("."), method, f"domains={args.domains}")
             print(

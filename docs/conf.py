@@ -1,9 +1,9 @@
 """Sphinx configuration of pybncsmooth's documentation site.
 
 Build: ``python -m sphinx -W -b html docs docs/_build/html`` (the test suite builds it with
-warnings as errors, ``tests/test_docs.py``).  The user guide's pages include sections of
-the README (one source for both); the examples are the vignettes' recorded runs
-(``vignettes/*.md``, written by ``vignettes/run.py``), copied in at build time."""
+warnings as errors, ``tests/test_docs.py``).  The theme is furo (the ``docs`` extra).  The
+examples are the vignettes' recorded runs (``vignettes/*.md``, written by
+``vignettes/run.py``) and their figures, copied in at build time."""
 
 from __future__ import annotations
 
@@ -42,16 +42,19 @@ napoleon_numpy_docstring = True
 napoleon_use_rtype = False
 napoleon_use_ivar = True  # a dataclass's "Attributes" as fields: autodoc documents the members themselves
 
-# Markdown pages (the guide's README sections, the recorded vignettes)
+# Markdown pages (the guide, the recorded vignettes)
 myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_heading_anchors = 3
-# The README's and the vignettes' sections start at level 2-3 inside a page: the jump
-# from the page's title is intended, not a broken structure
+# The vignettes' sections may jump a level below the page's title: intended, not a
+# broken structure
 suppress_warnings = ["myst.header"]
 
-html_theme = "alabaster"
+html_theme = "furo"
 html_title = f"pybncsmooth {release}"
-html_theme_options = {"description": "hierarchical smoothing for discrete Bayesian networks", "fixed_sidebar": True}
+# furo's light and dark palettes, with its defaults for everything else
+html_theme_options = {"navigation_with_keys": True}
+pygments_style = "friendly"
+pygments_dark_style = "monokai"
 
 
 def _skip_foreign(app, what, name, obj, skip, options):  # noqa: ARG001 - Sphinx's signature
@@ -78,4 +81,31 @@ def _copy_examples() -> None:
         shutil.copytree(figs, out / "figures", dirs_exist_ok=True)
 
 
+_ENTRY_NAMES = {"fit": "fit", "classifier": "BNClassifier", "evaluate": "evaluate",
+                "evaluate_domains": "evaluate_domains", "adapt": "adapt"}
+
+
+def _options_table() -> None:
+    """The options of a fit as a Markdown table, from their declarations in
+    :mod:`pybncsmooth.options` (the guide includes it: one source for code and docs)."""
+    import dataclasses
+
+    from pybncsmooth.options import Options
+
+    rows = ["| option | default | taken by | what it does |", "|---|---|---|---|"]
+    for f in dataclasses.fields(Options):
+        spec = f.metadata.get("spec")
+        if spec is None:
+            continue
+        default = "; ".join(f"`{v!r}` ({_ENTRY_NAMES.get(e, e)})" for e, v in spec.defaults.items())
+        default = default or f"`{f.default!r}`"
+        entries = ", ".join(f"`{_ENTRY_NAMES.get(e, e)}`" for e in spec.entries)
+        doc = spec.doc.replace("|", "\\|")
+        rows.append(f"| `{f.name}` | {default} | {entries} | {doc} |")
+    out = HERE / "generated"
+    out.mkdir(exist_ok=True)
+    (out / "options.md").write_text("\n".join(rows) + "\n")
+
+
 _copy_examples()
+_options_table()

@@ -1,8 +1,12 @@
-"""The documentation site (docs/) builds with warnings as errors: a broken reference, a
-docstring Sphinx cannot parse or a page left out of the tree fails the suite."""
+"""The documentation: the site (docs/) builds with warnings as errors (a broken reference,
+a docstring Sphinx cannot parse or a page left out of the tree fails the suite), every
+public name has its page, citations resolve to the References page, the README stays a
+short front page whose set-up commands and first fit work as written, and code blocks
+fit the theme's column."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,33 +14,147 @@ from pathlib import Path
 import pytest
 
 import pybncsmooth as bs
+import pybncsmooth.datasets as datasets
 import pybncsmooth.estimators as est
 
 ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+SETUP_LINES = ("python3 -m pip install . && pybncsmooth demo", "bash .ci/install && python3 -m pytest")
+# the pages a reader can land on besides the generated API pages and the examples
+PAGES = (
+    "index", "getting_started", "benchmarks", "contributing", "references",
+    "guide/python", "guide/classifiers", "guide/estimators", "guide/multidomain", "guide/data",
+    "guide/scale", "guide/r", "guide/cli", "guide/correctness",
+)
+# works the package implements or matches: each needs an entry with its anchor
+REQUIRED_REFERENCES = (
+    "petitjean2018", "azzimonti2019", "zhang2020", "cooper2025", "scutari2010", "sahami1996",
+    "fayyad1993", "friedman1997", "chowliu1968", "heckerman1995", "cestnik1990", "ferri2003",
+    "martinez2016", "teh2006", "polson2013", "devroye2009", "vehtari2021", "talts2018",
+    "lauritzen1988", "provost2000", "demsar2006",
+)
+# furo's article is 46em wide less 2 x 3em of padding at the root font size (16px at the
+# default width); code is 81.25% of it with 0.875rem of padding each side, and a
+# monospace character is about 0.6em wide: (640 - 28) / (13 * 0.6) = 78 characters
+CODE_COLUMNS = 78
 
-pytest.importorskip("sphinx")
-pytest.importorskip("myst_parser")
+
+def _own_markdown() -> list[Path]:
+    """The README and the site's hand-written pages (not the vignettes copied in)."""
+    pages = [p for p in DOCS.rglob("*.md") if "_build" not in p.parts and "generated" not in p.parts]
+    pages = [p for p in pages if not (p.parent.name == "examples" and p.name[:1].isdigit())]
+    return [ROOT / "README.md", *sorted(pages)]
 
 
-def test_docs_build_with_warnings_as_errors(tmp_path):
-    html = tmp_path / "html"
-    out = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-E", "-q", "-b", "html", "docs", str(html)],
+def _code_blocks(text: str) -> list[tuple[str, str]]:
+    """(info string, body) of every fenced code block."""
+    return re.findall(r"^```([^\n]*)\n(.*?)^```", text, flags=re.M | re.S)
+
+
+@pytest.fixture(scope="module")
+def html(tmp_path_factory) -> Path:
+    pytest.importorskip("sphinx")
+    pytest.importorskip("myst_parser")
+    pytest.importorskip("furo")
+    out = tmp_path_factory.mktemp("docs") / "html"
+    proc = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-E", "-q", "-b", "html", "docs", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=900,
     )
-    assert out.returncode == 0, out.stdout + out.stderr
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out
+
+
+def test_docs_build_with_warnings_as_errors(html):
     gen = html / "generated"
     # every public name has its page (the errors module documents its classes on the API page)
     public = [n for n in bs.__all__ if n not in ("errors", "__version__")] + list(est.__all__)
     missing = [n for n in public if not (gen / f"pybncsmooth.{n}.html").exists()
                and not (gen / f"pybncsmooth.estimators.{n}.html").exists()]
+    missing += [n for n in datasets.__all__ if not (gen / f"pybncsmooth.datasets.{n}.html").exists()
+                and not (gen / f"pybncsmooth.{n}.html").exists()]
     assert not missing, missing
     api = (html / "api.html").read_text()
     assert all(f"pybncsmooth.errors.{n}" in api for n in bs.errors.__all__)
     # the user guide's pages and every vignette as an example, with its recorded output
-    for page in ("getting_started", "guide/estimators", "guide/multidomain", "guide/data", "guide/r"):
+    for page in PAGES:
         assert (html / f"{page}.html").stat().st_size > 5000, page
     for v in sorted((ROOT / "vignettes").glob("[0-9][0-9]_*.py")):
         assert (html / "examples" / f"{v.stem}.html").exists(), v.name
+    figures = {m for md in (ROOT / "vignettes").glob("[0-9][0-9]_*.md")
+               for m in re.findall(r"\]\((figures/[^)]+)\)", md.read_text())}
+    assert figures and all((html / "_images" / Path(f).name).exists() for f in figures), figures
     fit_page = (gen / "pybncsmooth.fit.html").read_text()
     assert "em_draws" in fit_page and "Parameters" in fit_page
+    assert "furo" in (html / "index.html").read_text()
+    # the options table, generated from the declarations, names every option
+    from pybncsmooth.options import option_names
+
+    guide = (html / "guide" / "python.html").read_text()
+    assert not [n for n in option_names() if f'<span class="pre">{n}</span>' not in guide]
+
+
+def test_references_have_anchors_and_citations_resolve(html):
+    refs = (html / "references.html").read_text()
+    ids = set(re.findall(r'id="([^"]+)"', refs))
+    assert not [a for a in REQUIRED_REFERENCES if a not in ids]
+    # every citation link of the guide lands on an entry that exists
+    cited = set()
+    for page in PAGES:
+        cited |= set(re.findall(r'href="(?:\.\./)?references\.html#([^"]+)"', (html / f"{page}.html").read_text()))
+    assert len(cited) >= 15 and cited <= ids, cited - ids
+
+
+def test_no_file_number_or_issue_citations():
+    """Readers cannot resolve "paper 000", "thesis 002" or an issue number: cite by
+    author, year and section (the References page lists the works)."""
+    pattern = re.compile(r"paper 00[0-9]|thesis 00[0-9]|\b00[0-4] Sec|issue [0-9]+", re.I)
+    files = [p for d in ("docs", "vignettes", "benchmarks", "r-wrapper") for p in (ROOT / d).rglob("*")
+             if p.is_file() and p.suffix in (".md", ".py", ".rst", ".R", ".Rd", ".txt")
+             and "_build" not in p.parts and "generated" not in p.parts
+             and not (p.parent == DOCS / "examples" and p.name[:1].isdigit())]  # build-time copies of vignettes/
+    files.append(ROOT / "README.md")
+    hits = [f"{p.relative_to(ROOT)}:{i}" for p in files for i, line in enumerate(p.read_text().splitlines(), 1)
+            if pattern.search(line)]
+    assert not hits, hits
+
+
+def test_readme_is_a_short_front_page_with_the_setup_commands():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 220
+    blocks = [body.strip() for _, body in _code_blocks(readme)]
+    started = [body.strip() for _, body in _code_blocks((DOCS / "getting_started.md").read_text())]
+    for line in SETUP_LINES:  # verbatim, each its own block: tests/test_install.py and CI run them
+        assert line in blocks and line in started, line
+    # the links to the docs resolve in the repository (as GitHub follows them)
+    links = re.findall(r"\]\(((?:docs|vignettes)/[^)#]*)", readme)
+    assert len(links) >= 10 and all((ROOT / link).exists() for link in links)
+    # the guide holds its own text, and the figures live on the benchmarks page
+    for page in (DOCS / "guide").glob("*.md"):
+        text = page.read_text()
+        assert not re.search(r"\{include\}\s*\S*README", text), page.name
+        figures = re.findall(r"\b\d+(?:\.\d+)? ?(?:s|ms|MB|GB)\b|\b\d+(?:\.\d+)?x\b|\b\d+-\d+-\d+\b", text)
+        assert not figures, (page.name, figures)
+
+
+def test_code_blocks_fit_the_column():
+    wide = [f"{p.relative_to(ROOT)}: {line}" for p in _own_markdown() for _, body in _code_blocks(p.read_text())
+            for line in body.splitlines() if len(line) > CODE_COLUMNS]
+    assert not wide, wide
+
+
+def test_getting_started_and_readme_first_fits_run(tmp_path, monkeypatch):
+    """The snippets a newcomer pastes first: the getting-started page's and the README's
+    first fit and classifier, run as written (figures aside)."""
+    monkeypatch.chdir(tmp_path)  # they write asia.bif
+    for page, titles in ((DOCS / "getting_started.md", ("A first fit", "A first classifier")),
+                         (ROOT / "README.md", ("A first fit",))):
+        text = page.read_text()
+        ns: dict = {}
+        for title in titles:
+            section = text.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+            code = [body for info, body in _code_blocks(section) if info.strip() == "python"]
+            assert code, (page.name, title)
+            exec(compile("\n".join(code), f"{page.name}: {title}", "exec"), ns)
+        assert (tmp_path / "asia.bif").exists()
+        assert isinstance(ns["net"], bs.FittedNetwork)

@@ -3,9 +3,9 @@
 #
 # Naive Bayes, TAN and kDB-1..3, each with four estimators for its CPTs
 # (maximum likelihood, BDeu `bayes` with `iss = 1`, m-estimates with back-off,
-# `m = 1`, and the hierarchical Dirichlet process `hdp` of paper 000 with 1000 Gibbs
+# `m = 1`, and the hierarchical Dirichlet process `hdp` of Petitjean et al. (2018) with 1000 Gibbs
 # sweeps), against scikit-learn's random forest (100 trees) on the same discretised
-# data. The protocol is paper 000's: 5 x 2 stratified cross-validation, numeric
+# data. The protocol is Petitjean et al.'s (2018, Sec. 6.1): 5 x 2 stratified cross-validation, numeric
 # attributes discretised by MDL (Fayyad & Irani) inside each training fold, a missing
 # value treated as a value of its own, RMSE over all classes and 0-1 loss, and
 # win-draw-loss counts over data sets with a two-tailed sign test.
@@ -75,7 +75,7 @@ for name in NAMES:
 
 # %%
 STRUCTURES = [("NB", "nb", 0), ("TAN", "tan", 1), ("kDB1", "kdb", 1), ("kDB2", "kdb", 2), ("kDB3", "kdb", 3)]
-HDP_ITERATIONS = 100 if QUICK else 1000  # thesis 002: with the Gamma(2, 1) prior ~1000 sweeps suffice
+HDP_ITERATIONS = 100 if QUICK else 1000  # Zhang 2020, Sec. 4.2.5: with the Gamma(2, 1) prior ~1000 sweeps suffice
 ESTIMATORS = [
     ("mle", "mle", {}),
     ("bayes", "bayes", {"iss": 1.0}),
@@ -180,11 +180,12 @@ print(pd.DataFrame(rows).to_string(index=False))
 # structure (TAN 9-0-1, p = 0.02), most clearly on the larger ones (letter recognition,
 # shuttle), where deep context trees have many thin leaves that borrow from their
 # ancestors; on the smallest (zoo, sonar) the m-estimate is ahead for kDB-2 and kDB-3 with
-# these 1000 sweeps (paper 000 ran 50,000). Random forest, with 100 trees on the same
+# these 1000 sweeps (Petitjean et al. 2018 ran 50,000). Random forest, with 100 trees on the same
 # discretised attributes, wins six or more of the ten data sets against every Bayesian
 # network classifier here; the best of them win four (TAN and kDB-1 with m-estimates and
 # TAN with HDP on both losses, kDB-1..3 with HDP on 0-1 loss). On dna every one of them
 # has a lower RMSE than the forest (0.355, the worst in the table), and kDB-3 with HDP
 # comes within 0.01 of its RMSE on letter recognition (0.389 against 0.380) but not of
-# its error rate (10.2% against 6.0%). Paper 000 (Sec. 6.4) has TAN with HDP beating the forest; it ran 50,000 sweeps
-# and cross-validated m, on a different collection of data sets.
+# its error rate (10.2% against 6.0%). Petitjean et al. (2018, Sec. 6.4) have TAN with
+# HDP beating the forest; they ran 50,000 sweeps and cross-validated m, on a different
+# collection of data sets.

@@ -2,7 +2,7 @@
 # # Hierarchical Dirichlet process estimates
 #
 # `method="hdp"` estimates every CPT with the hierarchical Dirichlet process of
-# Petitjean et al. (2018, paper 000): the CPT of a node is a context tree (the class
+# Petitjean et al. (2018): the CPT of a node is a context tree (the class
 # first, then the other parents by conditional mutual information), every tree node's
 # probability vector is drawn around its parent's, and a collapsed Gibbs sampler over
 # table counts infers the tree. Estimates of thinly populated leaves borrow from their

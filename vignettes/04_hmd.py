@@ -2,7 +2,7 @@
 # # Hierarchical Multinomial-Dirichlet estimates
 #
 # `method="hmd"` implements the hierarchical Multinomial-Dirichlet model of Azzimonti,
-# Corani and Zaffalon (2019, paper 001). The columns of a CPT (one per parent
+# Corani and Zaffalon (2019). The columns of a CPT (one per parent
 # configuration) are drawn from a Dirichlet whose parameter is itself learned,
 # `alpha ~ s * Dirichlet(alpha0)`, so every column is shrunk toward a pooled
 # distribution `kappa` learned from all of them. The posterior is approximated by
@@ -370,4 +370,4 @@ print(pd.DataFrame(rows).round(6).to_string(index=False))
 # ## Speed
 #
 # `python benchmarks/bench_hmd.py` times the bnlearn-compatible fit of `alarm_grouped`
-# (37 nodes, 10 groups): see the README for the figures against bnlearn's recorded CPU time.
+# (37 nodes, 10 groups): the documentation's benchmarks page has the figures against bnlearn's recorded CPU time.

@@ -2,7 +2,7 @@
 # # Hierarchical linear smoothing
 #
 # `method="hls"` and `method="hls-bayes"` implement the hierarchical linear smoothing of
-# Cooper, Webb and Schmidt (2025, paper 004). The CPT of a node is its context tree
+# Cooper, Webb and Schmidt (2025). The CPT of a node is its context tree
 # turned into the design of a multinomial logistic regression: every tree node has a
 # coefficient vector, a parent configuration's linear predictor is the sum along its
 # path, and the softmax gives its column. `hls` is the paper's HLS-NB (ridge, `tau = 1`,

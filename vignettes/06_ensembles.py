@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Ensembles of selective kDB (ESKDB) against the random forest
 #
-# Thesis 002 (Zhang 2020, Ch. 4) builds an ensemble of selective kDB classifiers whose
+# Zhang's thesis (2020, Ch. 4) builds an ensemble of selective kDB classifiers whose
 # members differ by two sampled choices: the attribute order (drawn in proportion to
 # each attribute's mutual information with the class) and each attribute's parent order
 # (drawn in proportion to the conditional mutual information); with numeric data every
@@ -56,7 +56,7 @@ NAMES = (
     ]
 )
 CV = "2x2" if QUICK else "5x2"
-SWEEPS = 50 if QUICK else 1000  # thesis 002 runs a classifier's HDP for 1000 sweeps
+SWEEPS = 50 if QUICK else 1000  # Zhang 2020 runs a classifier's HDP for 1000 sweeps
 pd.set_option("display.width", 200)
 pd.set_option("display.max_columns", 30)
 
@@ -206,7 +206,7 @@ print(pd.DataFrame(rows).to_string(index=False))
 #
 # On the data sets with numeric columns, each method handles numbers its own way: every
 # ESKDB member samples its own MDL cut points on its training fold
-# (`discretize="mdl"`, thesis 002 Sec. 4.2.1), selective kDB uses one MDL discretisation,
+# (`discretize="mdl"`, Zhang 2020, Sec. 4.2.1), selective kDB uses one MDL discretisation,
 # the forest and boosting take the numbers as they are (categorical columns as ordinal
 # codes, missing values as the trees' own missing-value handling).
 

@@ -1,7 +1,7 @@
 # %% [markdown]
 # # HGS and M-branch: the two remaining hierarchical smoothers of the thesis
 #
-# Thesis 002 (Zhang 2020) describes two hierarchical smoothers besides the HDP:
+# Zhang's thesis (2020) describes two hierarchical smoothers besides the HDP:
 #
 # * **M-branch** (Sec. 2.3.2, Ferri et al. 2003): every context-tree node is an
 #   m-estimate toward its parent's smoothed estimate, recursively from the root, with
