@@ -388,7 +388,8 @@ def _with_params_section(doc: str, params: tuple[Param, ...]) -> str:
     lines = ["", "    Hyperparameters", "    ---------------"]
     for p in params:
         lines.append(f"    {p.name}: {p.describe()} (default {p.default!r})")
-        lines.append(f"        {p.doc[:1].upper()}{p.doc[1:]}.")
+        doc = p.doc.replace("|", "\\|")  # reST would read |X| as a substitution
+        lines.append(f"        {doc[:1].upper()}{doc[1:]}.")
     lines += [
         "    random_state, n_jobs, progress:",
         "        The settings of a run, options of every fit (see :class:`pybncsmooth.options.Options`).",

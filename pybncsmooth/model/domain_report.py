@@ -11,8 +11,8 @@ relative frequencies; uniform for a root):
     \mathrm{JS}_d = \sum_y w_{y,d}\, \mathrm{JS}(\theta_{\cdot|y,d}, \theta_{\cdot|y}),
 
 with :math:`\mathrm{JS}(p, q) = \tfrac12 \mathrm{KL}(p \| m) + \tfrac12 \mathrm{KL}(q \| m)`,
-:math:`m = (p + q)/2` (natural logarithms).  The interval is that of the divergence under the posterior: ``draws`` joint draws of
-the domain's tables and of the population's they shrink toward (the same draws as
+:math:`m = (p + q)/2` (natural logarithms).  The interval is that of the divergence
+under the posterior: ``draws`` joint draws of the domain's tables and of the population's they shrink toward (the same draws as
 :meth:`FittedNetwork.sample_parameters`, :mod:`pybncsmooth.model.draws`), the
 equal-tailed ``level`` interval of :math:`\mathrm{JS}_d` over them; estimators without
 a posterior give none (their report has no ``js_lower`` / ``js_upper`` columns and
