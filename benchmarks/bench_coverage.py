@@ -136,14 +136,15 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     methods = args.method or list(DEFAULT_METHODS)
     print(f"# {platform.node()}: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}, pybncsmooth {bs.__version__}")
-    print(f"# python benchmarks/bench_coverage.py " + " ".join(argv if argv is not None else sys.argv[1:]))
+    print("# python benchmarks/bench_coverage.py " + " ".join(argv if argv is not None else sys.argv[1:]))
     rows = []
     for path in nets:
         ref = bs.read_network(path)
         name = Path(path).stem
         print(f"\n## {name}: {len(ref.nodes)} nodes, {sum(ref.cpt(v).size for v in ref.nodes)} CPT entries; "
               f"{int(args.level * 100)}% intervals\n")
-        print("| n | estimator | all | unseen | thin | rich | entries (unseen/thin/rich) | range over seeds (all) | fit s |")
+        print("| n | estimator | all | unseen | thin | rich | entries (unseen/thin/rich) | range over seeds (all) "
+              "| fit s |")
         print("|---|---|---|---|---|---|---|---|---|")
         for n in args.n:
             for spec in methods:

@@ -12,13 +12,14 @@ relative frequencies; uniform for a root):
 
 with :math:`\mathrm{JS}(p, q) = \tfrac12 \mathrm{KL}(p \| m) + \tfrac12 \mathrm{KL}(q \| m)`,
 :math:`m = (p + q)/2` (natural logarithms).  The interval is that of the divergence
-under the posterior: ``draws`` joint draws of the domain's tables and of the population's they shrink toward (the same draws as
+under the posterior: ``draws`` joint draws of the domain's tables and of the
+population's they shrink toward (the same draws as
 :meth:`FittedNetwork.sample_parameters`, :mod:`pybncsmooth.model.draws`), the
-equal-tailed ``level`` interval of :math:`\mathrm{JS}_d` over them; estimators without
-a posterior give none (their report has no ``js_lower`` / ``js_upper`` columns and
-``report.attrs["intervals"]`` says why).  ``shrinkage`` is the weight of the population in the domain's
-tables, :math:`s_D / (n_{y,d} + s_D)` averaged over the posterior of :math:`s_D` and
-with the same weights.
+equal-tailed ``level`` interval of :math:`\mathrm{JS}_d` over them.  Estimators without
+a posterior give none: their report has no ``js_lower`` / ``js_upper`` columns and
+``report.attrs["intervals"]`` says why.  ``shrinkage`` is the weight of the population
+in the domain's tables, :math:`s_D / (n_{y,d} + s_D)` averaged over the posterior of
+:math:`s_D` and with the same weights.
 """
 
 from __future__ import annotations
