@@ -57,6 +57,8 @@ _COARSE = math.log(10.0)
 _FINE = 0.25
 #: grid points whose log evidence is this far below the best carry no weight
 _DROP = 30.0
+#: coarse values whose log evidence is within this of the best get fine grid points around them
+_FINE_DROP = 12.0
 
 
 class SPosterior:
@@ -137,7 +139,8 @@ def _grid_point(data: tuple, s: float, a0: np.ndarray, k: np.ndarray, tau: float
 def learn_s(N: np.ndarray, alpha0: np.ndarray, tol: float, max_iter: int, particles: int = 128) -> SPosterior:
     r"""The posterior of ``(s, u)`` for the count matrix ``N`` (states x columns), ``s``
     on a grid of :math:`\log s` (flat prior on ``[S_MIN, S_MAX]``): a coarse grid a decade
-    apart, then a fine one (step 0.25) within a decade of the best coarse value.  At
+    apart, then a fine one (step 0.25) over the decades around the coarse values whose log
+    evidence is within 12 of the best.  At
     each coarse value the variational fit (warm started from its neighbour's, at most 200
     iterations: it only proposes; a fine value takes its nearest coarse value's) gives
     an importance sampler of ``u`` whose mean weight estimates :math:`p(D \mid s)` (the
@@ -148,7 +151,6 @@ def learn_s(N: np.ndarray, alpha0: np.ndarray, tol: float, max_iter: int, partic
     a0 = np.ascontiguousarray(alpha0, dtype=np.float64)
     rows, cols = np.nonzero(N)
     data = (rows, N[rows, cols], N.sum(axis=0))
-    rng = np.random.default_rng(0)
     lo, hi = math.log(S_MIN), math.log(S_MAX)
     k_start = N.sum(axis=1) + a0
     k_start /= k_start.sum()
@@ -164,15 +166,22 @@ def learn_s(N: np.ndarray, alpha0: np.ndarray, tol: float, max_iter: int, partic
             kappa, tau, it, _ = _vi(N, math.exp(p), a0, k, tol, min(max_iter, 200))
             its += it
             fits[p] = (kappa, tau)
-            pts[p] = _grid_point(data, math.exp(p), a0, kappa, tau, particles // 2, rng)
+            own = np.random.default_rng([1, int(round((p - lo) / _COARSE))])
+            pts[p] = _grid_point(data, math.exp(p), a0, kappa, tau, particles // 2, own)
             k = kappa
-    # the fine grid around the best, its proposals the nearest coarse value's fit
-    best = max(pts, key=lambda p: pts[p][0])
-    fine = best + _FINE * np.arange(-int(_COARSE / _FINE), int(_COARSE / _FINE) + 1)
+    # the fine grid over the coarse cells within _FINE_DROP of the best (a region that moves
+    # with the counts only where its weight is negligible, so the estimates are a smooth
+    # function of the counts: EM's M-step needs that), its proposals the nearest coarse
+    # value's fit, each point's particles from a stream of its own
+    top = max(v[0] for v in pts.values())
+    near_best = [p for p in coarse if pts[p][0] >= top - _FINE_DROP]
+    fine = np.arange(min(near_best) - _COARSE, max(near_best) + _COARSE + 1e-9, _FINE)
     for p in fine[(fine >= lo) & (fine <= hi)]:
+        p = float(p)
         if p not in pts:
             near = coarse[int(np.argmin(np.abs(coarse - p)))]
-            pts[p] = _grid_point(data, math.exp(p), a0, *fits[near], particles, rng)
+            own = np.random.default_rng([0, int(round((p - lo) / _FINE))])
+            pts[p] = _grid_point(data, math.exp(p), a0, *fits[near], particles, own)
     grid = np.array(sorted(pts))
     ll = np.array([pts[p][0] for p in grid])
     width = np.ones(len(grid))
