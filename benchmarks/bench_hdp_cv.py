@@ -26,7 +26,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import RepeatedStratifiedKFold
 
 import pybncsmooth as bs
-from pybncsmooth.classifiers.evaluation import rmse
+from pybncsmooth.classifiers.metrics import rmse
 
 DATA = Path(__file__).resolve().parent / "data" / "letterrecognition_disc5.csv.gz"
 

@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     target = letters.columns[0]
     X = bs.MDLDiscretizer().fit(letters.drop(columns=target), letters[target]).transform(letters.drop(columns=target))
     X = X[[c for c in X.columns if X[c].nunique() > 1]]  # MDL leaves some features one bin
-    data = bs.classifiers.evaluation.categorize(pd.concat([letters[[target]], X], axis=1))
+    data = bs.classifiers.crossval.categorize(pd.concat([letters[[target]], X], axis=1))
     print(f"{'k':>3}{'tree nodes':>12}{'dense columns':>15}{'fit (s)':>10}{'mestimate (s)':>15}")
     for k in range(1, 6):
         dag = bs.learn_structure(data, target, kind="kdb", k=k)

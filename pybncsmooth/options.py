@@ -30,7 +30,7 @@ from typing import Any, Callable, ClassVar, Iterator, Mapping
 
 import numpy as np
 
-from .errors import HyperparameterError
+from .errors import DataError, HyperparameterError, StructureError
 from .validation import check_choice, check_int, check_n_jobs, check_number, check_random_state
 
 __all__ = [
@@ -94,10 +94,14 @@ class NAPolicy:
     NAMES: ClassVar[tuple[str, ...]] = ("error", "level", "drop", "available", "pairwise", "em", "hard-em")
     #: the policies under which the CPTs' counts skip missing cells (structure by pairwise deletion)
     PAIRWISE: ClassVar[tuple[str, ...]] = ("available", "pairwise", "em", "hard-em")
+    #: what encoding does with a missing cell (:attr:`counting` is one of them)
+    COUNTING: ClassVar[tuple[str, ...]] = ("error", "level", "drop", "available")
+    #: what structure learning does with it (:attr:`structure` is one of them)
+    STRUCTURE: ClassVar[tuple[str, ...]] = ("error", "level", "drop", "pairwise")
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or self.name not in self.NAMES:
-            raise HyperparameterError(f"na must be one of {self.NAMES}, not {self.name!r}")
+            raise DataError(f"na must be one of {self.NAMES}, not {self.name!r}")
         if not isinstance(self.label, str) or not self.label:
             raise HyperparameterError(f"na_label must be a non-empty string, not {self.label!r}")
 
@@ -216,6 +220,14 @@ def _column(name: str) -> Callable[[Any], str | None]:
     return check
 
 
+def _chunksize(v: Any) -> int | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+        raise DataError(f"chunksize must be a positive whole number of rows, not {v!r}")
+    return int(v)
+
+
 def _weights(v: Any) -> Any:
     """A column name, or one number per row (checked against the rows where they are used)."""
     if v is None or isinstance(v, str):
@@ -231,7 +243,7 @@ def _na(v: Any) -> str | None:
     if v is None:
         return None
     if not isinstance(v, str) or v not in NAPolicy.NAMES:
-        raise HyperparameterError(f"na must be one of {NAPolicy.NAMES}, not {v!r}")
+        raise DataError(f"na must be one of {NAPolicy.NAMES}, not {v!r}")
     return v
 
 
@@ -248,6 +260,20 @@ def _discretize(v: Any) -> Any:
     if isinstance(v, str) and v.lower().replace("-", "_") in (*names, "quantile", "ef", "uniform", "ew"):
         return v
     raise HyperparameterError(f"discretize must be one of {names} or a transformer with fit and transform, not {v!r}")
+
+
+def _structure(v: Any) -> Any:
+    """A structure's name, or a DAG (anything with ``nodes`` and ``parents``) to fit as given."""
+    if v is None or (hasattr(v, "nodes") and hasattr(v, "parents")):
+        return v
+    return check_choice("structure", v, STRUCTURES)
+
+
+def _structure_rule(o: "Options") -> str | None:
+    if o.structure == "eskdb" and o.entry == "fit":
+        return ("structure='eskdb' is an ensemble of networks, not one network: fit it with "
+                "BNClassifier(structure='eskdb')")
+    return None
 
 
 def _skdb_loss(v: Any) -> str | None:
@@ -270,7 +296,7 @@ def _only_structures(name: str, allowed: tuple[str, ...]) -> Callable[["Options"
     def rule(o: "Options") -> str | None:
         if o.structure in allowed:
             return None
-        where = " or ".join(repr(s) for s in allowed)
+        where = " or ".join(repr(s) for s in allowed) + (" only" if len(allowed) == 1 else "")
         return f"{name} applies to structure={where}, not structure={o.structure!r}"
 
     return rule
@@ -288,14 +314,8 @@ def _na_rule(o: "Options") -> str | None:
         return ("na='pairwise' learns a structure by pairwise deletion: it applies with structure= (a classifier); "
                 "for a given structure use na='available'")
     if o.structure in ("skdb", "eskdb") and o.na in NAPolicy.PAIRWISE:
-        return (f"structure={o.structure!r} does not take na={o.na!r} (its leave-one-out selection counts complete "
-                "rows): use na='level' or na='drop', or na='em' with nb, tan or kdb")
-    return None
-
-
-def _discretize_rule(o: "Options") -> str | None:
-    if o.structure is None and isinstance(o.discretize, str) and o.discretize.lower() == "mdl":
-        return "discretize='mdl' cuts numeric columns by the class: it needs a classifier (a formula with structure=)"
+        return (f'structure={o.structure!r} does not take na="{o.na}" (its leave-one-out selection counts complete '
+                'rows): use na="level" or na="drop", or na="em" with nb, tan or kdb')
     return None
 
 
@@ -336,7 +356,7 @@ class Options:
     )
     chunksize: int | None = _opt(
         None, "int", "rows per chunk read from a file (default: about two million values a chunk)",
-        _optional(lambda v: check_int("chunksize", v, low=1)), entries=("fit", "classifier", "adapt"), example=7,
+        _chunksize, entries=("fit", "classifier", "adapt"), example=7,
         effect="same",
     )
     weights: Any = _opt(
@@ -352,7 +372,7 @@ class Options:
     )
     discretize: Any = _opt(
         None, "str", "cut numeric columns: mdl (needs a class), equal_frequency, equal_width, or a transformer",
-        _discretize, entries=_LEARNING, example="equal_frequency", applies=_discretize_rule,
+        _discretize, entries=_LEARNING, example="equal_frequency",
     )
     n_bins: int = _opt(
         5, "int", "bins of equal_frequency and equal_width", lambda v: check_int("n_bins", v, low=1),
@@ -361,7 +381,7 @@ class Options:
     # the classifier's structure
     structure: str | None = _opt(
         None, "choice", "learn a classifier's structure (with a formula 'Class ~ .'): nb, tan, kdb, skdb, eskdb",
-        _optional(_choice("structure", STRUCTURES)), entries=_LEARNING, example="nb",
+        _structure, entries=_LEARNING, example="nb", applies=_structure_rule,
         defaults={"classifier": "tan"}, choices=STRUCTURES,
     )
     k: int | None = _opt(
@@ -603,7 +623,8 @@ def split_settings(settings: Mapping[str, Any]) -> tuple[dict[str, Any], dict[st
         target = _ALIASES.get(name, name)
         if target in _SPECS:
             if target in options and options[target] != value:
-                raise HyperparameterError(f"{target}={options[target]!r} and {name}={value!r} disagree; give one")
+                raise StructureError(f"{target}={options[target]!r} and {name}={value!r} name different columns; "
+                                     "give one")
             options[target] = value
         else:
             hyper[name] = value

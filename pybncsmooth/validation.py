@@ -4,9 +4,6 @@ The front ends (``fit``, :class:`~pybncsmooth.BNClassifier`, the CLI, the R brid
 and the layers below them check their arguments here, so a rule and its message are
 written once (bnlearn's ``sanitization-*.R``; scikit-learn's ``utils.validation``):
 
-* missing-value policies: :data:`NA_POLICIES` (counting), :data:`STRUCTURE_NA_POLICIES`
-  (structure learning), :data:`CLASSIFIER_NA_POLICIES` (:class:`BNClassifier`) and
-  :func:`check_na`;
 * numbers: :func:`check_int`, :func:`check_number` (positive or non-negative),
   :func:`check_probability`, :func:`check_n_jobs`, :func:`check_random_state`,
   :func:`check_choice`;
@@ -30,14 +27,9 @@ from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
-from .errors import DataError, HyperparameterError
+from .errors import HyperparameterError
 
 __all__ = [
-    "NA_POLICIES",
-    "STRUCTURE_NA_POLICIES",
-    "CLASSIFIER_NA_POLICIES",
-    "PAIRWISE_NA_POLICIES",
-    "check_na",
     "check_int",
     "check_number",
     "check_probability",
@@ -48,32 +40,12 @@ __all__ = [
     "Param",
     "check_params",
     "parallel_map",
+    "progress_bar",
     "n_workers",
 ]
 
-#: how counting treats missing values (``fit(na=)``)
-NA_POLICIES: tuple[str, ...] = ("error", "level", "drop", "available", "em", "hard-em")
-#: how structure learning treats them (``"pairwise"``: each (C)MI on its observed rows)
-STRUCTURE_NA_POLICIES: tuple[str, ...] = ("error", "level", "drop", "pairwise")
-#: what :class:`~pybncsmooth.BNClassifier` accepts (the structure's and the counts' policy)
-CLASSIFIER_NA_POLICIES: tuple[str, ...] = ("level", "drop", "error", "pairwise", "available", "em", "hard-em")
-#: a classifier's policies whose structure is learned by pairwise deletion (each (C)MI on
-#: its observed rows), the CPTs then counted on the available cases or by EM; selective
-#: kDB, whose leave-one-out selection counts complete rows, takes none of them
-PAIRWISE_NA_POLICIES: tuple[str, ...] = ("pairwise", "available", "em", "hard-em")
-
 T = TypeVar("T")
 R = TypeVar("R")
-
-
-def check_na(na: Any, allowed: Sequence[str] = NA_POLICIES, *, what: str = "") -> str:
-    """``na`` if it is one of ``allowed``; else :class:`DataError` listing them.
-
-    ``what`` names the operation in the message (``"structure learning"``)."""
-    if not isinstance(na, str) or na not in allowed:
-        where = f" for {what}" if what else ""
-        raise DataError(f"na must be one of {tuple(allowed)}{where}, not {na!r}")
-    return na
 
 
 def check_int(
@@ -280,6 +252,20 @@ def check_params(params: Sequence[Param], values: dict[str, Any]) -> dict[str, A
             raise HyperparameterError(f"no hyperparameter {name!r}; declared: {', '.join(decl) or 'none'}")
         out[name] = decl[name].check(value)
     return out
+
+
+def progress_bar(enabled: bool | None, total: int | None, desc: str) -> Any:
+    """A tqdm bar of ``total`` steps when ``enabled`` (``None``: when standard error is
+    a terminal), else ``None``; the caller updates and closes it."""
+    import sys
+
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, leave=False)
 
 
 def n_workers(n_jobs: int | None, n_items: int) -> int:

@@ -52,7 +52,8 @@ def test_get_set_params_and_clone():
 @pytest.mark.parametrize("structure", ["nb", "tan", "kdb", "skdb"])
 def test_fit_predict_proba_order_of_classes(votes, structure):
     X, y = votes
-    clf = bs.BNClassifier(structure=structure, k=2, method="bayes").fit(X, y)
+    k = {"k": 2} if structure in ("kdb", "skdb") else {}  # k applies to kDB and selective kDB only
+    clf = bs.BNClassifier(structure=structure, method="bayes", **k).fit(X, y)
     assert list(clf.classes_) == ["democrat", "republican"]
     p = clf.predict_proba(X)
     assert p.shape == (len(X), 2) and np.allclose(p.sum(axis=1), 1)
@@ -95,9 +96,9 @@ def test_pipeline_with_discretizer(numeric):
 def test_formula_front_end_builds_the_same_model(votes, numeric):
     X, y = votes
     df = X.assign(Class=y)
-    for structure, k in [("nb", 1), ("tan", 1), ("kdb", 2), ("skdb", 3)]:
-        clf = bs.BNClassifier(structure=structure, k=k, method="mestimate", m=2).fit(X, y)
-        net = bs.fit("Class ~ .", df, structure=structure, k=k, method="mestimate", m=2, na="level")
+    for structure, k in [("nb", {}), ("tan", {}), ("kdb", {"k": 2}), ("skdb", {"k": 3})]:
+        clf = bs.BNClassifier(structure=structure, method="mestimate", m=2, **k).fit(X, y)
+        net = bs.fit("Class ~ .", df, structure=structure, method="mestimate", m=2, na="level", **k)
         assert net.nodes == clf.dag_.nodes
         assert all(net.parents(n) == clf.dag_.parents(n) for n in net.nodes)  # same branching orders
         np.testing.assert_allclose(net.predict_proba(df, "Class").to_numpy(), clf.predict_proba(X), atol=1e-12)
@@ -184,7 +185,9 @@ def test_sklearn_check_estimator_passes(structure, discretize):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the checks' tiny random samples trip our data warnings
         extra = {"n_estimators": 2, "random_state": 0} if structure == "eskdb" else {}
-        clf = bs.BNClassifier(structure=structure, discretize=discretize, k=2, **extra)
+        if structure in ("kdb", "skdb", "eskdb"):
+            extra["k"] = 2
+        clf = bs.BNClassifier(structure=structure, discretize=discretize, **extra)
         results = check_estimator(clf, on_fail=None)
     failed = [f"{r['check_name']}: {r['exception']}" for r in results if r["status"] == "failed"]
     assert len(results) >= 50 and not failed, failed

@@ -11,7 +11,7 @@ from sklearn.metrics import roc_auc_score
 
 import pybncsmooth as bs
 from pybncsmooth.data.discretize import mdl_cut_points
-from pybncsmooth.classifiers.evaluation import auc, log_loss, rmse, zero_one_loss
+from pybncsmooth.classifiers.metrics import auc, log_loss, rmse, zero_one_loss
 from pybncsmooth.errors import DataError, HyperparameterError
 
 # ----------------------------------------------------------------------------- discretisers

@@ -302,7 +302,8 @@ def test_adapt_refuses_what_it_cannot_do(tmp_path):
 @pytest.mark.parametrize("structure", ["nb", "tan", "kdb", "skdb"])
 def test_learned_structure_with_domains_equals_fitting_the_learned_dag(structure):
     df = bs.load_dataset("chile")
-    net = bs.fit("vote ~ .", df, structure=structure, k=2, method="hmd", domain="region", na="level")
+    k = 2 if structure in ("kdb", "skdb") else None  # k applies to kDB and selective kDB
+    net = bs.fit("vote ~ .", df, structure=structure, k=k, method="hmd", domain="region", na="level")
     assert net.domain == "region" and "region" not in net.nodes
     if structure == "skdb":  # the selection's structure: the classifier's without domains
         dag = bs.BNClassifier(structure="skdb", k=2, method="hmd").fit(df.drop(columns=["vote", "region"]), df["vote"]).dag_
@@ -310,7 +311,7 @@ def test_learned_structure_with_domains_equals_fitting_the_learned_dag(structure
         dag = bs.learn_structure(df.drop(columns="region"), "vote", structure, k=2 if structure != "tan" else None)
     assert net.modelstring() == dag.modelstring()
     assert net.max_abs_diff(bs.fit(dag, df, method="hmd", domain="region", na="level")) == 0.0
-    clf = bs.BNClassifier(structure=structure, k=2, method="hmd", domain="region")
+    clf = bs.BNClassifier(structure=structure, k=k, method="hmd", domain="region")
     clf.fit(df.drop(columns="vote"), df["vote"])
     assert clf.network_.max_abs_diff(net) == 0.0
     assert list(clf.feature_names_in_) == ["sex", "age", "education", "income"]

@@ -9,7 +9,7 @@ from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
 
 import pybncsmooth as bs
-from pybncsmooth.classifiers.evaluation import rmse
+from pybncsmooth.classifiers.metrics import rmse
 from pybncsmooth.errors import HyperparameterError, SingleLevelError
 from pybncsmooth.structure.learning import sample_order
 from conftest import DATA

@@ -382,23 +382,34 @@ def test_row13_weights_series_are_aligned_by_index(abc):
 
 def test_row14_em_settings_are_checked_whatever_na_says(abc):
     """Row 14: ``em_max_iter=-5, em_draws="x"`` with ``na="available"`` were accepted and
-    ignored; they are checked always (and used where na is an EM policy)."""
+    ignored.  Each is checked against its declaration, and refused where it cannot apply:
+    with a policy that runs no EM, and with selective kDB and ESKDB, which take no EM
+    policy (the options' rule names the setting and the policy)."""
     for bad in ({"em_max_iter": -5}, {"em_draws": "x"}, {"em_tol": -1.0}, {"em_burn": -1}):
         name = next(iter(bad))
-        with pytest.raises(HyperparameterError, match=name):
-            bs.fit("[A][B|A][C|A:B]", abc, "bayes", na="available", **bad)
+        for na in ("available", "em"):  # a bad value is refused whatever the policy
+            with pytest.raises(HyperparameterError, match=name):
+                bs.fit("[A][B|A][C|A:B]", abc, "bayes", na=na, **bad)
         with pytest.raises(HyperparameterError, match=name):
             bs.BNClassifier(structure="nb", na="level", **bad).fit(abc.drop(columns="C"), abc["C"])
-    # valid settings with a policy that does not use them: accepted, the fit unchanged
-    net = bs.fit("[A][B|A][C|A:B]", abc, "bayes", na="available", em_max_iter=5)
-    assert net.max_abs_diff(bs.fit("[A][B|A][C|A:B]", abc, "bayes", na="available")) == 0.0
-    # selective kDB and ESKDB run no EM at all: a setting of it is refused as such
+    # a valid setting with a policy that does not use it: refused, saying which policies take it
+    with pytest.raises(HyperparameterError, match="em_max_iter applies to na='em' or 'hard-em', not na='available'"):
+        bs.fit("[A][B|A][C|A:B]", abc, "bayes", na="available", em_max_iter=5)
+    with pytest.raises(HyperparameterError, match="em_draws applies to na='em', not na='hard-em'"):
+        bs.fit("[A][B|A][C|A:B]", abc, "bayes", na="hard-em", em_draws=3)
+    # selective kDB and ESKDB take no EM policy, so no EM setting applies
     for structure in ("skdb", "eskdb"):
-        with pytest.raises(HyperparameterError, match=f"em_max_iter is a setting of EM.*{structure}"):
-            bs.BNClassifier(structure=structure, n_estimators=2 if structure == "eskdb" else None,
-                            em_max_iter=5).fit(abc.drop(columns="C"), abc["C"])
-    with pytest.raises(HyperparameterError, match="em_tol is a setting of EM"):
-        bs.fit("C ~ .", abc, structure="skdb", em_tol=1e-3)
+        with pytest.raises(HyperparameterError, match=f"structure='{structure}' does not take na=\"em\""):
+            bs.BNClassifier(structure=structure, na="em", em_max_iter=5).fit(abc.drop(columns="C"), abc["C"])
+        with pytest.raises(HyperparameterError, match="em_max_iter applies to na='em'"):
+            bs.BNClassifier(structure=structure, em_max_iter=5).fit(abc.drop(columns="C"), abc["C"])
+    # where it applies it is used: one iteration is reported
+    holes = abc.copy()
+    holes["A"] = holes["A"].astype(object)
+    holes.loc[:3, "A"] = None
+    with pytest.warns(bs.errors.ConvergenceWarning, match="em_max_iter"):
+        one = bs.fit("[A][B|A][C|A:B]", holes, "bayes", na="em", em_max_iter=1)
+    assert one.info["em"]["iterations"] == 1
 
 
 # ----------------------------------------------------------------------------- the lesser ones

@@ -85,7 +85,7 @@ def test_structure_from_a_file_in_chunks_equals_in_memory(kdb_csv, kind, k):
         np.testing.assert_array_equal(info_m.cmi, info_o.cmi)
 
 
-@pytest.mark.parametrize("structure,k", [("tan", 1), ("kdb", 2), ("skdb", 3)])
+@pytest.mark.parametrize("structure,k", [("tan", None), ("kdb", 2), ("skdb", 3)])
 def test_classifier_fit_from_a_file_equals_in_memory(kdb_csv, structure, k):
     df, path = kdb_csv
     frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=["", "NA"])

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import pybncsmooth as bs
-from pybncsmooth.classifiers.evaluation import log_loss, rmse, zero_one_loss
+from pybncsmooth.classifiers.metrics import log_loss, rmse, zero_one_loss
 from pybncsmooth.errors import HyperparameterError
 from conftest import DATA
 

@@ -6,13 +6,11 @@ import numpy as np
 import pytest
 
 from pybncsmooth.errors import DataError, HyperparameterError
+from pybncsmooth.options import NAPolicy
 from pybncsmooth.validation import (
-    NA_POLICIES,
-    STRUCTURE_NA_POLICIES,
     Param,
     check_int,
     check_n_jobs,
-    check_na,
     check_number,
     check_params,
     check_probability,
@@ -22,13 +20,33 @@ from pybncsmooth.validation import (
 )
 
 
-def test_na_policies():
-    assert check_na("level") == "level"
-    with pytest.raises(DataError, match="na must be one of .*'available'.*, not 'pairwise'"):
-        check_na("pairwise", NA_POLICIES)
-    assert check_na("pairwise", STRUCTURE_NA_POLICIES) == "pairwise"
-    with pytest.raises(DataError, match="for structure learning, not 'available'"):
-        check_na("available", STRUCTURE_NA_POLICIES, what="structure learning")
+def test_one_na_policy_knows_what_every_layer_does():
+    """Each spelling: how counting, structure learning and queries treat a missing cell,
+    and what an estimator does with it (EM, or data augmentation for samplers)."""
+    from pybncsmooth.estimators import make_estimator
+
+    table = {  # name: (counting, structure, prediction, em)
+        "error": ("error", "error", "available", None),
+        "level": ("level", "level", "level", None),
+        "drop": ("drop", "drop", "available", None),
+        "available": ("available", "pairwise", "available", None),
+        "pairwise": ("available", "pairwise", "available", None),
+        "em": ("available", "pairwise", "available", "soft"),
+        "hard-em": ("available", "pairwise", "available", "hard"),
+    }
+    assert set(table) == set(NAPolicy.NAMES)
+    for name, (counting, structure, prediction, em) in table.items():
+        p = NAPolicy(name)
+        assert (p.counting, p.structure, p.prediction, p.em) == (counting, structure, prediction, em), name
+        assert p.counting in NAPolicy.COUNTING and p.structure in NAPolicy.STRUCTURE
+    assert NAPolicy("em").treatment(make_estimator("hdp")) == "augmentation"
+    assert NAPolicy("em").treatment(make_estimator("bayes")) == "em"
+    assert NAPolicy("pairwise").treatment(make_estimator("bayes")) == "available"
+    assert NAPolicy("level", "M").encode_args() == {"na": "level", "na_label": "M"}
+    with pytest.raises(DataError, match="na must be one of .*, not 'sometimes'"):
+        NAPolicy("sometimes")
+    with pytest.raises(HyperparameterError, match="na_label must be a non-empty string"):
+        NAPolicy("level", "")
 
 
 def test_integers():
@@ -192,7 +210,7 @@ def test_classifier_options_checked_before_reading_data():
 
     df = pd.DataFrame({"a": ["x", "y"] * 5, "Class": ["p", "q", "q", "p", "p"] * 2})
     cases = [
-        (dict(na="bogus"), DataError, "na must be one of .* for BNClassifier, not 'bogus'"),
+        (dict(na="bogus"), DataError, "na must be one of .*, not 'bogus'"),
         (dict(random_state=-1), HyperparameterError, "random_state must be None"),
         (dict(on_unseen="x"), HyperparameterError, r"on_unseen must be one of \('error', 'backoff'\)"),
         (dict(n_bins=0), HyperparameterError, "n_bins must be an integer >= 1, not 0"),

@@ -109,7 +109,8 @@ def test_classifier_formula_weights_equal_repeated_rows(structure, tmp_path):
     votes = bs.load_dataset("housevotes84").dropna().reset_index(drop=True)
     w = np.random.default_rng(0).integers(0, 3, len(votes))
     rep = votes.loc[votes.index.repeat(w)].reset_index(drop=True)
-    kw = dict(structure=structure, k=2, method="hdp", iterations=100, random_state=0)
+    k = 2 if structure == "kdb" else None  # k applies to kDB
+    kw = dict(structure=structure, k=k, method="hdp", iterations=100, random_state=0)
     a = bs.fit("Class ~ .", votes, weights=w, **kw)
     b = bs.fit("Class ~ .", rep, **kw)
     assert a.modelstring() == b.modelstring()  # the structure's statistics are weighted too
@@ -117,8 +118,8 @@ def test_classifier_formula_weights_equal_repeated_rows(structure, tmp_path):
     # data read in chunks: the weights are a column, not a feature
     path = tmp_path / "v.csv"
     votes.assign(w=w).to_csv(path, index=False)
-    c = bs.fit("Class ~ .", str(path), structure=structure, k=2, method="bayes", weights="w")
-    d = bs.fit("Class ~ .", votes, structure=structure, k=2, method="bayes", weights=w)
+    c = bs.fit("Class ~ .", str(path), structure=structure, k=k, method="bayes", weights="w")
+    d = bs.fit("Class ~ .", votes, structure=structure, k=k, method="bayes", weights=w)
     assert "w" not in c.nodes and c.modelstring() == d.modelstring()
     assert c.max_abs_diff(d) < 1e-12
 
@@ -137,7 +138,8 @@ def test_classifier_sample_weight_equals_repeated_rows(structure, discretize):
     w = rng.integers(0, 3, len(data))
     rep = data.loc[data.index.repeat(w)].reset_index(drop=True)
     extra = {"n_estimators": 3} if structure == "eskdb" else {}
-    kw = dict(structure=structure, k=2, method="mestimate", discretize=discretize, random_state=0, **extra)
+    k = 2 if structure in ("kdb", "skdb", "eskdb") else None  # k applies to the kDB family
+    kw = dict(structure=structure, k=k, method="mestimate", discretize=discretize, random_state=0, **extra)
     a = bs.BNClassifier(**kw).fit(X, y, sample_weight=w)
     b = bs.BNClassifier(**kw).fit(rep.drop(columns="Class"), rep["Class"])
     assert [d.modelstring() for d in a.dags_] == [d.modelstring() for d in b.dags_]

@@ -74,7 +74,7 @@ for name in NAMES:
 # codes.
 
 # %%
-STRUCTURES = [("NB", "nb", 0), ("TAN", "tan", 1), ("kDB1", "kdb", 1), ("kDB2", "kdb", 2), ("kDB3", "kdb", 3)]
+STRUCTURES = [("NB", "nb", None), ("TAN", "tan", None), ("kDB1", "kdb", 1), ("kDB2", "kdb", 2), ("kDB3", "kdb", 3)]
 HDP_ITERATIONS = 100 if QUICK else 1000  # Zhang 2020, Sec. 4.2.5: with the Gamma(2, 1) prior ~1000 sweeps suffice
 ESTIMATORS = [
     ("mle", "mle", {}),
@@ -91,7 +91,7 @@ def bn_models():
     for sname, structure, k in STRUCTURES:
         for ename, method, hyper in ESTIMATORS:
             models[f"{sname}-{ename}"] = bs.BNClassifier(
-                structure=structure, k=max(k, 1), method=method, discretize="mdl", na="level", **hyper
+                structure=structure, k=k, method=method, discretize="mdl", na="level", **hyper
             )
     return models
 

@@ -102,7 +102,7 @@ NAMES = (
         "shuttle",
     ]
 )
-STRUCTURES = [("TAN", "tan", 1), ("kDB1", "kdb", 1), ("kDB2", "kdb", 2), ("kDB3", "kdb", 3)]
+STRUCTURES = [("TAN", "tan", None), ("kDB1", "kdb", 1), ("kDB2", "kdb", 2), ("kDB3", "kdb", 3)]
 if QUICK:
     STRUCTURES = STRUCTURES[:2]
 
@@ -185,14 +185,14 @@ for rep in range(draws):
     test = letters.iloc[perm[-5000:]]
     for n in sizes:
         train = letters.iloc[perm[:n]]
-        for sname, structure, k in [("TAN", "tan", 1), ("kDB3", "kdb", 3)]:
+        for sname, structure, k in [("TAN", "tan", None), ("kDB3", "kdb", 3)]:
             for method, hyper in [("mestimate", {"m": 1.0}), ("hdp", {"iterations": ITERATIONS, "random_state": rep})]:
                 clf = bs.BNClassifier(structure=structure, k=k, method=method, discretize="mdl", **hyper)
                 clf.fit(train.drop(columns=ltarget), train[ltarget])
                 proba = clf.predict_proba(test.drop(columns=ltarget))
                 y = pd.Categorical(test[ltarget], categories=clf.classes_).codes
                 curve.append(
-                    {"structure": sname, "method": method, "n": n, "rmse": bs.classifiers.evaluation.rmse(proba, y)}
+                    {"structure": sname, "method": method, "n": n, "rmse": bs.classifiers.metrics.rmse(proba, y)}
                 )
 curve = pd.DataFrame(curve).groupby(["structure", "method", "n"])["rmse"].mean().unstack("n")
 print(curve.round(4).to_string())

@@ -32,7 +32,7 @@ import pandas as pd
 
 import pybncsmooth as bs
 from pybncsmooth.data.discretize import EqualFrequencyDiscretizer
-from pybncsmooth.classifiers.evaluation import log_loss
+from pybncsmooth.classifiers.metrics import log_loss
 from pybncsmooth.estimators.hmd import exact_alpha_moments, fit_hmd_matrix
 from pybncsmooth.model.cpd import TableCPD
 

@@ -54,7 +54,7 @@ NAMES = (
         "shuttle",
     ]
 )
-STRUCTURES = [("NB", "nb", 1), ("TAN", "tan", 1), ("kDB1", "kdb", 1), ("kDB2", "kdb", 2), ("kDB3", "kdb", 3)]
+STRUCTURES = [("NB", "nb", None), ("TAN", "tan", None), ("kDB1", "kdb", 1), ("kDB2", "kdb", 2), ("kDB3", "kdb", 3)]
 if QUICK:
     STRUCTURES = STRUCTURES[:2]
 METHODS = {

@@ -276,7 +276,8 @@ print(pd.DataFrame([wdl(abl, "both", b, ("rmse", "log_loss")) for b in list(ABL)
 # %%
 from sklearn.model_selection import RepeatedStratifiedKFold  # noqa: E402
 
-from pybncsmooth.classifiers.evaluation import categorize, rmse  # noqa: E402
+from pybncsmooth.classifiers.crossval import categorize  # noqa: E402
+from pybncsmooth.classifiers.metrics import rmse  # noqa: E402
 
 SIZES = [1, 2, 5, 10, 20] if QUICK else [1, 2, 3, 5, 10, 20, 30, 50]
 SIZE_SETS = NAMES[:2] if QUICK else ["sonar", "dna", "letterrecognition"]

@@ -9,7 +9,8 @@ from ..data.discretize import EqualFrequencyDiscretizer, EqualWidthDiscretizer, 
 from .builders import STRUCTURES, build_classifier_network
 from .classifier import BNClassifier
 from .domain_evaluation import DomainEvaluation, evaluate_domains
-from .evaluation import evaluate, sign_test, win_draw_loss
+from .comparison import sign_test, win_draw_loss
+from .crossval import evaluate
 from .skdb import SkdbSelection, learn_skdb
 
 __all__ = [

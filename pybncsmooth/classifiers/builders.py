@@ -6,6 +6,10 @@ chunks, a list of frames or a Dask DataFrame: one pass for the counts the struct
 needs (class, feature-class and feature-pair-class counts: MI, CMI, single-valued
 features), one to count the CPTs' context trees; selective kDB's third pass scores
 its sub-models, and its CPTs come from the trees it counted (no fourth pass).
+
+Every function takes the fit's :class:`~pybncsmooth.options.Options` whole (the
+structure, ``k``, ``root``, the missing values' policy, the domain, the weights
+column, ...) and the estimator built where the options were.
 """
 
 from __future__ import annotations
@@ -13,33 +17,18 @@ from __future__ import annotations
 import warnings
 from typing import Any, Sequence
 
-from ..data.sources import DataSource, as_source
+from ..data.sources import DataSource
 from ..errors import HyperparameterError
-from ..validation import PAIRWISE_NA_POLICIES
-from ..estimators.base import Estimator, make_estimator
+from ..estimators.base import Estimator
 from ..model.network import FittedNetwork
+from ..options import STRUCTURES, Options
 from ..pipeline import estimate_network, fit_network
 from ..structure.dag import DAG
 from ..structure.learning import check_k, source_statistics, structure_from_statistics
 from ..structure.statistics import StructureStatistics
-from .skdb import learn_skdb_members, refuse_em_settings
+from .skdb import learn_skdb_members
 
-__all__ = [
-    "STRUCTURES", "build_classifier_network", "member_trees", "counting_na", "structure_na", "class_prior_network",
-]
-
-STRUCTURES = ("nb", "tan", "kdb", "skdb", "eskdb")
-
-
-def counting_na(na: str) -> str:
-    """The counts' NA policy for a classifier's ``na``: ``"pairwise"`` learns the
-    structure by pairwise deletion and counts each CPT on its observed rows."""
-    return "available" if na == "pairwise" else na
-
-
-def structure_na(na: str) -> str:
-    """The structure-learning NA policy for a classifier's ``na``."""
-    return "pairwise" if na in PAIRWISE_NA_POLICIES else na
+__all__ = ["STRUCTURES", "build_classifier_network", "member_trees", "class_prior_network", "resolved_k"]
 
 
 def member_trees(dag: DAG, info: Any) -> dict:
@@ -49,28 +38,18 @@ def member_trees(dag: DAG, info: Any) -> dict:
     return {n: full[n].truncate(len(dag.parents(n))) for n in dag.nodes}
 
 
-def check_structure(structure: Any) -> None:
-    """One of :data:`STRUCTURES` or a DAG; ESKDB is an ensemble, not one network."""
-    if isinstance(structure, DAG):
-        return
-    if structure == "eskdb":
-        raise HyperparameterError(
-            "structure='eskdb' is an ensemble of networks, not one network: fit it with BNClassifier(structure='eskdb')"
-        )
-    if structure not in STRUCTURES:
-        raise HyperparameterError(f"structure must be one of {STRUCTURES} or a DAG, not {structure!r}")
+def resolved_k(options: Options, n_features: int) -> int:
+    """``options.k`` checked against the features the caller gave, or the structure's
+    default: 5 for ESKDB (Zhang 2020, Table 4), at most the number of features; 1
+    otherwise."""
+    if options.k is not None:
+        return check_k(options.k, n_features)
+    return min(5, n_features) if options.structure == "eskdb" else 1
 
 
 def class_prior_network(
-    source: DataSource,
-    target: str,
-    ignored: Sequence[str],
-    *,
-    method: str | Estimator,
-    na: str,
-    random_state: Any = None,
+    source: DataSource, target: str, ignored: Sequence[str], estimator: Estimator, options: Options, *,
     stacklevel: int = 4,
-    **hyper: Any,
 ) -> tuple[FittedNetwork, DAG]:
     """The classifier when no feature informs the class (every feature has one observed
     value, e.g. MDL found no cut point on a small sample): the class prior, as a
@@ -83,137 +62,59 @@ def class_prior_network(
         stacklevel=stacklevel,
     )
     dag = DAG({target: []}, nodes=[target])
-    net = fit_network(dag, source, method, na=counting_na(na), random_state=random_state, **hyper)
-    return net, dag
+    return fit_network(dag, source, estimator, options), dag
 
 
 def _selective_kdb(
-    source: DataSource,
-    stats: StructureStatistics,
-    target: str,
-    k: int,
-    used: list[str],
-    *,
-    method: str | Estimator,
-    na: str,
-    random_state: Any,
-    skdb_m: float,
-    skdb_loss: str,
-    progress: bool | None,
-    hyper: dict[str, Any],
-    weights: str | None = None,
+    source: DataSource, stats: StructureStatistics, target: str, k: int, used: list[str], estimator: Estimator,
+    options: Options,
 ) -> tuple[FittedNetwork, DAG]:
     """Selective kDB's structure (passes 2 and 3) and its CPTs from the counts the
-    selection made."""
+    selection made (counted again with the domain, for a multi-domain fit)."""
     dag, info = learn_skdb_members(
-        source,
-        target,
-        k,
-        [(None, None)],
-        features=used,
-        na=na,
-        m=skdb_m,
-        loss=skdb_loss,
-        return_info=True,
-        stats=stats,
-        progress=progress,
-        weights=weights,
+        source, target, k, [(None, None)], options, features=used, m=options.skdb_m,
+        loss=options.skdb_loss or "rmse", return_info=True, stats=stats,
     )[0]
-    est = make_estimator(method, random_state=random_state, progress=progress, **hyper)
-    run = {"n_rows": info.extra["n_rows"], "n_dropped": stats.n_dropped, "na": counting_na(na)}
-    net = estimate_network(dag, info.extra["schema"].subset(dag.nodes), member_trees(dag, info), est, info=run)
+    if options.domain is not None:
+        return fit_network(dag, source, estimator, options), dag
+    run = {"n_rows": info.extra["n_rows"], "n_dropped": stats.n_dropped, "na": options.missing.name}
+    trees = member_trees(dag, info)
+    net = estimate_network(dag, info.extra["schema"].subset(dag.nodes), trees, estimator, options, info=run)
     return net, dag
 
 
 def build_classifier_network(
-    data: Any,
-    target: str,
-    *,
-    structure: str | DAG = "tan",
-    k: int | None = 1,
-    method: str | Estimator = "bayes",
-    na: str = "level",
-    root: str | None = None,
-    random_state: Any = None,
-    features: list[str] | None = None,
-    skdb_m: float = 1.0,
-    skdb_loss: str = "rmse",
-    progress: bool | None = None,
-    chunksize: int | None = None,
-    domain: str | None = None,
-    weights: str | None = None,
-    **hyper: Any,
+    source: DataSource, target: str, features: list[str], estimator: Estimator, options: Options,
 ) -> tuple[FittedNetwork, DAG, list[str]]:
-    """Learn a classifier structure on ``data`` (a data frame or any data source) and
-    fit its parameters.
+    """Learn the classifier structure ``options.structure`` on ``source`` (a data
+    source; its weights, if any, the column ``options.weights``) and fit its parameters.
 
-    With ``domain`` (a column of ``data``, not a feature) the structure is learned on
-    the pooled rows and the CPTs are fitted per domain (:func:`fit_network` with
-    ``domain=``; selective kDB's CPTs are then counted again with the domain).
-    ``weights`` names a column of row weights: the structure's statistics, selective
-    kDB's leave-one-out losses and the CPTs count sums of weights.
-
-    Returns ``(network, dag, ignored)``: features with a single observed level carry
-    no information about the class and are left out (``ignored``).  With ``k`` larger
-    than the features left, kDB and selective kDB take every earlier feature (``k``
-    is checked against the features the caller gave, then clipped).
-    """
-    check_structure(structure)
-    source = as_source(data, chunksize=chunksize)
-    if (domain is not None or weights is not None) and features is None:
-        features = [c for c in source.columns() or [] if c not in (target, domain, weights)]
+    With ``options.domain`` (a column, not a feature) the structure is learned on the
+    pooled rows and the CPTs are fitted per domain.  Returns ``(network, dag, ignored)``:
+    features with a single observed level carry no information about the class and are
+    left out (``ignored``).  With ``k`` larger than the features left, kDB and selective
+    kDB take every earlier feature (``k`` is checked against the features the caller
+    gave, then clipped)."""
+    structure = options.structure
     if isinstance(structure, DAG):
-        net = fit_network(
-            structure, source, method, domain=domain, na=counting_na(na), random_state=random_state,
-            progress=progress, weights=weights, **hyper,
+        return fit_network(structure, source, estimator, options), structure, []
+    if structure not in STRUCTURES or structure == "eskdb":
+        raise HyperparameterError(
+            "structure='eskdb' is an ensemble of networks, not one network: fit it with BNClassifier(structure='eskdb')"
+            if structure == "eskdb" else f"structure must be one of {STRUCTURES[:4]} or a DAG, not {structure!r}"
         )
-        return net, structure, []
     source.require_passes(3 if structure == "skdb" else 2, f"learning a {structure} classifier")
-    if structure in ("kdb", "skdb") and k is not None and features is not None:
-        k = check_k(k, len(features))
-    pairs = structure == "tan" or (structure in ("kdb", "skdb") and (k or 0) > 0)
-    stats = source_statistics(
-        source, target, features, na=structure_na(na), pairs=pairs, progress=progress, weights=weights
-    )
-    features = list(stats.features)
-    if structure in ("kdb", "skdb") and k is not None:
-        k = check_k(k, len(features))
+    k = resolved_k(options, len(features))
+    pairs = structure == "tan" or (structure in ("kdb", "skdb") and k > 0)
+    stats = source_statistics(source, target, features, options, pairs=pairs)
     ignored = stats.single_level_features()
-    used = [f for f in features if f not in ignored]
+    used = [f for f in stats.features if f not in ignored]
     if not used:
-        net, dag = class_prior_network(
-            source, target, ignored, method=method, na=na, random_state=random_state, **hyper
-        )
-        if domain is not None or weights is not None:
-            net = fit_network(dag, source, method, domain=domain, na=counting_na(na), random_state=random_state,
-                              weights=weights, **hyper)
+        net, dag = class_prior_network(source, target, ignored, estimator, options)
         return net, dag, ignored
-    if structure in ("kdb", "skdb") and k is not None:
-        k = min(k, len(used))
+    k = min(k, len(used))
     if structure == "skdb":
-        refuse_em_settings(structure, hyper)
-        net, dag = _selective_kdb(
-            source,
-            stats,
-            target,
-            k if k is not None else 1,
-            used,
-            method=method,
-            na=na,
-            random_state=random_state,
-            skdb_m=skdb_m,
-            skdb_loss=skdb_loss,
-            progress=progress,
-            hyper=hyper,
-            weights=weights,
-        )
-        if domain is not None:
-            net = fit_network(dag, source, method, domain=domain, na=counting_na(na), random_state=random_state,
-                              progress=progress, weights=weights, **hyper)
+        net, dag = _selective_kdb(source, stats, target, k, used, estimator, options)
         return net, dag, ignored
-    dag, _ = structure_from_statistics(stats, structure, k, features=used, root=root)
-    net = fit_network(
-        dag, source, method, domain=domain, na=counting_na(na), random_state=random_state, progress=progress,
-        weights=weights, **hyper,
-    )
-    return net, dag, ignored
+    dag, _ = structure_from_statistics(stats, structure, k, features=used, root=options.root)
+    return fit_network(dag, source, estimator, options), dag, ignored

@@ -1,95 +1,75 @@
 """``BNClassifier``: Bayesian network classifiers with scikit-learn's estimator contract.
 
-The wrapper checks what the user passes (features, classes, options), then hands the
-fit to the structure builders (:mod:`pybncsmooth.classifiers.builders`) or, for
-``structure="eskdb"``, to the ensemble (:mod:`pybncsmooth.classifiers.eskdb`).
+The classifier's parameters are the structure, the method and every option the
+``classifier`` entry point takes (:mod:`pybncsmooth.options`: ``k``, ``na``, ``domain``,
+``discretize``, ``n_jobs``, ...), its signature generated from their declarations, so
+an option added there is a parameter here (``get_params``, ``set_params``, ``clone``,
+``GridSearchCV``) with no line of this module changed; estimator hyperparameters are
+parameters too.  ``fit`` builds the :class:`~pybncsmooth.options.Options` once, checks
+them before any data is read, and hands them whole to the structure builders
+(:mod:`pybncsmooth.classifiers.builders`) or, for ``structure="eskdb"``, to the
+ensemble (:mod:`pybncsmooth.classifiers.eskdb`).
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_array, column_or_1d
 
 from ..data.discretize import MDLDiscretizer, make_discretizer
 from ..data.sources import as_source
-from ..errors import DataError, EmptyDataError, HyperparameterError, MissingColumnError, SingleLevelError
+from ..errors import DataError, EmptyDataError, HyperparameterError, MissingColumnError
 from ..estimators import hyperparameter_names
-from ..estimators.base import Estimator
+from ..estimators.base import make_estimator
+from ..options import Options, option_specs, split_settings
+from ..pipeline import DomainRole
 from ..structure.learning import resolve_features
-from ..validation import (
-    CLASSIFIER_NA_POLICIES,
-    check_choice,
-    check_int,
-    check_n_jobs,
-    check_na,
-    check_random_state,
-)
-from ._inputs import _NAN_OK, _is_source, _is_text, check_structure_options, split_domain, weights_by_position
-from ..data.weights import WEIGHT_COLUMN, check_weights
+from ._inputs import class_series, feature_frame, is_source, training_frame, weights_by_position
 from .builders import STRUCTURES, build_classifier_network
-from .eskdb import EskdbOptions, fit_eskdb
+from .eskdb import fit_eskdb
 
 __all__ = ["BNClassifier", "STRUCTURES"]
 
+#: the options a classifier takes, each a parameter of its own (structure first)
+_OPTIONS = {n: s for n, s in option_specs("classifier").items() if n != "structure"}
+
+
+def _default(name: str) -> Any:
+    return Options.build("classifier").__getattribute__(name)
+
+
+_DEFAULTS = {n: _default(n) for n in _OPTIONS}
+
 
 class BNClassifier(ClassifierMixin, BaseEstimator):
-    """A Bayesian network classifier (naive Bayes, TAN, kDB, selective kDB) whose
+    """A Bayesian network classifier (naive Bayes, TAN, kDB, selective kDB, ESKDB) whose
     CPTs are estimated by any pybncsmooth estimator.
 
     Parameters
     ----------
     structure:
-        ``"nb"``, ``"tan"``, ``"kdb"``, ``"skdb"`` or ``"eskdb"`` (an ensemble of
-        selective kDB classifiers with sampled attribute and parent orders, thesis 002
-        Ch. 4; see :mod:`pybncsmooth.classifiers.eskdb`); every context tree branches
-        on the class first, then on the other parents by decreasing CMI.
-    k:
-        Non-class parents per feature for kDB; the largest ``k`` tried by SkDB and by
-        each ESKDB member (default 1 for kDB and SkDB, 5 for ESKDB as thesis 002, at most the
-        number of features).
-    n_estimators:
-        ESKDB members (default 10, the thesis's); only with ``structure="eskdb"``.  Where
-        none is given, ``method="hdp"`` members share out the thesis's 1000 sweeps, at
-        least 100 each (:func:`~pybncsmooth.classifiers.eskdb.member_iterations`), and
-        ``method="mestimate"`` takes ``m = 1 / (number of classes)`` (thesis 002, Table 4).
-    order_sampling, parent_sampling:
-        ESKDB's two stochasticities (default both on); off: members sort attributes by
-        MI, respectively take the ``k`` earlier attributes of highest CMI.
+        ``"nb"``, ``"tan"`` (default), ``"kdb"``, ``"skdb"`` or ``"eskdb"`` (an
+        ensemble of selective kDB classifiers with sampled attribute and parent orders,
+        Zhang 2020, Ch. 4; see :mod:`pybncsmooth.classifiers.eskdb`), or a DAG to fit as
+        given; every context tree branches on the class first, then on the other parents
+        by decreasing CMI.  ESKDB members take ``method="hdp"``'s sweeps shared out
+        (:func:`~pybncsmooth.classifiers.eskdb.member_iterations`) and
+        ``method="mestimate"``'s ``m = 1 / (number of classes)`` where none is given.
     method:
-        Estimator name (``"bayes"``, ``"mestimate"``, ``"mle"``, ...) or object.
-    na:
-        Missing values: ``"level"`` (a value of its own, as paper 000), ``"drop"``,
-        ``"error"``; ``"pairwise"`` (or ``"available"``) learns the structure by
-        pairwise deletion (as bnlearn's TAN) and counts each CPT on its observed rows;
-        ``"em"`` / ``"hard-em"`` learn it so and fit the CPTs by EM (nb, tan, kdb).
-    discretize:
-        ``None``, ``"mdl"``, ``"equal_frequency"``, ``"equal_width"`` or a fitted-on-
-        training transformer, applied to numeric columns.
-    n_bins:
-        Bins of the unsupervised discretisers.
-    root:
-        TAN root (default: the first feature).
-    on_unseen:
-        A level unseen in training at prediction: ``"error"`` or ``"backoff"``.
-    random_state:
-        Passed to stochastic estimators.
-    domain:
-        A column of ``X`` naming each row's domain (site, user, year; not a feature):
-        the structure is learned on the pooled rows and every CPT is fitted per domain,
-        shrunk toward the pooled one as much as the data say (see
-        :func:`pybncsmooth.fit`); ``predict_proba`` uses each row's domain (an unseen
-        one gets the pooled tables, with :class:`~pybncsmooth.errors.UnseenDomainWarning`).
-        ESKDB: every member's structure is learned on the pooled rows, its CPTs per
-        domain (one more pass over the data per member).
-    **hyper:
-        Hyperparameters of the estimator (``iss=``, ``m=``, ...), also settable
-        with ``set_params`` and searchable with ``GridSearchCV``.
+        Estimator name (``"bayes"``, ``"mestimate"``, ``"hdp"``, ...) or object.
+    **settings:
+        The options (below; defaults for a classifier: ``na="level"``, missing values a
+        level of their own, as Petitjean et al. 2018) and the estimator's
+        hyperparameters (``iss=``, ``m=``, ...), all settable with ``set_params`` and
+        searchable with ``GridSearchCV``.  ``domain`` names a column of ``X`` (each
+        row's domain, not a feature): the structure is learned on the pooled rows and
+        every CPT per domain, shrunk toward the pooled one; ``predict_proba`` uses each
+        row's domain.  ``on_unseen`` applies at prediction.
 
     Attributes
     ----------
@@ -97,38 +77,17 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         (for ESKDB ``network_``/``dag_`` are the first member's)
     estimators_, dags_
         ESKDB: the members' fitted networks and structures.
+    options_
+        The :class:`~pybncsmooth.options.Options` of the fit.
     """
 
-    def __init__(
-        self,
-        structure: str = "tan",
-        k: int | None = None,
-        method: str | Estimator = "bayes",
-        na: str = "level",
-        discretize: Any = None,
-        n_bins: int = 5,
-        root: str | None = None,
-        on_unseen: str = "error",
-        random_state: Any = None,
-        n_estimators: int | None = None,
-        order_sampling: bool = True,
-        parent_sampling: bool = True,
-        domain: str | None = None,
-        **hyper: Any,
-    ) -> None:
-        self.domain = domain
-        self.n_estimators = n_estimators
-        self.order_sampling = order_sampling
-        self.parent_sampling = parent_sampling
+    def __init__(self, structure: Any = "tan", method: Any = "bayes", **settings: Any) -> None:
+        options, hyper = split_settings(settings)
         self.structure = structure
-        self.k = k
         self.method = method
-        self.na = na
-        self.discretize = discretize
-        self.n_bins = n_bins
-        self.root = root
-        self.on_unseen = on_unseen
-        self.random_state = random_state
+        for name in _OPTIONS:
+            setattr(self, name, options.pop(name, _DEFAULTS[name]))
+        self._other_options = options  # not a classifier's: refused by fit, saying what to do
         self._hyper = dict(hyper)
         for name, value in hyper.items():
             setattr(self, name, value)
@@ -136,20 +95,25 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ params
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         params = super().get_params(deep=deep)
+        params.update(self._other_options)
         params.update(self._hyper)
         return params
 
     def set_params(self, **params: Any) -> "BNClassifier":
         own = set(super().get_params(deep=False))
-        known = hyperparameter_names()
-        for name, value in params.items():
+        options, hyper = split_settings(params)
+        for name, value in {**options, **hyper}.items():
             if name in own:
                 setattr(self, name, value)
-            elif name in known or name in self._hyper:
+            elif name in options:
+                self._other_options[name] = value
+            elif name in hyperparameter_names() or name in self._hyper:
                 self._hyper[name] = value
                 setattr(self, name, value)
             else:
-                raise ValueError(f"invalid parameter {name!r} for BNClassifier; valid: {sorted(own | known)}")
+                raise ValueError(
+                    f"invalid parameter {name!r} for BNClassifier; valid: {sorted(own | hyperparameter_names())}"
+                )
         return self
 
     def __sklearn_tags__(self):  # scikit-learn >= 1.6
@@ -159,19 +123,12 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.allow_nan = True
         return tags
 
-    # ------------------------------------------------------------------ fitting
-    def _frame(self, X: Any) -> pd.DataFrame:
-        """A data frame of the features.  Data frames pass as they are (categoricals
-        keep their levels); anything else goes through scikit-learn's ``check_array``
-        (dense, 2-d, at least one row and column, numbers kept as numbers: a numeric
-        array needs ``discretize=``) with columns ``x0, x1, ...``."""
-        if isinstance(X, pd.DataFrame):
-            return X
-        arr = check_array(X, accept_sparse=False, dtype=None, **_NAN_OK)
-        df = pd.DataFrame(arr, columns=[f"x{i}" for i in range(arr.shape[1])])
-        # an object array holding numbers is numeric data (discretisers see numbers)
-        return df.infer_objects() if arr.dtype == object else df
+    def _options(self) -> Options:
+        """The options of the parameters, checked (before any data is read)."""
+        given = {n: getattr(self, n) for n in _OPTIONS}
+        return Options.build("classifier", structure=self.structure, **given, **self._other_options)
 
+    # ------------------------------------------------------------------ fitting
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "BNClassifier":
         """Learn the structure and the CPTs from features ``X`` and classes ``y``.
 
@@ -187,161 +144,74 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         the class column and every other column is a feature.  Structure learning
         takes two passes over the data (three for ``"skdb"`` and ``"eskdb"``) and gives
         the classifier it gives on the data in memory."""
-        self._check_options()
-        if _is_source(X):
-            return self._fit_source(X, y, sample_weight)
+        options = self._options()
+        estimator = make_estimator(self.method, options=options, **self._hyper)
+        self.options_ = options
+        if is_source(X):
+            return self._fit_source(X, y, sample_weight, estimator, options)
         if isinstance(X, pd.DataFrame) and isinstance(y, str):
             if y not in X.columns:
                 raise MissingColumnError(y, "class", [str(c) for c in X.columns])
             return self.fit(X.drop(columns=y), X[y], sample_weight)  # y names the class column of X
-        if y is None:
-            raise ValueError("BNClassifier requires y to be passed, but the target y is None")
-        sample_weight = weights_by_position(sample_weight, X)
-        X = self._frame(X)
-        dom_col, X = split_domain(X, self.domain)
+        X0 = X
+        dom, X = DomainRole.of(options).split_frame(feature_frame(X))
         if len(X) == 0:
             raise EmptyDataError("X has no rows")
-        if isinstance(y, (pd.api.extensions.ExtensionArray, pd.Index)):
-            y = pd.Series(y)  # nullable integers, booleans, Categoricals keep their type as a Series does
-        if not isinstance(y, pd.Series):
-            y = column_or_1d(np.asarray(y, dtype=object) if _is_text(y) else y, warn=True)
-            check_classification_targets(y)
-        y_ser = y if isinstance(y, pd.Series) else pd.Series(np.asarray(y))
-        if y_ser.nunique(dropna=True) < 2:
-            only = y_ser.dropna().unique()[:1].tolist()
-            raise SingleLevelError(
-                "y",
-                only,
-                f"y has 1 class ({only[0]!r}); a classifier needs at least two classes" if only else "y has no classes",
-            )
-        if len(y_ser) != len(X):
-            raise DataError(f"X has {len(X)} rows but y has {len(y_ser)}")
-        if y_ser.isna().any():
-            raise DataError("y has missing values; drop those rows first")
-        target = str(y_ser.name) if y_ser.name is not None else "class"
-        while target in X.columns:
-            target = "_" + target
-        self.discretizer_ = make_discretizer(self.discretize, self.n_bins)
-        # ESKDB with MDL: every member samples cut points of its own (thesis 002 Sec. 4.2.1)
-        member_mdl = self.structure == "eskdb" and isinstance(self.discretize, str) and self.discretizer_ is not None
-        member_mdl = member_mdl and isinstance(self.discretizer_, MDLDiscretizer)
-        if member_mdl:
-            self.discretizer_ = None
-        sw = None if sample_weight is None else check_weights(sample_weight, X.index, "sample_weight")
-        Xd = X
-        if self.discretizer_ is not None:
-            Xd = self.discretizer_.fit(X, y_ser.to_numpy(), sample_weight=sw).transform(X)
-        frame = Xd.reset_index(drop=True).copy()
-        if isinstance(y_ser.dtype, pd.CategoricalDtype):
-            frame[target] = pd.Categorical(y_ser.to_numpy(), categories=y_ser.cat.categories)
-        else:
-            frame[target] = y_ser.to_numpy()
-        features = [str(c) for c in Xd.columns]
-        frame.columns = [*features, target]
-        if dom_col is not None:
-            frame[self.domain] = dom_col
-        weights = None
-        if sw is not None:
-            frame[WEIGHT_COLUMN] = sw
-            weights = WEIGHT_COLUMN
-        self._check_ensemble_options()
-        if self.structure == "eskdb":
-            self._fit_ensemble(frame, target, features, member_mdl, weights)
-            return self._finish_fit([str(c) for c in X.columns], target)
-        self._fit_single(frame, target, features, weights)
+        y_ser = class_series(y, len(X))
+        sw = weights_by_position(sample_weight, X0, X.index)
+        Xd, member_mdl = self._discretized(X, y_ser, sw, options)
+        domain = (options.domain, dom) if dom is not None else None
+        frame, target, features, weights = training_frame(Xd, y_ser, domain, sw)
+        fit_options = options.replace(weights=weights) if weights is not None else options
+        self._fit_networks(frame, target, features, estimator, fit_options, member_mdl)
         return self._finish_fit([str(c) for c in X.columns], target)
 
-    def _fit_source(self, X: Any, y: Any, sample_weight: Any = None) -> "BNClassifier":
+    def _discretized(self, X: pd.DataFrame, y: pd.Series, sw: Any, options: Options) -> tuple[pd.DataFrame, bool]:
+        """The features cut by ``discretize`` (fitted here) and whether ESKDB's members
+        cut them instead, each with MDL cut points of its own (Zhang 2020, Sec. 4.2.1)."""
+        self.discretizer_ = make_discretizer(options.discretize, options.n_bins)
+        member_mdl = options.structure == "eskdb" and isinstance(self.discretizer_, MDLDiscretizer)
+        member_mdl = member_mdl and isinstance(options.discretize, str)
+        if member_mdl or self.discretizer_ is None:
+            self.discretizer_ = None
+            return X, member_mdl
+        return self.discretizer_.fit(X, y.to_numpy(), sample_weight=sw).transform(X), False
+
+    def _fit_source(self, X: Any, y: Any, sample_weight: Any, estimator: Any, options: Options) -> "BNClassifier":
         if not isinstance(y, str):
             raise DataError(
                 "with X read in chunks (a path, a list of DataFrames, a function or a Dask DataFrame), y is the name "
                 f"of the class column, not a {type(y).__name__}"
             )
-        if self.discretize is not None:
+        if options.discretize is not None:
             raise HyperparameterError(
                 "discretize= learns cut points from the data in memory; for data read in chunks discretise the "
                 "numeric columns first, or pass a DataFrame"
             )
-        source = as_source(X)
+        if sample_weight is not None and not isinstance(sample_weight, str):
+            raise DataError("with X read in chunks, sample_weight is the name of the column holding the weights")
+        source = as_source(X, chunksize=options.chunksize)
         columns = source.columns()
         if columns is None:
             raise EmptyDataError("the data has no chunk")
-        if sample_weight is not None and not isinstance(sample_weight, str):
-            raise DataError("with X read in chunks, sample_weight is the name of the column holding the weights")
-        # every other column
-        features = [f for f in resolve_features(columns, y, None) if f not in (self.domain, sample_weight)]
-        if self.domain is not None and self.domain not in columns:
-            raise MissingColumnError(self.domain, "domain", list(columns))
-        self._check_ensemble_options()
+        if options.domain is not None and options.domain not in columns:
+            raise MissingColumnError(options.domain, "domain", list(columns))
+        features = DomainRole.of(options).features(resolve_features(columns, y, None), sample_weight)
         self.discretizer_ = None
-        if self.structure == "eskdb":
-            self._fit_ensemble(source, y, features, False, sample_weight)
-        else:
-            self._fit_single(source, y, features, sample_weight)
+        fit_options = options.replace(weights=sample_weight) if sample_weight is not None else options
+        self._fit_networks(source, y, features, estimator, fit_options, False)
         return self._finish_fit(features, y)
 
-    def _fit_single(self, data: Any, target: str, features: list[str], weights: str | None = None) -> None:
-        """One network (every structure but ESKDB) from a frame or a data source."""
-        self.network_, self.dag_, self.ignored_features_ = build_classifier_network(
-            data,
-            target,
-            structure=self.structure,
-            k=self._k(len(features)),
-            method=self.method,
-            na=self.na,
-            root=self.root,
-            random_state=self.random_state,
-            features=features,
-            domain=self.domain,
-            weights=weights,
-            **self._hyper,
-        )
-        self.estimators_ = [self.network_]
-        self.dags_ = [self.dag_]
-        self.member_discretizers_ = [None]
-
-    def _check_options(self) -> None:
-        """The options every structure takes, checked before any data is read (the
-        structure's own, ``k`` against the features, the estimator's hyperparameters
-        are checked where they are used)."""
-        check_na(self.na, CLASSIFIER_NA_POLICIES, what="BNClassifier")
-        check_choice("on_unseen", self.on_unseen, ("error", "backoff"))
-        check_random_state(self.random_state)
-        check_int("k", self.k, low=0, optional=True)
-        check_int("n_bins", self.n_bins, low=1)
-        if "n_jobs" in self._hyper:
-            check_n_jobs(self._hyper["n_jobs"])
-
-    def _k(self, n_features: int) -> int:
-        """``k``, or the structure's default: 5 for ESKDB (the thesis's), at most the
-        number of features; 1 otherwise.  A ``k`` the user gave is checked as given."""
-        if self.k is not None:
-            return self.k
-        return min(5, n_features) if self.structure == "eskdb" else 1
-
-    def _check_ensemble_options(self) -> None:
-        check_structure_options(self)
-
-    def _fit_ensemble(
-        self, data: Any, target: str, features: list[str], member_mdl: bool, weights: str | None = None
-    ) -> None:
-        """ESKDB's members (see :func:`pybncsmooth.classifiers.eskdb.fit_eskdb`)."""
-        skdb = {n: self._hyper[n] for n in ("skdb_m", "skdb_loss") if n in self._hyper}
-        opts = EskdbOptions(
-            n_estimators=10 if self.n_estimators is None else self.n_estimators,
-            k=self._k(len(features)),
-            method=self.method,
-            na=self.na,
-            random_state=self.random_state,
-            order_sampling=self.order_sampling,
-            parent_sampling=self.parent_sampling,
-            n_jobs=self._hyper.get("n_jobs"),
-            hyper={n: v for n, v in self._hyper.items() if n not in skdb},
-            domain=self.domain,
-            weights=weights,
-            **skdb,
-        )
-        members = fit_eskdb(data, target, features, opts, member_mdl=member_mdl)
+    def _fit_networks(self, data: Any, target: str, features: list[str], estimator: Any, options: Options,
+                      member_mdl: bool) -> None:
+        """One network (every structure but ESKDB) or the ensemble's members."""
+        if options.structure != "eskdb":
+            source = as_source(data, chunksize=options.chunksize)
+            net, dag, ignored = build_classifier_network(source, target, features, estimator, options)
+            self.network_, self.dag_, self.ignored_features_ = net, dag, ignored
+            self.estimators_, self.dags_, self.member_discretizers_ = [net], [dag], [None]
+            return
+        members = fit_eskdb(data, target, features, estimator, options, member_mdl=member_mdl)
         self.estimators_ = [m.network for m in members]
         self.dags_ = [m.dag for m in members]
         self.member_discretizers_ = [m.discretizer for m in members]
@@ -359,6 +229,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         self.n_features_in_ = len(features)
         return self
 
+    # ------------------------------------------------------------------ prediction
     def _check_fitted(self) -> None:
         if not hasattr(self, "network_"):
             raise NotFittedError("this BNClassifier is not fitted yet; call fit first")
@@ -366,17 +237,17 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     def _prepare(self, X: Any) -> pd.DataFrame:
         self._check_fitted()
         positional = not isinstance(X, pd.DataFrame)  # an array: columns matched by position
-        X = self._frame(X)
+        X = feature_frame(X)
         if positional and X.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {X.shape[1]} features, but BNClassifier is expecting {self.n_features_in_} features as input"
             )
-        dom, X = split_domain(X, getattr(self, "domain", None))
+        dom, X = DomainRole.of(self.options_).split_frame(X)
         if self.discretizer_ is not None:
             X = self.discretizer_.transform(X)
         X = X.copy() if X.columns.dtype != object or dom is not None else X
         if dom is not None:
-            X[self.domain] = dom.to_numpy()
+            X[self.options_.domain] = dom.to_numpy()
         X.columns = [str(c) for c in X.columns]
         return X
 
@@ -387,10 +258,10 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         function returning chunks, a Dask DataFrame): each chunk's feature columns are
         scored in turn (other columns, such as the class, are ignored) and the rows
         returned in the data's order."""
-        if _is_source(X):
+        if is_source(X):
             return self._proba_of_source(X)
         total, n = None, 0
-        for p in self._member_probas(self._prepare(X)):  # ESKDB: the members' average (thesis 002, Algorithm 15)
+        for p in self._member_probas(self._prepare(X)):  # ESKDB: the members' average (Zhang 2020, Algorithm 15)
             total, n = (p if total is None else total + p), n + 1
         return total / n
 
@@ -398,6 +269,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         """The feature columns of each non-empty chunk of data read in chunks."""
         self._check_fitted()
         features = [str(f) for f in self.feature_names_in_]
+        domain = [self.options_.domain] if self.options_.domain is not None else []
         n = 0
         for chunk in as_source(X).chunks():
             have = set(map(str, chunk.columns))
@@ -406,7 +278,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
                 raise MissingColumnError(missing[0], "feature", [str(c) for c in chunk.columns])
             if len(chunk):
                 n += 1
-                yield chunk[features + ([self.domain] if self.domain is not None else [])]
+                yield chunk[features + domain]
         if not n:
             raise EmptyDataError("the data to predict has no rows")
 
@@ -419,7 +291,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         running mean :math:`\\frac1n \\sum_{i \\le n} P_i(c \\mid x)`.  A single
         classifier yields one array, its ``predict_proba``.  ``X`` may be data read in
         chunks, as for :meth:`predict_proba`."""
-        if _is_source(X):
+        if is_source(X):
             per_chunk = [list(self.staged_predict_proba(chunk)) for chunk in self._feature_chunks(X)]
             for stage in zip(*per_chunk):
                 yield np.vstack(stage)
@@ -436,6 +308,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         discs = getattr(self, "member_discretizers_", None) or [None] * len(members)
         for net, disc in zip(members, discs):
             Xm = disc.transform(Xp) if disc is not None else Xp
+            # on_unseen applies at prediction: the current parameter (set_params after fit included)
             yield net.predict_proba(Xm, self.target_, on_unseen=self.on_unseen).to_numpy()
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
@@ -448,3 +321,28 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         """The most probable class of each row (ties: the first class)."""
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
+
+
+def _signature() -> inspect.Signature:
+    """``BNClassifier``'s signature from the options' declarations: scikit-learn reads
+    its parameters from it (``get_params``, ``clone``)."""
+    kw = inspect.Parameter.KEYWORD_ONLY
+    pos = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    params = [
+        inspect.Parameter("self", pos),
+        inspect.Parameter("structure", pos, default="tan"),
+        inspect.Parameter("method", pos, default="bayes"),
+        *[inspect.Parameter(n, kw, default=_DEFAULTS[n]) for n in _OPTIONS],
+        inspect.Parameter("settings", inspect.Parameter.VAR_KEYWORD),
+    ]
+    return inspect.Signature(params)
+
+
+BNClassifier.__init__.__signature__ = _signature()  # type: ignore[attr-defined]
+_options_doc = "\n".join(
+    f"    {s.name}:\n        {s.doc[:1].upper()}{s.doc[1:]} (default ``{_DEFAULTS[s.name]!r}``)."
+    for s in _OPTIONS.values()
+)
+BNClassifier.__doc__ = BNClassifier.__doc__.replace(
+    "\n    Attributes\n", "\n    Other Parameters\n    ----------------\n" + _options_doc + "\n\n    Attributes\n", 1
+)

@@ -26,10 +26,13 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, HyperparameterError, MissingColumnError, UnseenDomainWarning
+from ..estimators.base import make_estimator
 from ..model.network import FittedNetwork
+from ..options import Options, split_settings
 from ..pipeline import fit_network
-from ..validation import check_int, check_probability, check_random_state
-from .evaluation import log_loss, rmse, sign_test
+from ..validation import check_int, check_probability, progress_bar
+from .comparison import sign_test
+from .metrics import log_loss, rmse
 
 __all__ = ["evaluate_domains", "DomainEvaluation", "default_domain_settings"]
 
@@ -122,12 +125,17 @@ def _scores(net: FittedNetwork, test: pd.DataFrame, target: str | None) -> dict[
     return {"loglik": ll, "rmse": rmse(proba, y), "log_loss": log_loss(proba, y)}
 
 
-def _fit(spec: Any, train: pd.DataFrame, setting: Mapping[str, Any], domain: str, seed: Any) -> FittedNetwork:
-    kw = {k: v for k, v in setting.items() if k != "mode"}
-    kw.setdefault("random_state", seed)
+def _fit(spec: Any, train: pd.DataFrame, setting: Mapping[str, Any], domain: str, seed: Any, options: Options
+         ) -> FittedNetwork:
+    """One setting's fit on ``train``: its method and hyperparameters, the call's options
+    with the setting's own (``na=``, ...) over them and the repetition's seed."""
+    own, hyper = split_settings({k: v for k, v in setting.items() if k not in ("mode", "method")})
+    opts = options.replace(**{"random_state": seed, **own})
     if setting["mode"] == "domain":
-        return fit_network(spec, train, domain=domain, **kw)
-    return fit_network(spec, train.drop(columns=domain), **kw)
+        opts = opts.replace(domain=domain)
+    est = make_estimator(setting.get("method", "hmd"), options=opts, **hyper)
+    data = train if setting["mode"] == "domain" else train.drop(columns=domain)
+    return fit_network(spec, data, est, opts)
 
 
 def _check_settings(settings: Mapping[str, Mapping[str, Any]]) -> None:
@@ -140,7 +148,7 @@ def _check_settings(settings: Mapping[str, Mapping[str, Any]]) -> None:
             )
 
 
-def _within(spec, data, domain, settings, target, test_size, rng, seed, rep) -> list[dict]:
+def _within(spec, data, domain, settings, target, test_size, rng, seed, rep, options) -> list[dict]:
     rows = []
     groups = data.groupby(domain, observed=True).indices
     test_mask = np.zeros(len(data), dtype=bool)
@@ -153,9 +161,9 @@ def _within(spec, data, domain, settings, target, test_size, rng, seed, rep) -> 
         if s["mode"] == "separate":
             nets = {}
             for d, ix in train.groupby(domain, observed=True).indices.items():
-                nets[d] = _fit(spec, train.iloc[ix], dict(s, mode="pooled"), domain, seed)
+                nets[d] = _fit(spec, train.iloc[ix], dict(s, mode="pooled"), domain, seed, options)
         else:
-            net = _fit(spec, train, s, domain, seed)
+            net = _fit(spec, train, s, domain, seed, options)
         for d, ix in test.groupby(domain, observed=True).indices.items():
             te = test.iloc[ix]
             if s["mode"] == "separate":
@@ -171,7 +179,7 @@ def _within(spec, data, domain, settings, target, test_size, rng, seed, rep) -> 
     return rows
 
 
-def _lodo(spec, data, domain, settings, target, k_grid, rng, seed, rep) -> list[dict]:
+def _lodo(spec, data, domain, settings, target, k_grid, rng, seed, rep, options, bar) -> list[dict]:
     rows = []
     kmax = max(k_grid)
     for d, idx in data.groupby(domain, observed=True).indices.items():
@@ -182,25 +190,33 @@ def _lodo(spec, data, domain, settings, target, k_grid, rng, seed, rep) -> list[
         others = data[data[domain] != d]
         te_nodes = te.drop(columns=domain)
         for name, s in settings.items():
-            pop = _fit(spec, others, s, domain, seed) if s["mode"] == "domain" else None
+            pop = _fit(spec, others, s, domain, seed, options) if s["mode"] == "domain" else None
             for k in k_grid:
-                ad = adapt_pool.iloc[:k]
-                if s["mode"] == "separate":
-                    if k == 0:
-                        continue
-                    net = _fit(spec, ad, dict(s, mode="pooled"), domain, seed)
-                    sc = _scores(net, te_nodes, target)
-                elif s["mode"] == "pooled":
-                    net = _fit(spec, pd.concat([others, ad]), s, domain, seed)
-                    sc = _scores(net, te_nodes, target)
-                else:
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore", UnseenDomainWarning)
-                        one = pop.adapt(ad.drop(columns=domain), d).for_domain(d) if k else pop.for_domain(d)
-                    sc = _scores(one, te_nodes, target)
-                rows.append({"scheme": "lodo", "setting": name, "domain": d, "k": int(k), "repeat": rep,
-                             "n_test": len(te), **sc})
+                sc = _lodo_score(spec, s, pop, others, adapt_pool.iloc[:k], te_nodes, d, domain, target, seed,
+                                 options)
+                if sc is not None:
+                    rows.append({"scheme": "lodo", "setting": name, "domain": d, "k": int(k), "repeat": rep,
+                                 "n_test": len(te), **sc})
+        if bar is not None:
+            bar.update(1)
     return rows
+
+
+def _lodo_score(spec, s, pop, others, ad, te_nodes, d, domain, target, seed, options) -> dict | None:
+    """One setting's scores on the left-out domain ``d`` given ``k = len(ad)`` of its
+    rows (``None``: a separate fit from no row)."""
+    k = len(ad)
+    if s["mode"] == "separate":
+        if k == 0:
+            return None
+        return _scores(_fit(spec, ad, dict(s, mode="pooled"), domain, seed, options), te_nodes, target)
+    if s["mode"] == "pooled":
+        return _scores(_fit(spec, pd.concat([others, ad]), s, domain, seed, options), te_nodes, target)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnseenDomainWarning)
+        extra = {"weights": options.weights} if options.weights is not None else {}
+        one = pop.adapt(ad.drop(columns=domain), d, **extra).for_domain(d) if k else pop.for_domain(d)
+    return _scores(one, te_nodes, target)
 
 
 def _check_k_grid(k_grid: Any, lodo: bool) -> list[int]:
@@ -248,6 +264,7 @@ def evaluate_domains(
     lodo: bool = True,
     repeats: int = 1,
     random_state: Any = 0,
+    **options: Any,
 ) -> DomainEvaluation:
     """Pooled, separate and hierarchical fits of ``structure`` compared per domain
     (see the module documentation for the two schemes).
@@ -264,7 +281,18 @@ def evaluate_domains(
     :class:`~pybncsmooth.errors.DataError` or
     :class:`~pybncsmooth.errors.HyperparameterError` says which.  Domains with no more
     rows than the largest ``k`` are left out of the ``lodo`` scheme.
+
+    ``**options``: the options of the ``evaluate_domains`` entry point
+    (:mod:`pybncsmooth.options`) every fit takes: ``na`` (default ``"error"``),
+    ``na_label``, ``max_levels``, ``weights`` (a column's name: the rows are split),
+    EM's settings, ``n_jobs``, ``progress`` (a bar over the domains); a setting's own
+    (``{"mode": "pooled", "method": "bayes", "na": "drop"}``) take precedence.
     """
+    opts = Options.build("evaluate_domains", random_state=random_state, **options)
+    if opts.weights is not None and not isinstance(opts.weights, str):
+        raise HyperparameterError(
+            "evaluate_domains splits the rows by domain: give the weights as the name of a column of the data"
+        )
     if not isinstance(data, pd.DataFrame):
         raise DataError("evaluate_domains needs the data as a DataFrame (it splits rows per domain)")
     if domain not in data.columns:
@@ -279,13 +307,20 @@ def evaluate_domains(
     if data[domain].isna().any():
         raise DataError(f"the domain column {domain!r} has missing values: every row needs its domain")
     _check_domain_sizes(data, domain, k_grid, lodo)
-    check_random_state(random_state)
-    rng = np.random.default_rng(random_state if not isinstance(random_state, np.random.RandomState)
-                                else random_state.randint(2**31))
+    rs = opts.random_state
+    rng = np.random.default_rng(rs if not isinstance(rs, np.random.RandomState) else rs.randint(2**31))
+    n_dom = data[domain].nunique()
+    bar = progress_bar(opts.progress, repeats * (1 + (n_dom if lodo else 0)), "domains")
     rows: list[dict] = []
-    for rep in range(repeats):
-        seed = int(rng.integers(2**31))
-        rows += _within(structure, data, domain, settings, target, test_size, rng, seed, rep)
-        if lodo:
-            rows += _lodo(structure, data, domain, settings, target, k_grid, rng, seed, rep)
+    try:
+        for rep in range(repeats):
+            seed = int(rng.integers(2**31))
+            rows += _within(structure, data, domain, settings, target, test_size, rng, seed, rep, opts)
+            if bar is not None:
+                bar.update(1)
+            if lodo:
+                rows += _lodo(structure, data, domain, settings, target, k_grid, rng, seed, rep, opts, bar)
+    finally:
+        if bar is not None:
+            bar.close()
     return DomainEvaluation(pd.DataFrame(rows), target)

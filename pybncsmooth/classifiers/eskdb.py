@@ -31,23 +31,22 @@ import pandas as pd
 
 from ..data.discretize import MDLDiscretizer
 from ..data.sources import DataSource, as_source
-from ..estimators.base import Estimator, make_estimator
+from ..estimators.base import Estimator
 from ..model.network import FittedNetwork
 from ..pipeline import assemble_network, check_counted_weight, fit_network
 from ..structure.dag import DAG
-from ..structure.learning import check_k, sample_order, source_statistics
-from ..validation import check_int, entropy_of, parallel_map
-from .builders import class_prior_network, counting_na, member_trees
+from ..options import Options
+from ..structure.learning import sample_order, source_statistics
+from ..validation import entropy_of, parallel_map
+from .builders import class_prior_network, member_trees, resolved_k
 from .skdb import learn_skdb_members
 
 __all__ = [
-    "EskdbOptions",
     "Member",
     "fit_eskdb",
-    "check_n_estimators",
     "member_seeds",
     "member_iterations",
-    "member_method",
+    "member_estimator",
     "member_orders",
 ]
 
@@ -61,30 +60,6 @@ class Member:
     dag: DAG
     ignored: list[str]
     discretizer: MDLDiscretizer | None = None
-
-
-@dataclass
-class EskdbOptions:
-    """The settings of an ensemble (see :class:`~pybncsmooth.BNClassifier`)."""
-
-    n_estimators: int = 10
-    k: int = 5
-    method: str = "hdp"
-    na: str = "level"
-    random_state: Any = None
-    order_sampling: bool = True
-    parent_sampling: bool = True
-    skdb_m: float = 1.0
-    skdb_loss: str | None = None  # None: the members' default (member_selection_loss)
-    n_jobs: int | None = None
-    hyper: dict[str, Any] | None = None
-    domain: str | None = None
-    weights: str | None = None
-
-
-def check_n_estimators(n_estimators: Any) -> int:
-    """``n_estimators`` must be an integer >= 1."""
-    return check_int("n_estimators", n_estimators, low=1)  # type: ignore[return-value]
 
 
 def member_seeds(random_state: Any, n_estimators: int) -> list[np.random.SeedSequence]:
@@ -116,63 +91,42 @@ def member_orders(
 
 
 def _learn_members(
-    source: DataSource, target: str, features: list[str], seeds: list, opts: EskdbOptions
+    source: DataSource, target: str, features: list[str], seeds: list, estimator: Estimator, options: Options
 ) -> list[Member]:
     """The members of ``seeds`` learned together on one data source in three passes
     shared by all (statistics, the union of their full-kDB trees, all their
     leave-one-out losses), each then estimated from the counts its selection made."""
-    k_max = check_k(opts.k, len(features))
-    stats = source_statistics(source, target, features, na=opts.na, pairs=k_max > 0, weights=opts.weights)
+    k_max = resolved_k(options, len(features))
+    stats = source_statistics(source, target, features, options, pairs=k_max > 0)
     ignored = stats.single_level_features()
     used = [f for f in features if f not in ignored]
-    method, hyper = member_method(opts.method, opts.hyper or {}, stats.schema.cardinality(target), opts.n_estimators)
+    est = member_estimator(estimator, stats.schema.cardinality(target), options)
     if not used:  # no feature informs the class: every member is the class prior
-        net, dag = class_prior_network(source, target, ignored, method=method, na=opts.na, stacklevel=6, **hyper)
-        if opts.domain is not None or opts.weights is not None:
-            net = fit_network(dag, source, method, domain=opts.domain, na=counting_na(opts.na), weights=opts.weights,
-                              **hyper)
+        net, dag = class_prior_network(source, target, ignored, est, options, stacklevel=6)
         return [Member(net, dag, ignored) for _ in seeds]
     mi = stats.mi(used)
-    orders = [member_orders(seed, used, mi, opts.order_sampling, opts.parent_sampling) for seed in seeds]
+    orders = [member_orders(seed, used, mi, options.order_sampling, options.parent_sampling) for seed in seeds]
     selected = learn_skdb_members(
-        source,
-        target,
-        min(k_max, len(used)),
-        orders,
-        features=used,
-        na=opts.na,
-        m=opts.skdb_m,
-        loss=member_selection_loss(opts.method, opts.skdb_loss),
-        return_info=True,
-        stats=stats,
-        n_jobs=opts.n_jobs,
-        weights=opts.weights,
+        source, target, min(k_max, len(used)), orders, options, features=used, m=options.skdb_m,
+        loss=member_selection_loss(estimator.name, options.skdb_loss), return_info=True, stats=stats,
+        n_jobs=options.n_jobs,
     )
-    n_total = stats.n_rows + stats.n_dropped
-    if opts.domain is not None:  # each member's CPTs per domain: its structure counted again with the domain
+    if options.domain is not None:  # each member's CPTs per domain: its structure counted again with the domain
 
         def fit_domain(i: int) -> Member:
-            dag, info = selected[i]
+            dag, _ = selected[i]
             rs = _estimator_seed(seeds[i])
-            est = make_estimator(method, random_state=rs, **hyper)
-            net = fit_network(dag, source, est, domain=opts.domain, na=counting_na(opts.na), random_state=rs,
-                              weights=opts.weights)
+            net = fit_network(dag, source, est.with_settings(random_state=rs), options.replace(random_state=rs))
             return Member(net, dag, ignored)
 
-        return parallel_map(fit_domain, range(len(seeds)), opts.n_jobs)
-    return _estimate_members(selected, seeds, method, hyper, n_total, ignored, opts)
+        return parallel_map(fit_domain, range(len(seeds)), options.n_jobs)
+    return _estimate_members(selected, seeds, est, stats.n_rows + stats.n_dropped, ignored, options)
 
 
-def _estimate_members(
-    selected: list, seeds: list, method: Any, hyper: dict[str, Any], n_total: int, ignored: list[str],
-    opts: EskdbOptions,
-) -> list[Member]:
-    """Every member's network from the trees its selection kept.  A context tree two
-    members have in common (the same node, ordered parents and counts: the same full
-    tree cut at the same depth) is estimated once, all distinct trees in one call of
-    the estimator (its threads across trees, ``n_jobs``), from a stream of its own
-    spawned beside the members' (``random_state``): ten kDB-5 members repeat 2-16% of
-    their trees on the UCI sets of vignette 06."""
+def _distinct_trees(selected: list) -> tuple[list[dict], list[dict], dict]:
+    """Every member's trees, each member's key of each node's tree, and the distinct
+    trees by key (the same full tree cut at the same depth), each with a name of its own
+    (the streams of stochastic estimators)."""
     member_sets = [member_trees(dag, info) for dag, info in selected]
     keys: list[dict[str, tuple]] = []
     distinct: dict[tuple, tuple[str, Any]] = {}
@@ -180,65 +134,79 @@ def _estimate_members(
         full = info.extra["trees"]
         own = {n: (id(full[n]), len(dag.parents(n))) for n in dag.nodes}
         for n, key in own.items():
-            if key not in distinct:  # a name per tree: the streams of stochastic estimators
+            if key not in distinct:
                 distinct[key] = ("|".join((n, *dag.parents(n))), trees[n])
         keys.append(own)
+    return member_sets, keys, distinct
+
+
+def _estimate_members(
+    selected: list, seeds: list, estimator: Estimator, n_total: int, ignored: list[str], options: Options,
+) -> list[Member]:
+    """Every member's network from the trees its selection kept.  A context tree two
+    members have in common (the same node, ordered parents and counts: the same full
+    tree cut at the same depth) is estimated once, all distinct trees in one call of
+    the estimator (in ``options.n_jobs`` threads across trees), from a stream of its own
+    spawned beside the members' (``random_state``): ten kDB-5 members repeat 2-16% of
+    their trees on the UCI sets of vignette 06."""
+    member_sets, keys, distinct = _distinct_trees(selected)
     rs = _estimator_seed(np.random.SeedSequence(seeds[0].entropy, spawn_key=(len(seeds),)))
-    # member_method gave an estimator with threads of its own one (the members' threads);
-    # here the ensemble's threads go to it, across the trees
-    threads = {"n_jobs": opts.n_jobs} if "n_jobs" in hyper else {}
-    est = make_estimator(method, random_state=rs, **{**hyper, **threads})
-    check_counted_weight({name: tree for name, tree in distinct.values()}, opts.weights)
+    est = estimator.with_settings(random_state=rs, n_jobs=options.n_jobs)
+    check_counted_weight({name: tree for name, tree in distinct.values()}, options.weights)
     by_name = est.estimate_all({name: tree for name, tree in distinct.values()})
     estimates = {key: by_name[name] for key, (name, _) in distinct.items()}
+    member_options = options.replace(random_state=rs)
 
     def assemble(i: int) -> Member:
         dag, info = selected[i]
         n_used = info.extra["n_rows"]
-        run = {"n_rows": n_used, "n_dropped": n_total - n_used, "na": counting_na(opts.na), "random_state": rs}
+        run = {"n_rows": n_used, "n_dropped": n_total - n_used, "na": options.missing.name, "random_state": rs}
         schema = info.extra["schema"].subset(dag.nodes)
         mine = {n: estimates[key] for n, key in keys[i].items()}
-        return Member(assemble_network(dag, schema, member_sets[i], mine, est, info=run), dag, ignored)
+        return Member(assemble_network(dag, schema, member_sets[i], mine, est, member_options, info=run), dag,
+                      ignored)
 
     return [assemble(i) for i in range(len(selected))]
 
 
-def _mdl_member(frame: pd.DataFrame, target: str, features: list[str], seed: Any, opts: EskdbOptions) -> Member:
-    """A member with cut points of its own (``discretize="mdl"``, thesis 002 Sec. 4.2.1):
+def _mdl_member(frame: pd.DataFrame, target: str, features: list[str], seed: Any, estimator: Estimator,
+                options: Options) -> Member:
+    """A member with cut points of its own (``discretize="mdl"``, Zhang 2020, Sec. 4.2.1):
     MDL with random tie-breaking from the member's seed, then the member on its codes."""
     disc = MDLDiscretizer(random_state=np.random.default_rng([int(seed.generate_state(1)[0]), 1]))
-    sw = frame[opts.weights].to_numpy() if opts.weights is not None else None
+    sw = frame[options.weights].to_numpy() if options.weights is not None else None
     fr = disc.fit(frame[features], frame[target].to_numpy(), sample_weight=sw).transform(frame[features])
     fr[target] = frame[target]
-    if opts.weights is not None:
-        fr[opts.weights] = frame[opts.weights]
-    if opts.domain is not None:
-        fr[opts.domain] = frame[opts.domain]
-    member = _learn_members(as_source(fr), target, features, [seed], opts)[0]
+    for extra in (options.weights, options.domain):
+        if extra is not None:
+            fr[extra] = frame[extra]
+    member = _learn_members(as_source(fr), target, features, [seed], estimator, options)[0]
     member.discretizer = disc
     return member
 
 
 def fit_eskdb(
-    data: Any, target: str, features: list[str], opts: EskdbOptions, *, member_mdl: bool = False
+    data: Any, target: str, features: list[str], estimator: Estimator, options: Options, *, member_mdl: bool = False
 ) -> list[Member]:
-    """The members of an ESKDB ensemble (thesis 002, Ch. 4, Algorithm 9) on ``data`` (a
-    data frame or any data source), each from its own seed spawned from
-    ``opts.random_state``: the ensemble does not depend on the number of threads nor
-    on how the data are cut into chunks.  ``member_mdl`` (a data frame only): each
-    member discretises the numeric features with MDL cut points of its own."""
-    n_est = check_n_estimators(opts.n_estimators)
-    check_k(opts.k, len(features))
-    seeds = member_seeds(opts.random_state, n_est)
+    """The members of an ESKDB ensemble (Zhang 2020, Ch. 4, Algorithm 9) on ``data`` (a
+    data frame or any data source), ``options.n_estimators`` of them (default 10), each
+    from its own seed spawned from ``options.random_state``: the ensemble does not
+    depend on the number of threads (``options.n_jobs``) nor on how the data are cut
+    into chunks.  ``member_mdl`` (a data frame only): each member discretises the
+    numeric features with MDL cut points of its own."""
+    n_est = options.n_estimators or 10
+    resolved_k(options, len(features))
+    seeds = member_seeds(options.random_state, n_est)
     if not member_mdl:
-        source = as_source(data)
-        source.require_passes(3 + (n_est if opts.domain is not None else 0), "ESKDB")
-        return _learn_members(source, target, features, seeds, opts)
-    inner = EskdbOptions(**{**opts.__dict__, "n_jobs": 1})
-    return parallel_map(lambda seed: _mdl_member(data, target, features, seed, inner), seeds, opts.n_jobs)
+        source = as_source(data, chunksize=options.chunksize)
+        source.require_passes(3 + (n_est if options.domain is not None else 0), "ESKDB")
+        return _learn_members(source, target, features, seeds, estimator, options)
+    inner = options.replace(n_jobs=1)
+    return parallel_map(lambda seed: _mdl_member(data, target, features, seed, estimator, inner), seeds,
+                        options.n_jobs)
 
 
-#: thesis 002, Table 4: a classifier's HDP runs 1000 Gibbs sweeps and its m-estimates
+#: Zhang (2020), Table 4: a classifier's HDP runs 1000 Gibbs sweeps and its m-estimates
 #: take m = 1 / (number of classes)
 THESIS_HDP_ITERATIONS = 1000
 #: the fewest sweeps a member's HDP runs (burn-in 10): measured enough to leave the
@@ -273,17 +241,14 @@ def member_selection_loss(method: Any, loss: str | None) -> str:
     return "log_loss" if method == "hgs" else "rmse"
 
 
-def member_method(
-    method: str | Estimator, hyper: dict[str, Any], n_classes: int | None = None, n_estimators: int = 1
-) -> tuple[str | Estimator, dict[str, Any]]:
-    """The estimator settings of one member where the user set none: ``hdp`` runs
-    :func:`member_iterations` sweeps (100 for ten members), ``mestimate`` takes
-    ``m = 1 / n_classes`` (thesis 002, Table 4); an estimator that runs threads of its
-    own (``n_jobs``) gets one, the ensemble's threads being the members."""
-    hyper = dict(hyper)
-    if method == "hdp" and "iterations" not in hyper:
-        hyper["iterations"] = member_iterations(n_estimators)
-    if method == "mestimate" and "m" not in hyper and n_classes:
-        hyper["m"] = 1.0 / n_classes
-    hyper["n_jobs"] = 1
-    return method, hyper
+def member_estimator(estimator: Estimator, n_classes: int | None, options: Options) -> Estimator:
+    """One member's estimator: ``estimator`` with the ensemble's defaults where its
+    hyperparameters were not given: ``hdp`` runs :func:`member_iterations` sweeps (100
+    for ten members), ``mestimate`` takes ``m = 1 / n_classes`` (Zhang 2020, Table 4);
+    one thread (the ensemble's threads, ``options.n_jobs``, are the members')."""
+    changes: dict[str, Any] = {"n_jobs": 1}
+    if estimator.name == "hdp" and "iterations" not in estimator.given:
+        changes["iterations"] = member_iterations(options.n_estimators or 10)
+    if estimator.name == "mestimate" and "m" not in estimator.given and n_classes:
+        changes["m"] = 1.0 / n_classes
+    return estimator.with_settings(**changes)

@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..data.discretize import make_discretizer
-from ..data.sources import as_source
-from ..data.weights import weights_column
+from ..data.sources import DataSource, as_source
 from ..errors import EmptyDataError, MissingColumnError, StructureError
+from ..estimators.base import Estimator
 from ..model.network import FittedNetwork
-from ..pipeline import fit_network
+from ..options import Options
+from ..pipeline import DomainRole, fit_network, weighted_source
 from ..structure.dag import DAG
 from ..structure.formula import parse_formula
 from .builders import build_classifier_network
@@ -19,15 +20,16 @@ from .builders import build_classifier_network
 __all__ = ["fit_classifier_formula"]
 
 
-def _formula_columns(spec: Any, structure: Any, columns: list[str] | None, domain: str | None) -> tuple[str, list]:
+def _formula_columns(spec: Any, options: Options, columns: list[str] | None) -> tuple[str, list]:
     """The class and the features of a classifier formula, checked against the data."""
     if not isinstance(spec, str) or "~" not in spec:
         raise StructureError(
-            f"with structure={structure!r} the first argument is a classifier formula such as 'Class ~ .', not {spec!r}"
+            f"with structure={options.structure!r} the first argument is a classifier formula such as 'Class ~ .', "
+            f"not {spec!r}"
         )
     if columns is None:
         raise EmptyDataError("the data has no chunk")
-    columns = [c for c in columns if c != domain]
+    columns = DomainRole.of(options).features(columns, options.weights)
     target, features = parse_formula(spec, columns)
     if target not in columns:
         raise MissingColumnError(target, "class", columns)
@@ -37,64 +39,38 @@ def _formula_columns(spec: Any, structure: Any, columns: list[str] | None, domai
     return target, features
 
 
-def fit_classifier_formula(
-    spec: Any,
-    data: Any,
-    *,
-    method: Any,
-    structure: str | None,
-    k: int | None,
-    discretize: Any,
-    n_bins: int,
-    root: str | None,
-    domain: str | None,
-    na: str,
-    random_state: Any,
-    chunksize: int | None = None,
-    progress: bool | None = None,
-    weights: Any = None,
-    **hyper: Any,
-) -> FittedNetwork:
-    """The model :class:`BNClassifier` builds, from a formula ``"Class ~ ."`` (or
-    ``"Class ~ A + B"``): ``structure`` learned on ``data`` (``k``, ``root``), numeric
-    columns cut by ``discretize`` (fitted on ``data``; the network applies it to the
-    data it is queried with).  ``discretize`` alone fits naive Bayes."""
-    source = as_source(data, chunksize=chunksize)
-    source, weight_col = weights_column(source, weights)
-    cols = [c for c in source.columns() or [] if c != weight_col] if source.columns() is not None else None
-    target, features = _formula_columns(spec, structure, cols, domain)
-    if not source.in_memory and discretize is not None:
+def _discretized(source: DataSource, target: str, features: list[str], options: Options) -> tuple[DataSource, Any]:
+    """The features' numeric columns cut by ``options.discretize``, fitted on the data
+    with the class (MDL needs it), and the fitted discretiser (``None`` without one)."""
+    transformer = make_discretizer(options.discretize, options.n_bins)
+    if transformer is None:
+        return source, None
+    if not source.in_memory:
         raise StructureError(
             "discretize= learns cut points from the data in memory; for data read in chunks (a file, chunks, "
             "a Dask DataFrame) discretise the numeric columns first, or pass a DataFrame"
         )
-    transformer = make_discretizer(discretize, n_bins)
-    if transformer is not None:
-        frame = source.data
-        transformer.fit(frame[features], frame[target].to_numpy())
-        frame = frame.copy()
-        frame[features] = transformer.transform(frame[features])
-        source = as_source(frame, chunksize=chunksize)
-    if structure is None:  # discretize= alone: naive Bayes on the discretised frame
+    frame = source.data
+    transformer.fit(frame[features], frame[target].to_numpy())
+    frame = frame.copy()
+    frame[features] = transformer.transform(frame[features])
+    return as_source(frame, chunksize=options.chunksize), transformer
+
+
+def fit_classifier_formula(spec: Any, data: Any, estimator: Estimator, options: Options) -> FittedNetwork:
+    """The model :class:`BNClassifier` builds, from a formula ``"Class ~ ."`` (or
+    ``"Class ~ A + B"``): ``options.structure`` learned on ``data`` (``k``, ``root``, ...),
+    numeric columns cut by ``options.discretize`` (fitted on ``data``; the network
+    applies it to the data it is queried with).  ``discretize`` alone fits naive Bayes."""
+    source, options = weighted_source(data, options)
+    cols = source.columns()
+    target, features = _formula_columns(spec, options, list(cols) if cols is not None else None)
+    source, transformer = _discretized(source, target, features, options)
+    if options.structure is None:  # discretize= alone: naive Bayes on the discretised frame
         dag = DAG({target: [], **{f: [target] for f in features}}, nodes=[target, *features])
-        net = fit_network(dag, source, method, domain=domain, na=na, random_state=random_state, weights=weight_col,
-                          **hyper)
+        net = fit_network(dag, source, estimator, options, transformer=transformer)
     else:
-        net, _, ignored = build_classifier_network(
-            source,
-            target,
-            structure=structure,
-            k=k if k is not None else 1,
-            method=method,
-            na=na,
-            root=root,
-            random_state=random_state,
-            features=features,
-            progress=progress,
-            domain=domain,
-            weights=weight_col,
-            **hyper,
-        )
+        net, _, ignored = build_classifier_network(source, target, features, estimator, options)
         net.info["ignored_features"] = ignored
     net.transformer = transformer
     return net

@@ -33,7 +33,8 @@ from ..errors import HyperparameterError
 from ..structure.dag import DAG
 from ..structure.learning import StructureInfo, check_k, source_statistics, structure_from_statistics
 from ..structure.statistics import StructureStatistics
-from ..validation import PAIRWISE_NA_POLICIES, parallel_map
+from ..options import NAPolicy, Options
+from ..validation import check_int, parallel_map
 from ._loo import loo_attribute_probs, loo_normalize_losses
 
 __all__ = ["learn_skdb", "learn_skdb_members", "SkdbSelection"]
@@ -56,28 +57,13 @@ class SkdbSelection:
     loss_name: str
 
 
-#: the settings of EM (:func:`~pybncsmooth.pipeline.fit_network`), which selective kDB does not run
-EM_SETTINGS = ("em_tol", "em_max_iter", "em_draws", "em_burn")
-
-
-def refuse_em_settings(structure: str, hyper: Any) -> None:
-    """:class:`HyperparameterError` when ``hyper`` holds a setting of EM: selective kDB
-    and ESKDB take no EM policy, so the setting could never apply."""
-    given = [n for n in EM_SETTINGS if n in hyper]
-    if given:
-        raise HyperparameterError(
-            f"{given[0]} is a setting of EM (na='em' or 'hard-em'), which structure={structure!r} does not run (its "
-            "leave-one-out selection counts complete rows)"
-        )
-
-
-def _check_options(loss: str, na: str, m: float) -> None:
+def _check_options(loss: str, policy: NAPolicy, m: float) -> None:
     if loss not in _LOSSES:
         raise HyperparameterError(f"loss must be one of {_LOSSES}, not {loss!r}")
-    if na in PAIRWISE_NA_POLICIES:
+    if policy.name in NAPolicy.PAIRWISE:
         raise HyperparameterError(
-            f'selective kDB (and ESKDB) does not take na="{na}" (its leave-one-out selection counts complete rows): '
-            'use na="level" or na="drop", or na="em" with nb, tan or kdb'
+            f'selective kDB (and ESKDB) does not take na="{policy.name}" (its leave-one-out selection counts '
+            'complete rows): use na="level" or na="drop", or na="em" with nb, tan or kdb'
         )
     if not np.isfinite(m) or m < 0:
         raise HyperparameterError(f"m must be non-negative, not {m!r}")
@@ -129,18 +115,10 @@ def learn_skdb(
         ``k*`` kDB parents.  With ``return_info`` also a :class:`StructureInfo`
         whose ``extra["selection"]`` is a :class:`SkdbSelection`.
     """
+    options = Options(na=NAPolicy(na).name, progress=progress,
+                      chunksize=check_int("chunksize", chunksize, low=1, optional=True))
     return learn_skdb_members(
-        data,
-        target,
-        k,
-        [(order, parent_rng)],
-        features=features,
-        na=na,
-        m=m,
-        loss=loss,
-        return_info=return_info,
-        chunksize=chunksize,
-        progress=progress,
+        data, target, k, [(order, parent_rng)], options, features=features, m=m, loss=loss, return_info=return_info,
     )[0]
 
 
@@ -257,7 +235,7 @@ def _loo_chunk(
     n_jobs: int | None,
     schema: Any,
     variables: list,
-    na: str,
+    policy: NAPolicy,
     target: str,
     members: list,
     k: int,
@@ -271,9 +249,9 @@ def _loo_chunk(
     if len(df) == 0:
         return [np.zeros((k + 1, len(info.order))) for _, info, _ in members]
     # a chunk with no complete row under na="drop" adds zeros (_loo_sums of no rows)
-    enc = encode(df, schema, variables=variables, na=na, empty_ok=True)
+    enc = encode(df, schema, variables=variables, empty_ok=True, **policy.encode_args())
     y = enc[target].astype(np.int64)
-    w = chunk_weights(df, weights, variables, na) if weights is not None else None
+    w = chunk_weights(df, weights, variables, policy.counting) if weights is not None else None
     return parallel_map(
         lambda mem: _loo_sums(enc, y, mem[2], mem[0], mem[1].order, k, m, kind, ny, n, w), members, n_jobs
     )
@@ -288,17 +266,14 @@ def learn_skdb_members(
     target: str,
     k: int,
     members: Sequence[tuple[Sequence[str] | None, np.random.Generator | None]],
+    options: Options,
     *,
     features: Sequence[str] | None = None,
-    na: str = "level",
     m: float = 1.0,
     loss: str = "rmse",
     return_info: bool = False,
     stats: StructureStatistics | None = None,
-    chunksize: int | None = None,
-    progress: bool | None = False,
     n_jobs: int | None = 1,
-    weights: str | None = None,
 ) -> list:
     """Selective kDB from any data source (a data frame, a CSV/Parquet path, chunks, a
     Dask DataFrame) in three passes over the data, for one or several members at once
@@ -307,17 +282,18 @@ def learn_skdb_members(
     the context trees of every member's full kDB (a tree shared by members counted
     once), (3) the leave-one-out losses of every member's sub-models, summed chunk by
     chunk, the members' sums in up to ``n_jobs`` threads.  Memory: the trees and one
-    chunk.  The result does not depend on how the data are cut into chunks.  ``weights``
-    names a column of row weights (counts, statistics and losses weighted; integer
-    weights equal repeated rows)."""
-    _check_options(loss, na, m)
-    source = as_source(data, chunksize=chunksize)
+    chunk.  The result does not depend on how the data are cut into chunks.  Read from
+    ``options``: the missing values' policy, ``chunksize``, ``progress`` and ``weights``
+    (a column of row weights: counts, statistics and losses weighted; integer weights
+    equal repeated rows)."""
+    policy = options.missing
+    _check_options(loss, policy, m)
+    weights, progress = options.weights, options.progress
+    source = as_source(data, chunksize=options.chunksize)
     source.require_passes(3 if stats is None else 2, "selective kDB")
     if stats is None:
-        feats0 = features
-        if feats0 is not None:
-            feats0 = list(feats0)
-        stats = source_statistics(source, target, feats0, na=na, pairs=k != 0, progress=progress, weights=weights)
+        feats0 = list(features) if features is not None else None
+        stats = source_statistics(source, target, feats0, options, pairs=k != 0)
     feats = list(features) if features is not None else list(stats.features)
     k = check_k(k, len(feats))
     fulls = [
@@ -325,7 +301,8 @@ def learn_skdb_members(
     ]
     specs = list(dict.fromkeys((v, tuple(full.parents(v))) for full, _ in fulls for v in full.nodes))
     schema = stats.schema.subset([target, *feats])
-    n, trees = count_specs_source(source, schema, specs, na=na, progress=progress, weights=weights)
+    n, trees = count_specs_source(source, schema, specs, na=policy.counting, progress=progress, weights=weights,
+                                  na_label=policy.label)
     by_spec = dict(zip(specs, trees))
     member_trees = [{v: by_spec[(v, tuple(full.parents(v)))] for v in full.nodes} for full, _ in fulls]
     ny = by_spec[(target, ())].levels[0].counts[0].astype(np.float64)
@@ -336,7 +313,7 @@ def learn_skdb_members(
     variables = [target, *feats]
     sums = reduce_chunks(
         source,
-        functools.partial(_loo_chunk, n_jobs, schema, variables, na, target, packed, k, m, kind, ny, n, weights),
+        functools.partial(_loo_chunk, n_jobs, schema, variables, policy, target, packed, k, m, kind, ny, n, weights),
         _add_lists,
         progress=progress,
         desc="leave-one-out",

@@ -91,11 +91,11 @@ def count_specs(
 
 
 def _count_specs_chunk(
-    schema: Schema, specs: list, variables: list, na: str, weights: str | None, df: pd.DataFrame
+    schema: Schema, specs: list, variables: list, na: str, weights: str | None, na_label: str, df: pd.DataFrame
 ) -> tuple:
     if len(df) == 0:
         return (0, None)
-    enc = encode(df, schema, variables=variables, na=na, empty_ok=True)
+    enc = encode(df, schema, variables=variables, na=na, empty_ok=True, na_label=na_label)
     if enc.n_rows == 0:  # every row incomplete under na="drop": other chunks may not be
         return (0, None)
     w = chunk_weights(df, weights, variables, na) if weights is not None else None
@@ -124,16 +124,18 @@ def count_specs_source(
     na: str = "level",
     progress: bool | None = False,
     weights: str | None = None,
+    na_label: str = NA_LABEL,
 ) -> tuple[int, list[ContextTree]]:
     """The trees of ``specs`` over every chunk of a data source whose levels are all
     in ``schema`` (learned by an earlier pass): ``(rows counted, trees)``.  One pass,
-    map-reduce (Dask: on the workers).  ``weights``: a column of row weights."""
+    map-reduce (Dask: on the workers).  ``weights``: a column of row weights; ``na`` and
+    ``na_label`` as :func:`~pybncsmooth.data.encode.encode` takes them."""
 
     specs = [(n, tuple(pa)) for n, pa in specs]
     variables = spec_variables(schema, specs)
     res = reduce_chunks(
         source,
-        functools.partial(_count_specs_chunk, schema, specs, variables, na, weights),
+        functools.partial(_count_specs_chunk, schema, specs, variables, na, weights, na_label),
         _merge_spec_counts,
         progress=progress,
         desc="counting",

@@ -32,7 +32,7 @@ from ..errors import (
     TooManyLevelsError,
     UnseenLevelError,
 )
-from ..validation import NA_POLICIES, check_na
+from ..options import NAPolicy as _Policy
 from .schema import NA_LABEL, Schema, _level_key, code_dtype
 
 __all__ = ["EncodedData", "encode", "check_frame", "NAPolicy", "UnseenPolicy"]
@@ -152,7 +152,8 @@ def encode(
         (a model whose training data had no missing value in it): its missing values are
         not observed (code ``-1``) instead of an unseen level.
     """
-    check_na(na, NA_POLICIES)
+    if na not in _Policy.COUNTING:
+        raise DataError(f"na must be one of {_Policy.COUNTING} when encoding, not {na!r}")
     if on_unseen not in ("error", "backoff"):
         raise DataError(f"on_unseen must be 'error' or 'backoff', not {on_unseen!r}")
     df = check_frame(df)

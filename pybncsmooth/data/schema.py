@@ -14,12 +14,14 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from ..options import NA_LABEL as _NA_LABEL
 from ..errors import DataError, SingleLevelError, UnknownNodeError, UnseenLevelError
 
 __all__ = ["Schema", "NA_LABEL", "code_dtype"]
 
-#: Label of the extra level that stands for a missing value under ``na="level"``.
-NA_LABEL = "<NA>"
+#: Label of the extra level that stands for a missing value under ``na="level"``
+#: (declared with the options: :data:`pybncsmooth.options.NA_LABEL`).
+NA_LABEL = _NA_LABEL
 
 
 def code_dtype(n_levels: int) -> np.dtype:

@@ -100,9 +100,9 @@ def concentration_posterior(
     below 1e-12 dropped).  With no informative leaf: all weight on ``S_MAX``.
 
     The likelihood of ``s``: with ``prior`` (``(G, r)`` Dirichlet parameters of each
-    configuration's pooled vector :math:`	heta_y`, ``groups`` the configuration of each
+    configuration's pooled vector :math:`\theta_y`, ``groups`` the configuration of each
     leaf), the exact marginal likelihood of the nested model,
-    :math:`\prod_y \int \mathrm{Dir}(	heta_y; eta_y) \prod_d \mathrm{DM}(n_{yd}; s\,	heta_y)\,d	heta_y`
+    :math:`\prod_y \int \mathrm{Dir}(\theta_y; \beta_y) \prod_d \mathrm{DM}(n_{yd}; s\,\theta_y)\,d\theta_y`
     (:func:`nested_evidence`); without, the Dirichlet-multinomial likelihood around the
     plug-in ``mean``, which counts each domain's rows twice (they made the mean) and so
     overstates the pooling when the domains differ."""
@@ -159,13 +159,13 @@ def _log_dirichlet(U: np.ndarray, a: np.ndarray) -> np.ndarray:
 
 def nested_evidence(counts: np.ndarray, groups: np.ndarray, prior: np.ndarray, grid: np.ndarray) -> np.ndarray | None:
     r"""Log marginal likelihood of every ``log s`` of ``grid`` under the nested model
-    :math:`	heta_y \sim \mathrm{Dir}(eta_y)`, :math:`	heta_{yd} \sim \mathrm{Dir}(s\,	heta_y)`,
+    :math:`\theta_y \sim \mathrm{Dir}(\beta_y)`, :math:`\theta_{yd} \sim \mathrm{Dir}(s\,\theta_y)`,
     domain ``d``'s counts at ``y`` multinomial: per configuration, importance sampling
-    of :math:`	heta_y` from :math:`\mathrm{Dir}(eta_y + e/2)`, ``e`` the domains'
-    counts scaled to their information about :math:`	heta_y`
+    of :math:`\theta_y` from :math:`\mathrm{Dir}(\beta_y + e/2)`, ``e`` the domains'
+    counts scaled to their information about :math:`\theta_y`
     (:math:`n_{ydk} (s + 1) / (n_{yd} + s)`: a Dirichlet-multinomial sample of size
     ``n`` weighs like :math:`n (s + 1) / (n + s)` draws), weighted by
-    :math:`\mathrm{Dir}(	heta; eta_y) \prod_d \mathrm{DM}(n_{yd}; s	heta) / 	ext{proposal}`.
+    :math:`\mathrm{Dir}(\theta; \beta_y) \prod_d \mathrm{DM}(n_{yd}; s\theta) / \text{proposal}`.
     Reproducible (fixed seed).  ``None`` when it would exceed :data:`NESTED_BUDGET`."""
     keep = counts.sum(axis=1) > 0
     n, g = counts[keep], groups[keep]
@@ -210,7 +210,7 @@ def mixture_posterior(
     from the weighted second moments (law of total variance).  ``mean_sd``: the sd of
     the pooled vector ``mean`` itself, whose uncertainty then enters too: with
     :math:`a = n + s\,m`, :math:`A = N + s`,
-    :math:`E[	heta^2] = (a^2 + s^2 v + a) / (A (A + 1))`, ``v`` its variance."""
+    :math:`E[\theta^2] = (a^2 + s^2 v + a) / (A (A + 1))`, ``v`` its variance."""
     n = np.asarray(counts, dtype=np.float64)
     m = np.asarray(mean, dtype=np.float64)
     w = np.atleast_1d(np.asarray(weights, dtype=np.float64))

@@ -2,7 +2,7 @@
 
 ::
 
-    pybncsmooth fit DATA --structure S [--method M] [-p NAME=VALUE ...] -o OUT
+    pybncsmooth fit DATA -s SPEC [--method M] [--OPTION VALUE ...] [-p NAME=VALUE ...] -o OUT
     pybncsmooth predict MODEL DATA --target T [-o OUT.csv] [--on-unseen backoff]
     pybncsmooth query MODEL --target T [--target T2] [--evidence A=x ...] [--interval 0.9] [--map]
     pybncsmooth info MODEL [--cpt NODE]
@@ -26,31 +26,19 @@ import pandas as pd
 
 from .._atomic import atomic_path
 from ..classifiers.classifier import BNClassifier
-from ..classifiers.evaluation import evaluate, win_draw_loss
+from ..classifiers.comparison import win_draw_loss
+from ..classifiers.crossval import evaluate
 from ..data.sources import read_table
 from ..errors import PyBNCSmoothError
 from ..estimators.base import available_methods, describe_methods
 from ..interop.io import read_network
 from ..structure.dag import DAG
-from ..validation import NA_POLICIES
+from ..options import Options, option_specs, split_settings
 from .api import fit
+from .cli_options import add_option_flags, given_settings, parse_value
 from .demo import run_demo
 
 __all__ = ["main"]
-
-
-def _parse_value(text: str) -> Any:
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low in ("none", "null"):
-        return None
-    for conv in (int, float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
-    return text
 
 
 def _positive_int(text: str) -> int:
@@ -64,66 +52,30 @@ def _positive_int(text: str) -> int:
     return v
 
 
-def _pairs(pairs: Sequence[str]) -> list[tuple[str, str]]:
-    """``NAME=VALUE`` strings as (name, text) pairs; :class:`ValueError` naming a bad one."""
-    out = []
+def _hyper(pairs: Sequence[str]) -> dict[str, Any]:
+    """Settings from ``NAME=VALUE`` strings (values read as numbers, booleans, ``None``
+    or text)."""
+    out = {}
     for p in pairs:
         if "=" not in p:
-            raise ValueError(f"-p expects NAME=VALUE, got {p!r}")
+            raise PyBNCSmoothError(f"expected NAME=VALUE, got {p!r}")
         k, v = p.split("=", 1)
-        out.append((k.strip(), v.strip()))
+        out[k.strip()] = parse_value(v.strip())
     return out
 
 
-def _hyper(pairs: Sequence[str]) -> dict[str, Any]:
-    """Hyperparameters from ``NAME=VALUE`` strings (values read as numbers, booleans,
-    ``None`` or text)."""
-    try:
-        return {k: _parse_value(v) for k, v in _pairs(pairs)}
-    except ValueError as e:
-        raise PyBNCSmoothError(str(e)) from None
-
-
-#: fit's options that have a flag of their own, given with -p: name -> (keyword, flag)
-_ROUTED = {
-    "method": ("method", "-m/--method"),
-    "na": ("na", "--na"),
-    "domain": ("domain", "--domain"),
-    "seed": ("random_state", "--seed"),
-    "random_state": ("random_state", "--seed"),
-    "chunksize": ("chunksize", "--chunksize"),
-}
-#: -p options that are text whatever they look like (column names, labels, policies)
-_TEXT = {"method", "na", "domain", "na_label", "weights"}
 #: names -p cannot take: the command line gives them otherwise
-_NOT_P = {"structure": "-s/--structure", "spec": "-s/--structure", "data": "the DATA argument",
+_NOT_P = {"spec": "-s/--spec", "data": "the DATA argument",
           "output": "-o/--output", "verbose": "-v/--verbose"}
 
 
-def _fit_options(args: argparse.Namespace) -> dict[str, Any]:
-    """fit's keyword arguments from the flags and the -p pairs: an option with a flag of
-    its own may come through either (not both); the others are hyperparameters and
-    fit's remaining options (``weights=``, ``em_tol=``, ...)."""
-    given = {"method": args.method, "na": args.na, "domain": args.domain, "random_state": args.seed,
-             "chunksize": args.chunksize}
-    out: dict[str, Any] = {}
-    for name, text in _pairs(args.param):
-        if name in _NOT_P:
-            raise ValueError(f"-p {name}=... is not an option: give it with {_NOT_P[name]}")
-        key, flag = _ROUTED.get(name, (name, None))
-        if flag is not None and (given[key] is not None or key in out):
-            raise ValueError(f"{key} is given twice (-p {name}=... and {flag}): give it once")
-        if key in ("random_state", "chunksize"):
-            try:
-                out[key] = int(text)
-            except ValueError:
-                raise ValueError(f"-p {name} expects a whole number, got {text!r}") from None
-        else:
-            out[key] = text if name in _TEXT else _parse_value(text)
-    for key, value in given.items():
-        out.setdefault(key, value)
-    out["method"] = out["method"] if out["method"] is not None else "bayes"
-    out["na"] = out["na"] if out["na"] is not None else "error"
+def _fit_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """fit's keyword arguments: the options from their flags and the ``-p`` pairs,
+    the hyperparameters from ``-p``, the method from ``-m`` or ``-p method=``."""
+    out = given_settings(args, "fit", args.param, _NOT_P)
+    if "method" in out and args.method is not None:
+        raise ValueError("method is given twice (-p method=... and -m/--method): give it once")
+    out["method"] = out.pop("method", None) or args.method or "bayes"
     return out
 
 
@@ -134,10 +86,11 @@ def _read_data(path: str, chunksize: int | None = None) -> Any:
 def _cmd_fit(args: argparse.Namespace) -> int:
     data = args.data  # read in chunks (bounded memory), chunksize= or the default
     try:
-        options = _fit_options(args)
-    except ValueError as e:
+        options = _fit_settings(args)
+        Options.build("fit", **split_settings(options)[0])  # the options checked before any data is read
+    except (ValueError, PyBNCSmoothError) as e:
         args.subparser.error(str(e))  # the usage line, exit status 2
-    net = fit(args.structure, data, **options)
+    net = fit(args.spec, data, **options)
     print(net)
     if args.output:
         net.write(args.output)
@@ -227,12 +180,14 @@ def parse_model_spec(spec: str) -> Any:
     structure, k = m.group(1), int(m.group(2) or 1)
     method = parts[1] if len(parts) > 1 and parts[1] else "bayes"
     hyper = _hyper([p for chunk in parts[2:] for p in chunk.split(",") if p]) if len(parts) > 2 else {}
+    if structure not in ("kdb", "skdb"):
+        k = None
     for name in ("structure", "k", "method"):
         if name in hyper:
             raise PyBNCSmoothError(
                 f"model {spec!r}: {name!r} is given by the model's STRUCTURE[:METHOD] part; drop {name}=..."
             )
-    return BNClassifier(structure=structure, k=k, method=method, **hyper)
+    return BNClassifier(structure=structure, method=method, **({"k": k} if k is not None else {}), **hyper)
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
@@ -250,11 +205,18 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         if args.discretize:
             clf.set_params(discretize=args.discretize)
         models[spec] = clf
-    res = evaluate(models, data, args.target, cv=args.cv, random_state=args.seed, progress=not args.quiet)
+    try:
+        settings = given_settings(args, "evaluate", [])
+    except ValueError as e:
+        args.subparser.error(str(e))
+    settings.setdefault("random_state", 0)
+    settings.setdefault("progress", not args.quiet)
+    res = evaluate(models, data, args.target, cv=args.cv, **settings)
     metrics = ["zero_one", "rmse", "log_loss", "auc"]
     table = res.groupby("model", sort=False)[metrics + ["fit_seconds"]].mean()
     with pd.option_context("display.width", 160, "display.float_format", "{:.4f}".format):
-        print(f"{args.data}: {len(data)} rows, class {args.target!r}, {args.cv} cross-validation (seed {args.seed})")
+        seed = settings["random_state"]
+        print(f"{args.data}: {len(data)} rows, class {args.target!r}, {args.cv} cross-validation (seed {seed})")
         print(table.to_string())
     names = list(models)
     if len(names) > 1:
@@ -274,6 +236,13 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     run_demo(seed=args.seed, repeats=args.repeats)
+    return 0
+
+
+def _cmd_options(args: argparse.Namespace) -> int:
+    for name, spec in option_specs().items():
+        print(f"{name}  [{spec.kind}; {', '.join(spec.entries)}]")
+        print(f"    {spec.doc} (e.g. {spec.example!r})")
     return 0
 
 
@@ -304,20 +273,17 @@ def _add_query_parser(sub: Any) -> None:
     q.set_defaults(func=_cmd_query)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="pybncsmooth",
-        description="Fit, inspect and use discrete Bayesian networks with smoothed parameters.",
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def _add_fit_parser(sub: Any) -> None:
+    """The `fit` command: a flag for every option of fit, hyperparameters with -p."""
     f = sub.add_parser("fit", help="estimate the CPTs of a structure from data")
     f.add_argument("data", help="CSV or Parquet file (text columns; empty or NA = missing)")
     f.add_argument(
         "-s",
-        "--structure",
+        "--spec",
         required=True,
-        help="bnlearn model string '[A][B|A]', a formula 'B ~ A', or a .bif/.dsc/.net/.rds file",
+        dest="spec",
+        help="bnlearn model string '[A][B|A]', a formula 'B ~ A', a .bif/.dsc/.net/.rds file, or a classifier "
+        "formula 'Class ~ .' with --structure nb|tan|kdb|skdb (a structure learned)",
     )
     f.add_argument("-m", "--method", default=None, choices=available_methods(), help="the estimator (default bayes)")
     f.add_argument(
@@ -326,41 +292,33 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="a hyperparameter, e.g. -p iss=10 or -p m=1 (repeatable; 'pybncsmooth methods' lists them), or an "
-        "option of fit: -p weights=COLUMN, -p em_tol=1e-8, and those with a flag of their own (-p na=em, "
-        "-p domain=COLUMN, -p seed=1, -p chunksize=N, -p method=M), given once",
-    )
-    f.add_argument("--na", default=None, choices=list(NA_POLICIES), help="missing values (default error)")
-    f.add_argument("--domain", default=None, help="column naming each row's domain (multi-domain fit)")
-    f.add_argument("--seed", type=int, default=None, help="random_state of stochastic estimators")
-    f.add_argument(
-        "--chunksize", type=int, default=None, help="rows per chunk read (default: about two million values a chunk)"
+        help="a hyperparameter, e.g. -p iss=10 or -p m=1 (repeatable; 'pybncsmooth methods' lists them), or any "
+        "option of fit (-p na=em, -p weights=COLUMN, -p seed=1, ...), each given once",
     )
     f.add_argument("-o", "--output", help="write the network (.bif, .dsc, .net, .pbn, .rds)")
     f.add_argument("-v", "--verbose", action="store_true", help="print the per-node summary")
+    add_option_flags(f, "fit")
     f.set_defaults(func=_cmd_fit, subparser=f)
 
+
+def _add_predict_parser(sub: Any) -> None:
     p = sub.add_parser("predict", help="posterior of a target variable for each row of a data file")
     p.add_argument("model", help=".bif/.dsc/.net/.pbn/.rds network")
     p.add_argument("data", help="CSV or Parquet file")
     p.add_argument("-t", "--target", required=True)
     p.add_argument(
         "--on-unseen",
-        default="error",
+        default=None,
         choices=["error", "backoff"],
-        help="a value unseen in training: an error, or back off in the context tree (missing values are summed "
-        "out by exact inference, or are a level of their own where the fit made them one, na=level)",
+        help="a value unseen in training: an error, or back off in the context tree (default: the network's "
+        "option, error); missing values are summed out by exact inference, or are a level of their own where the "
+        "fit made them one (na=level)",
     )
     p.add_argument("-o", "--output", help="CSV file for the predictions (default: standard output)")
     p.set_defaults(func=_cmd_predict)
 
-    _add_query_parser(sub)
 
-    i = sub.add_parser("info", help="describe a network file")
-    i.add_argument("model")
-    i.add_argument("--cpt", action="append", metavar="NODE", help="also print this node's CPT (repeatable)")
-    i.set_defaults(func=_cmd_info)
-
+def _add_evaluate_parser(sub: Any) -> None:
     e = sub.add_parser("evaluate", help="cross-validate Bayesian network classifiers and print win-draw-loss")
     e.add_argument("data", help="CSV or Parquet file")
     e.add_argument("-c", "--class", dest="target", required=True, help="the class column")
@@ -369,7 +327,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--models",
         nargs="+",
         default=["nb", "tan", "kdb2"],
-        help="models as STRUCTURE[:METHOD][:NAME=VALUE,...], e.g. nb tan:mestimate:m=1 kdb2 skdb3",
+        help="models as STRUCTURE[:METHOD][:NAME=VALUE,...], e.g. nb tan:mestimate:m=1 kdb2 skdb3 (NAME: a "
+        "hyperparameter or an option of the classifier)",
     )
     e.add_argument("--cv", default="5x2", help="'5x2' (repeats x folds) or '10'")
     e.add_argument(
@@ -378,19 +337,40 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["mdl", "equal_frequency", "equal_width"],
         help="discretise numeric columns inside each training fold",
     )
-    e.add_argument("--seed", type=int, default=0)
     e.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     e.add_argument("-o", "--output", help="CSV file for the per-fold results")
-    e.set_defaults(func=_cmd_evaluate)
+    add_option_flags(e, "evaluate")
+    e.set_defaults(func=_cmd_evaluate, subparser=e)
 
+
+def _add_small_parsers(sub: Any) -> None:
+    """info, options, methods and demo."""
+    i = sub.add_parser("info", help="describe a network file")
+    i.add_argument("model")
+    i.add_argument("--cpt", action="append", metavar="NODE", help="also print this node's CPT (repeatable)")
+    i.set_defaults(func=_cmd_info)
+    o = sub.add_parser("options", help="the options of every entry point: type, default, where they apply, doc")
+    o.set_defaults(func=_cmd_options)
     m = sub.add_parser("methods", help="the estimators and their hyperparameters (default, accepted values, doc)")
     m.add_argument("method", nargs="?", choices=available_methods(), help="only this estimator")
     m.set_defaults(func=_cmd_methods)
-
     d = sub.add_parser("demo", help="compare estimators on a bundled data set (held-out log-likelihood)")
     d.add_argument("--seed", type=int, default=2024)
     d.add_argument("--repeats", type=_positive_int, default=10)
     d.set_defaults(func=_cmd_demo)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pybncsmooth",
+        description="Fit, inspect and use discrete Bayesian networks with smoothed parameters.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_fit_parser(sub)
+    _add_predict_parser(sub)
+    _add_query_parser(sub)
+    _add_evaluate_parser(sub)
+    _add_small_parsers(sub)
     return parser
 
 

@@ -25,11 +25,12 @@ import pandas as pd
 from ..counting.context_tree import ContextTree, TreeLevel
 from ..counting.network import count_specs
 from ..data.encode import encode
-from ..data.schema import NA_LABEL
 from ..data.sources import as_source
 from ..errors import DataError, HyperparameterError, UnknownNodeError
 from ..estimators._pooling import concentration_info, fixed_concentration, shrink_weight
 from ..estimators.posterior import DomainPosterior, predictive_sd
+from ..data.weights import check_weights
+from ..options import Options
 from ..validation import check_number
 from .cpd import DomainLastCPD, TreeCPD
 
@@ -39,13 +40,25 @@ __all__ = ["adapt_network"]
 DEFAULT_DOMAIN_NAME = "domain"
 
 
-def _rows_frame(rows: Any) -> pd.DataFrame:
+def _rows_frame(rows: Any, options: Options) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """The new rows as one frame (index reset) and their weights (``options.weights``: a
+    column of the rows, or one number per row; ``None``: every row counts once)."""
     if isinstance(rows, pd.DataFrame):
-        return rows
-    parts = list(as_source(rows).chunks())
-    if not parts:
-        raise DataError("adapt: the new rows are empty")
-    return pd.concat(parts, ignore_index=True)
+        df = rows
+    else:
+        parts = list(as_source(rows, chunksize=options.chunksize).chunks())
+        if not parts:
+            raise DataError("adapt: the new rows are empty")
+        df = pd.concat(parts, ignore_index=True)
+    w = options.weights
+    if w is None:
+        return df.reset_index(drop=True), None
+    if isinstance(w, str):
+        if w not in df.columns:
+            raise DataError(f"weights={w!r} is not a column of the new rows (columns: {list(df.columns)[:10]})")
+        weights = check_weights(pd.to_numeric(df[w], errors="coerce").to_numpy(), df.index, f"weights {w!r}")
+        return df.drop(columns=w).reset_index(drop=True), weights
+    return df.reset_index(drop=True), check_weights(w, df.index, "weights")
 
 
 def _kind(v: Any) -> str:
@@ -231,8 +244,11 @@ def adapt_network(
     *,
     column: str | None = None,
     s_domain: float | Mapping[str, float] | None = None,
+    options: Options | None = None,
 ) -> Any:
-    """See :meth:`FittedNetwork.adapt`."""
+    """See :meth:`FittedNetwork.adapt` (``options``: the call's, built at the ``adapt``
+    entry point: ``weights``, ``chunksize``, ``on_unseen``)."""
+    options = options if options is not None else Options.build("adapt")
     has_domain = net.domain is not None
     if has_domain and column is not None and column != net.domain:
         raise DataError(f"the network's domain column is {net.domain!r}, not {column!r}")
@@ -248,12 +264,15 @@ def adapt_network(
             raise UnknownNodeError(unknown[0], f"(s_domain gives a value for it; the nodes are {net.nodes})")
     levels = list(net.schema[dom]) if has_domain else []
     label = _domain_label(label, levels, dom)
-    df = _check_label_column(_rows_frame(rows), dom, label)
-    na = net.info.get("na", "error")
+    df, weights = _rows_frame(rows, options)
+    df = _check_label_column(df, dom, label)
+    policy = net.options.missing
+    na = policy.counting
     # as the network's queries: under na="level" a node without that level in training
-    # takes its missing values as unobserved (counted on the available cases)
-    enc = encode(df, net.schema, variables=net.nodes, na=na, on_unseen="error", empty_ok=True,
-                 na_label=net.info.get("na_label", NA_LABEL), missing_unobserved=True)
+    # takes its missing values as unobserved (counted on the available cases); a level
+    # unseen in training is an error, or unobserved with on_unseen="backoff"
+    enc = encode(df, net.schema, variables=net.nodes, na=na, on_unseen=options.on_unseen, empty_ok=True,
+                 na_label=policy.label, missing_unobserved=True)
     if enc.n_rows == 0:
         raise DataError(f"adapt(domain={label!r}): no row is left after missing values are handled (na={na!r})")
     if label in levels:
@@ -261,7 +280,8 @@ def adapt_network(
     else:
         code, levels = len(levels), levels + [label]
     schema = net.schema.with_levels(dom, levels)
-    trees = dict(zip(net.nodes, count_specs(enc, [(n, tuple(net.parents(n))) for n in net.nodes])))
+    kept = None if weights is None else weights[np.asarray(enc.index, dtype=np.int64)]
+    trees = dict(zip(net.nodes, count_specs(enc, [(n, tuple(net.parents(n))) for n in net.nodes], weights=kept)))
     cpds = {}
     for n in net.nodes:
         cpd = net.cpd(n)
@@ -271,7 +291,8 @@ def adapt_network(
     adapted = dict(info.get("adapted", {}))
     adapted[label] = adapted.get(label, 0) + enc.n_rows
     info["adapted"] = adapted
-    out = type(net)(net.dag, schema, cpds, domain=dom, estimator=net.estimator, info=info)
+    out = type(net)(net.dag, schema, cpds, domain=dom, estimator=net.estimator, info=info,
+                    options=net.options.replace(domain=dom) if net.options.domain != dom else net.options)
     out.transformer = net.transformer
     return out
 

@@ -40,10 +40,7 @@ from ..model.network import FittedNetwork
 from ..validation import entropy_of
 from .em import EStep
 
-__all__ = ["run_augmentation", "AUGMENTED"]
-
-#: estimators whose na="em" runs by data augmentation
-AUGMENTED = ("hdp", "hls-bayes")
+__all__ = ["run_augmentation"]
 
 
 def _leaf_counts(skeleton: ContextTree, drawn: ContextTree) -> np.ndarray:
@@ -126,10 +123,9 @@ def run_augmentation(
         net.info["em"] = {"iterations": 0, "converged": True, "loglik_trace": [], "hard": False,
                           "augmentation": {"draws": 0, "burn": 0}}
         return net
-    entropy = entropy_of(estimator.get_params().get("random_state"))
+    entropy = entropy_of(estimator.random_state)
     if entropy is None:
         entropy = int(np.random.SeedSequence().entropy % (2**63))
-    params = {**estimator.get_params(), "progress": False}
     avg = _Average()
     trace: list[float] = []
     bar = None
@@ -144,7 +140,7 @@ def run_augmentation(
             trace.append(loglik)
             counts = {n: _leaf_counts(skeleton[n], t) for n, t in zip(names, drawn.trees())}
             block = {n: skeleton[n].with_leaf_counts(counts[n]) for n in names}
-            net = estimate(block, estimator=type(estimator)(**{**params, "random_state": int(seeds[1])}))
+            net = estimate(block, estimator=estimator.with_settings(progress=False, random_state=int(seeds[1])))
             if b >= burn:
                 avg.add({n: net.cpd(n).estimate for n in names}, counts)
             if bar is not None:

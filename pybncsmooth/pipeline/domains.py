@@ -1,28 +1,78 @@
-"""Multi-domain fits: the domain column's place in the structure and its checks."""
+"""Multi-domain fits: the domain column's role in a fit, decided in one place
+(:class:`DomainRole`), and its checks."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Sequence
 
 import numpy as np
+import pandas as pd
 
 from ..data.schema import Schema
-from ..errors import DataError, StructureError
+from ..errors import DataError, MissingColumnError, StructureError
+from ..options import Options
 from ..structure.dag import DAG
 
-__all__ = ["strip_domain", "check_domain", "domain_from_hyper"]
+__all__ = ["DomainRole", "strip_domain", "check_domain"]
 
 
-def domain_from_hyper(domain: str | None, hyper: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
-    """``domain`` and the hyperparameters without ``group``: bnlearn's name for the domain
-    (``bn.fit(method = "hdir", group = )``) is accepted; two different columns are an error."""
-    if "group" not in hyper:
-        return domain, hyper
-    hyper = dict(hyper)
-    group = hyper.pop("group")
-    if domain is not None and group != domain:
-        raise StructureError(f"domain={domain!r} and group={group!r} name different columns; give one")
-    return group, hyper
+@dataclass(frozen=True)
+class DomainRole:
+    """Where the domain column of a fit goes, decided here once for every front end.
+
+    * It is never a feature: a learned structure is learned on the rows pooled over the
+      domains (:meth:`features`), and a classifier's frames carry it beside the features
+      (:meth:`split_frame`).
+    * It is not a node of the structure: bnlearn's grouped layout (the domain a root
+      parent of every node) is recognised and taken out (:meth:`structure`).
+    * It splits every context tree, last (below the node's parents: a domain's table of a
+      configuration shrinks toward that configuration pooled over the domains) or first
+      where the estimator's ``domain_split`` says so (bnlearn's ``hdir``):
+      :meth:`counter_splits`.
+    """
+
+    column: str | None = None
+    split: str | None = None
+
+    @classmethod
+    def of(cls, options: Options, estimator: Any = None) -> "DomainRole":
+        """The role of ``options.domain`` for ``estimator`` (its ``domain_split``)."""
+        if options.domain is None:
+            return cls()
+        return cls(options.domain, getattr(estimator, "domain_split", "last"))
+
+    def __bool__(self) -> bool:
+        return self.column is not None
+
+    def features(self, columns: Sequence[str], *exclude: str | None) -> list[str]:
+        """``columns`` without the domain (and without ``exclude``: the class, the weights)."""
+        drop = {self.column, *exclude}
+        return [str(c) for c in columns if c not in drop]
+
+    def structure(self, dag: DAG, schema: Schema | None) -> tuple[DAG, Schema | None]:
+        """The structure without the domain (bnlearn's grouped layout recognised) and
+        the levels a file declares without it."""
+        if self.column is None:
+            return dag, schema
+        dag = strip_domain(dag, self.column)
+        if schema is not None and self.column in schema:
+            schema = schema.subset([v for v in schema if v != self.column])
+        return dag, schema
+
+    def counter_splits(self) -> dict[str, tuple[str, ...]]:
+        """The counter's ``prefix`` and ``suffix``: the domain split first or last."""
+        one = (self.column,) if self.column is not None else ()
+        return {"prefix": one if self.split == "first" else (), "suffix": one if self.split == "last" else ()}
+
+    def split_frame(self, X: pd.DataFrame) -> tuple[pd.Series | None, pd.DataFrame]:
+        """The domain column of ``X`` (index reset) and the features without it;
+        :class:`MissingColumnError` when ``X`` lacks it."""
+        if self.column is None:
+            return None, X
+        if self.column not in X.columns:
+            raise MissingColumnError(self.column, "domain", [str(c) for c in X.columns])
+        return X[self.column].reset_index(drop=True), X.drop(columns=self.column)
 
 
 def strip_domain(dag: DAG, domain: str) -> DAG:

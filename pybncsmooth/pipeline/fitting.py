@@ -1,4 +1,8 @@
-"""Counting and estimating: a structure and any data source -> :class:`FittedNetwork`."""
+"""Counting and estimating: a structure and any data source -> :class:`FittedNetwork`.
+
+Every function here takes the fit's :class:`~pybncsmooth.options.Options` whole and
+reads the fields it uses; the estimator comes built (its hyperparameters checked where
+the options were)."""
 
 from __future__ import annotations
 
@@ -7,22 +11,22 @@ from typing import Any
 
 from ..counting.context_tree import ContextTree
 from ..counting.network import NetworkCounter, count_source, spec_variables
-from ..data.encode import DEFAULT_MAX_LEVELS, NAPolicy
+from ..data.discretize import MDLDiscretizer, make_discretizer
 from ..data.schema import NA_LABEL, Schema
-from ..data.sources import as_source
-from ..data.weights import check_total_weight, weights_column
-from ..estimators.base import Estimator, make_estimator
+from ..data.sources import DataSource, as_source
+from ..data.weights import WEIGHT_COLUMN, check_total_weight, weights_column
+from ..errors import DataError, StructureError
+from ..estimators.base import Estimator
 from ..model.cpd import CPD, DomainLastCPD, TreeCPD
 from ..model.network import FittedNetwork
+from ..options import Options
 from ..structure.dag import DAG
-from ..errors import DataError, StructureError
-from ..validation import NA_POLICIES, check_int, check_na, check_number
-from .augment import AUGMENTED, run_augmentation
-from .em import EM_POLICIES, EStep, run_em
-from .domains import check_domain, domain_from_hyper, strip_domain
+from .augment import run_augmentation
+from .domains import DomainRole, check_domain
+from .em import EStep, run_em
 from .structure import resolve_structure
 
-__all__ = ["fit_network", "estimate_network", "assemble_network", "check_counted_weight"]
+__all__ = ["fit_network", "estimate_network", "assemble_network", "check_counted_weight", "weighted_source"]
 
 
 def check_counted_weight(trees: dict[str, ContextTree], weights: Any = None) -> None:
@@ -40,22 +44,23 @@ def estimate_network(
     schema: Schema,
     trees: dict[str, ContextTree],
     estimator: Estimator,
+    options: Options,
     *,
-    domain: str | None = None,
     info: dict | None = None,
 ) -> FittedNetwork:
-    """Apply ``estimator`` to every node's context tree and assemble the network.
+    """Apply ``estimator`` to every node's context tree and assemble the network (a
+    multi-domain fit, ``options.domain``, as :class:`DomainRole` says).
 
     ``info`` (rows used, NA policy, ...) is kept in ``FittedNetwork.info`` beside the
     method and its hyperparameters."""
-    last = domain is not None and estimator.domain_split == "last"
+    role = DomainRole.of(options, estimator)
     node_trees = {n: trees[n] for n in dag.nodes}
     check_counted_weight(node_trees, (info or {}).get("weights"))
-    if last:
-        estimates = estimator.estimate_domains(node_trees, domain)
+    if role.split == "last":
+        estimates = estimator.estimate_domains(node_trees, role.column)
     else:
-        estimates = estimator.estimate_all(node_trees, domain=domain)
-    return assemble_network(dag, schema, trees, estimates, estimator, domain=domain, info=info)
+        estimates = estimator.estimate_all(node_trees, domain=role.column)
+    return assemble_network(dag, schema, trees, estimates, estimator, options, info=info)
 
 
 def assemble_network(
@@ -64,17 +69,18 @@ def assemble_network(
     trees: dict[str, ContextTree],
     estimates: dict[str, Any],
     estimator: Estimator,
+    options: Options,
     *,
-    domain: str | None = None,
     info: dict | None = None,
 ) -> FittedNetwork:
     """The network of every node's tree and its estimate (as :func:`estimate_network`
     makes them)."""
-    last = domain is not None and estimator.domain_split == "last"
+    last = DomainRole.of(options, estimator).split == "last"
     cpds = {n: _tree_cpd(trees[n], estimates[n], last) for n in dag.nodes}
     full_info = {"method": estimator.name, "hyperparameters": estimator.hyperparameters()}
     full_info.update(info or {})
-    return FittedNetwork(dag, schema, cpds, domain=domain, estimator=estimator, info=full_info)
+    return FittedNetwork(dag, schema, cpds, domain=options.domain, estimator=estimator, info=full_info,
+                         options=options)
 
 
 def _tree_cpd(tree: ContextTree, estimate: Any, domain_last: bool) -> CPD:
@@ -88,102 +94,129 @@ def _seed_label(random_state: Any) -> Any:
     return random_state if isinstance(random_state, (int, type(None))) else repr(random_state)
 
 
-def fit_network(
-    spec: Any,
-    data: Any,
-    method: str | Estimator = "bayes",
-    *,
-    domain: str | None = None,
-    na: NAPolicy = "error",
-    random_state: Any = None,
-    chunksize: int | None = None,
-    max_levels: int = DEFAULT_MAX_LEVELS,
-    na_label: str = NA_LABEL,
-    progress: bool | None = None,
-    weights: Any = None,
-    em_tol: float = 1e-6,
-    em_max_iter: int = 100,
-    em_draws: int = 10,
-    em_burn: int = 2,
-    **hyper: Any,
-) -> FittedNetwork:
+def weighted_source(data: Any, options: Options) -> tuple[DataSource, Options]:
+    """The data as a source (chunks of ``options.chunksize``) whose row weights, if any,
+    are a column of it, and the options naming that column (an array of weights becomes
+    a column of a copy of the frame)."""
+    source = as_source(data, chunksize=options.chunksize)
+    source, column = weights_column(source, options.weights)
+    if column is not None and not (isinstance(options.weights, str) and options.weights == column):
+        options = options.replace(weights=column)
+    return source, options
+
+
+def fit_network(spec: Any, data: Any, estimator: Estimator, options: Options, *, transformer: Any = None
+                ) -> FittedNetwork:
     """The parameters of the network ``spec`` (any structure :func:`resolve_structure`
     reads) fitted on ``data`` (a data frame, a path, chunks, a Dask DataFrame: see
-    :func:`pybncsmooth.fit`): one pass counts every node's context tree (the domain,
-    if any, as the last split, or the first where the estimator's
-    ``domain_split`` says so), then the estimator turns the trees into CPDs.
+    :func:`pybncsmooth.fit`): one pass counts every node's context tree (the domain's
+    place as :class:`DomainRole` decides), then the estimator turns the trees into CPDs.
 
-    ``weights``: one finite number >= 0 per row (an array for a data frame in memory,
-    or the name of a column of the data): the counts are sums of weights.
+    ``options.weights``: one finite number >= 0 per row (an array for a data frame in
+    memory, or the name of a column of the data): the counts are sums of weights.
+    ``options.discretize`` (an unsupervised discretiser) cuts the numeric nodes of a given
+    structure, unless the caller cut them already (``transformer``, kept for queries; a
+    learned classifier's are cut with its class by the classifier's builders).
 
     ``na="em"`` / ``"hard-em"``: expectation-maximisation over the missing cells from
     the available-case fit (:mod:`pybncsmooth.pipeline.em`), stopping when the relative
     change of the observed-data log-likelihood is below ``em_tol`` or after
-    ``em_max_iter`` iterations; ``info["em"]`` keeps the trace.  The EM settings are
-    checked whatever ``na`` is (a policy without EM ignores valid ones).  For ``hdp`` and
-    ``hls-bayes`` (samplers of whole counts) ``na="em"`` is data augmentation
+    ``em_max_iter`` iterations; ``info["em"]`` keeps the trace.  For estimators whose
+    samplers need whole counts (``hdp``, ``hls-bayes``) ``na="em"`` is data augmentation
     (:mod:`pybncsmooth.pipeline.augment`): ``em_burn + em_draws`` blocks, each drawing
     the missing cells and running the sampler on the completed counts, the last
     ``em_draws`` averaged.
 
     This is :func:`pybncsmooth.fit` without the classifier formulas; every front end
     fits a given structure through it."""
-    check_na(na, NA_POLICIES)
-    em = na in EM_POLICIES
-    # checked whatever na says, so that a bad value never passes unnoticed (used by EM only)
-    em_tol = check_number("em_tol", em_tol)
-    em_max_iter = check_int("em_max_iter", em_max_iter, low=1)
-    em_draws = check_int("em_draws", em_draws, low=1)
-    em_burn = check_int("em_burn", em_burn, low=0)
-    domain, hyper = domain_from_hyper(domain, hyper)
-    estimator = make_estimator(method, random_state=random_state, progress=progress, **hyper)
-    source = as_source(data, chunksize=chunksize)
-    source, weight_col = weights_column(source, weights)
-    if em:
+    source, options = weighted_source(data, options)
+    if options.missing.em is not None:
         source.require_passes(3, "EM")
     dag, file_schema = resolve_structure(spec, source.columns())
-    if weight_col is not None and (weight_col in dag or weight_col == domain):
-        raise StructureError(f"the weights column {weight_col!r} is a variable of the network")
-    if domain is not None:
-        dag = strip_domain(dag, domain)
-        if file_schema is not None and domain in file_schema:
-            file_schema = file_schema.subset([v for v in file_schema if v != domain])
+    role = DomainRole.of(options, estimator)
+    if options.weights is not None and (options.weights in dag or options.weights == role.column):
+        raise StructureError(f"the weights column {options.weights!r} is a variable of the network")
+    dag, file_schema = role.structure(dag, file_schema)
+    if transformer is None and options.discretize is not None and options.structure is None:
+        source, transformer = _discretized(source, dag, options)  # a classifier's were cut with the class
+    counter = _count(source, dag, file_schema, role, options)
+    schema, trees = counter.result()
+    if options.weights is not None and all(t.total == 0 for t in trees.values()):
+        raise DataError(f"the weights column {options.weights!r} has only zero weights (on the rows counted)")
+    schema.check_min_levels(dag.nodes)
+    if role:
+        check_domain(role.column, schema, trees, counter.domain_rows, options.na)
+    info = _fit_info(counter, role, options)
+    net = estimate_network(dag, schema, trees, estimator, options, info=info)
+    net.transformer = transformer
+    if options.missing.em is None:
+        return net
+    return _fit_em(net, source, dag, schema, trees, estimator, options, info)
+
+
+def _discretized(source: DataSource, dag: DAG, options: Options) -> tuple[DataSource, Any]:
+    """The data with the numeric nodes cut by ``options.discretize`` (fitted here, on
+    the data in memory) and the fitted discretiser."""
+    if not source.in_memory:
+        raise StructureError(
+            "discretize= learns cut points from the data in memory; for data read in chunks (a file, chunks, "
+            "a Dask DataFrame) discretise the numeric columns first, or pass a DataFrame"
+        )
+    transformer = make_discretizer(options.discretize, options.n_bins)
+    if isinstance(transformer, MDLDiscretizer):
+        raise StructureError(
+            "discretize='mdl' cuts numeric columns by the class: it needs a classifier formula ('Class ~ .'), "
+            "not a given structure; use 'equal_frequency' or 'equal_width'"
+        )
+    frame = source.data
+    nodes = [n for n in dag.nodes if n in frame.columns]
+    transformer.fit(frame[nodes])
+    frame = frame.copy()
+    frame[nodes] = transformer.transform(frame[nodes])
+    return as_source(frame, chunksize=options.chunksize), transformer
+
+
+def _count(source: DataSource, dag: DAG, file_schema: Schema | None, role: DomainRole, options: Options
+           ) -> NetworkCounter:
+    """One pass over the data: every node's context tree (missing cells as the policy
+    says; under EM the available cases first)."""
+    policy = options.missing
     counter = NetworkCounter(
         dag,
         schema=file_schema,
-        na="available" if em else na,
-        max_levels=max_levels,
-        na_label=na_label,
-        prefix=(domain,) if domain is not None and estimator.domain_split == "first" else (),
-        suffix=(domain,) if domain is not None and estimator.domain_split == "last" else (),
-        weights=weight_col,
+        na="available" if policy.em is not None else policy.counting,
+        max_levels=options.max_levels,
+        na_label=policy.label,
+        weights=options.weights,
+        **role.counter_splits(),
     )
-    counter = count_source(source, counter, progress=progress)
-    domain_rows = counter.domain_rows
-    schema, trees = counter.result()
-    if weight_col is not None and all(t.total == 0 for t in trees.values()):
-        raise DataError(f"the weights column {weight_col!r} has only zero weights (on the rows counted)")
-    schema.check_min_levels(dag.nodes)
-    if domain is not None:
-        check_domain(domain, schema, trees, domain_rows, na)
-    info = {
+    return count_source(source, counter, progress=options.progress)
+
+
+def _fit_info(counter: NetworkCounter, role: DomainRole, options: Options) -> dict[str, Any]:
+    """What the network keeps of its fit in ``info``."""
+    given = options.weights
+    return {
         "n_rows": counter.n_rows,
-        **({"domain_rows": dict(domain_rows)} if domain is not None else {}),
+        **({"domain_rows": dict(counter.domain_rows)} if role else {}),
         "n_dropped": counter.n_dropped,
-        **({"weights": weights if isinstance(weights, str) else "per row"} if weights is not None else {}),
-        "na": na,
-        **({"na_label": na_label} if na == "level" and na_label != NA_LABEL else {}),
-        "random_state": _seed_label(random_state),
+        **({"weights": given if given != WEIGHT_COLUMN else "per row"} if given is not None else {}),
+        "na": options.missing.name,
+        **({"na_label": options.na_label} if options.na == "level" and options.na_label != NA_LABEL else {}),
+        "random_state": _seed_label(options.random_state),
     }
-    net = estimate_network(dag, schema, trees, estimator, domain=domain, info=info)
-    if not em:
-        return net
+
+
+def _fit_em(net: FittedNetwork, source: DataSource, dag: DAG, schema: Schema, trees: dict, estimator: Estimator,
+            options: Options, info: dict) -> FittedNetwork:
+    """EM (or data augmentation) from the available-case fit ``net``."""
     specs = [(n, t.parents) for n, t in trees.items()]
     variables = spec_variables(schema, specs)
-    estep = EStep(source, schema, specs, variables, weight_col, progress)
-    estimate = functools.partial(estimate_network, dag, schema, estimator=estimator, domain=domain, info=info)
-    if na == "em" and estimator.name in AUGMENTED:
-        assemble = functools.partial(assemble_network, dag, schema, estimator=estimator, domain=domain, info=info)
-        return run_augmentation(net, estep, trees, estimator, estimate, assemble, draws=em_draws, burn=em_burn,
-                                progress=progress)
-    return run_em(net, estep, trees, estimate, hard=na == "hard-em", tol=em_tol, max_iter=em_max_iter)
+    estep = EStep(source, schema, specs, variables, options.weights, options.progress)
+    estimate = functools.partial(estimate_network, dag, schema, estimator=estimator, options=options, info=info)
+    if options.missing.treatment(estimator) == "augmentation":
+        assemble = functools.partial(assemble_network, dag, schema, estimator=estimator, options=options, info=info)
+        return run_augmentation(net, estep, trees, estimator, estimate, assemble, draws=options.em_draws,
+                                burn=options.em_burn, progress=options.progress)
+    return run_em(net, estep, trees, estimate, hard=options.missing.em == "hard", tol=options.em_tol,
+                  max_iter=options.em_max_iter)

@@ -27,7 +27,8 @@ import numpy as np
 from ..data.encode import DEFAULT_MAX_LEVELS
 from ..data.sources import as_source
 from ..errors import DataError, EmptyDataError, HyperparameterError, MissingColumnError
-from ..validation import STRUCTURE_NA_POLICIES, check_na
+from ..options import NAPolicy, Options
+from ..validation import check_int
 from .dag import DAG
 from .statistics import StructureStatistics, collect_statistics
 
@@ -99,26 +100,27 @@ def resolve_features(columns: Sequence[str], target: str, features: Sequence[str
 def source_statistics(
     data: Any,
     target: str,
-    features: Sequence[str] | None = None,
+    features: Sequence[str] | None,
+    options: Options,
     *,
-    na: str = "level",
     pairs: bool = True,
-    max_levels: int = DEFAULT_MAX_LEVELS,
-    chunksize: int | None = None,
-    progress: bool | None = False,
-    weights: str | None = None,
 ) -> StructureStatistics:
     """One pass over any data source (frame, path, chunks, Dask DataFrame): the counts
     structure learning needs, checked (rows, two classes) and with relabellings warned.
-    ``weights`` names a column of row weights (the counts are then sums of weights)."""
-    source = as_source(data, chunksize=chunksize)
+    Read from ``options``: the missing values' policy for structure learning
+    (:attr:`NAPolicy.structure`) and its label, ``max_levels``, ``chunksize``,
+    ``progress``, and ``weights`` (a column of row weights: the counts are then sums of
+    weights)."""
+    source = as_source(data, chunksize=options.chunksize)
     cols = source.columns()
     if cols is None:
         raise EmptyDataError("the data has no chunk")
+    weights = options.weights
     feats = resolve_features([c for c in cols if c != weights], target, features)
-    check_na(na, STRUCTURE_NA_POLICIES, what="structure learning")
-    stats = StructureStatistics(target, feats, na=na, pairs=pairs, max_levels=max_levels, weights=weights)
-    stats = collect_statistics(source, stats, progress=progress)
+    policy = options.missing
+    stats = StructureStatistics(target, feats, na=policy.structure, pairs=pairs, max_levels=options.max_levels,
+                                weights=weights, na_label=policy.label)
+    stats = collect_statistics(source, stats, progress=bool(options.progress))
     stats.check()
     stats.warn_relabellings(stacklevel=5)
     return stats
@@ -244,16 +246,11 @@ def learn_structure(
         raise HyperparameterError(f"kind must be one of 'nb', 'tan', 'kdb', not {kind!r}")
     if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer))):
         raise HyperparameterError(f"k must be an integer, not {k!r}")  # its range once the features are known
-    stats = source_statistics(
-        data,
-        target,
-        features,
-        na=na,
-        pairs=kind != "nb",
-        max_levels=max_levels,
-        chunksize=chunksize,
-        progress=progress,
-    )
+    if na not in NAPolicy.STRUCTURE:
+        raise DataError(f"na must be one of {NAPolicy.STRUCTURE} for structure learning, not {na!r}")
+    options = Options(na=na, max_levels=check_int("max_levels", max_levels, low=2), progress=progress,
+                      chunksize=check_int("chunksize", chunksize, low=1, optional=True))
+    stats = source_statistics(data, target, features, options, pairs=kind != "nb")
     dag, info = structure_from_statistics(stats, kind, k, root=root)
     info.extra["n_rows"] = stats.n_rows
     return (dag, info) if return_info else dag

@@ -26,7 +26,7 @@ from ..data.mapreduce import reduce_chunks
 from ..data.weights import chunk_weights
 from ..data.schema import Schema
 from ..errors import ClassRelabellingWarning, DataError, EmptyDataError, MissingColumnError, SingleLevelError
-from ..validation import STRUCTURE_NA_POLICIES, check_na
+from ..options import NA_LABEL, NAPolicy
 from .information import cmi_from_counts, mi_from_counts, pair_counts, pair_offsets
 
 __all__ = ["StructureStatistics"]
@@ -62,9 +62,12 @@ class StructureStatistics:
         schema: Schema | None = None,
         max_levels: int = DEFAULT_MAX_LEVELS,
         weights: str | None = None,
+        na_label: str = NA_LABEL,
     ) -> None:
-        check_na(na, STRUCTURE_NA_POLICIES, what="structure learning")
+        if na not in NAPolicy.STRUCTURE:
+            raise DataError(f"na must be one of {NAPolicy.STRUCTURE} for structure learning, not {na!r}")
         self.weights = weights
+        self.na_label = na_label
         self.target = target
         self.features = list(features)
         self.na = na
@@ -90,6 +93,7 @@ class StructureStatistics:
             schema=self.given if len(self.given) else None,
             max_levels=self.max_levels,
             weights=self.weights,
+            na_label=self.na_label,
         )
 
     def count(self, df: pd.DataFrame) -> "StructureStatistics":
@@ -108,7 +112,8 @@ class StructureStatistics:
         if df[self.target].isna().any():  # whatever na=: a class-conditional structure needs the class
             raise DataError(f"the class {self.target!r} has missing values; drop those rows first")
         na = "available" if self.na == "pairwise" else self.na
-        enc = encode(df, self.given, variables=variables, na=na, max_levels=self.max_levels, empty_ok=True)
+        enc = encode(df, self.given, variables=variables, na=na, max_levels=self.max_levels, empty_ok=True,
+                     na_label=self.na_label)
         if enc.n_rows == 0:  # every row of this chunk is incomplete (na="drop"): it adds nothing
             out.n_dropped = enc.n_dropped
             return out

@@ -1,0 +1,93 @@
+"""The domains of a multi-domain :class:`~pybncsmooth.FittedNetwork`: one domain's
+network, and a new domain added from a few rows."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Mapping
+
+from ..errors import DataError, UnseenDomainWarning
+from ..options import Options
+from .cpd import FixedPrefixCPD
+
+__all__ = ["DomainsMixin"]
+
+
+class DomainsMixin:
+    """Domains of a multi-domain fit (part of :class:`FittedNetwork`)."""
+
+    @property
+    def domains(self) -> list:
+        """Levels of the domain variable (multi-domain fits), else an empty list."""
+        return list(self.schema[self.domain]) if self.domain is not None else []
+
+    def for_domain(self, level: Any) -> Any:
+        """The network of one domain of a multi-domain fit.
+
+        Its CPDs keep the pooled context trees above the domain, so parent
+        configurations unseen in this domain still back off to pooled estimates.
+        """
+        if self.domain is None:
+            raise DataError("this network was not fitted with domain=")
+        if level in set(self.schema[self.domain]):
+            code = self.schema.code(self.domain, level)
+        else:
+            warnings.warn(
+                f"domain {level!r} of {self.domain!r} was not seen in training: its tables are the "
+                "population-level ones (pooled estimates)",
+                UnseenDomainWarning,
+                stacklevel=2,
+            )
+            code = -1
+        cpds = {n: FixedPrefixCPD(self._cpds[n], [code]) for n in self.nodes}
+        info = dict(self.info, domain_level=level)
+        out = type(self)(self.dag, self.schema, cpds, estimator=self.estimator, info=info,
+                         options=self.options.replace(domain=None))
+        out.transformer = self.transformer
+        return out
+
+    def adapt(
+        self,
+        rows: Any,
+        domain: Any,
+        *,
+        column: str | None = None,
+        s_domain: float | Mapping[str, float] | None = None,
+        **options: Any,
+    ) -> Any:
+        r"""This network with the domain ``domain`` added (or, if it exists, given more
+        rows), the fitted population serving as its prior: no estimator runs again.
+
+        For each node and parent configuration ``y`` seen in ``rows``, the domain's
+        table is :math:`(n_{yxd} + s_D \hat\theta_{x|y}) / (n_{yd} + s_D)` around the
+        population's :math:`\hat\theta_{x|y}` with the node's domain concentration
+        :math:`s_D` learned by the fit (``s_domain=`` a number or ``{node: number}``
+        overrides it; maximum likelihood keeps the domain's own frequencies); the
+        other configurations back off to the population's tables.  For ``hmd`` this is
+        the posterior of paper 001's eq. 8 with the pooled mean fixed, for ``hdp`` a
+        Dirichlet process with the population's posterior mean as base measure.
+
+        Rows of a domain that already exists add to its counts: adapting twice equals
+        adapting once with all the rows.  A network fitted without ``domain=`` adapts
+        too (it is the population; its domain column is named ``column``, default
+        ``"domain"``, and :math:`s_D` defaults to the node's number of levels).  The
+        other domains' tables are unchanged.  ``rows`` holds the nodes' columns (the
+        domain column too, if every value is ``domain``); any data source
+        :func:`pybncsmooth.fit` reads.  ``domain`` matches the domain levels as
+        :meth:`predict_proba` matches values: 1978 is the level ``'1978'`` of text
+        levels (and a new label joins text levels as text); a label of another type
+        than number levels is refused.  ``s_domain`` naming a node the network does not
+        have is refused (:class:`~pybncsmooth.errors.UnknownNodeError`).  Missing
+        values are handled as the fit's ``na`` handled them; under ``na="level"`` a node
+        that had no missing value in training counts its rows where it is observed.
+
+        Options (:class:`~pybncsmooth.options.Options`, the ``adapt`` entry point):
+        ``weights`` (a column of ``rows`` or one number per row: the new counts are sums
+        of weights), ``chunksize`` (``rows`` read from a file), ``on_unseen``
+        (``"backoff"``: a level unseen in training is an unobserved cell instead of an
+        error).
+        """
+        from .adapt import adapt_network
+
+        return adapt_network(self, rows, domain, column=column, s_domain=s_domain,
+                             options=Options.build("adapt", **options))

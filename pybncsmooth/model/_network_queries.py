@@ -1,0 +1,130 @@
+"""Queries of a :class:`~pybncsmooth.FittedNetwork`: P(targets | evidence), MAP states
+and forward sampling."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataError
+from ..validation import check_int, check_random_state
+from .query import map_query as _map_query
+from .query import query as _query
+
+__all__ = ["QueriesMixin"]
+
+
+class QueriesMixin:
+    """``query``, ``map_query``, ``sample`` (part of :class:`FittedNetwork`)."""
+
+    def query(
+        self,
+        targets: str | Sequence[str],
+        evidence: Mapping[str, Any] | pd.DataFrame | None = None,
+        *,
+        interval: float | None = None,
+        draws: int = 1000,
+        random_state: Any = None,
+        domain: Any = None,
+    ) -> pd.Series | pd.DataFrame:
+        r"""Exact posterior :math:`P(X_T \mid x_E)` of one target or the joint of several.
+
+        .. math:: P(x_T \mid x_E) \propto \sum_{x_H} \prod_v P(x_v \mid x_{\pi_v}),
+
+        the hidden variables :math:`H` summed out by variable elimination (Koller and
+        Friedman 2009, Ch. 9) after pruning the nodes that cannot matter (barren nodes,
+        and those d-separated from the targets by the evidence); the plan is compiled
+        once per pattern of targets and evidence variables and cached on the network.
+        The tables are the posterior means :meth:`cpt` shows (unseen parent
+        configurations filled by the estimator's back-off).  See
+        :mod:`pybncsmooth.model.query`.
+
+        Parameters
+        ----------
+        targets:
+            A node, or a list of nodes for their joint posterior.
+        evidence:
+            ``{variable: level}`` (a missing value leaves the variable unobserved;
+            a value that is not a level raises
+            :class:`~pybncsmooth.errors.UnseenLevelError`), or a data frame with one
+            query per row, its columns nodes (NaN: unobserved in that row).  ``None``:
+            no evidence.  Evidence d-separated from the targets does not change the
+            answer and is not evaluated, except that a level no parent configuration
+            allows is always refused.
+        interval:
+            Add the equal-tailed credible interval of each probability at this level
+            (e.g. ``0.9``), from ``draws`` parameter sets drawn from the posterior of
+            the CPTs given the training data (``random_state`` makes it
+            reproducible); networks without such a posterior raise
+            :class:`~pybncsmooth.errors.StatisticUnavailableError`.
+        domain:
+            Multi-domain fits: the domain to query (required); a label unseen in
+            training is answered by the population-level tables, with an
+            :class:`~pybncsmooth.errors.UnseenDomainWarning`.
+
+        Returns
+        -------
+        One target and a mapping: a Series named ``"prob"`` indexed by the target's
+        levels (a ``CategoricalIndex`` named after it); several targets: indexed by
+        their joint states (a ``MultiIndex``).  With ``interval=``: a frame with
+        columns ``prob``, ``lower``, ``upper`` on that index.  A frame of evidence: a
+        frame with one row per query (the evidence's index) and one column per
+        level or joint state; with ``interval=``, columns ``(stat, state)``.
+
+        Evidence with probability zero raises
+        :class:`~pybncsmooth.errors.ImpossibleEvidenceError` (naming the rows).
+        """
+        return _query(self, targets, evidence, interval=interval, draws=draws, random_state=random_state,
+                     domain=domain)
+
+    def map_query(
+        self,
+        targets: str | Sequence[str],
+        evidence: Mapping[str, Any] | pd.DataFrame | None = None,
+        *,
+        domain: Any = None,
+    ) -> Any:
+        r"""The most probable joint state of ``targets`` given ``evidence``:
+        :math:`\hat x_T = \arg\max_{x_T} P(x_T \mid x_E)`, the other hidden variables
+        summed out (marginal MAP, Koller and Friedman 2009, Sec. 13.1; pgmpy's
+        ``VariableElimination.map_query`` answers the same question).  Ties go to the
+        first joint state in level order.
+
+        ``evidence`` and ``domain`` as in :meth:`query`.  Returns, for a mapping, a
+        :class:`~pybncsmooth.model.query.MapResult` ``(state, prob)``: ``state`` a dict
+        ``{target: level}``, ``prob`` its posterior probability; for a frame of
+        evidence, a frame with one row per query, a Categorical column per target and
+        the column ``prob``.
+        """
+        return _map_query(self, targets, evidence, domain=domain)
+
+    def sample(self, n: int, random_state: Any = None, *, domain: Any = None) -> pd.DataFrame:
+        """Draw ``n`` rows by forward (ancestral) sampling in topological order.
+
+        ``random_state`` (an int, a ``numpy.random.Generator`` or ``None``) makes the
+        draw reproducible.  Multi-domain networks need ``domain=`` (a level).
+        Columns are pandas Categoricals in node order.
+        """
+        n = check_int("n", n, low=0)
+        check_random_state(random_state)
+        if self.domain is not None:
+            if domain is None:
+                raise DataError("pass domain= (a level of the domain variable) to sample a multi-domain network")
+            return self.for_domain(domain).sample(n, random_state)
+        rng = np.random.default_rng(random_state)
+        codes: dict[str, np.ndarray] = {}
+        for node in self.dag.topological_order():
+            pa = self.parents(node)
+            P = np.empty((n, len(pa)), dtype=np.int64)
+            for j, p in enumerate(pa):
+                P[:, j] = codes[p]
+            probs = self._cpds[node].probs(P)
+            cum = np.cumsum(probs, axis=1)
+            u = rng.random(n) * cum[:, -1]
+            x = (cum < u[:, None]).sum(axis=1)
+            codes[node] = np.minimum(x, probs.shape[1] - 1)
+        return pd.DataFrame(
+            {v: pd.Categorical.from_codes(codes[v], categories=list(self.schema[v])) for v in self.nodes}
+        )

@@ -1,0 +1,169 @@
+"""The tables of a :class:`~pybncsmooth.FittedNetwork`: dense CPTs in bnlearn's layout,
+their labelled frames with credible intervals, posterior draws of whole parameter sets,
+and comparison of two networks' tables."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..data.schema import Schema
+from ..errors import DataError, StatisticUnavailableError
+from ..validation import check_int, check_probability
+from .cpd import DEFAULT_MAX_CELLS
+from .draws import entry_intervals
+
+__all__ = ["TablesMixin"]
+
+
+class TablesMixin:
+    """CPTs, their frames and intervals, posterior draws (part of :class:`FittedNetwork`)."""
+
+    def cpt(self, node: str, *, stat: str = "mean", max_cells: int = DEFAULT_MAX_CELLS) -> np.ndarray:
+        """Dense CPT of ``node`` with axes ``(node, *parents)`` in level order (bnlearn's
+        layout); a multi-domain fit adds the domain as the last axis, as bnlearn's ``hdir``.
+
+        Parent configurations absent from the data are filled by the estimator's
+        rule (back-off to the deepest observed ancestor, uniform for ``bayes``, the
+        population-level CPT for domain-pooled ``hmd``).
+
+        ``stat="sd"``: the posterior standard deviation of every entry instead of
+        the posterior mean (``bayes``, ``hdp``, ``hmd``, ``hls-bayes`` and their
+        multi-domain fits); an unseen parent configuration's is the hierarchy's
+        predictive spread around the node it backs off to.  A method that gives none
+        (``mle``, ``mestimate``, ``hls``, ``hgs``, ``mbranch``, tables read from
+        BIF/DSC/NET) raises :class:`~pybncsmooth.errors.StatisticUnavailableError`
+        naming it and why.
+        """
+        cpd = self.cpd(node)
+        max_cells = check_int("max_cells", max_cells, low=0)
+        if stat == "sd" and not cpd.has_sd:
+            raise StatisticUnavailableError("standard deviation", self.method, node)
+        t = cpd.table(max_cells, stat)
+        if self._prefix:
+            k = len(self._prefix)
+            t = np.moveaxis(t, list(range(1, 1 + k)), list(range(t.ndim - k, t.ndim)))
+        return t
+
+    def table_dims(self, node: str) -> list[str]:
+        """The axes of :meth:`cpt`: the node, its parents, and the domain (multi-domain fits)."""
+        return [node] + self.parents(node) + list(self._prefix)
+
+    def cpt_frame(
+        self,
+        node: str,
+        *,
+        wide: bool = False,
+        interval: float | None = None,
+        draws: int = 1000,
+        random_state: Any = 0,
+        max_cells: int = DEFAULT_MAX_CELLS,
+    ) -> pd.DataFrame:
+        """The CPT of ``node`` as a labelled data frame.
+
+        Tidy (default): one row per cell with columns ``node, *parents, "prob"``,
+        the node varying fastest (as R's ``as.data.frame()`` of a ``bn.fit`` table).
+        ``wide=True``: one row per parent configuration (a MultiIndex) and one
+        column per level of ``node``.
+
+        ``interval=0.95`` (tidy only) adds the columns ``sd``, ``lower`` and
+        ``upper``: the posterior standard deviation of each entry and its equal-tailed
+        credible interval, a statement about the true value (a 90% interval covers
+        it about 90% of the time when the data come from the model, unseen parent
+        configurations included: see :mod:`pybncsmooth.model.draws`).  For ``bayes``
+        the exact Beta marginal of the Dirichlet posterior; for the hierarchical
+        estimators (``hdp``, ``hmd``, ``hls-bayes``, domain fits) quantiles of
+        ``draws`` joint posterior draws seeded by ``random_state``.  Such posteriors
+        can be very skewed (a level never observed along a configuration's path has
+        most of its mass near 0), and then the mean can lie outside the
+        equal-tailed interval.  Methods without a posterior raise
+        :class:`~pybncsmooth.errors.StatisticUnavailableError`.
+        """
+        t = self.cpt(node, max_cells=max_cells)
+        dims = self.table_dims(node)
+        if interval is not None:
+            if wide:
+                raise ValueError("interval= needs the tidy layout (wide=False)")
+            interval = check_probability("interval", interval)
+            draws = check_int("draws", draws, low=0)
+            sd = self.cpt(node, stat="sd", max_cells=max_cells)
+        if wide:
+            m = np.moveaxis(t, 0, -1).reshape(-1, t.shape[0])
+            if len(dims) > 1:
+                idx = pd.MultiIndex.from_product(
+                    [pd.CategoricalIndex(self.schema[d], categories=self.schema[d], name=d) for d in dims[1:]]
+                )
+            else:
+                idx = pd.RangeIndex(1)
+            cols = pd.CategoricalIndex(self.schema[node], categories=self.schema[node], name=node)
+            return pd.DataFrame(m, index=idx, columns=cols)
+        shape = t.shape
+        grids = np.meshgrid(*[np.arange(s) for s in shape], indexing="ij")
+        data = {}
+        for d, g in zip(dims, grids):
+            codes = g.reshape(-1, order="F")
+            data[d] = pd.Categorical.from_codes(codes, categories=list(self.schema[d]))
+        data["prob"] = t.reshape(-1, order="F")
+        if interval is not None:
+            sdv = sd.reshape(-1, order="F")
+            data["sd"] = sdv
+            lo, hi = entry_intervals(self, node, t, sd, float(interval), draws, random_state)
+            data["lower"], data["upper"] = lo.reshape(-1, order="F"), hi.reshape(-1, order="F")
+        return pd.DataFrame(data)
+
+    def max_abs_diff(self, other: Any) -> float:
+        """Largest absolute difference between the CPT entries of two networks
+        with the same nodes, parents and levels."""
+        if not isinstance(other, TablesMixin):
+            raise DataError(f"max_abs_diff compares two fitted networks, not one with a {type(other).__name__}")
+        if self.nodes != other.nodes and sorted(self.nodes) != sorted(other.nodes):
+            raise DataError("the networks have different nodes")
+        worst = 0.0
+        for n in self.nodes:
+            a = self.cpt(n)
+            b = _align_table(other, n, self.parents(n), self.schema)
+            worst = max(worst, float(np.max(np.abs(a - b))))
+        return worst
+
+    def sample_parameters(self, n: int, random_state: Any = None) -> list[Any]:
+        """``n`` networks whose CPTs are joint draws from the posterior of this fit's
+        parameters (one draw of every node's table each; nodes independent, as the
+        posterior factorises): exact Dirichlet draws for ``bayes``, the sampler's
+        recorded states for ``hdp`` and ``hls-bayes``, the hyperparameters' posterior
+        and the Dirichlet columns given them for ``hmd``; unseen parent
+        configurations drawn from the hierarchy's predictive.  Their tables are dense
+        (the networks answer every query a network read from a file does).  Methods
+        without a posterior raise :class:`~pybncsmooth.errors.StatisticUnavailableError`.
+        See :mod:`pybncsmooth.model.draws`."""
+        from .draws import sample_parameters
+
+        return sample_parameters(self, n, random_state)
+
+    def _posterior_tables(self, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        """For each node, ``(n, *cpt(node).shape)`` joint posterior draws of its table
+        (draw ``k`` of every node is one parameter set; columns sum to 1); see
+        :func:`pybncsmooth.model.draws.posterior_tables`."""
+        from .draws import posterior_tables
+
+        return posterior_tables(self, n, rng)
+
+
+def _align_table(net: FittedNetwork, node: str, parents: Sequence[str], schema: Schema) -> np.ndarray:
+    """``net``'s CPT of ``node`` with its axes and levels in the order of ``parents``/``schema``."""
+    t = net.cpt(node)
+    dims = net.table_dims(node)
+    want = [node] + list(parents) + list(net._prefix)
+    if sorted(dims) != sorted(want):
+        raise DataError(f"node {node!r} has parents {dims[1:]} in one network and {want[1:]} in the other")
+    t = np.transpose(t, [dims.index(w) for w in want])
+    for ax, v in enumerate(want):
+        a, b = list(net.schema[v]), list(schema[v])
+        if a != b:
+            if sorted(map(str, a)) != sorted(map(str, b)):
+                raise DataError(f"variable {v!r} has different levels in the two networks")
+            pos = {str(l): i for i, l in enumerate(a)}
+            t = np.take(t, [pos[str(l)] for l in b], axis=ax)
+    return t
+
