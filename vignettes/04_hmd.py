@@ -122,7 +122,11 @@ NAMES = (
 )
 SIZES = [20, 80] if QUICK else [20, 40, 80, 160, 320, 640]
 REPS = 2 if QUICK else 10
-METHODS = {"hmd": {"method": "hmd", "s": "levels"}, "bdeu1": {"method": "bayes", "iss": 1}, "bdeu10": {"method": "bayes", "iss": 10}}
+METHODS = {
+    "hmd": {"method": "hmd", "s": "levels"},
+    "bdeu1": {"method": "bayes", "iss": 1},
+    "bdeu10": {"method": "bayes", "iss": 10},
+}
 
 
 def prepare(name):

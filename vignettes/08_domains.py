@@ -75,7 +75,8 @@ print({n: round(net.cpd(n).estimate.info["s_domain"], 1) for n in net.nodes})
 # %%
 def split(df, domain, n_per, seed):
     rng = np.random.default_rng(seed)
-    idx = [rng.choice(ix, min(n_per, len(ix) - 1), replace=False) for ix in df.groupby(domain, observed=True).indices.values()]
+    groups = df.groupby(domain, observed=True).indices.values()
+    idx = [rng.choice(ix, min(n_per, len(ix) - 1), replace=False) for ix in groups]
     mask = np.zeros(len(df), dtype=bool)
     mask[np.concatenate(idx)] = True
     return df[mask], df[~mask].reset_index(drop=True)

@@ -150,7 +150,7 @@ class TablesMixin:
         return posterior_tables(self, n, rng)
 
 
-def _align_table(net: FittedNetwork, node: str, parents: Sequence[str], schema: Schema) -> np.ndarray:
+def _align_table(net: Any, node: str, parents: Sequence[str], schema: Schema) -> np.ndarray:
     """``net``'s CPT of ``node`` with its axes and levels in the order of ``parents``/``schema``."""
     t = net.cpt(node)
     dims = net.table_dims(node)
