@@ -20,7 +20,7 @@ def loo_attribute_probs(  # pragma: no cover - compiled
     The attribute's context tree branches on the class first, then on its parents
     (``P[:, 1:]``; ``P[:, 0]`` is ignored).  Row ``i``'s own counts are removed from
     the nodes on its path (the root always, deeper nodes when ``c`` is its class);
-    a node left with no data backs off to its ancestor (paper 000, Sec. 6.1).
+    a node left with no data backs off to its ancestor (Petitjean et al. 2018, Sec. 6.1).
     Tree level ``j`` holds ``keys[offsets[j]:offsets[j + 1]]`` and the matching
     rows of ``counts``, ``totals`` and ``probtab`` (the m-estimates of the full data,
     used as they are on paths that do not hold row ``i``).  Where

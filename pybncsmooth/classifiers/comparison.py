@@ -19,7 +19,7 @@ __all__ = ["win_draw_loss", "sign_test"]
 
 def sign_test(wins: int, losses: int, alternative: str = "two-sided") -> float:
     """Binomial sign test of ``wins`` against ``losses`` (draws excluded): two-tailed by
-    default; ``alternative="greater"`` is the one-tailed test of thesis 002 (Sec. 2.6),
+    default; ``alternative="greater"`` is the one-tailed test of Zhang 2020 (Sec. 2.6),
     :math:`P(W \\ge \\text{wins})` for :math:`W \\sim \\mathrm{Binomial}(n, 1/2)`."""
     if alternative not in ("two-sided", "greater"):
         raise HyperparameterError(f"alternative must be 'two-sided' or 'greater', not {alternative!r}")
@@ -58,7 +58,7 @@ def win_draw_loss(
     within one data set); ``model_a`` wins a unit when its mean is better by more
     than ``tol``.  Returns ``wins``, ``draws``, ``losses``, the two-tailed sign test
     ``p_value`` (draws excluded), the one-tailed ``p_one_sided`` (``model_a`` better;
-    as thesis 002 reports win-draw-loss) and ``p_wilcoxon``, the two-sided Wilcoxon
+    as Zhang 2020 reports win-draw-loss) and ``p_wilcoxon``, the two-sided Wilcoxon
     signed-rank test of the per-unit mean differences (which also weighs by how much
     each unit is won or lost).
     """

@@ -1,7 +1,7 @@
 """Is pooling worth it, and for which domains? Pooled, separate and hierarchical fits
 of one structure compared domain by domain.
 
-Two schemes (issue 21, item 3):
+Two schemes:
 
 * ``"within"``: in every domain a share of the rows (``test_size``) is held out, the
   rest trains every setting; each domain's held-out rows are scored;

@@ -1,4 +1,4 @@
-"""Ensembles of selective kDB classifiers (ESKDB; thesis 002, Ch. 4, Algorithm 9).
+"""Ensembles of selective kDB classifiers (ESKDB; Zhang 2020, Ch. 4, Algorithm 9).
 
 Each member is a selective kDB classifier (:func:`~pybncsmooth.classifiers.skdb.learn_skdb`)
 learned on the same data with two sources of randomness (Sec. 4.2.2-4.2.3), each of

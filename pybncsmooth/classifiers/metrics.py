@@ -29,7 +29,7 @@ def zero_one_loss(proba: np.ndarray, y: np.ndarray) -> float:
 
 
 def rmse(proba: np.ndarray, y: np.ndarray) -> float:
-    r""":math:`\sqrt{\frac1N \sum_i \sum_k (\hat p_{ik} - [y_i = k])^2}` (thesis 002, eq. 29)."""
+    r""":math:`\sqrt{\frac1N \sum_i \sum_k (\hat p_{ik} - [y_i = k])^2}` (Zhang 2020, eq. 29)."""
     onehot = np.zeros_like(proba)
     onehot[np.arange(len(y)), y] = 1.0
     return float(np.sqrt(np.sum((proba - onehot) ** 2) / len(y)))

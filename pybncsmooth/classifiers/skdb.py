@@ -1,4 +1,4 @@
-"""Selective kDB (Martinez et al. 2016; thesis 002 Sec. 3.1.3.4, Algorithm 5).
+"""Selective kDB (Martinez et al. 2016; Zhang 2020, Sec. 3.1.3.4, Algorithm 5).
 
 A full kDB-``k`` is learned and counted once.  Its context trees already hold
 every sub-model: the tree of attribute ``X`` branches on the class and then on
@@ -10,7 +10,7 @@ leave-one-out cross-validation, *incrementally*: each row's own counts are
 subtracted from the nodes on its path (no refit).  The pair with the lowest
 leave-one-out loss (RMSE by default) is kept.
 
-Leave-one-out probabilities use m-estimates with back-off (paper 000 Sec. 6.1),
+Leave-one-out probabilities use m-estimates with back-off (Petitjean et al. 2018, Sec. 6.1),
 whose dependence on one row is closed-form; the selected structure is then
 fitted with any estimator.
 """
@@ -101,7 +101,7 @@ def learn_skdb(
     m:
         m of the leave-one-out m-estimates.
     loss:
-        ``"rmse"`` (over all classes, as paper 000), ``"log_loss"`` or ``"zero_one"``.
+        ``"rmse"`` (over all classes, as Petitjean et al. 2018), ``"log_loss"`` or ``"zero_one"``.
     order, parent_rng:
         As :func:`~pybncsmooth.structure.learning.structure_from_scores`: a given
         attribute order (the selection keeps a prefix of it) and sampled parent orders.

@@ -7,7 +7,7 @@ Missing values stay missing.  Cut points are learned by ``fit`` and reused by
 ``transform``, so test data are cut where the training data were.
 
 * :class:`EqualWidthDiscretizer`: ``n_bins`` intervals of equal width over the
-  training range (thesis 002 Sec. 2.7.1.1).
+  training range (Zhang 2020, Sec. 2.7.1.1).
 * :class:`EqualFrequencyDiscretizer`: cut points at the training quantiles, so
   that intervals hold about the same number of rows (Sec. 2.7.1.2); repeated
   quantiles are merged.
@@ -190,7 +190,7 @@ class MDLDiscretizer(Discretizer):
     """Fayyad & Irani's supervised MDL discretisation (fit needs the class).
 
     With ``random_state`` (an int or a numpy Generator) the cut points are sampled
-    instead of chosen (thesis 002 Sec. 4.2.1, Algorithms 10-11; see
+    instead of chosen (Zhang 2020, Sec. 4.2.1, Algorithms 10-11; see
     :func:`mdl_cut_points`): the stochastic discretisation of ESKDB's members.
     """
 

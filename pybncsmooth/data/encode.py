@@ -157,18 +157,10 @@ def encode(
     if on_unseen not in ("error", "backoff"):
         raise DataError(f"on_unseen must be 'error' or 'backoff', not {on_unseen!r}")
     df = check_frame(df)
-    if variables is None:
-        variables = [str(c) for c in df.columns]
-    else:
-        variables = list(variables)
-        cols = set(df.columns)
-        for v in variables:
-            if v not in cols:
-                raise MissingColumnError(v, available=[str(c) for c in df.columns])
+    variables = _variables(df, variables)
     schema = schema if schema is not None else Schema()
     if not isinstance(schema, Schema):
         raise DataError(f"schema must be a Schema, not a {type(schema).__name__}")
-
     levels: dict[str, tuple] = {}
     fixed: set[str] = set()
     codes: dict[str, np.ndarray] = {}
@@ -178,34 +170,44 @@ def encode(
     for var in variables:
         series = columns[var]
         if var in schema:
-            lev = schema[var]
+            lev, is_fixed = schema[var], var in schema.fixed
             c, na_mask = _map_to_levels(series, var, lev, na, on_unseen, na_label, missing_unobserved)
-            if var in schema.fixed:
-                fixed.add(var)
         else:
             lev, is_fixed, c, na_mask = _infer_levels(series, var, na, max_levels, na_label)
-            if is_fixed:
-                fixed.add(var)
+        if is_fixed:
+            fixed.add(var)
         levels[var] = lev
         codes[var] = c
         if na_mask is not None:
             na_masks[var] = na_mask
-
-    index = df.index
-    n_dropped = 0
     if na == "drop" and na_masks:
-        bad = np.zeros(len(df), dtype=bool)
-        for m in na_masks.values():
-            bad |= m
-        n_dropped = int(bad.sum())
-        if n_dropped == len(df) and not empty_ok:
-            raise EmptyDataError(
-                f'no complete rows are left after na="drop" (every one of the {len(df)} rows has a missing value)'
-            )
-        keep = ~bad
-        codes = {v: c[keep] for v, c in codes.items()}
-        index = index[keep]
-    return EncodedData(Schema(levels, frozenset(fixed)), codes, index, n_dropped)
+        return _dropped(df, Schema(levels, frozenset(fixed)), codes, na_masks, empty_ok)
+    return EncodedData(Schema(levels, frozenset(fixed)), codes, df.index, 0)
+
+
+def _variables(df: pd.DataFrame, variables: Sequence[str] | None) -> list[str]:
+    """The columns to encode: all, or the given ones, each a column of ``df``."""
+    if variables is None:
+        return [str(c) for c in df.columns]
+    cols = set(df.columns)
+    for v in variables:
+        if v not in cols:
+            raise MissingColumnError(v, available=[str(c) for c in df.columns])
+    return list(variables)
+
+
+def _dropped(df: pd.DataFrame, schema: Schema, codes: dict, na_masks: dict, empty_ok: bool) -> EncodedData:
+    """The encoding without the rows that have a missing value (``na="drop"``)."""
+    bad = np.zeros(len(df), dtype=bool)
+    for m in na_masks.values():
+        bad |= m
+    n_dropped = int(bad.sum())
+    if n_dropped == len(df) and not empty_ok:
+        raise EmptyDataError(
+            f'no complete rows are left after na="drop" (every one of the {len(df)} rows has a missing value)'
+        )
+    keep = ~bad
+    return EncodedData(schema, {v: c[keep] for v, c in codes.items()}, df.index[keep], n_dropped)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -215,60 +217,64 @@ def _first_na_row(series: pd.Series, mask: np.ndarray) -> Any:
     return series.index[int(np.flatnonzero(mask)[0])]
 
 
-def _infer_levels(
-    series: pd.Series, var: str, na: str, max_levels: int, na_label: str
-) -> tuple[tuple, bool, np.ndarray, np.ndarray | None]:
-    """Levels, whether their order is fixed, codes (-1 = NA) and the NA mask."""
+def _text_levels(series: pd.Series, var: str, max_levels: int) -> tuple[tuple, np.ndarray]:
+    """Levels of a text (or object) column, sorted as R sorts factor levels, and codes."""
     dtype = series.dtype
-    fixed = False
+    raw, uniques = pd.factorize(series, sort=False, use_na_sentinel=True)
+    uniq = list(uniques)
+    kinds = {_kind(u) for u in uniq}
+    if len(kinds) > 1:
+        raise NonCategoricalError(var, dtype, f"it mixes value types {sorted(kinds)}; convert it to one type first")
+    kind = kinds.pop() if kinds else "str"
+    if kind == "other":
+        bad = next(u for u in uniq if _kind(u) == "other")
+        raise NonCategoricalError(var, dtype, f"value {bad!r} of type {type(bad).__name__}")
+    if kind == "float":
+        raise NonCategoricalError(var, dtype, "it holds floating-point numbers")
+    if len(uniq) > max_levels:
+        raise TooManyLevelsError(var, len(uniq), max_levels)
+    order = sorted(range(len(uniq)), key=lambda i: _level_key(uniq[i]))
+    remap = np.empty(len(uniq) + 1, dtype=np.int64)
+    remap[np.asarray(order, dtype=np.int64)] = np.arange(len(uniq))
+    remap[-1] = -1
+    return tuple(_plain(uniq[i]) for i in order), remap[np.asarray(raw, dtype=np.int64)]
+
+
+def _raw_levels(series: pd.Series, var: str, max_levels: int) -> tuple[tuple, bool, np.ndarray]:
+    """Levels of a column by its type, whether their order is fixed, and codes (-1 = NA)."""
+    dtype = series.dtype
     if isinstance(dtype, pd.CategoricalDtype):
-        levels = tuple(dtype.categories.tolist())
-        raw = series.array.codes
-        fixed = True
-    elif pd.api.types.is_bool_dtype(dtype):
-        levels = (False, True)
+        return tuple(dtype.categories.tolist()), True, series.array.codes
+    if pd.api.types.is_bool_dtype(dtype):
         if pd.api.types.is_extension_array_dtype(dtype):
             arr = series.to_numpy(dtype=np.float64, na_value=np.nan)
-            raw = np.where(np.isnan(arr), -1, arr).astype(np.int64)
-        else:
-            raw = series.to_numpy().astype(np.int64)
-    elif pd.api.types.is_integer_dtype(dtype):
+            return (False, True), False, np.where(np.isnan(arr), -1, arr).astype(np.int64)
+        return (False, True), False, series.to_numpy().astype(np.int64)
+    if pd.api.types.is_integer_dtype(dtype):
         raw, uniques = pd.factorize(series, sort=True, use_na_sentinel=True)
         levels = tuple(int(u) for u in np.asarray(uniques))
         if len(levels) > max_levels:
             raise TooManyLevelsError(var, len(levels), max_levels)
-    elif pd.api.types.is_float_dtype(dtype) and series.isna().all():  # no value: no level
-        levels = ()
-        raw = np.full(len(series), -1, dtype=np.int64)
-    elif pd.api.types.is_float_dtype(dtype):
+        return levels, False, raw
+    if pd.api.types.is_float_dtype(dtype) and series.isna().all():  # no value: no level
+        return (), False, np.full(len(series), -1, dtype=np.int64)
+    if pd.api.types.is_float_dtype(dtype):
         vals = series.dropna().to_numpy(dtype=np.float64)
         hint = ""
         if vals.size and np.all(np.isfinite(vals)) and np.all(vals == np.round(vals)):
             hint = "its values are whole numbers: convert it with .astype('Int64') or to a Categorical"
         raise NonCategoricalError(var, dtype, hint)
-    elif pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype):
-        raw, uniques = pd.factorize(series, sort=False, use_na_sentinel=True)
-        uniq = list(uniques)
-        kinds = {_kind(u) for u in uniq}
-        if len(kinds) > 1:
-            raise NonCategoricalError(var, dtype, f"it mixes value types {sorted(kinds)}; convert it to one type first")
-        kind = kinds.pop() if kinds else "str"
-        if kind == "other":
-            bad = next(u for u in uniq if _kind(u) == "other")
-            raise NonCategoricalError(var, dtype, f"value {bad!r} of type {type(bad).__name__}")
-        if kind == "float":
-            raise NonCategoricalError(var, dtype, "it holds floating-point numbers")
-        if len(uniq) > max_levels:
-            raise TooManyLevelsError(var, len(uniq), max_levels)
-        order = sorted(range(len(uniq)), key=lambda i: _level_key(uniq[i]))
-        remap = np.empty(len(uniq) + 1, dtype=np.int64)
-        remap[np.asarray(order, dtype=np.int64)] = np.arange(len(uniq))
-        remap[-1] = -1
-        raw = remap[np.asarray(raw, dtype=np.int64)]
-        levels = tuple(_plain(uniq[i]) for i in order)
-    else:
-        raise NonCategoricalError(var, dtype)
+    if pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype):
+        levels, raw = _text_levels(series, var, max_levels)
+        return levels, False, raw
+    raise NonCategoricalError(var, dtype)
 
+
+def _infer_levels(
+    series: pd.Series, var: str, na: str, max_levels: int, na_label: str
+) -> tuple[tuple, bool, np.ndarray, np.ndarray | None]:
+    """Levels, whether their order is fixed, codes (-1 = NA) and the NA mask."""
+    levels, fixed, raw = _raw_levels(series, var, max_levels)
     raw = np.asarray(raw)
     na_mask = raw < 0
     if not na_mask.any():

@@ -1,4 +1,4 @@
-"""numba kernels of the HDP collapsed Gibbs sampler (paper 000, Sec. 4.2-4.5).
+"""numba kernels of the HDP collapsed Gibbs sampler (Petitjean et al. 2018, Sec. 4.2-4.5).
 
 State of one context tree, all nodes in one flat numbering (level by level,
 root first, each level in lexicographic order of its configurations):
@@ -197,7 +197,7 @@ def _beta_factor(rng, a, da, ca, nj, prod, rate):  # pragma: no cover - compiled
 def _sample_concentrations(  # pragma: no cover - compiled
     rng, nsum, tsum, conc, logc, group_nodes, group_off, prior_shape, prior_rate, cap
 ):
-    """Auxiliary-variable sampling (thesis 002, Algorithm 14): for the tied nodes j,
+    """Auxiliary-variable sampling (Zhang 2020, Algorithm 14): for the tied nodes j,
     :math:`q_j \\sim \\mathrm{Beta}(\\alpha, n_j)`;
     :math:`\\alpha \\sim \\mathrm{Gamma}(\\text{shape} + \\sum_j t_j, \\text{rate} + \\sum_j \\log 1/q_j)`.
 
@@ -795,7 +795,7 @@ def hdp_sweeps(  # pragma: no cover - compiled
     the internal nodes below the root, level by level; then the root's.
 
     A table count ``t`` of value ``k`` at node ``i`` is drawn from its conditional
-    (paper 000, Algorithms 3-4) within ``[lo, hi]`` (the window around its current value
+    (Petitjean et al. 2018, Algorithms 3-4) within ``[lo, hi]`` (the window around its current value
     ``old``, within ``1 .. n``, keeping the parent's count at least its table count):
 
     .. math:: w(t) \\propto S^{n}_{t}\\, a^{t}\\, S^{n_{pa} + t}_{t_{pa}} / (c_{pa} + N_{pa})^{(t)}

@@ -1,4 +1,4 @@
-"""Compiled kernels of hierarchical linear smoothing (HLS, paper 004).
+"""Compiled kernels of hierarchical linear smoothing (HLS, Cooper et al. 2025).
 
 The context tree is flattened in level order (``parent[i] < i``; node 0 is the
 root, which carries no coefficient: the design's all-ones column is dropped).

@@ -3,7 +3,7 @@
 One problem is a count matrix ``N`` with ``R`` rows (the states ``x`` of the
 variable whose distribution is shared) and ``J`` columns (the conditioning
 states ``y``: parent configurations of one CPT, or domains of a pooled joint
-table), with the model of paper 001, eq. (5)::
+table), with the model of Azzimonti et al. 2019, eq. (5)::
 
     alpha ~ s * Dirichlet(alpha0),   theta_y | alpha ~ Dirichlet(alpha),   N[:, y] ~ Mult(theta_y)
 
@@ -349,7 +349,7 @@ def _largest_move(kappa, kold):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def vi_converge(N, alpha0, s, kappa0, tol, max_iter, trace, flags):  # pragma: no cover - compiled
-    """Coordinate ascent to the fixed point of the bound (paper 001, Algorithm 1).
+    """Coordinate ascent to the fixed point of the bound (Azzimonti et al. 2019, Algorithm 1).
 
     Starts from ``kappa0`` (a distribution over the rows) and ``nu = s kappa0 + N``;
     each outer iteration optimises ``(tau, kappa)`` given ``nu`` (Newton, warm

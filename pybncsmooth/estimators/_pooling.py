@@ -12,7 +12,7 @@ domains' counts,
     \ell(s) = \sum_{y,d} \Big[\log\Gamma(s) - \log\Gamma(s + n_{yd})
       + \sum_x \log\Gamma(s\,m_{yx} + n_{yxd}) - \log\Gamma(s\,m_{yx})\Big],
 
-(type-II maximum likelihood, paper 001's eq. 8 with the pooled mean held fixed), and
+(type-II maximum likelihood, Azzimonti et al.'s (2019) eq. 8 with the pooled mean held fixed), and
 a domain's estimate is the posterior mean :math:`(n_{yxd} + s\,m_{yx}) / (n_{yd} + s)`:
 near ``s = 0`` every domain keeps its own frequencies, as ``s`` grows the domains
 pool completely.  The same closed form adapts a new domain (``FittedNetwork.adapt``).

@@ -1,7 +1,7 @@
 """Unsigned Stirling numbers of the first kind, on the log scale, for the HDP sampler.
 
 :math:`S(n, t)` counts the permutations of ``n`` items with ``t`` cycles;
-:math:`\\Gamma(\\alpha + n) / \\Gamma(\\alpha) = \\sum_t \\alpha^t S(n, t)` (paper 000, eq. 7).
+:math:`\\Gamma(\\alpha + n) / \\Gamma(\\alpha) = \\sum_t \\alpha^t S(n, t)` (Petitjean et al. 2018, eq. 7).
 The sampler needs :math:`\\log S(n, t)` for the counts ``n`` and table counts ``t``
 of every context-tree node.
 

@@ -5,7 +5,7 @@ An estimator is a small configured object (its name, hyperparameters and
 probability vectors at *every* node of the tree, leaves and internal nodes
 alike (:class:`TreeEstimate`).  Queries for a parent configuration absent from
 the tree are answered by the estimate's ``unseen`` rule: ``"backoff"`` uses the
-deepest existing ancestor's vector (paper 000's back-off), ``"uniform"`` the
+deepest existing ancestor's vector (Petitjean et al.'s (2018) back-off), ``"uniform"`` the
 uniform distribution (the BDeu posterior of an empty configuration), and
 ``"fallback"`` a table indexed by the trailing tree variables (the
 population-level CPT of a domain-pooled fit, for domains and configurations

@@ -149,7 +149,7 @@ def _level_alpha(iss: float, tree: ContextTree) -> np.ndarray:
 
 @register_estimator
 class MEstimate(Estimator):
-    r"""m-estimates with back-off (paper 000, eq. 16 and Sec. 6.1).
+    r"""m-estimates with back-off (Petitjean et al. 2018, eq. 16 and Sec. 6.1).
 
     .. math:: \hat p(x \mid \pi) = \frac{n(x, \pi) + m / r}{n(\pi) + m}
 

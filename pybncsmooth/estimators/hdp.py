@@ -1,6 +1,6 @@
 """Hierarchical Dirichlet process smoothing of a context tree (Petitjean et al. 2018).
 
-Model (paper 000, Sec. 4.1): for child ``X`` and ordered parents, every tree node
+Model (Petitjean et al. 2018, Sec. 4.1): for child ``X`` and ordered parents, every tree node
 holds a probability vector drawn around its parent's,
 
 .. math::
@@ -19,7 +19,7 @@ parent (eq. 9), sampled within a window of its current value from
     \\frac{S^{n_{\\mathrm{pa}}}_{t_{\\mathrm{pa}}}}{\\alpha_{\\mathrm{pa}}^{(N_{\\mathrm{pa}})}}
 
 with unsigned Stirling numbers :math:`S` (Algorithms 3-4).  Tied concentrations
-are resampled with the auxiliary-variable scheme of thesis 002 (Sec. 4.2.5,
+are resampled with the auxiliary-variable scheme of Zhang 2020 (Sec. 4.2.5,
 Algorithm 14) under a Gamma(shape, rate) prior: :math:`q_j \\sim \\mathrm{Beta}(\\alpha, n_j)`,
 :math:`\\alpha \\sim \\mathrm{Gamma}(\\text{shape} + \\sum_j t_j, \\text{rate} + \\sum_j \\log 1/q_j)`.
 After burn-in, each sweep's estimates (eqs. 12-14)
@@ -202,63 +202,27 @@ class _Chain:
         # kernel's work arrays, 2 * window + 2 long, stay bounded)
         self.window = min(est.window, int(st.leaf_counts.sum()) + 1)
 
-    def advance(self, sweeps: int) -> None:
-        est, st = self.est, self.st
-        need = self.n_ev + sweeps // est.concentration_every + 2
+    def _grow_trace(self, sweeps: int) -> None:
+        """Room in the concentrations' trace for the events of ``sweeps`` more sweeps."""
+        need = self.n_ev + sweeps // self.est.concentration_every + 2
         if need > self.conc_trace.shape[0]:
             grow = np.full((need, self.conc_trace.shape[1]), np.nan)
             grow[: self.conc_trace.shape[0]] = self.conc_trace
             self.conc_trace = grow
+
+    def advance(self, sweeps: int) -> None:
+        """Run ``sweeps`` sweeps of the compiled sampler on this chain's state."""
+        est, st = self.est, self.st
+        self._grow_trace(sweeps)
+        root_a = est.initial_concentration / st.r if est.root_tables == "integrated" else 0.0
         rec, ev, dr, bad = hdp_sweeps(
-            self.rng,
-            self.n,
-            self.t,
-            self.nsum,
-            self.tsum,
-            st.parent,
-            st.lstart,
-            st.group,
-            self.conc,
-            self.logc,
-            est.initial_concentration,
-            st.group_nodes,
-            st.group_off,
-            st.group_level,
-            st.sched_i,
-            st.sched_k,
-            self.it,
-            sweeps,
-            self.burn,
-            est.concentration_every,
-            self.window,
-            est.max_tables,
-            est.prior_shape,
-            est.prior_rate,
-            est.max_concentration,
-            self.n_ev,
-            self.rtab,
-            self.pcol,
-            self.n_tab,
-            st.n_lim,
-            self.ckeys,
-            self.cvals,
-            self.pk,
-            self.pk2,
-            self.acc,
-            self.acc2,
-            self.accsq,
-            est.auto,
-            self.b1,
-            self.b2,
-            self.b3,
-            self.state_n,
-            self.state_c,
-            self.state_meta,
-            self.conc_trace,
-            self.leaf_trace,
-            self.thin,
-            est.debug,
-            est.initial_concentration / st.r if est.root_tables == "integrated" else 0.0,
+            self.rng, self.n, self.t, self.nsum, self.tsum, st.parent, st.lstart, st.group, self.conc, self.logc,
+            est.initial_concentration, st.group_nodes, st.group_off, st.group_level, st.sched_i, st.sched_k,
+            self.it, sweeps, self.burn, est.concentration_every, self.window, est.max_tables, est.prior_shape,
+            est.prior_rate, est.max_concentration, self.n_ev, self.rtab, self.pcol, self.n_tab, st.n_lim,
+            self.ckeys, self.cvals, self.pk, self.pk2, self.acc, self.acc2, self.accsq, est.auto, self.b1,
+            self.b2, self.b3, self.state_n, self.state_c, self.state_meta, self.conc_trace, self.leaf_trace,
+            self.thin, est.debug, root_a,
         )
         if bad >= 0:
             raise RuntimeError(

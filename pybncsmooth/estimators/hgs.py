@@ -1,4 +1,4 @@
-r"""HGS: hierarchical gradient smoothing (thesis 002, Ch. 5, eqs. 45-49, Algorithms 16-18).
+r"""HGS: hierarchical gradient smoothing (Zhang 2020, Ch. 5, eqs. 45-49, Algorithms 16-18).
 
 A leaf ``l`` of the context tree (a parent configuration) is smoothed toward *all*
 its ancestors at once, each ancestor ``p`` with a weight :math:`\alpha_p`:

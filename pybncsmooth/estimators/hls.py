@@ -1,4 +1,4 @@
-r"""Hierarchical linear smoothing, ridge variant (Cooper, Webb and Schmidt 2025, paper 004).
+r"""Hierarchical linear smoothing, ridge variant (Cooper, Webb and Schmidt 2025).
 
 Every node ``j`` of the context tree below the root carries a coefficient vector
 :math:`\beta_j`; the linear predictor of a parent configuration is the sum of the

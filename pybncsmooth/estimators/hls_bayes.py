@@ -1,4 +1,4 @@
-r"""Bayesian hierarchical linear smoothing, HLS-IG (paper 004, Sec. 3.2 and App. B).
+r"""Bayesian hierarchical linear smoothing, HLS-IG (Cooper et al. 2025, Sec. 3.2 and App. B).
 
 The design of :mod:`pybncsmooth.estimators.hls` (a coefficient vector per tree node
 below the root, the linear predictor of a configuration the sum along its path,

@@ -1,5 +1,5 @@
 r"""Hierarchical Multinomial-Dirichlet estimation by variational inference
-(Azzimonti, Corani and Zaffalon 2019, paper 001).
+(Azzimonti, Corani and Zaffalon 2019).
 
 **One CPT at a time** (Sec. 2.2-4).  The columns of the CPT of ``X`` (one per
 observed parent configuration ``y``) share a latent Dirichlet parameter:
@@ -296,7 +296,7 @@ def _s_info(post: SPosterior) -> dict[str, Any]:
 
 @register_estimator
 class HMD(Estimator):
-    r"""Hierarchical Multinomial-Dirichlet CPTs by variational inference (paper 001).
+    r"""Hierarchical Multinomial-Dirichlet CPTs by variational inference (Azzimonti et al. 2019).
 
     See the module documentation for the model.  One CPT at a time, ``s`` is learned by
     default (integrated over its posterior: see the module documentation);
@@ -461,7 +461,7 @@ class HMD(Estimator):
         return super().domain_concentration(counts, mean, prior, groups)
 
     def _estimate_domain(self, tree: ContextTree) -> TreeEstimate:
-        """Domain-pooled joint tables (paper 001 Sec. 5, bnlearn's hdir): the first
+        """Domain-pooled joint tables (Azzimonti et al. 2019, Sec. 5, bnlearn's hdir): the first
         split of ``tree`` is the domain."""
         r = tree.child_card
         J = tree.parent_cards[0]
@@ -588,7 +588,7 @@ class HMD(Estimator):
 def exact_alpha_moments(N: np.ndarray, s: float, alpha0: float | np.ndarray = 1.0) -> tuple[np.ndarray, np.ndarray]:
     r"""Exact posterior mean and covariance of :math:`\alpha` for small problems.
 
-    The posterior (paper 001, eq. A.3) of :math:`u = \alpha / s` on the simplex,
+    The posterior (Azzimonti et al. 2019, eq. A.3) of :math:`u = \alpha / s` on the simplex,
 
     .. math:: p(u \mid D) \propto \prod_{x, y} \frac{\Gamma(s u_x + n_{xy})}{\Gamma(s u_x)}
               \prod_x u_x^{[\alpha_0]_x - 1},

@@ -1,4 +1,4 @@
-r"""M-branch smoothing (Ferri et al. 2003; thesis 002, Sec. 2.3.2, eqs. 17-18).
+r"""M-branch smoothing (Ferri et al. 2003; Zhang 2020, Sec. 2.3.2, eqs. 17-18).
 
 Every node of the context tree is an m-estimate toward its parent's smoothed estimate,
 recursively from the root, which is smoothed toward the uniform distribution:

@@ -64,7 +64,7 @@ class DomainsMixin:
         :math:`s_D` learned by the fit (``s_domain=`` a number or ``{node: number}``
         overrides it; maximum likelihood keeps the domain's own frequencies); the
         other configurations back off to the population's tables.  For ``hmd`` this is
-        the posterior of paper 001's eq. 8 with the pooled mean fixed, for ``hdp`` a
+        the posterior of Azzimonti et al.'s (2019) eq. 8 with the pooled mean fixed, for ``hdp`` a
         Dirichlet process with the population's posterior mean as base measure.
 
         Rows of a domain that already exists add to its counts: adapting twice equals

@@ -122,6 +122,52 @@ def _old_values(cpd: TreeCPD, configs: np.ndarray, depth: int, stat: str) -> np.
     return cpd.probs(P) if stat == "mean" else cpd.sds(P)
 
 
+def _split_leaves(tree: ContextTree, est: Any, code: int, d: int, has_domain: bool) -> tuple:
+    """The population's leaves split into the other domains' (configurations, counts,
+    estimates, sds: kept as they are) and the adapted domain's old ones (configurations,
+    counts)."""
+    r = tree.child_card
+    if not has_domain:
+        empty_cfg, empty_cnt = np.zeros((0, d + 1), dtype=np.int64), np.zeros((0, r), dtype=np.int64)
+        return empty_cfg, empty_cnt, np.zeros((0, r)), None, empty_cfg, empty_cnt
+    cfg, cnt = tree.leaf_table()
+    keep = cfg[:, -1] != code
+    sd = est.sd[-1][keep] if est.sd is not None else None
+    return cfg[keep], cnt[keep], est.probs[-1][keep], sd, cfg[~keep], cnt[~keep]
+
+
+def _domain_counts(tree: ContextTree, new_tree: ContextTree, base: tuple, code: int, n_domains: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The adapted domain's leaves (configurations with the domain's code last, counts):
+    its old counts (``base``) plus the new rows'."""
+    d, r = len(new_tree.parents), tree.child_card
+    ncfg, ncnt = new_tree.leaf_table()
+    seen = ncnt.sum(axis=1) > 0  # rows where the node is unobserved leave an empty tree: no leaf
+    ncfg, ncnt = ncfg[seen], ncnt[seen]
+    ncfg = np.concatenate([ncfg, np.full((len(ncfg), 1), code, dtype=np.int64)], axis=1)
+    if not len(base[0]):
+        return ncfg.reshape(-1, d + 1), ncnt.reshape(-1, r)
+    dom_tree = ContextTree.from_leaves(
+        tree.child, tuple(new_tree.parents) + ("_d",), r, tuple(new_tree.parent_cards) + (n_domains,),
+        np.concatenate([base[0], ncfg]).reshape(-1, d + 1), np.concatenate([base[1], ncnt]).reshape(-1, r),
+    )
+    return dom_tree.leaf_table()
+
+
+def _pooled_levels(inner: TreeCPD, union: ContextTree, d: int, want_sd: bool) -> tuple[list, list, list]:
+    """The pooled levels of the adapted tree: the population's estimates (or its answer
+    for a configuration it never saw), their sds and unseen configurations' sds."""
+    probs, sds, unseen = [], [], []
+    depth = inner.tree.depth
+    for i in range(d + 1):
+        cf = union.node_configs(i)
+        probs.append(_old_values(inner, cf, depth, "mean"))
+        if want_sd:
+            sds.append(_old_values(inner, cf, depth, "sd"))
+            unseen.append(_old_values(inner, cf, depth, "unseen_sd"))
+    return probs, sds, unseen
+
+
 def _adapt_node(
     cpd: Any,
     new_tree: ContextTree,
@@ -135,45 +181,13 @@ def _adapt_node(
     """One node's CPD with domain ``code`` given (or added) the counts of ``new_tree``."""
     inner: TreeCPD = cpd.inner if has_domain else cpd
     tree, est = inner.tree, inner.estimate
-    d = len(new_tree.parents)
-    r = tree.child_card
+    d, r = len(new_tree.parents), tree.child_card
     pooled_old = tree.truncate(d) if has_domain else tree
     union = pooled_old.merge(new_tree) if new_tree.total else pooled_old  # the new rows' configurations added
-    # leaves: the other domains' as they were, the adapted domain's old counts plus the new ones
-    if has_domain:
-        cfg_old, cnt_old = tree.leaf_table()
-        leaf_old_p, leaf_old_sd = est.probs[-1], (est.sd[-1] if est.sd is not None else None)
-        keep = cfg_old[:, -1] != code
-        base_cfg, base_cnt = cfg_old[~keep], cnt_old[~keep]
-        cfg_old, cnt_old = cfg_old[keep], cnt_old[keep]
-        leaf_old_p = leaf_old_p[keep]
-        leaf_old_sd = leaf_old_sd[keep] if leaf_old_sd is not None else None
-    else:
-        cfg_old = np.zeros((0, d + 1), dtype=np.int64)
-        cnt_old = np.zeros((0, r), dtype=np.int64)
-        leaf_old_p, leaf_old_sd = np.zeros((0, r)), None
-        base_cfg, base_cnt = np.zeros((0, d + 1), dtype=np.int64), np.zeros((0, r), dtype=np.int64)
-    ncfg, ncnt = new_tree.leaf_table()
-    seen = ncnt.sum(axis=1) > 0  # rows where the node is unobserved leave an empty tree: no leaf
-    ncfg, ncnt = ncfg[seen], ncnt[seen]
-    ncfg = np.concatenate([ncfg, np.full((len(ncfg), 1), code, dtype=np.int64)], axis=1)
-    if len(base_cfg):  # the domain had rows: its old and new counts summed
-        dom_tree = ContextTree.from_leaves(
-            tree.child, tuple(new_tree.parents) + ("_d",), r, tuple(new_tree.parent_cards) + (n_domains,),
-            np.concatenate([base_cfg, ncfg]).reshape(-1, d + 1), np.concatenate([base_cnt, ncnt]).reshape(-1, r),
-        )
-        dcfg, dcnt = dom_tree.leaf_table()
-    else:
-        dcfg, dcnt = ncfg.reshape(-1, d + 1), ncnt.reshape(-1, r)
-    # the pooled levels: the population's estimates (or its answer for a configuration it never saw)
+    cfg_old, cnt_old, leaf_old_p, leaf_old_sd, *base = _split_leaves(tree, est, code, d, has_domain)
+    dcfg, dcnt = _domain_counts(tree, new_tree, tuple(base), code, n_domains)
     want_sd = est.sd is not None
-    probs, sds, unseen = [], [], []
-    for i in range(d + 1):
-        cf = union.node_configs(i)
-        probs.append(_old_values(inner, cf, tree.depth, "mean"))
-        if want_sd:
-            sds.append(_old_values(inner, cf, tree.depth, "sd"))
-            unseen.append(_old_values(inner, cf, tree.depth, "unseen_sd"))
+    probs, sds, unseen = _pooled_levels(inner, union, d, want_sd)
     # the domain level: old leaves of the other domains and the new ones, each under its configuration
     all_cfg = np.concatenate([cfg_old, dcfg]).reshape(-1, d + 1)
     _, parent, _ = union.find(all_cfg[:, :d])
@@ -181,14 +195,10 @@ def _adapt_node(
     mean = probs[d][parent[len(cfg_old) :]]
     mean_sd = sds[d][parent[len(cfg_old) :]] if want_sd else None
     p_new, sd_new = estimator.domain_posterior(dcnt.astype(np.float64), mean, *conc, mean_sd=mean_sd)
-    all_cnt = np.concatenate([cnt_old, dcnt]).reshape(-1, r)
-    all_p = np.concatenate([leaf_old_p, p_new]).reshape(-1, r)
-    key = parent * n_domains + all_cfg[:, -1]
-    order = np.argsort(key, kind="stable")
-    leaf_level = TreeLevel(parent[order], all_cfg[order, -1], all_cnt[order])
-    levels = tuple(union.levels) + (leaf_level,)
+    order = np.argsort(parent * n_domains + all_cfg[:, -1], kind="stable")
+    leaf_level = TreeLevel(parent[order], all_cfg[order, -1], np.concatenate([cnt_old, dcnt]).reshape(-1, r)[order])
     out_tree = ContextTree(tree.child, tuple(tree.parents[:d]) + (dom,), r,
-                           tuple(tree.parent_cards[:d]) + (n_domains,), levels)
+                           tuple(tree.parent_cards[:d]) + (n_domains,), tuple(union.levels) + (leaf_level,))
     sd_all = None
     if want_sd and sd_new is not None and (leaf_old_sd is not None or not len(cfg_old)):
         old_sd = leaf_old_sd if leaf_old_sd is not None else np.zeros((0, r))
@@ -196,8 +206,8 @@ def _adapt_node(
     info = dict(est.info, **concentration_info(*conc))
     unseen_sd, post = _adapted_posterior(est, tree, probs, unseen, conc, has_domain, sd_all is not None)
     # the unseen rule and its tables kept (a population fitted with domains has no fallback table)
-    new_est = replace(est, probs=tuple(probs) + (all_p[order],), info=info, sd=sd_all, unseen_sd=unseen_sd,
-                      posterior=post)
+    all_p = np.concatenate([leaf_old_p, p_new]).reshape(-1, r)[order]
+    new_est = replace(est, probs=tuple(probs) + (all_p,), info=info, sd=sd_all, unseen_sd=unseen_sd, posterior=post)
     return DomainLastCPD(TreeCPD(out_tree, new_est, domain_last=True))
 
 

@@ -1,5 +1,5 @@
 r"""How domains differ: per domain and node, the divergence of the domain's CPT from
-the population's (issue 21, item 4).
+the population's.
 
 For node ``X`` with parents ``Y``, domain ``d``'s tables :math:`\theta_{\cdot|y,d}` and the
 population's :math:`\theta_{\cdot|y}` (what an unseen domain gets), weighted by the

@@ -3,14 +3,14 @@
 Every structure comes back as a :class:`DAG` whose parent lists are the
 branching order of each context tree: the class first, then the other parents
 by decreasing conditional mutual information with the child given the class
-(paper 000 Sec. 3.3; paper 004 Sec. 3.1).  The node order is the class, then the
+(Petitjean et al. 2018, Sec. 3.3; Cooper et al. 2025, Sec. 3.1).  The node order is the class, then the
 features in the data's column order.
 
 * naive Bayes: the class is the only parent of every feature.
 * TAN (Friedman, Geiger & Goldszmidt 1997): a maximum-weight spanning tree over
   the features, weighted by :math:`I(X_i; X_j \\mid C)` (Chow-Liu), directed away
   from the root (default: the first feature, as bnlearn's ``tree.bayes``).
-* kDB (Sahami 1996; thesis 002 Sec. 3.1.3.3, Algorithm 3): features in decreasing
+* kDB (Sahami 1996; Zhang 2020, Sec. 3.1.3.3, Algorithm 3): features in decreasing
   :math:`I(X_i; C)`; each takes as parents the ``k`` earlier features with the
   largest :math:`I(X_i; X_j \\mid C)`.
 
@@ -225,7 +225,7 @@ def learn_structure(
     root:
         Root of the TAN tree (default: the first feature, as bnlearn).
     na:
-        ``"level"`` (missing is a level, paper 000's protocol), ``"pairwise"``
+        ``"level"`` (missing is a level, Petitjean et al.'s (2018) protocol), ``"pairwise"``
         (each (C)MI on the rows where its variables are observed: bnlearn's TAN),
         ``"drop"`` (complete rows only) or ``"error"``.
     return_info:
@@ -259,7 +259,7 @@ def learn_structure(
 def sample_order(weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A random order of ``range(len(weights))`` drawn without replacement with
     probabilities proportional to the (non-negative) weights, renormalised after each
-    draw (thesis 002, Algorithm 12); once only zero weights remain, uniformly.
+    draw (Zhang 2020, Algorithm 12); once only zero weights remain, uniformly.
 
     Drawn in one pass by Efraimidis & Spirakis' keys (2006): sorting by
     :math:`u_i^{1/w_i}` (here :math:`\\log u_i / w_i`), largest first, has exactly the
@@ -293,7 +293,7 @@ def structure_from_scores(
     and ``parent_rng`` replaces each feature's parents (the ``k`` earlier features of
     highest CMI, by decreasing CMI) by the first ``k`` of an order of the earlier
     features sampled with probabilities proportional to their CMI (the two
-    stochasticities of ESKDB, thesis 002 Sec. 4.2.2-4.2.3)."""
+    stochasticities of ESKDB, Zhang 2020, Sec. 4.2.2-4.2.3)."""
     features = list(features)
     info = StructureInfo(target=target, features=features, kind=kind)
     parents: dict[str, list[str]] = {target: []}
