@@ -347,7 +347,8 @@ class Options:
     )
     na_label: str = _opt(
         NA_LABEL, "str", "the label of the missing level under na='level'", _label,
-        entries=("fit", "classifier", "evaluate_domains"), example="MISSING", needs={"na": "level"},
+        entries=("fit", "classifier"), example="MISSING", needs={"na": "level"},
+        refuse={"evaluate_domains": "the scores do not depend on a level's label"},
         applies=_label_rule,
     )
     max_levels: int = _opt(
@@ -396,11 +397,11 @@ class Options:
     skdb_m: float = _opt(
         1.0, "float", "m of the m-estimates in selective kDB's leave-one-out selection",
         lambda v: check_number("skdb_m", v, strict=False), entries=_LEARNING, example=10.0,
-        needs={"structure": "skdb", "k": 2}, applies=_only_structures("skdb_m", ("skdb", "eskdb")),
+        needs={"structure": "skdb", "k": 2, "na": "level"}, applies=_only_structures("skdb_m", ("skdb", "eskdb")),
     )
     skdb_loss: str | None = _opt(
         None, "choice", "the loss selective kDB minimises: rmse (default) or log_loss (default for hgs members)",
-        _skdb_loss, entries=_LEARNING, example="log_loss", needs={"structure": "skdb", "k": 2},
+        _skdb_loss, entries=_LEARNING, example="log_loss", needs={"structure": "skdb", "k": 2, "na": "level"},
         applies=_only_structures("skdb_loss", ("skdb", "eskdb")), choices=("rmse", "log_loss"),
     )
     n_estimators: int | None = _opt(
@@ -421,7 +422,9 @@ class Options:
     # how the fit runs
     random_state: Any = _opt(
         None, "seed", "seed (an integer >= 0) or numpy Generator of every random choice", check_random_state,
-        entries=ENTRY_POINTS, example=7, needs={"method": "hdp", "iterations": 30},
+        entries=("fit", "classifier", "evaluate", "evaluate_domains"), example=7,
+        needs={"method": "hdp", "iterations": 30},
+        refuse={"adapt": "adapting is a closed form: nothing in it is random"},
     )
     n_jobs: int | None = _opt(
         None, "int", "threads (default: all cores); the result does not depend on it", check_n_jobs,

@@ -28,7 +28,9 @@ from ..structure.learning import check_k, source_statistics, structure_from_stat
 from ..structure.statistics import StructureStatistics
 from .skdb import learn_skdb_members
 
-__all__ = ["STRUCTURES", "build_classifier_network", "member_trees", "class_prior_network", "resolved_k"]
+__all__ = [
+    "STRUCTURES", "build_classifier_network", "member_trees", "class_prior_network", "resolved_k", "selection_info",
+]
 
 
 def member_trees(dag: DAG, info: Any) -> dict:
@@ -76,11 +78,22 @@ def _selective_kdb(
         loss=options.skdb_loss or "rmse", return_info=True, stats=stats,
     )[0]
     if options.domain is not None:
-        return fit_network(dag, source, estimator, options), dag
-    run = {"n_rows": info.extra["n_rows"], "n_dropped": stats.n_dropped, "na": options.missing.name}
-    trees = member_trees(dag, info)
-    net = estimate_network(dag, info.extra["schema"].subset(dag.nodes), trees, estimator, options, info=run)
+        net = fit_network(dag, source, estimator, options)
+    else:
+        run = {"n_rows": info.extra["n_rows"], "n_dropped": stats.n_dropped, "na": options.missing.name}
+        trees = member_trees(dag, info)
+        net = estimate_network(dag, info.extra["schema"].subset(dag.nodes), trees, estimator, options, info=run)
+    net.info["selection"] = selection_info(info)
     return net, dag
+
+
+def selection_info(info: Any) -> dict[str, Any]:
+    """What a selective kDB keeps of its selection (``FittedNetwork.info["selection"]``):
+    the ``k`` and attributes chosen, the loss minimised and its leave-one-out value of
+    every sub-model (rows: at most ``k'`` parents; columns: the first ``l`` attributes)."""
+    sel = info.extra["selection"]
+    return {"k": int(sel.k), "n_attributes": int(sel.n_attributes), "order": list(sel.order),
+            "loss_name": sel.loss_name, "loss": sel.loss.tolist()}
 
 
 def build_classifier_network(

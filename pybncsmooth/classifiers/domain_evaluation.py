@@ -256,6 +256,7 @@ def evaluate_domains(
     data: pd.DataFrame,
     domain: str,
     settings: Mapping[str, Mapping[str, Any]] | None = None,
+    /,
     *,
     method: str = "hmd",
     target: str | None = None,
@@ -284,7 +285,7 @@ def evaluate_domains(
 
     ``**options``: the options of the ``evaluate_domains`` entry point
     (:mod:`pybncsmooth.options`) every fit takes: ``na`` (default ``"error"``),
-    ``na_label``, ``max_levels``, ``weights`` (a column's name: the rows are split),
+    ``max_levels``, ``weights`` (a column's name: the rows are split),
     EM's settings, ``n_jobs``, ``progress`` (a bar over the domains); a setting's own
     (``{"mode": "pooled", "method": "bayes", "na": "drop"}``) take precedence.
     """

@@ -38,7 +38,7 @@ from ..structure.dag import DAG
 from ..options import Options
 from ..structure.learning import sample_order, source_statistics
 from ..validation import entropy_of, parallel_map
-from .builders import class_prior_network, member_trees, resolved_k
+from .builders import class_prior_network, member_trees, resolved_k, selection_info
 from .skdb import learn_skdb_members
 
 __all__ = [
@@ -117,6 +117,7 @@ def _learn_members(
             dag, _ = selected[i]
             rs = _estimator_seed(seeds[i])
             net = fit_network(dag, source, est.with_settings(random_state=rs), options.replace(random_state=rs))
+            net.info["selection"] = selection_info(selected[i][1])
             return Member(net, dag, ignored)
 
         return parallel_map(fit_domain, range(len(seeds)), options.n_jobs)
@@ -163,6 +164,7 @@ def _estimate_members(
         run = {"n_rows": n_used, "n_dropped": n_total - n_used, "na": options.missing.name, "random_state": rs}
         schema = info.extra["schema"].subset(dag.nodes)
         mine = {n: estimates[key] for n, key in keys[i].items()}
+        run["selection"] = selection_info(info)
         return Member(assemble_network(dag, schema, member_sets[i], mine, est, member_options, info=run), dag,
                       ignored)
 

@@ -21,7 +21,10 @@ __all__ = ["fit_classifier_formula"]
 
 
 def _formula_columns(spec: Any, options: Options, columns: list[str] | None) -> tuple[str, list]:
-    """The class and the features of a classifier formula, checked against the data."""
+    """The class and the features of a classifier formula (one string, or a list of one,
+    as R hands formulas over), checked against the data."""
+    if isinstance(spec, (list, tuple)) and len(spec) == 1:
+        spec = spec[0]
     if not isinstance(spec, str) or "~" not in spec:
         raise StructureError(
             f"with structure={options.structure!r} the first argument is a classifier formula such as 'Class ~ .', "

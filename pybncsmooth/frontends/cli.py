@@ -90,6 +90,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         Options.build("fit", **split_settings(options)[0])  # the options checked before any data is read
     except (ValueError, PyBNCSmoothError) as e:
         args.subparser.error(str(e))  # the usage line, exit status 2
+    if options.get("discretize") is not None:  # cut points are learned from numbers, in memory
+        data = _numbers_table(args.data)
     net = fit(args.spec, data, **options)
     print(net)
     if args.output:
@@ -190,15 +192,15 @@ def parse_model_spec(spec: str) -> Any:
     return BNClassifier(structure=structure, method=method, **({"k": k} if k is not None else {}), **hyper)
 
 
+def _numbers_table(path: str) -> pd.DataFrame:
+    """A data file in memory with its numeric columns as numbers (for the discretisers)."""
+    if path.endswith((".parquet", ".pq")):
+        return read_table(path)
+    return pd.read_csv(path, keep_default_na=False, na_values=["", "NA"])
+
+
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    if args.discretize:
-        data = (
-            pd.read_csv(args.data, keep_default_na=False, na_values=["", "NA"])
-            if not args.data.endswith((".parquet", ".pq"))
-            else read_table(args.data)
-        )
-    else:
-        data = read_table(args.data)
+    data = _numbers_table(args.data) if args.discretize else read_table(args.data)
     models = {}
     for spec in args.models:
         clf = parse_model_spec(spec)

@@ -31,6 +31,7 @@ __all__ = [
     "describe_methods",
     "method_table",
     "integer_params",
+    "option_table",
     "query_for_r",
 ]
 
@@ -120,6 +121,21 @@ def integer_params(method: str) -> list[str]:
     own = [p.name for p in method_params(method) if p.kind in ("int", "seed")] if method in available_methods() else []
     options = [s.name for s in option_specs().values() if s.kind in ("int", "seed")]
     return own + [n for n in options if n not in own]
+
+
+def option_table() -> dict[str, list]:
+    """One row per option, from its declaration (R's ``bncs.options()``): ``name``,
+    ``kind``, ``entries`` (the entry points that take it, comma-separated), ``doc``,
+    ``example`` and ``needs`` (the other settings the example shows its effect under)."""
+    out: dict[str, list] = {k: [] for k in ("name", "kind", "entries", "doc", "example", "needs")}
+    for name, spec in option_specs().items():
+        out["name"].append(name)
+        out["kind"].append(spec.kind)
+        out["entries"].append(",".join(spec.entries))
+        out["doc"].append(spec.doc)
+        out["example"].append(spec.example)
+        out["needs"].append(dict(spec.needs))
+    return out
 
 
 def frame_to_codes(df: pd.DataFrame) -> dict[str, Any]:

@@ -82,7 +82,7 @@ print.bncs.classifier <- function(x, ...) {
   invisible(x)
 }
 
-bncs.evaluate <- function(models, data, target, cv = "5x2", random_state = 0L) {
+bncs.evaluate <- function(models, data, target, cv = "5x2", random_state = 0L, ...) {
   bs <- bncs.python()
   if (!is.list(models) || is.null(names(models)) || any(!nzchar(names(models)))) {
     stop("models must be a named list of classifier settings, e.g. ",
@@ -97,8 +97,10 @@ bncs.evaluate <- function(models, data, target, cv = "5x2", random_state = 0L) {
     specs[[nm]] <- .py_call(do.call(bs$BNClassifier, a))
   }
   pydf <- .df_to_py(data)
-  res <- .py_call(bs$evaluate(reticulate::dict(specs), pydf, target, cv = cv,
-                              random_state = as.integer(random_state), progress = FALSE))
+  opts <- .hyper("", list(...))  # the options of evaluate (n_jobs, progress)
+  if (is.null(opts$progress)) opts$progress <- FALSE
+  res <- .py_call(do.call(bs$evaluate, c(list(reticulate::dict(specs), pydf, target, cv = cv,
+                                              random_state = as.integer(random_state)), opts)))
   cols <- reticulate::py_to_r(.py_call(.bridge()$frame_to_columns(res)))
   out <- lapply(cols, function(v) {
     v[vapply(v, is.null, logical(1))] <- NA

@@ -149,3 +149,17 @@
   names(out) <- as.character(unlist(parts$names))
   as.data.frame(out, stringsAsFactors = FALSE, check.names = FALSE)
 }
+
+# Row weights given as the name of a column of a data.frame: its numbers, one per row (the
+# data go to Python as factors; the weights stay numbers).
+#' @noRd
+.weights_arg <- function(args, data) {
+  w <- args$weights
+  if (is.character(w) && length(w) == 1L && is.data.frame(data)) {
+    if (!w %in% names(data)) stop("weights = '", w, "' is not a column of the data", call. = FALSE)
+    args$weights <- as.numeric(data[[w]])
+  } else if (is.numeric(w)) {
+    args$weights <- as.numeric(w)
+  }
+  args
+}

@@ -1,6 +1,6 @@
 # Multi-domain transfer: a new domain from a few rows, pooled / separate / hierarchical per domain.
 
-bncs.adapt <- function(fitted, data, domain, group = "domain", s_domain = NULL) {
+bncs.adapt <- function(fitted, data, domain, group = "domain", s_domain = NULL, ...) {
   net <- attr(fitted, "bncs.network", exact = TRUE)
   if (!inherits(fitted, "bn.fit") || is.null(net) || reticulate::py_is_null_xptr(net)) {
     stop("'fitted' must be a bn.fit returned by bncs.fit() or bncs.adapt() in this R session (the fitted ",
@@ -18,6 +18,7 @@ bncs.adapt <- function(fitted, data, domain, group = "domain", s_domain = NULL) 
     kw$column <- group
   }
   if (!is.null(s_domain)) kw$s_domain <- if (is.list(s_domain)) reticulate::dict(s_domain) else as.numeric(s_domain)
+  kw <- c(kw, .weights_arg(.hyper("", list(...)), data))  # the options of adapt (weights, on_unseen, ...)
   new <- .py_call(do.call(net$adapt, kw))
   out <- .to_bn_fit(new, NULL, reticulate::py_to_r(new$domain))
   attr(out, "bncs.network") <- new
@@ -26,7 +27,7 @@ bncs.adapt <- function(fitted, data, domain, group = "domain", s_domain = NULL) 
 
 bncs.evaluate.domains <- function(x, data, group, settings = NULL, method = "hmd", target = NULL,
                                   test_size = 0.3, k = c(0, 5, 20, 50), lodo = TRUE, repeats = 1L,
-                                  random_state = 0L) {
+                                  random_state = 0L, ...) {
   bs <- bncs.python()
   spec <- .structure_spec(x)
   if (!is.data.frame(data)) stop("data must be a data.frame of factors, not ", class(data)[1], call. = FALSE)
@@ -45,10 +46,11 @@ bncs.evaluate.domains <- function(x, data, group, settings = NULL, method = "hmd
       .hyper(m, s)
     }))
   }
-  res <- .py_call(bs$evaluate_domains(spec, .df_to_py(data), group, py_settings, method = method,
-                                      target = target, test_size = test_size, k_grid = as.list(as.integer(k)),
-                                      lodo = lodo, repeats = as.integer(repeats),
-                                      random_state = as.integer(random_state)))
+  kw <- c(list(spec, .df_to_py(data), group, py_settings, method = method, target = target,
+                test_size = test_size, k_grid = as.list(as.integer(k)), lodo = lodo,
+                repeats = as.integer(repeats), random_state = as.integer(random_state)),
+          .hyper("", list(...)))  # the options every fit takes (na, weights, ...)
+  res <- .py_call(do.call(bs$evaluate_domains, kw))
   cols <- reticulate::py_to_r(.py_call(.bridge()$frame_to_columns(res$results)))
   out <- lapply(cols, function(v) {
     v[vapply(v, is.null, logical(1))] <- NA

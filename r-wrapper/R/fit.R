@@ -16,7 +16,9 @@ bncs.fit <- function(x, data, method = "hdp", ..., group = NULL, na = "available
     }
   }
   args <- .hyper(method, list(...))
-  pydf <- if (from_file) normalizePath(data) else .df_to_py(data)
+  wcol <- if (is.character(args$weights) && !from_file) args$weights else character()
+  args <- .weights_arg(args, data)
+  pydf <- if (from_file) normalizePath(data) else .df_to_py(data, setdiff(names(data), wcol))
   kw <- c(list(spec, pydf, method = method, na = na), args)
   if (!is.null(group)) kw$domain <- group
   net <- .py_call(do.call(bs$fit, kw))

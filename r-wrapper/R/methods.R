@@ -17,3 +17,13 @@ bncs.dataset <- function(name = "asia") {
     stop("unknown method '", method, "'; available: ", paste(available, collapse = ", "), call. = FALSE)
   }
 }
+
+bncs.options <- function() {
+  t <- reticulate::py_to_r(.py_call(.bridge()$option_table()))
+  out <- data.frame(name = as.character(unlist(t$name)), kind = as.character(unlist(t$kind)),
+                    entries = as.character(unlist(t$entries)), doc = as.character(unlist(t$doc)),
+                    stringsAsFactors = FALSE)
+  out$example <- t$example
+  out$needs <- t$needs
+  out
+}
