@@ -594,12 +594,11 @@ def _sweep_table_counts(  # pragma: no cover - compiled
     Starts at pair ``start`` and returns the index of the first pair it leaves to
     :func:`_update_slow` (counts beyond the exact tables, or weights beyond doubles),
     or the number of pairs when the pass is done.  This pass calls no compiled function
-    that takes arrays, so numba prunes the reference counting of its array arguments:
-    with the rare paths inside it, every call had cost about 180 ns of it (0.9 ms of the
-    5000 sweeps on card2_n1000)."""
-    # The hot path is written out here: numba's inlined helpers taking arrays paid
-    # atomic reference counting of each array at every call (150 ns a pair, more
-    # than the arithmetic).  Table offsets are unsigned so that numba drops its
+    that takes arrays, so numba prunes the reference counting of its array arguments
+    (with the rare paths inside it, each call would pay that counting: about as much as
+    the pass's arithmetic on a small tree)."""
+    # The hot path is written out here: numba's inlined helpers taking arrays pay
+    # atomic reference counting of each array at every call, more than the arithmetic.  Table offsets are unsigned so that numba drops its
     # negative-index wraparound.
     npairs = plan.shape[0] // 6
     for jj in range(start, npairs):
