@@ -598,8 +598,8 @@ def _sweep_table_counts(  # pragma: no cover - compiled
     (with the rare paths inside it, each call would pay that counting: about as much as
     the pass's arithmetic on a small tree)."""
     # The hot path is written out here: numba's inlined helpers taking arrays pay
-    # atomic reference counting of each array at every call, more than the arithmetic.  Table offsets are unsigned so that numba drops its
-    # negative-index wraparound.
+    # atomic reference counting of each array at every call, more than the arithmetic.
+    # Table offsets are unsigned so that numba drops its negative-index wraparound.
     npairs = plan.shape[0] // 6
     for jj in range(start, npairs):
         b = uint64(6 * jj)
@@ -942,7 +942,8 @@ def hdp_sweeps(  # pragma: no cover - compiled
                         for k in range(r):
                             b2[p, k] += pk[p, k] * pk[p, k]
                 m_run += 1
-            _record_state(n, conc, leaf0, it - burn_in, state_n, state_c, state_meta)
+            if state_n.shape[0] > 0 and (it - burn_in) % state_meta[1] == 0:  # a call only when one is kept
+                _record_state(n, conc, leaf0, it - burn_in, state_n, state_c, state_meta)
             n_rec += 1
             if thin > 0 and (it - burn_in) % thin == 0:
                 d = (it - burn_in) // thin
