@@ -203,18 +203,28 @@ def nested_evidence(counts: np.ndarray, groups: np.ndarray, prior: np.ndarray, g
 
 
 def mixture_posterior(
-    counts: np.ndarray, mean: np.ndarray, log_s: np.ndarray, weights: np.ndarray, mean_sd: np.ndarray | None = None
+    counts: np.ndarray, mean: np.ndarray, log_s: np.ndarray, weights: np.ndarray, mean_sd: np.ndarray | None = None,
+    mass: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Posterior mean and sd of each entry with ``s`` integrated out over
     ``(log_s, weights)``: the weighted means of :func:`dirichlet_posterior`, and the sd
     from the weighted second moments (law of total variance).  ``mean_sd``: the sd of
     the pooled vector ``mean`` itself, whose uncertainty then enters too: with
     :math:`a = n + s\,m`, :math:`A = N + s`,
-    :math:`E[\theta^2] = (a^2 + s^2 v + a) / (A (A + 1))`, ``v`` its variance."""
+    :math:`E[\theta^2] = (a^2 + s^2 v + a) / (A (A + 1))`, ``v`` its variance.
+    ``mass``: per leaf, the mass :math:`A_y` the pooled vector is known with; ``s`` is then
+    the nested model's :math:`s' = s A_y / (s + A_y + 1)` (:mod:`._domain_prior`)."""
     n = np.asarray(counts, dtype=np.float64)
     m = np.asarray(mean, dtype=np.float64)
     w = np.atleast_1d(np.asarray(weights, dtype=np.float64))
-    sk = np.exp(np.atleast_1d(np.asarray(log_s, dtype=np.float64)))[:, None, None]
+    ls = np.atleast_1d(np.asarray(log_s, dtype=np.float64))
+    if mass is None:
+        sk = np.exp(ls)[:, None, None]
+    else:
+        A = np.asarray(mass, dtype=np.float64)[None, :]
+        s = np.exp(ls)[:, None]
+        A1 = np.where(np.isfinite(A), A, 1.0)
+        sk = np.where(np.isfinite(A), s * A1 / (s + A1 + 1.0), s)[:, :, None]
     a = n[None] + sk * m[None]  # (K, L, r): every grid point at once
     tot = a.sum(axis=2, keepdims=True)
     pk = a / tot

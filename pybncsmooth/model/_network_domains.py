@@ -6,7 +6,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Mapping
 
-from ..errors import DataError, UnseenDomainWarning
+from ..errors import DataError, UnseenDomainError, UnseenDomainWarning
 from ..options import Options
 from .cpd import FixedPrefixCPD
 
@@ -22,16 +22,26 @@ class DomainsMixin:
         return list(self.schema[self.domain]) if self.domain is not None else []
 
     def for_domain(self, level: Any) -> Any:
-        """The network of one domain of a multi-domain fit.
+        """The network of one domain of a multi-domain fit; ``None``: the population's.
 
         Its CPDs keep the pooled context trees above the domain, so parent
-        configurations unseen in this domain still back off to pooled estimates.
+        configurations unseen in this domain still back off to pooled estimates.  The
+        population's network (``level=None``) answers every configuration with its
+        pooled tables, as a domain without rows (what rows with no domain, or of a
+        domain not fitted, get).  A label the network was not fitted with gets the
+        population's network too, with an
+        :class:`~pybncsmooth.errors.UnseenDomainWarning` (an
+        :class:`~pybncsmooth.errors.UnseenDomainError` under ``on_unseen_domain="error"``).
         """
         if self.domain is None:
             raise DataError("this network was not fitted with domain=")
-        if level in set(self.schema[self.domain]):
+        if level is None:
+            code = -1
+        elif level in set(self.schema[self.domain]):
             code = self.schema.code(self.domain, level)
         else:
+            if self.options.on_unseen_domain == "error":
+                raise UnseenDomainError(self.domain, [level], self.domains)
             warnings.warn(
                 f"domain {level!r} of {self.domain!r} was not seen in training: its tables are the "
                 "population-level ones (pooled estimates)",
