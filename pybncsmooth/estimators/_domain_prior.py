@@ -40,12 +40,13 @@ prior), and each fitted domain's profile is its posterior under :math:`G_v`,
 :math:`r_{d,v}(s) \propto G_v(s)\,e^{\ell_{d,v}(s)}` (:func:`population_prior`).  A new
 domain is exchangeable with the fitted ones: as the Pólya urn of a Dirichlet process
 over domain types (Blackwell and MacQueen 1973) it is like one of the ``D`` fitted
-domains, in every node at once, with prior weight 1 each, or a type of its own, drawn
-from the flat prior on :math:`\log s` in every node, with weight :data:`NOVEL_WEIGHT`.
+domains, in every node at once, with prior weight 1 each, or a type of its own, its
+``s`` in every node from the uniform shrinkage prior (:func:`novel_prior`), with weight
+:data:`NOVEL_WEIGHT`.
 The new rows weigh the components jointly over the nodes
 (:func:`new_domain_posterior`): a domain whose rows look like an atypical fitted
 domain's borrows as little as that one does, a typical one as much as the typical
-ones, and rows unlike every fitted domain's select the flat prior, under which the
+ones, and rows unlike every fitted domain's select the new type, under which the
 rows alone decide.
 """
 
@@ -80,9 +81,12 @@ __all__ = [
 ADAPT_GRID = np.arange(math.log(S_MIN), math.log(S_MAX) + 1e-9, 0.25)
 
 #: prior weight of "a type of its own" against weight 1 for each fitted domain (the
-#: Dirichlet process's concentration): small, so that a handful of fitted domains is
-#: not outweighed, and enough for rows unlike all of them to select it
-NOVEL_WEIGHT = 0.1
+#: Dirichlet process's concentration, at its conventional value 1: with ``D`` fitted
+#: domains a new one is of a new type with prior probability ``1 / (D + 1)``).  A
+#: tenth of it pulled a domain unusual in one node of two toward the population
+#: (0.21 nats/row worse than its separate fit on simulated sites, 0.07 with 1) and
+#: changed nothing measurable on GSS or Chile (``benchmarks/bench_domains.py --lodo``).
+NOVEL_WEIGHT = 1.0
 
 #: a configuration's rows up to which the nested evidence is computed exactly
 EXACT_MAX_ROWS = 400
@@ -322,7 +326,7 @@ def _profiles(piece: dict[str, Any], codes: np.ndarray, exclude: int | None) -> 
     """A node's prior components for a new domain, ``(len(codes) + 1, K)``: each fitted
     domain's profile, its posterior under the mixing distribution (of the others, when
     ``exclude`` is a fitted domain given more rows), the distribution itself where the
-    domain has no rows in this node; the flat prior last."""
+    domain has no rows in this node; the new type's (:func:`novel_prior`) last."""
     curves, present = piece["s_new_curves"], piece["s_new_present"]
     G = piece["s_new_G"]
     if exclude is not None and 0 <= exclude < len(present) and present[exclude]:
@@ -344,7 +348,7 @@ def new_domain_posterior(pieces: Sequence[dict[str, Any]], evidence: Sequence[np
     """The new domain's posterior weights on the grid, one array per node: the prior
     components of every node (:func:`_profiles`) weighed jointly by the product over
     the nodes of the new rows' evidence (``evidence``: log, on the grid), each fitted
-    domain with prior weight 1 and the flat prior with :data:`NOVEL_WEIGHT`.
+    domain with prior weight 1 and the new type (:func:`novel_prior`) with :data:`NOVEL_WEIGHT`.
     ``exclude``: the code of a fitted domain given more rows (its own profile is not its
     prior)."""
     present = [np.flatnonzero(p["s_new_present"]) for p in pieces]
