@@ -403,7 +403,7 @@ def test_domain_report_divergences_by_hand():
     df = _two_domains(11, 0.15, 900)
     net = bs.fit("[A][B|A]", df, method="bayes", domain="dom")
     rep = net.domain_report(draws=300, random_state=1)
-    assert list(rep.columns) == ["domain", "node", "n", "kl", "js", "shrinkage", "js_lower", "js_upper"]
+    assert list(rep.columns) == ["domain", "node", "n", "kl", "js", "shrinkage", "s_domain", "js_lower", "js_upper"]
     row = rep[(rep.domain == "d2") & (rep.node == "B")].iloc[0]
     with pytest.warns(UnseenDomainWarning):
         pop = net.for_domain("new").cpt("B")  # (B, A)
