@@ -21,7 +21,7 @@ out, fit the others (100 rows each; 0: all their rows) with ``domain=``, adapt f
 of its rows (per domain: held-out log-likelihood per row of adapt, of the same
 estimator pooled and of the separate fit, the adapted domain's learned ``s_D`` and
 the times; ``--seeds 1 2 3`` other draws of the 20 rows; ``--far``: simulated domains,
-five alike and one far from them; ``--oracle``: also the best single ``s_D`` per domain
+five alike and one far from them, a population drawn afresh for every seed; ``--oracle``: also the best single ``s_D`` per domain
 chosen on its held-out rows, an upper bound on what one concentration per domain can do).
 """
 
@@ -253,12 +253,15 @@ def main() -> None:
                     help="--lodo: also the best single s_domain per domain chosen with hindsight (an upper bound)")
     args = ap.parse_args()
     if args.lodo:
-        sets = [(n, load_dataset(n), structure(n).modelstring(), dataset_info(n)["domain"]) for n in args.data]
-        if args.far:
-            sets = [("far", *far_domain())]
-        out = [lodo(name, df, ms, dom, args.lodo[0], args.lodo[1], m, seed, show=len(args.seeds) == 1,
+        def data_for(name: str, seed: int) -> tuple:
+            if name == "far":  # simulated: a population of its own for every seed
+                return far_domain(seed)
+            return load_dataset(name), structure(name).modelstring(), dataset_info(name)["domain"]
+
+        names = ["far"] if args.far else args.data
+        out = [lodo(name, *data_for(name, seed), args.lodo[0], args.lodo[1], m, seed, show=len(args.seeds) == 1,
                     oracle=args.oracle)
-               for name, df, ms, dom in sets for m in args.methods for seed in args.seeds]
+               for name in names for m in args.methods for seed in args.seeds]
         if args.csv:
             pd.concat(out).to_csv(args.csv, index=False)
         return

@@ -5,17 +5,22 @@ A multi-domain context tree splits on the domain last, so the leaves below a par
 configuration ``y`` are that configuration's domains.  Given the pooled estimate
 :math:`m_y` (the configuration over every domain), each domain's distribution is
 modelled as :math:`\theta_{y,d} \sim \mathrm{Dir}(s\,m_y)` with one concentration ``s``
-per node.  ``s`` maximises the marginal (Dirichlet-multinomial) likelihood of the
-domains' counts,
+per node.  The evidence about ``s`` is the marginal (Dirichlet-multinomial) likelihood
+of the domains' counts,
 
 .. math::
     \ell(s) = \sum_{y,d} \Big[\log\Gamma(s) - \log\Gamma(s + n_{yd})
-      + \sum_x \log\Gamma(s\,m_{yx} + n_{yxd}) - \log\Gamma(s\,m_{yx})\Big],
+      + \sum_x \log\Gamma(s\,m_{yx} + n_{yxd}) - \log\Gamma(s\,m_{yx})\Big]
 
-(type-II maximum likelihood, Azzimonti et al.'s (2019) eq. 8 with the pooled mean held fixed), and
-a domain's estimate is the posterior mean :math:`(n_{yxd} + s\,m_{yx}) / (n_{yd} + s)`:
-near ``s = 0`` every domain keeps its own frequencies, as ``s`` grows the domains
-pool completely.  The same closed form adapts a new domain (``FittedNetwork.adapt``).
+(Azzimonti et al.'s (2019) eq. 8 with the pooled mean held fixed; with the pooled
+vector's own uncertainty, the nested model's exact evidence, :func:`nested_evidence`).
+The fit keeps the posterior of ``log s`` on a grid under a flat prior
+(:func:`concentration_posterior`, its grid holding the type-II maximum-likelihood
+point, :func:`fit_concentration`), and a domain's estimate is the posterior mean
+:math:`(n_{yxd} + s\,m_{yx}) / (n_{yd} + s)` averaged over it
+(:func:`mixture_posterior`): near ``s = 0`` every domain keeps its own frequencies, as
+``s`` grows the domains pool completely.  A domain added later
+(``FittedNetwork.adapt``) gets a concentration of its own (:mod:`._domain_prior`).
 """
 
 from __future__ import annotations

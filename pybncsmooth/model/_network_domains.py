@@ -69,13 +69,19 @@ class DomainsMixin:
         rows), the fitted population serving as its prior: no estimator runs again.
 
         For each node and parent configuration ``y`` seen in ``rows``, the domain's
-        table is :math:`(n_{yxd} + s_D \hat\theta_{x|y}) / (n_{yd} + s_D)` around the
-        population's :math:`\hat\theta_{x|y}` with the node's domain concentration
-        :math:`s_D` learned by the fit (``s_domain=`` a number or ``{node: number}``
-        overrides it; maximum likelihood keeps the domain's own frequencies); the
-        other configurations back off to the population's tables.  For ``hmd`` this is
-        the posterior of Azzimonti et al.'s (2019) eq. 8 with the pooled mean fixed, for ``hdp`` a
-        Dirichlet process with the population's posterior mean as base measure.
+        table is :math:`(n_{yxd} + s' \hat\theta_{x|y}) / (n_{yd} + s')` around the
+        population's :math:`\hat\theta_{x|y}`, averaged over the posterior of the
+        domain's *own* concentration ``s`` (``s' = s A_y / (s + A_y + 1)``, ``A_y`` the
+        number of draws the population knows :math:`\theta_y` by).  That posterior is
+        the population's distribution of a domain's concentration (learned from the
+        fitted domains' evidence about their own) times the exact nested evidence of
+        every row the domain has, jointly over the nodes, so that a domain unlike the
+        fitted ones keeps more of its own counts and a typical one borrows more
+        (:mod:`pybncsmooth.estimators._domain_prior`).  ``s_domain=`` (a number or
+        ``{node: number}``) fixes it; maximum likelihood keeps the domain's own
+        frequencies; the other configurations back off to the population's tables.
+        The domain level is this Dirichlet pooling whatever the estimator of the levels
+        above (``hmd``: Azzimonti et al.'s (2019) eq. 8 with the pooled mean fixed).
 
         Rows of a domain that already exists add to its counts: adapting twice equals
         adapting once with all the rows.  A network fitted without ``domain=`` adapts

@@ -73,7 +73,9 @@ bncs.evaluate.domains <- function(x, data, group, settings = NULL, method = "hmd
   if (!is.data.frame(data)) stop("data must be a data.frame of factors, not ", class(data)[1], call. = FALSE)
   if (!info$target %in% names(data)) stop("data must hold the class column '", info$target, "'", call. = FALSE)
   .check_domain_label(domain)
-  clf <- info$py
+  # a copy adapted: the classifier given is left as it was (R's value semantics; Python's adapt works in place)
+  clf <- reticulate::import("copy", convert = FALSE)$deepcopy(info$py)
+  info$py <- clf
   current <- reticulate::py_to_r(clf$options_$domain)
   col <- if (is.null(current)) group else current
   if (!is.character(col) || length(col) != 1L) stop("group must be the name of one column", call. = FALSE)

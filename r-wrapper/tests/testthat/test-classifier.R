@@ -169,6 +169,8 @@ test_that("bncs.adapt gives a classifier a new domain without refitting", {
   before <- suppressWarnings(predict(h, rest, prob = TRUE))
   h2 <- bncs.adapt(h, chile[chile$region == "M", ][1:20, ], "M")
   after <- predict(h2, rest, prob = TRUE)
+  # the classifier adapted is a copy: h still answers M with the population's tables
+  expect_equal(suppressWarnings(predict(h, rest, prob = TRUE)), before, tolerance = 1e-15)
   expect_gt(mean(log(after[cbind(seq_along(y), y)])), mean(log(before[cbind(seq_along(y), y)])))
   expect_error(bncs.adapt(clf, new, "M", s_domain = 2), "s_domain applies to networks")
   expect_error(bncs.adapt(clf, new[, names(new) != "vote"], "M"), "class column 'vote'")
