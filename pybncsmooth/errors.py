@@ -38,6 +38,7 @@ __all__ = [
     "ZeroProbabilityWarning",
     "ConvergenceWarning",
     "UnseenDomainWarning",
+    "UnseenDomainError",
     "ClassRelabellingWarning",
 ]
 
@@ -133,6 +134,14 @@ class UnseenLevelError(DataError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class UnseenDomainError(UnseenLevelError):
+    """Rows of a domain the network was not fitted with, refused (``on_unseen_domain="error"``)."""
+
+    def __init__(self, column: str, levels: Sequence[Any], known: Sequence[Any] = ()):
+        super().__init__(column, levels, known, hint='on_unseen_domain="warn" answers them with the population-level '
+                                                     "tables; net.adapt(rows, domain=...) adds a domain")
 
 
 class UndeclaredLevelError(UnseenLevelError):

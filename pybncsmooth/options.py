@@ -459,6 +459,16 @@ class Options:
         _choice("on_unseen", ("error", "backoff")), entries=("fit", "classifier", "adapt"), example="backoff",
         choices=("error", "backoff"),
     )
+    on_unseen_domain: str = _opt(
+        "warn", "choice", "rows of a multi-domain fit with no domain (no domain column, or a missing value) or a "
+        "domain not fitted: warn and answer them with the population-level tables, or error",
+        _choice("on_unseen_domain", ("warn", "error")), entries=("fit", "classifier"), example="error",
+        needs={"domain": "site"}, choices=("warn", "error"),
+        refuse={"adapt": "adapt(rows, domain=label) names the domain of every row it is given",
+                "evaluate": "set it on the classifiers compared (BNClassifier(on_unseen_domain=...))",
+                "evaluate_domains": "each held-out domain is adapted (or, from no row, answered by the population) "
+                                    "by design"},
+    )
 
     #: the entry point the options were built for
     entry: str = field(default="fit", metadata={"internal": True})

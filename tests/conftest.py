@@ -86,6 +86,26 @@ def insurance() -> pd.DataFrame:
     return _shared("insurance")
 
 
+def adapted_by_hand(counts, pooled, info, code: int, mass=None) -> np.ndarray:
+    """An adapted domain's table by hand (the same layout as :func:`shrunk_by_hand`): the
+    posterior means (n + s' m) / (N + s') with the nested model's s' = s A / (s + A + 1)
+    (``mass``: A per column, default the node's ``s_domain_mass``; infinite: s itself),
+    averaged over the domain's own posterior of s (``info["s_own_*"]`` of ``code``)."""
+    n = np.asarray(counts, dtype=float)
+    m = np.asarray(pooled, dtype=float)
+    codes = list(np.asarray(info["s_own_codes"]))
+    row = codes.index(code)
+    A = np.asarray(info["s_domain_mass"] if mass is None else mass, dtype=float)
+    out = np.zeros_like(n)
+    for log_s, w in zip(info["s_own_log"][row], info["s_own_weights"][row]):
+        if w == 0:
+            continue
+        s = np.exp(log_s)
+        sp = np.where(np.isfinite(A), s * A / (s + A + 1), s)
+        out += w * (n + sp * m) / (n.sum(axis=0) + sp)
+    return out
+
+
 def shrunk_by_hand(counts, pooled, info) -> np.ndarray:
     """A domain's table by hand from its counts and the pooled table (the same layout, the
     child on axis 0): the posterior means (n + s m) / (N + s) averaged over the fit's

@@ -115,7 +115,7 @@ def test_sign_test_and_win_draw_loss():
     w = bs.win_draw_loss(res, "a", "b", "rmse")
     assert (w["wins"], w["draws"], w["losses"]) == (2, 1, 1)
     assert w["p_value"] == pytest.approx(1.0)
-    # one-tailed (thesis 002): P(W >= 2) for W ~ Binomial(3, 1/2) = 4 / 8
+    # one-tailed (Zhang 2020): P(W >= 2) for W ~ Binomial(3, 1/2) = 4 / 8
     assert w["p_one_sided"] == pytest.approx(0.5)
     assert bs.sign_test(8, 2, "greater") == pytest.approx(56 / 1024)
     # Wilcoxon signed-rank over the data sets' differences (the draw dropped)

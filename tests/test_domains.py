@@ -14,7 +14,7 @@ from scipy.special import gammaln
 
 import pybncsmooth as bs
 from pybncsmooth.errors import HyperparameterError, UnseenDomainWarning
-from conftest import shrunk_by_hand
+from conftest import adapted_by_hand, shrunk_by_hand
 from pybncsmooth.estimators._pooling import (
     S_MAX,
     S_MIN,
@@ -224,12 +224,12 @@ def test_survey_years_domain_fit_is_never_worse_than_pooling_and_beats_separate_
 # ----------------------------------------------------------------------------- adapt
 
 
-def _by_hand(net, node_counts: np.ndarray, node: str) -> np.ndarray:
-    """The domain's table around the population's table of ``node`` (one parent), with the
-    fit's posterior of the domain concentration."""
-    with pytest.warns(UnseenDomainWarning):
-        pop = net.for_domain("__population__").cpt(node)
-    return shrunk_by_hand(node_counts, pop, net.cpd(node).estimate.info)
+def _by_hand(net, adapted, node_counts: np.ndarray, node: str, label) -> np.ndarray:
+    """The adapted domain's table around the population's table of ``node`` (one parent),
+    with the domain's own posterior of its concentration and the nested model's masses."""
+    pop = net.for_domain(None).cpt(node)
+    info = adapted.cpd(node).estimate.info
+    return adapted_by_hand(node_counts, pop, info, adapted.domains.index(label))
 
 
 @pytest.mark.parametrize("method", ["hmd", "bayes", "mestimate", "hdp"])
@@ -244,7 +244,10 @@ def test_adapt_is_the_closed_form_posterior_with_the_population_fixed(method):
     for d in ("d1", "d2"):
         np.testing.assert_array_equal(a.for_domain(d).cpt("B"), net.for_domain(d).cpt("B"))
     n_new = pd.crosstab(new["B"], new["A"]).reindex(index=["off", "on"], columns=["x", "y"], fill_value=0).to_numpy()
-    np.testing.assert_allclose(a.for_domain("d3").cpt("B"), _by_hand(net, n_new, "B"), rtol=1e-12)
+    np.testing.assert_allclose(a.for_domain("d3").cpt("B"), _by_hand(net, a, n_new, "B", "d3"), rtol=1e-12)
+    # the fitted domains' shared posterior of s_D is kept; the new domain has its own
+    for k in ("s_domain_log", "s_domain_weights"):
+        np.testing.assert_array_equal(a.cpd("B").estimate.info[k], net.cpd("B").estimate.info[k])
     # incremental: twice with parts equals once with all the rows, to the bit
     twice = net.adapt(new.iloc[:25], "d3").adapt(new.iloc[25:], "d3")
     assert twice.max_abs_diff(a) == 0.0
@@ -252,7 +255,7 @@ def test_adapt_is_the_closed_form_posterior_with_the_population_fixed(method):
     more = net.adapt(new, "d1")
     old_rows = df[df.dom == "d1"]
     n_d1 = pd.crosstab(old_rows["B"], old_rows["A"]).to_numpy() + n_new
-    np.testing.assert_allclose(more.for_domain("d1").cpt("B"), _by_hand(net, n_d1, "B"), rtol=1e-12)
+    np.testing.assert_allclose(more.for_domain("d1").cpt("B"), _by_hand(net, more, n_d1, "B", "d1"), rtol=1e-12)
     # the domain column may come along, with that one value
     np.testing.assert_array_equal(net.adapt(new.assign(dom="d3"), "d3").cpt("B"), a.cpt("B"))
     lp = a.logpdf(new.assign(dom="d3"))
@@ -326,8 +329,18 @@ def test_classifier_domain_errors_and_sources(tmp_path):
     with pytest.raises(bs.errors.MissingColumnError, match="domain"):
         bs.BNClassifier(domain="site").fit(df.drop(columns="vote"), df["vote"])
     clf = bs.BNClassifier(structure="tan", method="mestimate", domain="region").fit(df.drop(columns="vote"), df["vote"])
+    # rows without the domain column: the population's tables, with the warning (refused on request)
+    with pytest.warns(UnseenDomainWarning, match="no domain column 'region'"):
+        p_pop = clf.predict_proba(df.drop(columns=["vote", "region"]).iloc[:7])
+    with pytest.warns(UnseenDomainWarning):
+        p_new = clf.predict_proba(df.drop(columns="vote").iloc[:7].assign(region="elsewhere"))
+    np.testing.assert_allclose(p_pop, p_new, atol=1e-12)
+    clf.set_params(on_unseen_domain="error")
     with pytest.raises(bs.errors.MissingColumnError, match="domain"):
         clf.predict_proba(df.drop(columns=["vote", "region"]))
+    with pytest.raises(bs.errors.UnseenDomainError, match="elsewhere"):
+        clf.predict_proba(df.drop(columns="vote").iloc[:7].assign(region="elsewhere"))
+    clf.set_params(on_unseen_domain="warn")
     # data read in chunks: the same classifier
     path = tmp_path / "chile.csv"
     df.to_csv(path, index=False)
@@ -390,7 +403,7 @@ def test_domain_report_divergences_by_hand():
     df = _two_domains(11, 0.15, 900)
     net = bs.fit("[A][B|A]", df, method="bayes", domain="dom")
     rep = net.domain_report(draws=300, random_state=1)
-    assert list(rep.columns) == ["domain", "node", "n", "kl", "js", "shrinkage", "js_lower", "js_upper"]
+    assert list(rep.columns) == ["domain", "node", "n", "kl", "js", "shrinkage", "s_domain", "js_lower", "js_upper"]
     row = rep[(rep.domain == "d2") & (rep.node == "B")].iloc[0]
     with pytest.warns(UnseenDomainWarning):
         pop = net.for_domain("new").cpt("B")  # (B, A)
@@ -460,5 +473,8 @@ def test_a_configuration_no_domain_saw_keeps_the_estimators_unseen_rule():
                         "B": pd.Categorical(["q", "q"], categories=["p", "q"])})
     a = net.adapt(new, "w")
     assert np.isfinite(a.cpt("B", stat="sd")).all()
-    expect = shrunk_by_hand(np.array([0.0, 2.0]), np.array([0.5, 0.5]), net.cpd("B").estimate.info)
+    info = a.cpd("B").estimate.info  # the pooled configurations x, y, z: z's mass is the prior's
+    expect = adapted_by_hand(np.array([0.0, 2.0]), np.array([0.5, 0.5]), info, 2, mass=info["s_domain_mass"][2])
     np.testing.assert_allclose(a.for_domain("w").cpt("B")[:, 2], expect, rtol=1e-12)
+    # the prior Dirichlet(1/6, 1/6) of an unseen configuration: its mass 1/3, recovered from its spread
+    np.testing.assert_allclose(info["s_domain_mass"][2], 1 / 3, rtol=1e-9)

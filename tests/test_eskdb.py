@@ -1,4 +1,4 @@
-"""ESKDB (thesis 002, Ch. 4): sampled attribute and parent orders, members averaged."""
+"""ESKDB (Zhang 2020, Ch. 4): sampled attribute and parent orders, members averaged."""
 
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ def test_members_share_the_estimate_of_a_tree_they_have_in_common(dna):
 
 
 def test_ensemble_beats_its_single_classifier_on_dna(dna):
-    # thesis 002 Sec. 4.3.2: the ensemble's RMSE is below a single selective kDB's. On
+    # Zhang 2020 Sec. 4.3.2: the ensemble's RMSE is below a single selective kDB's. On
     # this fold (m-estimates, k = 5, 10 members with the thesis's m = 1/3) selective kDB
     # (m = 1) has 0.257 and the ensembles of seeds 0-2 0.241-0.252: every seed below,
     # the mean by more than 0.005.

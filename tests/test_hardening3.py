@@ -57,7 +57,7 @@ def asia600() -> pd.DataFrame:
 
 def _hls_intercept_probability(n_total: float, n_second: float, tau: float = 1.0) -> float:
     """HLS of a binary node without parents: ``a`` minimises ``N log(1 + e^a) - n_2 a +
-    tau a^2 / 2`` (paper 004, Sec. 3.2, one coefficient), so ``N sigma(a) - n_2 + tau a =
+    tau a^2 / 2`` (Cooper et al. 2025, Sec. 3.2, one coefficient), so ``N sigma(a) - n_2 + tau a =
     0``; solved by bisection (the left side increases in ``a``)."""
     lo, hi = -60.0, 60.0
     for _ in range(200):

@@ -1,4 +1,4 @@
-"""HGS and M-branch (thesis 002: Ch. 5, eqs. 45-49; Sec. 2.3.2, eqs. 17-18): the
+"""HGS and M-branch (Zhang 2020: Ch. 5, eqs. 45-49; Sec. 2.3.2, eqs. 17-18): the
 leave-one-out objective against brute force, its gradient against finite differences,
 the compiled optimiser against the thesis's gradient descent, exact small cases, edge cases, and the
 two estimators wherever an estimator works."""

@@ -1,4 +1,4 @@
-"""Hierarchical linear smoothing (paper 004): the exact ridge optima of the reference,
+"""Hierarchical linear smoothing (Cooper et al. 2025): the exact ridge optima of the reference,
 the authors' solver stopping short, gradients, a one-level tree as plain ridge
 logistic regression, unobserved child values, domains and bad input."""
 

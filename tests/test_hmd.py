@@ -1,4 +1,4 @@
-"""The hierarchical Multinomial-Dirichlet estimator (paper 001): bnlearn's hdir
+"""The hierarchical Multinomial-Dirichlet estimator (Azzimonti et al. 2019): bnlearn's hdir
 tables, the variational fixed point, exact posterior moments, limits, uncertainty,
 domains and bad input."""
 

@@ -15,6 +15,7 @@ with an error naming the option and the entry point's alternative.
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -71,7 +72,19 @@ def _net_fingerprint(net: Any) -> Any:
     except PyBNCSmoothError as e:
         unseen = type(e).__name__
     levels = {v: list(map(str, net.levels(v))) for v in [*net.nodes, *([net.domain] if net.domain else [])]}
-    return json.dumps([net.modelstring(), levels, tables, info, unseen], sort_keys=True, default=str)
+    return json.dumps([net.modelstring(), levels, tables, info, unseen, _elsewhere(net.predict_proba, target)],
+                      sort_keys=True, default=str)
+
+
+def _elsewhere(predict: Callable, *args: Any) -> Any:
+    """How rows of a site no fit has seen are answered (its on_unseen_domain)."""
+    rows = DATA.iloc[:5].assign(site="elsewhere").drop(columns=["w", "Class"])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", bs.errors.UnseenDomainWarning)
+            return np.round(np.asarray(predict(rows.assign(A=rows["A"].fillna("a")), *args)), 12).tolist()
+    except PyBNCSmoothError as e:
+        return type(e).__name__
 
 
 def run_fit(opts: dict) -> Any:
@@ -89,7 +102,7 @@ def run_classifier(opts: dict) -> Any:
     except PyBNCSmoothError as e:
         unseen = type(e).__name__
     nets = [_net_fingerprint(n) for n in clf.estimators_]
-    return json.dumps([nets, np.round(clf.predict_proba(X), 12).tolist(), unseen])
+    return json.dumps([nets, np.round(clf.predict_proba(X), 12).tolist(), unseen, _elsewhere(clf.predict_proba)])
 
 
 def run_evaluate(opts: dict) -> Any:

@@ -376,8 +376,14 @@ def test_domain_queries_use_the_domains_tables(domain_fit):
         warnings.simplefilter("ignore", UnseenDomainWarning)
         pop = domain_fit.for_domain("s9")
     np.testing.assert_allclose(got.to_numpy(), brute(pop, ["E"], ev), atol=1e-12)
+    # no domain: the population's tables, with the warning; refused under on_unseen_domain="error"
+    with pytest.warns(UnseenDomainWarning, match="no domain given"):
+        np.testing.assert_allclose(domain_fit.query("E", ev).to_numpy(), brute(pop, ["E"], ev), atol=1e-12)
+    np.testing.assert_allclose(domain_fit.for_domain(None).cpt("E"), pop.cpt("E"), atol=0)
     with pytest.raises(DataError, match="pass domain="):
-        domain_fit.query("E", ev)
+        domain_fit.query("E", ev, on_unseen_domain="error")
+    with pytest.raises(bs.errors.UnseenDomainError, match="'s9'"):
+        domain_fit.query("E", ev, domain="s9", on_unseen_domain="error")
     with pytest.raises(DataError, match="domain of this multi-domain fit"):
         domain_fit.query("E", {"site": "s1"}, domain="s1")
 

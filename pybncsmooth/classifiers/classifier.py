@@ -242,7 +242,10 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"X has {X.shape[1]} features, but BNClassifier is expecting {self.n_features_in_} features as input"
             )
-        dom, X = DomainRole.of(self.options_).split_frame(X)
+        role = DomainRole.of(self.options_)
+        dom = None
+        if role and (role.column in X.columns or self.on_unseen_domain == "error"):
+            dom, X = role.split_frame(X)  # no domain column: the members answer with the population's tables
         if self.discretizer_ is not None:
             X = self.discretizer_.transform(X)
         X = X.copy() if X.columns.dtype != object or dom is not None else X
@@ -308,8 +311,34 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         discs = getattr(self, "member_discretizers_", None) or [None] * len(members)
         for net, disc in zip(members, discs):
             Xm = disc.transform(Xp) if disc is not None else Xp
-            # on_unseen applies at prediction: the current parameter (set_params after fit included)
-            yield net.predict_proba(Xm, self.target_, on_unseen=self.on_unseen).to_numpy()
+            # on_unseen and on_unseen_domain apply at prediction: the current parameters (set_params after fit
+            # included)
+            yield net.predict_proba(Xm, self.target_, on_unseen=self.on_unseen,
+                                    on_unseen_domain=self.on_unseen_domain).to_numpy()
+
+    def adapt(self, X: Any, y: Any, domain: Any, *, column: str | None = None,
+              sample_weight: Any = None) -> "BNClassifier":
+        """Add the domain ``domain`` to the fitted classifier from its rows (features ``X``,
+        classes ``y``), or give an existing domain more rows, without refitting: every
+        member network (one; ESKDB: each of its members) is adapted by
+        :meth:`FittedNetwork.adapt`, its structure and the other domains untouched, the
+        domain's tables shrunk toward the population's as much as its rows say
+        (its concentration learned from them).  ``predict_proba`` then answers rows of
+        that domain (the domain column of ``X``) with its tables.  Returns ``self``.
+
+        ``X`` holds the fitted features (a data frame, or an array by position) and may
+        hold the domain column, every value ``domain``; with a data frame ``y`` may name
+        its class column.  ``y`` may hold a single class.  ``sample_weight``: one weight
+        per row (the new counts are sums of weights).  A classifier fitted without
+        ``domain=`` is the population: its domain column is then ``column`` (default
+        ``"domain"``), and rows predicted without it get the population's tables (with an
+        :class:`~pybncsmooth.errors.UnseenDomainWarning`).  With ``method="mle"`` the
+        domain's tables are its own frequencies, exactly those a refit with its rows
+        gives wherever the rows saw the parent configuration."""
+        from ._adapt import adapt_classifier
+
+        adapt_classifier(self, X, y, domain, column, sample_weight)
+        return self
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """``log predict_proba(X)`` (``-inf`` only where an estimator such as ``mle``

@@ -13,8 +13,13 @@ Two schemes:
 
 The score is the held-out log-likelihood per row (of the whole row, or with ``target``
 the class: its log probability given the other columns, plus the RMSE over classes and
-the log loss).  Win-draw-loss over domains with the two-tailed sign test compares two
-settings.
+the log loss).  Beside the score of a hierarchical setting in the ``lodo`` scheme stand
+what the adapted domain learned: its concentration ``s_domain`` (the geometric mean over
+the nodes of each node's posterior geometric mean of :math:`s_D`) and ``shrinkage``
+(the population's weight in its tables, averaged over the nodes:
+:meth:`FittedNetwork.domain_report`).  Win-draw-loss over domains with the two-tailed
+sign test compares two settings; :meth:`DomainEvaluation.summary` gives the share of
+domains where each hierarchical setting beats every pooled and separate one.
 """
 
 from __future__ import annotations
@@ -51,23 +56,47 @@ def default_domain_settings(method: str = "hmd") -> dict[str, dict[str, Any]]:
 class DomainEvaluation:
     """The tidy results of :func:`evaluate_domains` and what to read off them.
 
-    ``results`` has one row per scheme, setting, domain, ``k`` (``lodo``; -1 for
-    ``within``) and repetition, with ``n_test`` and the scores (``loglik``: mean
-    held-out log-likelihood per row, higher is better; with a target also ``rmse`` and
-    ``log_loss``, lower is better)."""
+    ``results`` has one row per scheme, setting (and its ``mode``), domain, ``k``
+    (``lodo``; -1 for ``within``) and repetition, with ``n_test`` and the scores
+    (``loglik``: mean held-out log-likelihood per row, higher is better; with a target
+    also ``rmse`` and ``log_loss``, lower is better); a hierarchical setting's ``lodo``
+    rows also hold the adapted domain's learned ``s_domain`` and ``shrinkage`` (see the
+    module documentation)."""
 
     def __init__(self, results: pd.DataFrame, target: str | None) -> None:
         self.results = results
         self.target = target
 
     def summary(self) -> pd.DataFrame:
-        """Scores averaged over domains (weighted by held-out rows) per scheme, ``k`` and setting."""
+        """Scores averaged over domains (weighted by held-out rows) per scheme, ``k`` and
+        setting, and for the hierarchical settings ``beats_both``: the share of domains
+        where the setting's score (``loglik``, summed over repetitions) is above that of
+        every pooled and every separate setting."""
         r = self.results.dropna(subset=["loglik"])
         cols = [c for c in ("loglik", "rmse", "log_loss") if c in r]
         w = r[cols].multiply(r["n_test"], axis=0)
         g = w.groupby([r["scheme"], r["k"], r["setting"]], sort=False).sum()
         n = r.groupby(["scheme", "k", "setting"], sort=False)["n_test"].sum()
-        return g.divide(n, axis=0).join(n)
+        out = g.divide(n, axis=0).join(n)
+        out["beats_both"] = [self._beats_both(*key) for key in out.index]
+        return out
+
+    def _beats_both(self, scheme: str, k: int, setting: str) -> float:
+        """The share of domains where ``setting`` (a hierarchical one) scores above every
+        pooled and separate setting (``nan`` for those, or when none is there)."""
+        r = self.results[(self.results["scheme"] == scheme) & (self.results["k"] == k)]
+        if "mode" not in r or (r.loc[r["setting"] == setting, "mode"] != "domain").all():
+            return np.nan
+        tot = r.assign(s=r["loglik"] * r["n_test"]).groupby(["setting", "domain"], observed=True)["s"].sum()
+        rivals = sorted(set(r.loc[r["mode"] != "domain", "setting"]))
+        own = tot[setting]
+        if not rivals or own.empty:
+            return np.nan
+        beat = np.ones(len(own), dtype=bool)
+        for other in rivals:
+            theirs = tot[other].reindex(own.index)
+            beat &= (own - theirs).to_numpy() > 1e-12
+        return float(beat.mean())
 
     def win_draw_loss(self, a: str, b: str, *, scheme: str = "within", k: int | None = None,
                       metric: str = "loglik") -> dict[str, Any]:
@@ -174,8 +203,8 @@ def _within(spec, data, domain, settings, target, test_size, rng, seed, rep, opt
                 sc = _scores(net, te.drop(columns=domain), target)
             else:
                 sc = _scores(net, te, target)
-            rows.append({"scheme": "within", "setting": name, "domain": d, "k": -1, "repeat": rep,
-                         "n_test": len(te), **sc})
+            rows.append({"scheme": "within", "setting": name, "mode": s["mode"], "domain": d, "k": -1,
+                         "repeat": rep, "n_test": len(te), **sc})
     return rows
 
 
@@ -195,8 +224,8 @@ def _lodo(spec, data, domain, settings, target, k_grid, rng, seed, rep, options,
                 sc = _lodo_score(spec, s, pop, others, adapt_pool.iloc[:k], te_nodes, d, domain, target, seed,
                                  options)
                 if sc is not None:
-                    rows.append({"scheme": "lodo", "setting": name, "domain": d, "k": int(k), "repeat": rep,
-                                 "n_test": len(te), **sc})
+                    rows.append({"scheme": "lodo", "setting": name, "mode": s["mode"], "domain": d, "k": int(k),
+                                 "repeat": rep, "n_test": len(te), **sc})
         if bar is not None:
             bar.update(1)
     return rows
@@ -215,8 +244,22 @@ def _lodo_score(spec, s, pop, others, ad, te_nodes, d, domain, target, seed, opt
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnseenDomainWarning)
         extra = {"weights": options.weights} if options.weights is not None else {}
-        one = pop.adapt(ad.drop(columns=domain), d, **extra).for_domain(d) if k else pop.for_domain(d)
-    return _scores(one, te_nodes, target)
+        adapted = pop.adapt(ad.drop(columns=domain), d, **extra) if k else None
+        one = adapted.for_domain(d) if k else pop.for_domain(d)
+    return {**_scores(one, te_nodes, target), **_learned(adapted, d)}
+
+
+def _learned(adapted: FittedNetwork | None, d: Any) -> dict[str, float]:
+    """What the adapted domain ``d`` learned: its concentration (the geometric mean over
+    the nodes of each node's posterior geometric mean; ``nan`` from no row) and the
+    population's weight in its tables averaged over the nodes (1 from no row)."""
+    if adapted is None:
+        return {"s_domain": np.nan, "shrinkage": 1.0}
+    rep = adapted.domain_report(draws=0)
+    rep = rep[rep["domain"] == d]
+    with np.errstate(divide="ignore"):
+        s = float(np.exp(np.mean(np.log(rep["s_domain"].to_numpy())))) if len(rep) else np.nan
+    return {"s_domain": s, "shrinkage": float(rep["shrinkage"].mean()) if len(rep) else np.nan}
 
 
 def _check_k_grid(k_grid: Any, lodo: bool) -> list[int]:

@@ -5,17 +5,22 @@ A multi-domain context tree splits on the domain last, so the leaves below a par
 configuration ``y`` are that configuration's domains.  Given the pooled estimate
 :math:`m_y` (the configuration over every domain), each domain's distribution is
 modelled as :math:`\theta_{y,d} \sim \mathrm{Dir}(s\,m_y)` with one concentration ``s``
-per node.  ``s`` maximises the marginal (Dirichlet-multinomial) likelihood of the
-domains' counts,
+per node.  The evidence about ``s`` is the marginal (Dirichlet-multinomial) likelihood
+of the domains' counts,
 
 .. math::
     \ell(s) = \sum_{y,d} \Big[\log\Gamma(s) - \log\Gamma(s + n_{yd})
-      + \sum_x \log\Gamma(s\,m_{yx} + n_{yxd}) - \log\Gamma(s\,m_{yx})\Big],
+      + \sum_x \log\Gamma(s\,m_{yx} + n_{yxd}) - \log\Gamma(s\,m_{yx})\Big]
 
-(type-II maximum likelihood, Azzimonti et al.'s (2019) eq. 8 with the pooled mean held fixed), and
-a domain's estimate is the posterior mean :math:`(n_{yxd} + s\,m_{yx}) / (n_{yd} + s)`:
-near ``s = 0`` every domain keeps its own frequencies, as ``s`` grows the domains
-pool completely.  The same closed form adapts a new domain (``FittedNetwork.adapt``).
+(Azzimonti et al.'s (2019) eq. 8 with the pooled mean held fixed; with the pooled
+vector's own uncertainty, the nested model's exact evidence, :func:`nested_evidence`).
+The fit keeps the posterior of ``log s`` on a grid under a flat prior
+(:func:`concentration_posterior`, its grid holding the type-II maximum-likelihood
+point, :func:`fit_concentration`), and a domain's estimate is the posterior mean
+:math:`(n_{yxd} + s\,m_{yx}) / (n_{yd} + s)` averaged over it
+(:func:`mixture_posterior`): near ``s = 0`` every domain keeps its own frequencies, as
+``s`` grows the domains pool completely.  A domain added later
+(``FittedNetwork.adapt``) gets a concentration of its own (:mod:`._domain_prior`).
 """
 
 from __future__ import annotations
@@ -203,18 +208,28 @@ def nested_evidence(counts: np.ndarray, groups: np.ndarray, prior: np.ndarray, g
 
 
 def mixture_posterior(
-    counts: np.ndarray, mean: np.ndarray, log_s: np.ndarray, weights: np.ndarray, mean_sd: np.ndarray | None = None
+    counts: np.ndarray, mean: np.ndarray, log_s: np.ndarray, weights: np.ndarray, mean_sd: np.ndarray | None = None,
+    mass: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Posterior mean and sd of each entry with ``s`` integrated out over
     ``(log_s, weights)``: the weighted means of :func:`dirichlet_posterior`, and the sd
     from the weighted second moments (law of total variance).  ``mean_sd``: the sd of
     the pooled vector ``mean`` itself, whose uncertainty then enters too: with
     :math:`a = n + s\,m`, :math:`A = N + s`,
-    :math:`E[\theta^2] = (a^2 + s^2 v + a) / (A (A + 1))`, ``v`` its variance."""
+    :math:`E[\theta^2] = (a^2 + s^2 v + a) / (A (A + 1))`, ``v`` its variance.
+    ``mass``: per leaf, the mass :math:`A_y` the pooled vector is known with; ``s`` is then
+    the nested model's :math:`s' = s A_y / (s + A_y + 1)` (:mod:`._domain_prior`)."""
     n = np.asarray(counts, dtype=np.float64)
     m = np.asarray(mean, dtype=np.float64)
     w = np.atleast_1d(np.asarray(weights, dtype=np.float64))
-    sk = np.exp(np.atleast_1d(np.asarray(log_s, dtype=np.float64)))[:, None, None]
+    ls = np.atleast_1d(np.asarray(log_s, dtype=np.float64))
+    if mass is None:
+        sk = np.exp(ls)[:, None, None]
+    else:
+        A = np.asarray(mass, dtype=np.float64)[None, :]
+        s = np.exp(ls)[:, None]
+        A1 = np.where(np.isfinite(A), A, 1.0)
+        sk = np.where(np.isfinite(A), s * A1 / (s + A1 + 1.0), s)[:, :, None]
     a = n[None] + sk * m[None]  # (K, L, r): every grid point at once
     tot = a.sum(axis=2, keepdims=True)
     pk = a / tot

@@ -29,6 +29,7 @@ from ..counting.context_tree import ContextTree
 from ..errors import DataError, HyperparameterError
 from ..options import RUN_SETTINGS, Options, option_names, run_check
 from ..validation import Param, parallel_map
+from ._domain_prior import domain_curves, effective_mass, population_prior
 from ._pooling import concentration_info, concentration_posterior, mixture_posterior, shrink_weight
 from .posterior import DomainPosterior, predictive_sd
 
@@ -252,7 +253,8 @@ class Estimator:
         the domains' leaves shrunk toward their configuration (see
         :meth:`estimate_domains`).  ``info`` gains the posterior of the concentration:
         ``s_domain_log`` and ``s_domain_weights`` (grid and weights), ``s_domain`` (its
-        posterior geometric mean)."""
+        posterior geometric mean), and what a new domain's concentration is learned from
+        (:meth:`new_domain_prior`)."""
         leaves = tree.levels[-1]
         mean = pooled.probs[-1][leaves.parent]
         mean_sd = pooled.sd[-1][leaves.parent] if pooled.sd is not None else None
@@ -261,6 +263,7 @@ class Estimator:
         log_s, weights = self.domain_concentration(counts, mean, prior, leaves.parent)
         p, sd = self.domain_posterior(counts, mean, log_s, weights, mean_sd=mean_sd)
         info = dict(pooled.info, **concentration_info(log_s, weights))
+        info.update(self.new_domain_prior(tree, pooled, prior, log_s, weights))
         if pooled.sd is None or sd is None:
             return replace(pooled, probs=pooled.probs + (p,), info=info, sd=None, unseen_sd=None, posterior=None)
         # a configuration a domain never saw: Dir(s_D theta) around the pooled vector
@@ -276,17 +279,39 @@ class Estimator:
         return replace(pooled, probs=pooled.probs + (p,), info=info, sd=pooled.sd + (sd,), unseen_sd=unseen_sd,
                        fallback_sd=fb_sd, posterior=post)  # the unseen rule and its tables kept
 
+    def new_domain_prior(self, tree: ContextTree, pooled: TreeEstimate, prior: np.ndarray | None,
+                         log_s: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
+        r"""What the fit keeps for a domain added later (:meth:`FittedNetwork.adapt`), as
+        arrays of ``info`` (:mod:`._domain_prior`): every fitted domain's evidence about
+        its own concentration on the grid (``s_new_curves``, ``s_new_present``), the
+        mixing distribution of a domain's concentration learned from them (``s_new_G``)
+        and the mass :math:`A_y` each pooled configuration is known with
+        (``s_domain_mass``).  ``prior``: the configurations'
+        Dirichlet priors (:meth:`fresh_prior`; ``None``: :math:`\mathrm{Dir}(1, \dots, 1)`).
+        Estimators that fix the concentration keep nothing (a new domain takes theirs)."""
+        leaves = tree.levels[-1]
+        r, n_pooled = tree.child_card, len(tree.levels[-2].value)
+        beta = prior if prior is not None else np.ones((n_pooled, r))
+        counts = leaves.counts.astype(np.float64)
+        _, post = effective_mass(counts, leaves.parent, beta, log_s, weights)
+        J = tree.parent_cards[-1]
+        present = np.zeros(J, dtype=bool)
+        present[leaves.value[counts.sum(axis=1) > 0]] = True
+        curves = domain_curves(counts, leaves.parent, leaves.value, J, beta, log_s, weights)
+        return {**population_prior(curves, present), "s_domain_mass": post.sum(axis=1)}
+
     def domain_posterior(
         self, counts: np.ndarray, mean: np.ndarray, log_s: np.ndarray, weights: np.ndarray,
-        mean_sd: np.ndarray | None = None,
+        mean_sd: np.ndarray | None = None, mass: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray | None]:
         r"""A domain's leaves (``(L, r)`` counts) given their configurations' pooled
         estimates ``mean`` (and their sds ``mean_sd``) and the posterior of the domain
         concentration (``log_s``, ``weights``): the posterior mean and sd of each entry,
         :math:`\mathrm{Dir}(s_D\,\theta_y + n)` averaged over :math:`s_D` and the pooled
         :math:`\theta_y`.  Used for the domains of a fit and for a domain added later
-        (:meth:`FittedNetwork.adapt`)."""
-        return mixture_posterior(counts, mean, log_s, weights, mean_sd)
+        (:meth:`FittedNetwork.adapt`, with ``mass``: the nested model's
+        :math:`s' = s A_y / (s + A_y + 1)` in place of ``s``)."""
+        return mixture_posterior(counts, mean, log_s, weights, mean_sd, mass)
 
     def domain_concentration(
         self, counts: np.ndarray, mean: np.ndarray, prior: np.ndarray | None = None, groups: np.ndarray | None = None

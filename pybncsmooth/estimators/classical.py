@@ -63,9 +63,14 @@ class MLE(Estimator):
         """No pooling: ``s_D = 0``."""
         return fixed_concentration(0.0)
 
+    def new_domain_prior(self, tree: ContextTree, pooled: TreeEstimate, prior: np.ndarray | None,
+                         log_s: np.ndarray, weights: np.ndarray) -> dict:
+        """Nothing: a domain's leaves never pool, whatever its rows."""
+        return {}
+
     def domain_posterior(
         self, counts: np.ndarray, mean: np.ndarray, log_s: np.ndarray, weights: np.ndarray,
-        mean_sd: np.ndarray | None = None,
+        mean_sd: np.ndarray | None = None, mass: np.ndarray | None = None,
     ) -> tuple[np.ndarray, None]:
         """Maximum likelihood never pools: a domain's leaf is its own frequencies (a
         configuration the domain never saw backs off to the pooled one)."""

@@ -196,21 +196,50 @@ class DomainPosterior(TreePosterior):
     ``weights``).  A domain without rows under ``y`` gets
     :math:`\mathrm{Dir}(s_D\,\theta_y)`: the hierarchy's predictive.  (The pooled
     posterior is that of the configurations' pooled counts: the two-stage
-    approximation of the nested model that :meth:`Estimator.domain_leaves` fits.)"""
+    approximation of the nested model that :meth:`Estimator.domain_leaves` fits.)
+
+    ``own``: domains added later (:meth:`FittedNetwork.adapt`) with a concentration of
+    their own, ``{code: (log_s, weights)}``, drawn for them apart; where such a domain
+    has rows its vector is :math:`\mathrm{Dir}(s'\,\theta_y + n)` with the nested
+    model's :math:`s' = s A_y / (s + A_y + 1)` (``mass``: the pooled configurations'
+    indices, configuration-major, and their :math:`A_y`; :mod:`._domain_prior`),
+    elsewhere it answers as a domain without rows there."""
 
     kind = "domain"
 
-    def __init__(self, pooled: TreePosterior, pooled_tree: ContextTree, log_s: np.ndarray, weights: np.ndarray):
+    def __init__(self, pooled: TreePosterior, pooled_tree: ContextTree, log_s: np.ndarray, weights: np.ndarray,
+                 own: dict | None = None, mass: tuple[np.ndarray, np.ndarray] | None = None):
         self.pooled = pooled
         self.pooled_tree = pooled_tree
         self.log_s = np.atleast_1d(np.asarray(log_s, dtype=np.float64))
         self.weights = np.atleast_1d(np.asarray(weights, dtype=np.float64))
+        self.own = {int(k): (np.atleast_1d(np.asarray(v[0], dtype=np.float64)),
+                             np.atleast_1d(np.asarray(v[1], dtype=np.float64))) for k, v in (own or {}).items()}
+        self.mass = None if mass is None else (np.asarray(mass[0], dtype=np.int64),
+                                                np.asarray(mass[1], dtype=np.float64))
 
     def with_concentration(self, log_s: np.ndarray, weights: np.ndarray) -> "DomainPosterior":
-        return DomainPosterior(self.pooled, self.pooled_tree, log_s, weights)
+        return DomainPosterior(self.pooled, self.pooled_tree, log_s, weights, self.own, self.mass)
+
+    def with_own(self, own: dict, mass: tuple[np.ndarray, np.ndarray] | None) -> "DomainPosterior":
+        """The same with the domains of their own concentration ``own`` and the pooled
+        configurations' ``mass``."""
+        return DomainPosterior(self.pooled, self.pooled_tree, self.log_s, self.weights, own, mass)
 
     def draw(self, tree: ContextTree, n: int, rng: np.random.Generator) -> np.ndarray:
         return self.draw_joint(tree, n, rng)[0]
+
+    def _own_scale(self, j: int, n: int, q: int, rng: np.random.Generator) -> np.ndarray:
+        """``(n, q)``: domain ``j``'s :math:`s'` per draw and pooled configuration."""
+        ls, w = self.own[j]
+        s = np.exp(ls[rng.choice(len(w), size=n, p=w)])[:, None]
+        if self.mass is None:
+            return np.broadcast_to(s, (n, q))
+        A = np.full((1, q), np.inf)
+        A[0, self.mass[0]] = self.mass[1]
+        finite = np.isfinite(A)
+        A1 = np.where(finite, A, 1.0)
+        return np.where(finite, s * A1 / (s + A1 + 1.0), s)
 
     def draw_joint(self, tree: ContextTree, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """The draws of :meth:`draw` (``(n, q * J, r)``, the domain fastest) with the pooled
@@ -223,9 +252,16 @@ class DomainPosterior(TreePosterior):
         cnt = np.zeros((q * J, r))
         cnt[config_index(configs, tree.parent_cards)] = counts
         s = np.exp(self.log_s[rng.choice(len(self.weights), size=n, p=self.weights)])
+        scale = np.repeat(s[:, None], q * J, axis=1)  # (n, q * J), the domain fastest
+        seen = cnt.sum(axis=1) > 0
+        for j in sorted(self.own):
+            if j < J:
+                cells = np.arange(j, q * J, J)
+                rows = seen[cells]
+                scale[:, cells[rows]] = self._own_scale(j, n, q, rng)[:, rows]
         out = np.empty((n, q * J, r))
         for lo, hi in _chunks(n, q * J * r):
-            base = np.repeat(pooled[lo:hi], J, axis=1) * s[lo:hi, None, None]  # domain fastest
+            base = np.repeat(pooled[lo:hi], J, axis=1) * scale[lo:hi, :, None]
             out[lo:hi] = dirichlet(base + cnt[None], rng)
         return out, pooled
 
@@ -240,7 +276,7 @@ class DomainPosterior(TreePosterior):
         configs, counts = self.pooled_tree.leaf_table()
         inner = {f"pooled.{k}": v for k, v in self.pooled.to_arrays().items()}
         t = self.pooled_tree
-        return {
+        out = {
             **inner,
             "pooled_kind": np.array(self.pooled.kind),
             "tree_configs": configs,
@@ -250,6 +286,17 @@ class DomainPosterior(TreePosterior):
             "log_s": self.log_s,
             "weights": self.weights,
         }
+        if self.own:
+            codes = sorted(self.own)
+            width = max(len(self.own[c][0]) for c in codes)
+            ls, w = np.zeros((len(codes), width)), np.zeros((len(codes), width))
+            for i, c in enumerate(codes):
+                k = len(self.own[c][0])
+                ls[i, :k], w[i, :k] = self.own[c]
+            out.update(own_codes=np.asarray(codes, dtype=np.int64), own_log=ls, own_weights=w)
+        if self.mass is not None:
+            out.update(mass_index=self.mass[0], mass_value=self.mass[1])
+        return out
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "DomainPosterior":
@@ -259,4 +306,9 @@ class DomainPosterior(TreePosterior):
         names = tuple(f"_p{i}" for i in range(len(cards)))
         tree = ContextTree.from_leaves("_x", names, int(arrays["tree_r"]), cards, arrays["tree_configs"],
                                        arrays["tree_counts"])
-        return cls(pooled, tree, arrays["log_s"], arrays["weights"])
+        own = {}
+        if "own_codes" in arrays:
+            for c, ls, w in zip(arrays["own_codes"], arrays["own_log"], arrays["own_weights"]):
+                own[int(c)] = (ls[w > 0], w[w > 0])
+        mass = (arrays["mass_index"], arrays["mass_value"]) if "mass_index" in arrays else None
+        return cls(pooled, tree, arrays["log_s"], arrays["weights"], own, mass)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Mapping
 
-from ..errors import DataError, UnseenDomainWarning
+from ..errors import DataError, UnseenDomainError, UnseenDomainWarning
 from ..options import Options
 from .cpd import FixedPrefixCPD
 
@@ -22,16 +22,26 @@ class DomainsMixin:
         return list(self.schema[self.domain]) if self.domain is not None else []
 
     def for_domain(self, level: Any) -> Any:
-        """The network of one domain of a multi-domain fit.
+        """The network of one domain of a multi-domain fit; ``None``: the population's.
 
         Its CPDs keep the pooled context trees above the domain, so parent
-        configurations unseen in this domain still back off to pooled estimates.
+        configurations unseen in this domain still back off to pooled estimates.  The
+        population's network (``level=None``) answers every configuration with its
+        pooled tables, as a domain without rows (what rows with no domain, or of a
+        domain not fitted, get).  A label the network was not fitted with gets the
+        population's network too, with an
+        :class:`~pybncsmooth.errors.UnseenDomainWarning` (an
+        :class:`~pybncsmooth.errors.UnseenDomainError` under ``on_unseen_domain="error"``).
         """
         if self.domain is None:
             raise DataError("this network was not fitted with domain=")
-        if level in set(self.schema[self.domain]):
+        if level is None:
+            code = -1
+        elif level in set(self.schema[self.domain]):
             code = self.schema.code(self.domain, level)
         else:
+            if self.options.on_unseen_domain == "error":
+                raise UnseenDomainError(self.domain, [level], self.domains)
             warnings.warn(
                 f"domain {level!r} of {self.domain!r} was not seen in training: its tables are the "
                 "population-level ones (pooled estimates)",
@@ -59,13 +69,19 @@ class DomainsMixin:
         rows), the fitted population serving as its prior: no estimator runs again.
 
         For each node and parent configuration ``y`` seen in ``rows``, the domain's
-        table is :math:`(n_{yxd} + s_D \hat\theta_{x|y}) / (n_{yd} + s_D)` around the
-        population's :math:`\hat\theta_{x|y}` with the node's domain concentration
-        :math:`s_D` learned by the fit (``s_domain=`` a number or ``{node: number}``
-        overrides it; maximum likelihood keeps the domain's own frequencies); the
-        other configurations back off to the population's tables.  For ``hmd`` this is
-        the posterior of Azzimonti et al.'s (2019) eq. 8 with the pooled mean fixed, for ``hdp`` a
-        Dirichlet process with the population's posterior mean as base measure.
+        table is :math:`(n_{yxd} + s' \hat\theta_{x|y}) / (n_{yd} + s')` around the
+        population's :math:`\hat\theta_{x|y}`, averaged over the posterior of the
+        domain's *own* concentration ``s`` (``s' = s A_y / (s + A_y + 1)``, ``A_y`` the
+        number of draws the population knows :math:`\theta_y` by).  That posterior is
+        the population's distribution of a domain's concentration (learned from the
+        fitted domains' evidence about their own) times the exact nested evidence of
+        every row the domain has, jointly over the nodes, so that a domain unlike the
+        fitted ones keeps more of its own counts and a typical one borrows more
+        (:mod:`pybncsmooth.estimators._domain_prior`).  ``s_domain=`` (a number or
+        ``{node: number}``) fixes it; maximum likelihood keeps the domain's own
+        frequencies; the other configurations back off to the population's tables.
+        The domain level is this Dirichlet pooling whatever the estimator of the levels
+        above (``hmd``: Azzimonti et al.'s (2019) eq. 8 with the pooled mean fixed).
 
         Rows of a domain that already exists add to its counts: adapting twice equals
         adapting once with all the rows.  A network fitted without ``domain=`` adapts

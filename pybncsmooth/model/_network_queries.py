@@ -28,6 +28,7 @@ class QueriesMixin:
         draws: int = 1000,
         random_state: Any = None,
         domain: Any = None,
+        on_unseen_domain: str | None = None,
     ) -> pd.Series | pd.DataFrame:
         r"""Exact posterior :math:`P(X_T \mid x_E)` of one target or the joint of several.
 
@@ -60,9 +61,10 @@ class QueriesMixin:
             reproducible); networks without such a posterior raise
             :class:`~pybncsmooth.errors.StatisticUnavailableError`.
         domain:
-            Multi-domain fits: the domain to query (required); a label unseen in
-            training is answered by the population-level tables, with an
-            :class:`~pybncsmooth.errors.UnseenDomainWarning`.
+            Multi-domain fits: the domain to query.  No domain (``None``) and a label
+            unseen in training are answered by the population-level tables, with an
+            :class:`~pybncsmooth.errors.UnseenDomainWarning`; ``on_unseen_domain="error"``
+            (default: the fit's option) refuses them.
 
         Returns
         -------
@@ -77,7 +79,7 @@ class QueriesMixin:
         :class:`~pybncsmooth.errors.ImpossibleEvidenceError` (naming the rows).
         """
         return _query(self, targets, evidence, interval=interval, draws=draws, random_state=random_state,
-                     domain=domain)
+                      domain=domain, on_unseen_domain=on_unseen_domain)
 
     def map_query(
         self,
@@ -85,6 +87,7 @@ class QueriesMixin:
         evidence: Mapping[str, Any] | pd.DataFrame | None = None,
         *,
         domain: Any = None,
+        on_unseen_domain: str | None = None,
     ) -> Any:
         r"""The most probable joint state of ``targets`` given ``evidence``:
         :math:`\hat x_T = \arg\max_{x_T} P(x_T \mid x_E)`, the other hidden variables
@@ -92,13 +95,13 @@ class QueriesMixin:
         ``VariableElimination.map_query`` answers the same question).  Ties go to the
         first joint state in level order.
 
-        ``evidence`` and ``domain`` as in :meth:`query`.  Returns, for a mapping, a
+        ``evidence``, ``domain`` and ``on_unseen_domain`` as in :meth:`query`.  Returns, for a mapping, a
         :class:`~pybncsmooth.model.query.MapResult` ``(state, prob)``: ``state`` a dict
         ``{target: level}``, ``prob`` its posterior probability; for a frame of
         evidence, a frame with one row per query, a Categorical column per target and
         the column ``prob``.
         """
-        return _map_query(self, targets, evidence, domain=domain)
+        return _map_query(self, targets, evidence, domain=domain, on_unseen_domain=on_unseen_domain)
 
     def sample(self, n: int, random_state: Any = None, *, domain: Any = None) -> pd.DataFrame:
         """Draw ``n`` rows by forward (ancestral) sampling in topological order.

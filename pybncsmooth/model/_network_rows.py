@@ -13,8 +13,9 @@ import pandas as pd
 from ..counting.context_tree import mixed_radix
 from ..data.encode import EncodedData, encode
 from ..data.sources import as_source
-from ..errors import DataError, EmptyDataError, MissingColumnError, UnknownNodeError, UnseenDomainWarning
-from ..errors import ZeroProbabilityWarning
+from ..errors import DataError, EmptyDataError, MissingColumnError, MissingValueError, UnknownNodeError
+from ..errors import UnseenDomainError, UnseenDomainWarning, ZeroProbabilityWarning
+from ..validation import check_choice
 from .cpd import QUERY_DENSE_CELLS
 from .inference import log_marginal
 from .query_batch import log_posterior_rows
@@ -66,32 +67,57 @@ class RowsMixin:
         """A query's rule for levels unseen in training: the call's, else the fit's option."""
         return self.options.on_unseen if on_unseen is None else on_unseen
 
-    def _encode(self, df: pd.DataFrame, variables: Sequence[str], on_unseen: str | None) -> EncodedData:
+    def _on_unseen_domain(self, on_unseen_domain: str | None) -> str:
+        """A query's rule for rows without a fitted domain: the call's, else the fit's option."""
+        if on_unseen_domain is None:
+            return self.options.on_unseen_domain
+        return check_choice("on_unseen_domain", on_unseen_domain, ("warn", "error"))
+
+    def _domain_codes(self, df: pd.DataFrame, rule: str) -> tuple[np.ndarray, pd.Index]:
+        """The domain code of every row of ``df`` (``-1``: no fitted domain, answered by the
+        population-level tables), with the warning or error ``rule`` asks for: rows
+        without a domain (no domain column, a missing value) and domains not fitted."""
+        if self.domain not in df.columns:
+            if rule == "error":
+                raise MissingColumnError(self.domain, "domain", [str(c) for c in df.columns])
+            _warn_domain(f"the rows have no domain column {self.domain!r}: they get the population-level (pooled) "
+                         "tables")
+            return np.full(len(df), -1, dtype=np.int64), df.index
+        dom = self._encode_query(df, [self.domain], "backoff")
+        col = df[self.domain]
+        codes = dom[self.domain].astype(np.int64)
+        bad = (codes < 0) & col.notna().to_numpy()
+        if bad.any():
+            new = list(pd.unique(col[bad]))
+            if rule == "error":
+                raise UnseenDomainError(self.domain, new, self.domains)
+            shown = ", ".join(repr(v) for v in new[:5]) + (" ..." if len(new) > 5 else "")
+            _warn_domain(f"domain(s) {shown} of {self.domain!r} not seen in training: their rows get the "
+                         "population-level (pooled) tables")
+        missing = int(col.isna().sum())
+        if missing:
+            if rule == "error":
+                raise MissingValueError(self.domain, missing, df.index[int(np.argmax(col.isna().to_numpy()))])
+            _warn_domain(f"{missing} row(s) have no domain ({self.domain!r} missing): they get the population-level "
+                         "(pooled) tables")
+        return codes, dom.index
+
+    def _encode(self, df: pd.DataFrame, variables: Sequence[str], on_unseen: str | None,
+                on_unseen_domain: str | None = None) -> EncodedData:
         on_unseen = self._on_unseen(on_unseen)
         if self.transformer is not None:
             df = self.transformer.transform(df)
         variables = list(dict.fromkeys(variables))
         if self.domain is None or self.domain not in variables:
             return self._encode_query(df, variables, on_unseen)
-        # a domain unseen in training is answered by the population-level tables
         others = [v for v in variables if v != self.domain]
-        dom = self._encode_query(df, [self.domain], "backoff")
-        col = df[self.domain]
-        bad = (dom[self.domain] < 0) & col.notna().to_numpy()
-        new = list(pd.unique(col[bad])) if bad.any() else []
-        if new:
-            shown = ", ".join(repr(v) for v in new[:5]) + (" ..." if len(new) > 5 else "")
-            warnings.warn(
-                f"domain(s) {shown} of {self.domain!r} not seen in training: their rows get the "
-                "population-level (pooled) tables",
-                UnseenDomainWarning,
-                stacklevel=3,
-            )
-        codes = {self.domain: dom[self.domain]}
+        dom_codes, index = self._domain_codes(df, self._on_unseen_domain(on_unseen_domain))
+        codes = {self.domain: dom_codes}
         if others:
             enc = self._encode_query(df, others, on_unseen)
             codes.update(enc.codes)
-        return EncodedData(self.schema.subset([v for v in self.schema if v in codes]), codes, dom.index)
+            index = enc.index
+        return EncodedData(self.schema.subset([v for v in self.schema if v in codes]), codes, index)
 
     def _cond_codes(self, enc: EncodedData, node: str, override: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
         vars_ = list(self._prefix) + self.parents(node)
@@ -100,7 +126,8 @@ class RowsMixin:
             out[:, j] = override[v] if override and v in override else enc[v]
         return out
 
-    def logpdf(self, data: pd.DataFrame, *, on_unseen: str | None = None) -> np.ndarray:
+    def logpdf(self, data: pd.DataFrame, *, on_unseen: str | None = None,
+               on_unseen_domain: str | None = None) -> np.ndarray:
         """Log-probability of each row: :math:`\\sum_v \\log P(x_v \\mid \\pi_v)`.
 
         Every node must be a column of ``data``.  A row with missing values gets the
@@ -115,11 +142,18 @@ class RowsMixin:
         Rows impossible under the model get ``-inf``.  ``data`` may also be data read
         in chunks (a CSV/Parquet path, a list of frames, a function returning chunks, a
         Dask DataFrame): the rows of every chunk, in order.
+
+        Multi-domain fits: each row is scored by its domain's tables; rows with no domain
+        (``data`` without the domain column, or a missing value there) and rows of a
+        domain the network was not fitted with get the population-level tables, with an
+        :class:`~pybncsmooth.errors.UnseenDomainWarning`, or are refused with
+        ``on_unseen_domain="error"`` (default: the fit's option, ``"warn"``).
         """
         if not isinstance(data, pd.DataFrame):
-            parts = [self.logpdf(c, on_unseen=on_unseen) for c in as_source(data).chunks()]
+            parts = [self.logpdf(c, on_unseen=on_unseen, on_unseen_domain=on_unseen_domain)
+                     for c in as_source(data).chunks()]
             return np.concatenate(parts) if parts else np.zeros(0)
-        enc = self._encode(data, list(self._prefix) + self.nodes, on_unseen)
+        enc = self._encode(data, list(self._prefix) + self.nodes, on_unseen, on_unseen_domain)
         total = np.zeros(enc.n_rows)
         holes = self._missing_rows(data, self.nodes)
         full = np.flatnonzero(~holes)
@@ -138,11 +172,13 @@ class RowsMixin:
             total[rows] = log_marginal(self, self._all_codes(enc, rows))
         return total
 
-    def loglik(self, data: pd.DataFrame, *, on_unseen: str | None = None) -> float:
+    def loglik(self, data: pd.DataFrame, *, on_unseen: str | None = None,
+               on_unseen_domain: str | None = None) -> float:
         """Total log-likelihood of ``data`` (natural log)."""
-        return float(self.logpdf(data, on_unseen=on_unseen).sum())
+        return float(self.logpdf(data, on_unseen=on_unseen, on_unseen_domain=on_unseen_domain).sum())
 
-    def predict_proba(self, data: pd.DataFrame, target: str, *, on_unseen: str | None = None) -> pd.DataFrame:
+    def predict_proba(self, data: pd.DataFrame, target: str, *, on_unseen: str | None = None,
+                      on_unseen_domain: str | None = None) -> pd.DataFrame:
         """Posterior of ``target`` given the other variables of each row.
 
         Exact: :math:`P(t \\mid \\text{rest}) \\propto P(t \\mid \\pi_t) \\prod_{c \\in ch(t)}
@@ -157,6 +193,11 @@ class RowsMixin:
         value of a child of ``target`` drops that factor and one of a parent backs off
         in its context tree.
 
+        Multi-domain fits answer each row with its domain's tables; rows with no domain
+        (no domain column, or a missing value) and rows of a domain not fitted get the
+        population-level tables with an :class:`~pybncsmooth.errors.UnseenDomainWarning`
+        (``on_unseen_domain="error"`` refuses them; default: the fit's option).
+
         Returns a data frame indexed like ``data`` with one column per level of
         ``target``, rows summing to 1.  ``data`` may also be data read in chunks (a
         CSV/Parquet path, a list of frames, a function, a Dask DataFrame): the rows of
@@ -165,18 +206,18 @@ class RowsMixin:
         if target not in self.dag:
             raise UnknownNodeError(target, "(the target is not a node of the network)")
         if not isinstance(data, pd.DataFrame):
-            parts = [self.predict_proba(c, target, on_unseen=on_unseen) for c in as_source(data).chunks()]
+            parts = [self.predict_proba(c, target, on_unseen=on_unseen, on_unseen_domain=on_unseen_domain)
+                     for c in as_source(data).chunks()]
             if not parts:
                 raise EmptyDataError("the data to predict has no chunk")
             return pd.concat(parts, ignore_index=True)
         mb = list(self._prefix) + self.dag.markov_blanket(target)
         cols = set(data.columns) if isinstance(data, pd.DataFrame) else set()
         for v in mb:
-            if v not in cols:
-                role = "domain" if v in self._prefix else f"Markov-blanket variable of {target!r}"
-                raise MissingColumnError(v, role, [str(c) for c in data.columns])
+            if v not in cols and v not in self._prefix:  # rows without a domain: the population answers
+                raise MissingColumnError(v, f"Markov-blanket variable of {target!r}", [str(c) for c in data.columns])
         if mb:
-            enc = self._encode(data, mb, on_unseen)
+            enc = self._encode(data, mb, on_unseen, on_unseen_domain)
             n, index = enc.n_rows, enc.index
         else:  # an isolated node: its posterior is its marginal
             n, index = len(data), data.index
@@ -271,12 +312,17 @@ class RowsMixin:
                         logp[ok, t] += np.log(self._cpds[c].prob_of(x[ok], P))
         return logp
 
-    def predict(self, data: pd.DataFrame, target: str, *, on_unseen: str | None = None) -> pd.Series:
+    def predict(self, data: pd.DataFrame, target: str, *, on_unseen: str | None = None,
+                on_unseen_domain: str | None = None) -> pd.Series:
         """Most probable level of ``target`` for each row (ties: the first level)."""
-        proba = self.predict_proba(data, target, on_unseen=on_unseen)
+        proba = self.predict_proba(data, target, on_unseen=on_unseen, on_unseen_domain=on_unseen_domain)
         codes = np.argmax(proba.to_numpy(), axis=1)
         cat = pd.Categorical.from_codes(codes, categories=list(self.schema[target]))
         return pd.Series(cat, index=proba.index, name=target)
+
+
+def _warn_domain(message: str) -> None:
+    warnings.warn(message, UnseenDomainWarning, stacklevel=5)
 
 
 def _normalise_log(logp: np.ndarray, target: str) -> np.ndarray:

@@ -5,33 +5,39 @@ at all) keeps its estimates; the new rows add leaves below their parent
 configurations, each the posterior of the estimator's domain model with the
 population held fixed,
 
-.. math:: \hat\theta_{x \mid y, d} = \frac{n_{yxd} + s_D\, \hat\theta_{x \mid y}}{n_{yd} + s_D},
+.. math:: \hat\theta_{x \mid y, d} = \frac{n_{yxd} + s'\, \hat\theta_{x \mid y}}{n_{yd} + s'},
+          \qquad s' = \frac{s_d A_y}{s_d + A_y + 1},
 
-with :math:`\hat\theta_{x \mid y}` what the population answers for configuration ``y``
-and :math:`s_D` the node's domain concentration, averaged over the posterior the fit
-learned (maximum likelihood keeps the domain's own frequencies).  No estimator runs again: the cost
-is counting the new rows.  Rows for a domain that already exists add to its counts,
-so adapting twice equals adapting once with all the rows.
+with :math:`\hat\theta_{x \mid y}` what the population answers for configuration ``y``,
+:math:`A_y` how well it knows it (the nested model's mass: its domains' rows, each
+domain's counting for at most about :math:`s + 1` draws) and :math:`s_d` the domain's
+own concentration, averaged over its posterior given the population and the domain's
+rows, learned jointly over the nodes (:mod:`pybncsmooth.estimators._domain_prior`):
+a domain whose rows sit far from the population keeps more of its own counts, a
+typical one borrows more.  Maximum likelihood keeps the domain's own frequencies; an
+estimator that fixes the concentration (``hmd``'s ``s_domain``) and ``adapt``'s own
+``s_domain=`` fix it.  No estimator runs again: the cost is counting the new rows and
+the posterior of one concentration per node on a grid.  Rows for a domain that
+already exists add to its counts and its concentration is learned again from all of
+them, the population's own knowledge unchanged: adapting twice equals adapting once
+with all the rows.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
 
-from ..counting.context_tree import ContextTree, TreeLevel
 from ..counting.network import count_specs
 from ..data.encode import encode
 from ..data.sources import as_source
-from ..errors import DataError, HyperparameterError, UnknownNodeError
-from ..estimators._pooling import concentration_info, fixed_concentration, shrink_weight
-from ..estimators.posterior import DomainPosterior, predictive_sd
 from ..data.weights import check_weights
+from ..errors import DataError, UnknownNodeError
 from ..options import Options
-from ..validation import check_number
+from ._adapt_concentration import adapt_concentrations
+from ._adapt_node import node_context, node_result
 from .cpd import DomainLastCPD, TreeCPD
 
 __all__ = ["adapt_network"]
@@ -110,107 +116,6 @@ def _check_label_column(df: pd.DataFrame, column: str, label: Any) -> pd.DataFra
     return df.drop(columns=column)
 
 
-def _old_values(cpd: TreeCPD, configs: np.ndarray, depth: int, stat: str) -> np.ndarray:
-    """What the population answers for each prefix configuration (codes of the first
-    parents, the others and the domain unknown): the node's estimate where the tree
-    has it, the estimator's unseen rule otherwise."""
-    n, i = configs.shape
-    P = np.full((n, depth), -1, dtype=np.int64)
-    P[:, :i] = configs
-    if stat == "unseen_sd":
-        return cpd.unseen_sds(P)
-    return cpd.probs(P) if stat == "mean" else cpd.sds(P)
-
-
-def _split_leaves(tree: ContextTree, est: Any, code: int, d: int, has_domain: bool) -> tuple:
-    """The population's leaves split into the other domains' (configurations, counts,
-    estimates, sds: kept as they are) and the adapted domain's old ones (configurations,
-    counts)."""
-    r = tree.child_card
-    if not has_domain:
-        empty_cfg, empty_cnt = np.zeros((0, d + 1), dtype=np.int64), np.zeros((0, r), dtype=np.int64)
-        return empty_cfg, empty_cnt, np.zeros((0, r)), None, empty_cfg, empty_cnt
-    cfg, cnt = tree.leaf_table()
-    keep = cfg[:, -1] != code
-    sd = est.sd[-1][keep] if est.sd is not None else None
-    return cfg[keep], cnt[keep], est.probs[-1][keep], sd, cfg[~keep], cnt[~keep]
-
-
-def _domain_counts(tree: ContextTree, new_tree: ContextTree, base: tuple, code: int, n_domains: int
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """The adapted domain's leaves (configurations with the domain's code last, counts):
-    its old counts (``base``) plus the new rows'."""
-    d, r = len(new_tree.parents), tree.child_card
-    ncfg, ncnt = new_tree.leaf_table()
-    seen = ncnt.sum(axis=1) > 0  # rows where the node is unobserved leave an empty tree: no leaf
-    ncfg, ncnt = ncfg[seen], ncnt[seen]
-    ncfg = np.concatenate([ncfg, np.full((len(ncfg), 1), code, dtype=np.int64)], axis=1)
-    if not len(base[0]):
-        return ncfg.reshape(-1, d + 1), ncnt.reshape(-1, r)
-    dom_tree = ContextTree.from_leaves(
-        tree.child, tuple(new_tree.parents) + ("_d",), r, tuple(new_tree.parent_cards) + (n_domains,),
-        np.concatenate([base[0], ncfg]).reshape(-1, d + 1), np.concatenate([base[1], ncnt]).reshape(-1, r),
-    )
-    return dom_tree.leaf_table()
-
-
-def _pooled_levels(inner: TreeCPD, union: ContextTree, d: int, want_sd: bool) -> tuple[list, list, list]:
-    """The pooled levels of the adapted tree: the population's estimates (or its answer
-    for a configuration it never saw), their sds and unseen configurations' sds."""
-    probs, sds, unseen = [], [], []
-    depth = inner.tree.depth
-    for i in range(d + 1):
-        cf = union.node_configs(i)
-        probs.append(_old_values(inner, cf, depth, "mean"))
-        if want_sd:
-            sds.append(_old_values(inner, cf, depth, "sd"))
-            unseen.append(_old_values(inner, cf, depth, "unseen_sd"))
-    return probs, sds, unseen
-
-
-def _adapt_node(
-    cpd: Any,
-    new_tree: ContextTree,
-    code: int,
-    n_domains: int,
-    estimator: Any,
-    conc: tuple[np.ndarray, np.ndarray],
-    has_domain: bool,
-    dom: str,
-) -> DomainLastCPD:
-    """One node's CPD with domain ``code`` given (or added) the counts of ``new_tree``."""
-    inner: TreeCPD = cpd.inner if has_domain else cpd
-    tree, est = inner.tree, inner.estimate
-    d, r = len(new_tree.parents), tree.child_card
-    pooled_old = tree.truncate(d) if has_domain else tree
-    union = pooled_old.merge(new_tree) if new_tree.total else pooled_old  # the new rows' configurations added
-    cfg_old, cnt_old, leaf_old_p, leaf_old_sd, *base = _split_leaves(tree, est, code, d, has_domain)
-    dcfg, dcnt = _domain_counts(tree, new_tree, tuple(base), code, n_domains)
-    want_sd = est.sd is not None
-    probs, sds, unseen = _pooled_levels(inner, union, d, want_sd)
-    # the domain level: old leaves of the other domains and the new ones, each under its configuration
-    all_cfg = np.concatenate([cfg_old, dcfg]).reshape(-1, d + 1)
-    _, parent, _ = union.find(all_cfg[:, :d])
-    # the new leaves around their configuration's pooled estimate
-    mean = probs[d][parent[len(cfg_old) :]]
-    mean_sd = sds[d][parent[len(cfg_old) :]] if want_sd else None
-    p_new, sd_new = estimator.domain_posterior(dcnt.astype(np.float64), mean, *conc, mean_sd=mean_sd)
-    order = np.argsort(parent * n_domains + all_cfg[:, -1], kind="stable")
-    leaf_level = TreeLevel(parent[order], all_cfg[order, -1], np.concatenate([cnt_old, dcnt]).reshape(-1, r)[order])
-    out_tree = ContextTree(tree.child, tuple(tree.parents[:d]) + (dom,), r,
-                           tuple(tree.parent_cards[:d]) + (n_domains,), tuple(union.levels) + (leaf_level,))
-    sd_all = None
-    if want_sd and sd_new is not None and (leaf_old_sd is not None or not len(cfg_old)):
-        old_sd = leaf_old_sd if leaf_old_sd is not None else np.zeros((0, r))
-        sd_all = tuple(sds) + (np.concatenate([old_sd, sd_new]).reshape(-1, r)[order],)
-    info = dict(est.info, **concentration_info(*conc))
-    unseen_sd, post = _adapted_posterior(est, tree, probs, unseen, conc, has_domain, sd_all is not None)
-    # the unseen rule and its tables kept (a population fitted with domains has no fallback table)
-    all_p = np.concatenate([leaf_old_p, p_new]).reshape(-1, r)[order]
-    new_est = replace(est, probs=tuple(probs) + (all_p,), info=info, sd=sd_all, unseen_sd=unseen_sd, posterior=post)
-    return DomainLastCPD(TreeCPD(out_tree, new_est, domain_last=True))
-
-
 def _check_adaptable(net: Any, has_domain: bool) -> None:
     """Every node's CPD holds a context tree with its estimate, the domain split last."""
     for n in net.nodes:
@@ -226,25 +131,6 @@ def _check_adaptable(net: Any, has_domain: bool) -> None:
             raise DataError(f"adapt needs {why}; node {n!r} has a {type(cpd).__name__}")
     if net.estimator is None:
         raise DataError("adapt needs the estimator the network was fitted with (this network does not name one)")
-
-
-def _adapted_posterior(est: Any, tree: ContextTree, probs: list, unseen: list, conc: tuple, has_domain: bool,
-                       has_sd: bool) -> tuple[tuple | None, Any]:
-    r"""The adapted estimate's ``unseen_sd`` and posterior.  The population's answers for
-    a configuration absent below each pooled node (``unseen``, levels ``0..d``) already
-    include a fresh domain's spread when the population has domains; a population
-    fitted without them gains it here (:math:`\mathrm{Dir}(s_D\,\theta)` around each
-    pooled vector, :func:`~pybncsmooth.estimators.posterior.predictive_sd`).  Draws:
-    the population's posterior with the domains' concentration ``conc`` below it."""
-    if not has_sd:
-        return None, None
-    if has_domain:
-        post = est.posterior.with_concentration(*conc) if isinstance(est.posterior, DomainPosterior) else None
-        return tuple(unseen), post
-    w = shrink_weight(*conc)
-    unseen_sd = tuple(predictive_sd(m, v, w) for m, v in zip(probs, unseen))
-    post = DomainPosterior(est.posterior, tree, *conc) if est.posterior is not None else None
-    return unseen_sd, post
 
 
 def adapt_network(
@@ -292,11 +178,9 @@ def adapt_network(
     schema = net.schema.with_levels(dom, levels)
     kept = None if weights is None else weights[np.asarray(enc.index, dtype=np.int64)]
     trees = dict(zip(net.nodes, count_specs(enc, [(n, tuple(net.parents(n))) for n in net.nodes], weights=kept)))
-    cpds = {}
-    for n in net.nodes:
-        cpd = net.cpd(n)
-        s = _s_for(n, cpd, s_domain, has_domain, net.schema.cardinality(n))
-        cpds[n] = _adapt_node(cpd, trees[n], code, len(levels), net.estimator, s, has_domain, dom)
+    ctxs = {n: node_context(net.cpd(n), trees[n], code, len(levels), has_domain) for n in net.nodes}
+    concs = adapt_concentrations(net, ctxs, s_domain, has_domain, code)
+    cpds = {n: node_result(ctxs[n], net.estimator, concs[n], code, len(levels), dom) for n in net.nodes}
     info = dict(net.info)
     adapted = dict(info.get("adapted", {}))
     adapted[label] = adapted.get(label, 0) + enc.n_rows
@@ -305,23 +189,3 @@ def adapt_network(
                     options=net.options.replace(domain=dom) if net.options.domain != dom else net.options)
     out.transformer = net.transformer
     return out
-
-
-def _s_for(node: str, cpd: Any, s_domain: Any, has_domain: bool, r: int) -> tuple[np.ndarray, np.ndarray]:
-    """The domain concentration of ``node`` as ``(log_s, weights)``: given, the posterior
-    the fit learned, or (a network fitted without domains) the number of the node's
-    levels."""
-    if s_domain is not None:
-        val = s_domain.get(node) if isinstance(s_domain, Mapping) else s_domain
-        if val is not None:
-            v = check_number("s_domain", val, strict=False)
-            if v > 1e10:
-                raise HyperparameterError(f"s_domain must be <= 1e10, not {val!r}")
-            return fixed_concentration(v)
-        if isinstance(s_domain, Mapping) and not has_domain:
-            raise HyperparameterError(f"s_domain gives no value for node {node!r}")
-    info = cpd.estimate.info if has_domain else {}
-    if "s_domain_log" in info:
-        log_s, weights = info["s_domain_log"], info["s_domain_weights"]
-        return np.asarray(log_s, dtype=np.float64), np.asarray(weights, dtype=np.float64)
-    return fixed_concentration(float(info.get("s_domain", r)))

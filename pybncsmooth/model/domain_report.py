@@ -19,7 +19,10 @@ equal-tailed ``level`` interval of :math:`\mathrm{JS}_d` over them.  Estimators 
 a posterior give none: their report has no ``js_lower`` / ``js_upper`` columns and
 ``report.attrs["intervals"]`` says why.  ``shrinkage`` is the weight of the population
 in the domain's tables, :math:`s_D / (n_{y,d} + s_D)` averaged over the posterior of
-:math:`s_D` and with the same weights.
+:math:`s_D` and with the same weights, and ``s_domain`` that posterior's geometric
+mean: the fitted domains share their node's, a domain added or grown by
+:meth:`FittedNetwork.adapt` has its own (and its weight is the nested model's
+:math:`s' / (n_{y,d} + s')`, :math:`s' = s A_y / (s + A_y + 1)`).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import pandas as pd
 
 from ..counting.context_tree import config_index
 from ..errors import DataError
+from ..estimators._domain_prior import own_concentrations
 from .cpd import DomainLastCPD, FixedPrefixCPD
 
 __all__ = ["domain_report", "kl_divergence", "js_divergence"]
@@ -82,22 +86,17 @@ def domain_report(net: Any, *, level: float = 0.9, draws: int = 200, random_stat
         pop = FixedPrefixCPD(cpd, [-1])._matrix(tables.shape[0] * r)  # (q, r): an unseen domain's tables
         counts, s_dom = _domain_counts(cpd, tables.shape[0], J, r)
         joint = _joint_draws(net, node, draws, rng) if draws > 0 else None
+        own, mass = _own_of(cpd, tables.shape[0])
         for j, dlev in enumerate(net.domains):
             n_y = counts[:, j].sum(axis=1)
             n = n_y.sum()
             w = n_y / n if n > 0 else np.full(len(n_y), 1.0 / len(n_y))
             kl = float(w @ kl_divergence(tables[:, j], pop))
             js = float(w @ js_divergence(tables[:, j], pop))
-            shrink = np.nan
-            if s_dom is not None:
-                ls, ws = s_dom
-                s_k = np.exp(ls)[:, None]
-                den = n_y[None, :] + s_k  # 0 only where s_D = 0 (mle) and no rows: no shrinkage
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    frac = np.where(den > 0, s_k / np.where(den > 0, den, 1.0), 0.0)
-                shrink = float(w @ (ws @ frac))
+            conc = own.get(j, s_dom)
+            shrink, s_center = _shrinkage(conc, n_y, w, mass if j in own else None)
             row = {"domain": dlev, "node": node, "n": int(n), "kl": kl, "js": js, "shrinkage": shrink,
-                   "js_lower": np.nan, "js_upper": np.nan}
+                   "s_domain": s_center, "js_lower": np.nan, "js_upper": np.nan}
             if joint is not None:
                 js_s = (js_divergence(joint[0][:, :, j], joint[1]) * w).sum(axis=1)
                 row["js_lower"], row["js_upper"] = np.quantile(js_s, [lo_q, hi_q])
@@ -110,6 +109,42 @@ def domain_report(net: Any, *, level: float = 0.9, draws: int = 200, random_stat
             "have no intervals (bayes, hmd, hdp and hls-bayes give them)"
         )
     return out
+
+
+def _own_of(cpd: Any, q: int) -> tuple[dict, np.ndarray | None]:
+    """The domains with a concentration of their own (:meth:`FittedNetwork.adapt`) and
+    the pooled configurations' masses :math:`A_y` (configuration-major, ``inf`` where
+    none is kept)."""
+    if not isinstance(cpd, DomainLastCPD):
+        return {}, None
+    info = cpd.estimate.info
+    own = own_concentrations(info)
+    if not own or "s_domain_mass" not in info:
+        return own, None
+    tree = cpd.tree
+    d = tree.depth - 1
+    mass = np.full(q, np.inf)
+    mass[config_index(tree.node_configs(d), tree.parent_cards[:d])] = np.asarray(info["s_domain_mass"])
+    return own, mass
+
+
+def _shrinkage(conc: tuple | None, n_y: np.ndarray, w: np.ndarray, mass: np.ndarray | None) -> tuple[float, float]:
+    """The population's weight in a domain's tables, :math:`s / (n_y + s)` (or the nested
+    :math:`s'`) averaged over the posterior ``conc`` and the configurations' weights
+    ``w``, and the posterior's geometric mean (0: no pooling)."""
+    if conc is None:
+        return np.nan, np.nan
+    ls, ws = conc
+    s_k = np.exp(ls)[:, None]
+    if mass is not None:
+        finite = np.isfinite(mass)[None, :]
+        A = np.where(finite, mass[None, :], 1.0)
+        s_k = np.where(finite, s_k * A / (s_k + A + 1.0), s_k)
+    den = n_y[None, :] + s_k  # 0 only where s_D = 0 (mle) and no rows: no shrinkage
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frac = np.where(den > 0, s_k / np.where(den > 0, den, 1.0), 0.0)
+    center = float(np.exp(ws @ ls)) if np.isfinite(ls).all() else 0.0
+    return float(w @ (ws @ frac)), center
 
 
 def _domain_counts(cpd: Any, q: int, J: int, r: int) -> tuple[np.ndarray, tuple | None]:

@@ -172,6 +172,7 @@ def query(
     draws: int = 1000,
     random_state: Any = None,
     domain: Any = None,
+    on_unseen_domain: str | None = None,
 ) -> pd.Series | pd.DataFrame:
     """See :meth:`pybncsmooth.FittedNetwork.query`."""
     tt = check_targets(net, targets)
@@ -180,7 +181,7 @@ def query(
         interval = check_probability("interval", interval)
         draws = check_int("draws", draws, low=2)
         check_random_state(random_state)
-    qnet = domain_network(net, domain)
+    qnet = domain_network(net, domain, on_unseen_domain)
     post, index, coded = _evaluate(qnet, tt, evidence)
     states = _state_index(qnet, tt)
     flat = post.reshape(len(post), -1)
@@ -204,11 +205,12 @@ def map_query(
     evidence: Mapping[str, Any] | pd.DataFrame | None = None,
     *,
     domain: Any = None,
+    on_unseen_domain: str | None = None,
 ) -> MapResult | pd.DataFrame:
     """See :meth:`pybncsmooth.FittedNetwork.map_query`."""
     tt = check_targets(net, targets)
     check_no_domain(net, evidence)
-    qnet = domain_network(net, domain)
+    qnet = domain_network(net, domain, on_unseen_domain)
     post, index, _ = _evaluate(qnet, tt, evidence)
     flat = post.reshape(len(post), -1)
     best = flat.argmax(axis=1)

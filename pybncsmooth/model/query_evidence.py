@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from ..data.encode import encode
-from ..errors import DataError, DuplicateNodeError, UnknownNodeError, UnseenDomainWarning, UnseenLevelError
+from ..errors import DataError, DuplicateNodeError, UnknownNodeError, UnseenDomainError, UnseenDomainWarning
+from ..errors import UnseenLevelError
 
 __all__ = [
     "check_targets",
@@ -149,22 +150,31 @@ def frame_codes(net: Any, frame: pd.DataFrame, targets: Sequence[str]) -> tuple[
     return {v: enc[v].astype(np.int64) for v in cols}, enc.index
 
 
-def domain_network(net: Any, domain: Any) -> Any:
+def domain_network(net: Any, domain: Any, on_unseen_domain: str | None = None) -> Any:
     """The network that answers queries: ``net`` itself, or for a multi-domain fit the
-    network of the domain ``domain`` (cached; a label unseen in training gets the
-    population-level tables, with an :class:`UnseenDomainWarning`)."""
+    network of the domain ``domain`` (cached).  No domain (``None``) and a label unseen
+    in training get the population-level tables with an :class:`UnseenDomainWarning`,
+    or an error under ``on_unseen_domain="error"`` (default: the fit's option)."""
     if net.domain is None:
         if domain is not None:
             raise DataError("domain= applies to networks fitted with domain= (this one has no domain variable)")
         return net
+    rule = net._on_unseen_domain(on_unseen_domain)
     if domain is None or _is_missing(domain):
-        raise DataError(
-            f"this network was fitted with domain={net.domain!r}: pass domain= (one of {net.domains}) to query it"
-        )
+        if rule == "error":
+            raise DataError(
+                f"this network was fitted with domain={net.domain!r}: pass domain= (one of {net.domains}) to query it, "
+                "or on_unseen_domain='warn' for the population-level tables"
+            )
+        warnings.warn(f"no domain given for a network fitted with domain={net.domain!r}: the query is answered by the "
+                      "population-level (pooled) tables", UnseenDomainWarning, stacklevel=4)
+        return domain_network_by_code(net, -1)
     levels = tuple(net.schema[net.domain])
     try:
         code = _level_code(levels, net.domain, domain)
     except UnseenLevelError:
+        if rule == "error":
+            raise UnseenDomainError(net.domain, [domain], list(levels)) from None
         code = -1
         warnings.warn(
             f"domain {domain!r} of {net.domain!r} was not seen in training: the query is answered by the "
@@ -182,5 +192,5 @@ def domain_network_by_code(net: Any, code: int) -> Any:
     if code not in cache:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UnseenDomainWarning)
-            cache[code] = net.for_domain(net.schema[net.domain][code] if code >= 0 else object())
+            cache[code] = net.for_domain(net.schema[net.domain][code] if code >= 0 else None)
     return cache[code]

@@ -60,7 +60,11 @@ predict.bncs.classifier <- function(object, newdata, prob = FALSE, ...) {
   if (inherits(object, "bn.fit") && (missing(newdata) || !is.data.frame(newdata))) return(NextMethod())
   if (!is.data.frame(newdata)) stop("newdata must be a data.frame of factors", call. = FALSE)
   info <- .classifier_info(object)
-  X <- .df_to_py(newdata, info$features)
+  group <- info$group
+  if (is.null(group)) group <- reticulate::py_to_r(info$py$options_$domain)
+  # the domain column when there is one: rows without it get the population's tables (with a warning)
+  cols <- c(setdiff(info$features, group), intersect(group, names(newdata)))
+  X <- .df_to_py(newdata, cols)
   a <- reticulate::py_to_r(.py_call(.bridge()$array_to_list(info$py$predict_proba(X))))
   p <- matrix(as.numeric(unlist(a$values)), nrow = nrow(newdata), byrow = TRUE,
               dimnames = list(rownames(newdata), info$classes))

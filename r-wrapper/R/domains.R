@@ -1,15 +1,14 @@
 # Multi-domain transfer: a new domain from a few rows, pooled / separate / hierarchical per domain.
 
 bncs.adapt <- function(fitted, data, domain, group = "domain", s_domain = NULL, ...) {
+  if (inherits(fitted, "bncs.classifier")) return(.adapt_classifier(fitted, data, domain, group, s_domain, ...))
   net <- attr(fitted, "bncs.network", exact = TRUE)
   if (!inherits(fitted, "bn.fit") || is.null(net) || reticulate::py_is_null_xptr(net)) {
     stop("'fitted' must be a bn.fit returned by bncs.fit() or bncs.adapt() in this R session (the fitted ",
          "population lives in Python and does not survive saveRDS(); fit it again)", call. = FALSE)
   }
   if (!is.data.frame(data)) stop("data must be a data.frame of factors, not ", class(data)[1], call. = FALSE)
-  if (!(is.character(domain) || is.numeric(domain)) || length(domain) != 1L || is.na(domain)) {
-    stop("domain must be one label (the new domain's, or an existing one's to add rows to)", call. = FALSE)
-  }
+  .check_domain_label(domain)
   nodes <- as.character(unlist(reticulate::py_to_r(net$nodes)))
   kw <- list(.df_to_py(data, nodes), as.character(domain))
   current <- reticulate::py_to_r(net$domain)
@@ -57,4 +56,44 @@ bncs.evaluate.domains <- function(x, data, group, settings = NULL, method = "hmd
     unlist(v)
   })
   as.data.frame(out, stringsAsFactors = FALSE, check.names = FALSE)
+}
+
+#' @noRd
+.check_domain_label <- function(domain) {
+  if (!(is.character(domain) || is.numeric(domain)) || length(domain) != 1L || is.na(domain)) {
+    stop("domain must be one label (the new domain's, or an existing one's to add rows to)", call. = FALSE)
+  }
+}
+
+#' @noRd
+.adapt_classifier <- function(fitted, data, domain, group, s_domain, ...) {
+  # a classifier's members each adapted in Python (BNClassifier.adapt); the classifier object is updated
+  info <- .classifier_info(fitted)
+  if (!is.null(s_domain)) stop("s_domain applies to networks: a classifier's new domain learns its own", call. = FALSE)
+  if (!is.data.frame(data)) stop("data must be a data.frame of factors, not ", class(data)[1], call. = FALSE)
+  if (!info$target %in% names(data)) stop("data must hold the class column '", info$target, "'", call. = FALSE)
+  .check_domain_label(domain)
+  # a copy adapted: the classifier given is left as it was (R's value semantics; Python's adapt works in place)
+  clf <- reticulate::import("copy", convert = FALSE)$deepcopy(info$py)
+  info$py <- clf
+  current <- reticulate::py_to_r(clf$options_$domain)
+  col <- if (is.null(current)) group else current
+  if (!is.character(col) || length(col) != 1L) stop("group must be the name of one column", call. = FALSE)
+  X <- .df_to_py(data, intersect(c(setdiff(info$features, col), col), names(data)))
+  y <- .df_to_py(data, info$target)[[info$target]]
+  opts <- list(...)
+  kw <- list(X, y, as.character(domain))
+  if (is.null(current)) kw$column <- col
+  if (!is.null(opts$weights)) {
+    w <- opts$weights
+    kw$sample_weight <- as.numeric(if (is.character(w) && length(w) == 1L) data[[w]] else w)
+    opts$weights <- NULL
+  }
+  if (length(opts)) {
+    stop("a classifier's adapt takes weights only, not ", paste(names(opts), collapse = ", "), call. = FALSE)
+  }
+  .py_call(do.call(clf$adapt, kw))
+  info$group <- col
+  info$features <- setdiff(info$features, col)
+  structure(info, class = "bncs.classifier")
 }

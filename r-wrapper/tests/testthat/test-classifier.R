@@ -145,3 +145,33 @@ test_that("bnlearn's predict() on a TAN classifier handles missing values as the
   expect_output(print(clf), "tan with hdp")
   expect_output(print(clf), "Parameters of node Class")
 })
+
+test_that("bncs.adapt gives a classifier a new domain without refitting", {
+  skip_if_no_python()
+  chile <- bncs.dataset("chile")
+  old <- chile[chile$region != "M", ]
+  old$region <- droplevels(old$region)
+  clf <- bncs.classifier(vote ~ ., old, structure = "nb", method = "mle", domain = "region")
+  new <- chile[chile$region == "M", ][1:40, ]
+  a <- bncs.adapt(clf, new, "M")
+  expect_s3_class(a, "bncs.classifier")
+  p <- predict(a, new, prob = TRUE)
+  expect_equal(unname(rowSums(p)), rep(1, nrow(new)), tolerance = 1e-12)
+  # maximum likelihood: M's tables are its own frequencies, as a refit with its rows gives them
+  all <- rbind(old, new)
+  all$region <- factor(as.character(all$region))
+  ref <- bncs.classifier(vote ~ ., all, structure = "nb", method = "mle", domain = "region")
+  expect_equal(p, predict(ref, new, prob = TRUE), tolerance = 1e-12)
+  # a hierarchical classifier adapted from 20 rows predicts the rest of M better than before
+  h <- bncs.classifier(vote ~ ., old, structure = "tan", method = "hmd", domain = "region")
+  rest <- chile[chile$region == "M", ][21:75, ]
+  y <- as.integer(rest$vote)
+  before <- suppressWarnings(predict(h, rest, prob = TRUE))
+  h2 <- bncs.adapt(h, chile[chile$region == "M", ][1:20, ], "M")
+  after <- predict(h2, rest, prob = TRUE)
+  # the classifier adapted is a copy: h still answers M with the population's tables
+  expect_equal(suppressWarnings(predict(h, rest, prob = TRUE)), before, tolerance = 1e-15)
+  expect_gt(mean(log(after[cbind(seq_along(y), y)])), mean(log(before[cbind(seq_along(y), y)])))
+  expect_error(bncs.adapt(clf, new, "M", s_domain = 2), "s_domain applies to networks")
+  expect_error(bncs.adapt(clf, new[, names(new) != "vote"], "M"), "class column 'vote'")
+})

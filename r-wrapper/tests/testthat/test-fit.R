@@ -150,15 +150,21 @@ test_that("bncs.adapt adds a domain without refitting, and agrees with Python", 
   expect_identical(class(fit), c("bn.fit", "bn.fit.dnet"))
   # the other regions' tables are untouched
   expect_equal(unclass(fit$vote$prob)[, , , , "C"], unclass(pop$vote$prob)[, , , , "C"])
-  # M's table of a root: (n + s * population) / (N + s) averaged over the fit's posterior of s
+  # M's table of a root: (n + s' * population) / (N + s') averaged over M's own posterior of s, learned from its
+  # rows (s' = s A / (s + A + 1), A the mass the population knows the pooled table with)
   py <- attr(pop, "bncs.network")
-  info <- py$cpd("sex")$estimate$info
-  ls <- unlist(reticulate::py_to_r(info[["s_domain_log"]]$tolist()))
-  ws <- unlist(reticulate::py_to_r(info[["s_domain_weights"]]$tolist()))
+  info <- attr(fit, "bncs.network")$cpd("sex")$estimate$info
+  ls <- unlist(reticulate::py_to_r(info[["s_own_log"]]$tolist())[[1]])
+  ws <- unlist(reticulate::py_to_r(info[["s_own_weights"]]$tolist())[[1]])
+  A <- unlist(reticulate::py_to_r(info[["s_domain_mass"]]$tolist()))
   n <- as.numeric(table(new$sex))
   lev0 <- reticulate::py_get_item(py$cpd("sex")$estimate$probs, 0L)  # the pooled level of sex's tree
   popsex <- unlist(reticulate::py_to_r(lev0$ravel()$tolist()))
-  expect_sex <- Reduce(`+`, Map(function(l, w) w * (n + exp(l) * popsex) / (30 + exp(l)), ls, ws))
+  expect_sex <- Reduce(`+`, Map(function(l, w) {
+    s <- exp(l) * A / (exp(l) + A + 1)
+    w * (n + s * popsex) / (30 + s)
+  }, ls, ws))
+  expect_equal(sum(ws), 1, tolerance = 1e-12)
   expect_equal(as.numeric(fit$sex$prob[, "M"]), expect_sex, tolerance = 1e-10)
   # twice with parts equals once with all
   twice <- bncs.adapt(bncs.adapt(pop, new[1:10, ], "M"), new[11:30, ], "M")
