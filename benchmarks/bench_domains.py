@@ -21,8 +21,9 @@ out, fit the others (100 rows each; 0: all their rows) with ``domain=``, adapt f
 of its rows (per domain: held-out log-likelihood per row of adapt, of the same
 estimator pooled and of the separate fit, the adapted domain's learned ``s_D`` and
 the times; ``--seeds 1 2 3`` other draws of the 20 rows; ``--far``: simulated domains,
-five alike and one far from them, a population drawn afresh for every seed; ``--oracle``: also the best single ``s_D`` per domain
-chosen on its held-out rows, an upper bound on what one concentration per domain can do).
+five alike and one far from them, a population drawn afresh for every seed;
+``--oracle``: also the best single ``s_D`` per domain chosen on its held-out rows, an
+upper bound on what one concentration per domain can do).
 """
 
 from __future__ import annotations
