@@ -70,7 +70,6 @@ __all__ = [
     "population_prior",
     "nested_log_evidence",
     "new_domain_posterior",
-    "effective_concentration",
     "grid_weights",
     "novel_prior",
     "own_concentrations",
@@ -116,20 +115,6 @@ def novel_prior(grid: np.ndarray = ADAPT_GRID) -> np.ndarray:
     return w / w.sum()
 
 
-def effective_concentration(log_s: np.ndarray, mass: np.ndarray | None) -> np.ndarray:
-    r"""``(K, L)``: :math:`s' = s A / (s + A + 1)` for every grid value and leaf (``mass``
-    ``None`` or infinite: ``s`` itself)."""
-    s = np.exp(np.asarray(log_s, dtype=np.float64))[:, None]
-    if mass is None:
-        return np.broadcast_to(s, (s.shape[0], 1)).copy()
-    A = np.asarray(mass, dtype=np.float64)[None, :]
-    finite = np.isfinite(A)
-    A1 = np.where(finite, A, 1.0)
-    with np.errstate(invalid="ignore", over="ignore"):
-        out = np.where(finite, s * A1 / (s + A1 + 1.0), s)
-    return out
-
-
 def effective_mass(counts: np.ndarray, groups: np.ndarray, beta: np.ndarray, log_s: np.ndarray,
                    weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     r"""The domains' information about each configuration's pooled vector: per leaf the
@@ -170,14 +155,14 @@ def _dm_curves(n, m, mass, dom, grid, out):  # pragma: no cover - compiled
             out[dom[i], k] += v
 
 
-def domain_curves(counts: np.ndarray, groups: np.ndarray, domains: np.ndarray, n_domains: int, beta: np.ndarray,
-                  log_s: np.ndarray, weights: np.ndarray, grid: np.ndarray = ADAPT_GRID) -> np.ndarray:
+def domain_curves(counts: np.ndarray, groups: np.ndarray, domains: np.ndarray, n_domains: int, e: np.ndarray,
+                  post: np.ndarray, grid: np.ndarray = ADAPT_GRID) -> np.ndarray:
     r"""Each fitted domain's log evidence about its own concentration, ``(J, K)`` on
     ``grid``: the nested likelihood of its leaves, each compared with its configuration
     known from the *other* domains (:math:`\beta_y + \sum_{d' \ne d} e_{yd'}`, mean and
-    mass) through the moment-matched :math:`\mathrm{DM}(n; s' m)`.  A domain without a
-    leaf of two rows or more has a flat row."""
-    e, post = effective_mass(counts, groups, beta, log_s, weights)
+    mass) through the moment-matched :math:`\mathrm{DM}(n; s' m)`.  ``e``, ``post``: the
+    leaves' effective counts and the configurations' Dirichlets (:func:`effective_mass`).
+    A domain without a leaf of two rows or more has a flat row."""
     g = np.asarray(groups, dtype=np.int64)
     out_post = post[g] - e  # every leaf's configuration without the leaf's own domain
     mass = out_post.sum(axis=1)

@@ -37,6 +37,7 @@ __all__ = [
     "nested_evidence",
     "dirichlet_posterior",
     "mixture_posterior",
+    "effective_concentration",
     "shrink_weight",
     "concentration_info",
     "fixed_concentration",
@@ -207,6 +208,20 @@ def nested_evidence(counts: np.ndarray, groups: np.ndarray, prior: np.ndarray, g
     return out
 
 
+def effective_concentration(log_s: np.ndarray, mass: np.ndarray | None) -> np.ndarray:
+    r"""``(K, L)``: :math:`s' = s A / (s + A + 1)` for every grid value and leaf (``mass``
+    ``None`` or infinite: ``s`` itself)."""
+    s = np.exp(np.asarray(log_s, dtype=np.float64))[:, None]
+    if mass is None:
+        return np.broadcast_to(s, (s.shape[0], 1)).copy()
+    A = np.asarray(mass, dtype=np.float64)[None, :]
+    finite = np.isfinite(A)
+    A1 = np.where(finite, A, 1.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = np.where(finite, s * A1 / (s + A1 + 1.0), s)
+    return out
+
+
 def mixture_posterior(
     counts: np.ndarray, mean: np.ndarray, log_s: np.ndarray, weights: np.ndarray, mean_sd: np.ndarray | None = None,
     mass: np.ndarray | None = None,
@@ -222,14 +237,7 @@ def mixture_posterior(
     n = np.asarray(counts, dtype=np.float64)
     m = np.asarray(mean, dtype=np.float64)
     w = np.atleast_1d(np.asarray(weights, dtype=np.float64))
-    ls = np.atleast_1d(np.asarray(log_s, dtype=np.float64))
-    if mass is None:
-        sk = np.exp(ls)[:, None, None]
-    else:
-        A = np.asarray(mass, dtype=np.float64)[None, :]
-        s = np.exp(ls)[:, None]
-        A1 = np.where(np.isfinite(A), A, 1.0)
-        sk = np.where(np.isfinite(A), s * A1 / (s + A1 + 1.0), s)[:, :, None]
+    sk = effective_concentration(np.atleast_1d(log_s), mass)[:, :, None]
     a = n[None] + sk * m[None]  # (K, L, r): every grid point at once
     tot = a.sum(axis=2, keepdims=True)
     pk = a / tot

@@ -293,11 +293,11 @@ class Estimator:
         r, n_pooled = tree.child_card, len(tree.levels[-2].value)
         beta = prior if prior is not None else np.ones((n_pooled, r))
         counts = leaves.counts.astype(np.float64)
-        _, post = effective_mass(counts, leaves.parent, beta, log_s, weights)
+        e, post = effective_mass(counts, leaves.parent, beta, log_s, weights)
         J = tree.parent_cards[-1]
         present = np.zeros(J, dtype=bool)
         present[leaves.value[counts.sum(axis=1) > 0]] = True
-        curves = domain_curves(counts, leaves.parent, leaves.value, J, beta, log_s, weights)
+        curves = domain_curves(counts, leaves.parent, leaves.value, J, e, post)
         return {**population_prior(curves, present), "s_domain_mass": post.sum(axis=1)}
 
     def domain_posterior(
