@@ -29,7 +29,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import gammaln
 
-from .posterior import dirichlet
+from .posterior import dirichlet, effective_concentration
 
 __all__ = [
     "fit_concentration",
@@ -37,7 +37,6 @@ __all__ = [
     "nested_evidence",
     "dirichlet_posterior",
     "mixture_posterior",
-    "effective_concentration",
     "shrink_weight",
     "concentration_info",
     "fixed_concentration",
@@ -205,20 +204,6 @@ def nested_evidence(counts: np.ndarray, groups: np.ndarray, prior: np.ndarray, g
         top = lw.max(axis=1, keepdims=True)
         out[i] = float((top[:, 0] + np.log(np.exp(lw - top).mean(axis=1))).sum())
         out[i] += float((gammaln(s) - gammaln(s + nd)).sum())
-    return out
-
-
-def effective_concentration(log_s: np.ndarray, mass: np.ndarray | None) -> np.ndarray:
-    r"""``(K, L)``: :math:`s' = s A / (s + A + 1)` for every grid value and leaf (``mass``
-    ``None`` or infinite: ``s`` itself)."""
-    s = np.exp(np.asarray(log_s, dtype=np.float64))[:, None]
-    if mass is None:
-        return np.broadcast_to(s, (s.shape[0], 1)).copy()
-    A = np.asarray(mass, dtype=np.float64)[None, :]
-    finite = np.isfinite(A)
-    A1 = np.where(finite, A, 1.0)
-    with np.errstate(invalid="ignore", over="ignore"):
-        out = np.where(finite, s * A1 / (s + A1 + 1.0), s)
     return out
 
 

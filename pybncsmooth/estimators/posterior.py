@@ -37,6 +37,7 @@ __all__ = [
     "posterior_from_arrays",
     "register_posterior",
     "predictive_sd",
+    "effective_concentration",
     "CHUNK_VALUES",
 ]
 
@@ -92,6 +93,23 @@ def backoff_index(tree: ContextTree) -> tuple[np.ndarray, np.ndarray]:
         node[idx] = np.arange(len(idx))
         cfg_idx = idx
     return lvl, node
+
+
+def effective_concentration(log_s: np.ndarray, mass: np.ndarray | None) -> np.ndarray:
+    r"""``(K, L)``: the nested model's :math:`s' = s A / (s + A + 1)` for every value of
+    ``log_s`` and every leaf of mass ``A`` (``mass`` ``None`` or infinite: ``s`` itself,
+    ``(K, 1)`` for ``None``): a domain's vector :math:`\mathrm{Dir}(s\,\theta)` around a
+    pooled vector known as :math:`\mathrm{Dir}(A\,m)` is, to its second moments,
+    :math:`\mathrm{Dir}(s'\,m)` (:mod:`pybncsmooth.estimators._domain_prior`)."""
+    s = np.exp(np.asarray(log_s, dtype=np.float64))[:, None]
+    if mass is None:
+        return np.broadcast_to(s, (s.shape[0], 1)).copy()
+    A = np.asarray(mass, dtype=np.float64)[None, :]
+    finite = np.isfinite(A)
+    A1 = np.where(finite, A, 1.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = np.where(finite, s * A1 / (s + A1 + 1.0), s)
+    return out
 
 
 def predictive_sd(mean: np.ndarray, sd: np.ndarray, w: np.ndarray | float) -> np.ndarray:
@@ -232,14 +250,12 @@ class DomainPosterior(TreePosterior):
     def _own_scale(self, j: int, n: int, q: int, rng: np.random.Generator) -> np.ndarray:
         """``(n, q)``: domain ``j``'s :math:`s'` per draw and pooled configuration."""
         ls, w = self.own[j]
-        s = np.exp(ls[rng.choice(len(w), size=n, p=w)])[:, None]
-        if self.mass is None:
-            return np.broadcast_to(s, (n, q))
-        A = np.full((1, q), np.inf)
-        A[0, self.mass[0]] = self.mass[1]
-        finite = np.isfinite(A)
-        A1 = np.where(finite, A, 1.0)
-        return np.where(finite, s * A1 / (s + A1 + 1.0), s)
+        drawn = ls[rng.choice(len(w), size=n, p=w)]
+        A = None
+        if self.mass is not None:
+            A = np.full(q, np.inf)
+            A[self.mass[0]] = self.mass[1]
+        return np.broadcast_to(effective_concentration(drawn, A), (n, q))
 
     def draw_joint(self, tree: ContextTree, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """The draws of :meth:`draw` (``(n, q * J, r)``, the domain fastest) with the pooled

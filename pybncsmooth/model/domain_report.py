@@ -35,6 +35,7 @@ import pandas as pd
 from ..counting.context_tree import config_index
 from ..errors import DataError
 from ..estimators._domain_prior import own_concentrations
+from ..estimators.posterior import effective_concentration
 from .cpd import DomainLastCPD, FixedPrefixCPD
 
 __all__ = ["domain_report", "kl_divergence", "js_divergence"]
@@ -135,11 +136,7 @@ def _shrinkage(conc: tuple | None, n_y: np.ndarray, w: np.ndarray, mass: np.ndar
     if conc is None:
         return np.nan, np.nan
     ls, ws = conc
-    s_k = np.exp(ls)[:, None]
-    if mass is not None:
-        finite = np.isfinite(mass)[None, :]
-        A = np.where(finite, mass[None, :], 1.0)
-        s_k = np.where(finite, s_k * A / (s_k + A + 1.0), s_k)
+    s_k = effective_concentration(ls, mass)  # (K, 1), or (K, q) with the nested masses
     den = n_y[None, :] + s_k  # 0 only where s_D = 0 (mle) and no rows: no shrinkage
     with np.errstate(invalid="ignore", divide="ignore"):
         frac = np.where(den > 0, s_k / np.where(den > 0, den, 1.0), 0.0)
