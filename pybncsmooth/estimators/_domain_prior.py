@@ -60,6 +60,7 @@ from numba import njit
 
 from ._pooling import S_MAX, S_MIN
 from ._stirling import SHARED_TABLE
+from .posterior import pack_concentrations, unpack_concentrations
 
 __all__ = [
     "ADAPT_GRID",
@@ -366,12 +367,7 @@ def own_concentrations(info: dict[str, Any]) -> dict[int, tuple[np.ndarray, np.n
     ``s_own_codes``, ``s_own_log``, ``s_own_weights`` (rows padded with weight 0)."""
     if "s_own_codes" not in info:
         return {}
-    out = {}
-    for c, ls, w in zip(np.asarray(info["s_own_codes"]), np.asarray(info["s_own_log"]),
-                        np.asarray(info["s_own_weights"])):
-        keep = w > 0
-        out[int(c)] = (ls[keep], w[keep])
-    return out
+    return unpack_concentrations(info["s_own_codes"], info["s_own_log"], info["s_own_weights"])
 
 
 def with_own_concentration(info: dict[str, Any], code: int, log_s: np.ndarray, weights: np.ndarray) -> dict:
@@ -379,11 +375,5 @@ def with_own_concentration(info: dict[str, Any], code: int, log_s: np.ndarray, w
     own = own_concentrations(info)
     own[int(code)] = (np.atleast_1d(np.asarray(log_s, dtype=np.float64)),
                       np.atleast_1d(np.asarray(weights, dtype=np.float64)))
-    codes = np.array(sorted(own), dtype=np.int64)
-    width = max(len(own[c][0]) for c in codes)
-    ls = np.zeros((len(codes), width))
-    w = np.zeros((len(codes), width))
-    for i, c in enumerate(codes):
-        k = len(own[c][0])
-        ls[i, :k], w[i, :k] = own[c]
+    codes, ls, w = pack_concentrations(own)
     return {**info, "s_own_codes": codes, "s_own_log": ls, "s_own_weights": w}

@@ -38,6 +38,8 @@ __all__ = [
     "register_posterior",
     "predictive_sd",
     "effective_concentration",
+    "pack_concentrations",
+    "unpack_concentrations",
     "CHUNK_VALUES",
 ]
 
@@ -109,6 +111,30 @@ def effective_concentration(log_s: np.ndarray, mass: np.ndarray | None) -> np.nd
     A1 = np.where(finite, A, 1.0)
     with np.errstate(invalid="ignore", over="ignore"):
         out = np.where(finite, s * A1 / (s + A1 + 1.0), s)
+    return out
+
+
+def pack_concentrations(own: dict[int, tuple[np.ndarray, np.ndarray]]
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Domains' own concentration posteriors ``{code: (log_s, weights)}`` as three arrays
+    (codes sorted; rows of ``log_s`` and weights padded with weight 0) that a network
+    file can hold; :func:`unpack_concentrations` reads them back."""
+    codes = np.array(sorted(own), dtype=np.int64)
+    width = max((len(own[c][0]) for c in codes), default=0)
+    ls, w = np.zeros((len(codes), width)), np.zeros((len(codes), width))
+    for i, c in enumerate(codes):
+        k = len(own[c][0])
+        ls[i, :k], w[i, :k] = own[c]
+    return codes, ls, w
+
+
+def unpack_concentrations(codes: np.ndarray, log_s: np.ndarray, weights: np.ndarray
+                          ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """The inverse of :func:`pack_concentrations` (the padding dropped)."""
+    out = {}
+    for c, ls, w in zip(np.asarray(codes), np.asarray(log_s), np.asarray(weights)):
+        keep = w > 0
+        out[int(c)] = (ls[keep], w[keep])
     return out
 
 
@@ -303,13 +329,8 @@ class DomainPosterior(TreePosterior):
             "weights": self.weights,
         }
         if self.own:
-            codes = sorted(self.own)
-            width = max(len(self.own[c][0]) for c in codes)
-            ls, w = np.zeros((len(codes), width)), np.zeros((len(codes), width))
-            for i, c in enumerate(codes):
-                k = len(self.own[c][0])
-                ls[i, :k], w[i, :k] = self.own[c]
-            out.update(own_codes=np.asarray(codes, dtype=np.int64), own_log=ls, own_weights=w)
+            codes, ls, w = pack_concentrations(self.own)
+            out.update(own_codes=codes, own_log=ls, own_weights=w)
         if self.mass is not None:
             out.update(mass_index=self.mass[0], mass_value=self.mass[1])
         return out
@@ -324,7 +345,6 @@ class DomainPosterior(TreePosterior):
                                        arrays["tree_counts"])
         own = {}
         if "own_codes" in arrays:
-            for c, ls, w in zip(arrays["own_codes"], arrays["own_log"], arrays["own_weights"]):
-                own[int(c)] = (ls[w > 0], w[w > 0])
+            own = unpack_concentrations(arrays["own_codes"], arrays["own_log"], arrays["own_weights"])
         mass = (arrays["mass_index"], arrays["mass_value"]) if "mass_index" in arrays else None
         return cls(pooled, tree, arrays["log_s"], arrays["weights"], own, mass)
