@@ -60,7 +60,7 @@ from numba import njit
 
 from ._pooling import S_MAX, S_MIN
 from ._stirling import SHARED_TABLE
-from .posterior import pack_concentrations, unpack_concentrations
+from .posterior import pack_concentrations, trapezoid_weights, unpack_concentrations
 
 __all__ = [
     "ADAPT_GRID",
@@ -98,10 +98,7 @@ _EM_MAX_ITER, _EM_TOL = 1000, 1e-9
 
 def grid_weights(grid: np.ndarray = ADAPT_GRID) -> np.ndarray:
     """The flat prior on ``log s``: trapezoidal weights of the grid, summing to 1."""
-    w = np.empty_like(grid)
-    gaps = np.diff(grid)
-    w[0], w[-1] = gaps[0] / 2, gaps[-1] / 2
-    w[1:-1] = (gaps[:-1] + gaps[1:]) / 2
+    w = trapezoid_weights(grid)
     return w / w.sum()
 
 

@@ -29,7 +29,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import gammaln
 
-from .posterior import dirichlet, effective_concentration
+from .posterior import dirichlet, effective_concentration, trapezoid_weights
 
 __all__ = [
     "fit_concentration",
@@ -122,11 +122,7 @@ def concentration_posterior(
         grid, ll = _nested_grid(np.asarray(counts, dtype=np.float64), np.asarray(groups), np.asarray(prior))
     if ll is None:
         ll = np.array([-_neg_marginal(g, n, tot, m) for g in grid])
-    width = np.empty_like(grid)  # trapezoidal weights of the grid points
-    gaps = np.diff(grid)
-    width[0], width[-1] = gaps[0] / 2, gaps[-1] / 2
-    width[1:-1] = (gaps[:-1] + gaps[1:]) / 2
-    w = np.exp(ll - ll.max()) * width
+    w = np.exp(ll - ll.max()) * trapezoid_weights(grid)
     w /= w.sum()
     keep = w > 1e-12
     return grid[keep], w[keep] / w[keep].sum()

@@ -44,7 +44,7 @@ from scipy.special import gammaln
 
 from ..counting.context_tree import ContextTree, config_index
 from ._hmd_kernels import vi_converge
-from .posterior import TreePosterior, _chunks, backoff_index, dirichlet, register_posterior
+from .posterior import TreePosterior, _chunks, backoff_index, dirichlet, register_posterior, trapezoid_weights
 
 __all__ = ["SPosterior", "learn_s", "fixed_s", "mixture_moments", "HMDPosterior", "JointHMDPosterior", "S_MIN",
            "S_MAX"]
@@ -184,12 +184,7 @@ def learn_s(N: np.ndarray, alpha0: np.ndarray, tol: float, max_iter: int, partic
             pts[p] = _grid_point(data, math.exp(p), a0, *fits[near], particles, own)
     grid = np.array(sorted(pts))
     ll = np.array([pts[p][0] for p in grid])
-    width = np.ones(len(grid))
-    if len(grid) > 1:
-        gaps = np.diff(grid)
-        width[0], width[-1] = gaps[0] / 2, gaps[-1] / 2
-        width[1:-1] = (gaps[:-1] + gaps[1:]) / 2
-    w = np.where(ll >= ll.max() - _DROP, np.exp(ll - ll.max()) * width, 0.0)
+    w = np.where(ll >= ll.max() - _DROP, np.exp(ll - ll.max()) * trapezoid_weights(grid), 0.0)
     w /= w.sum()
     keep = np.flatnonzero(w > 1e-12)
     M = max(len(pts[grid[i]][1]) for i in keep)

@@ -39,6 +39,7 @@ __all__ = [
     "predictive_sd",
     "effective_concentration",
     "pack_concentrations",
+    "trapezoid_weights",
     "unpack_concentrations",
     "CHUNK_VALUES",
 ]
@@ -112,6 +113,18 @@ def effective_concentration(log_s: np.ndarray, mass: np.ndarray | None) -> np.nd
     with np.errstate(invalid="ignore", over="ignore"):
         out = np.where(finite, s * A1 / (s + A1 + 1.0), s)
     return out
+
+
+def trapezoid_weights(grid: np.ndarray) -> np.ndarray:
+    """The trapezoidal rule's weights of the sorted points ``grid`` (unnormalised; one
+    point: weight 1): a flat prior on the grid's variable, or the quadrature of a
+    posterior evaluated there."""
+    width = np.ones(len(grid))
+    if len(grid) > 1:
+        gaps = np.diff(grid)
+        width[0], width[-1] = gaps[0] / 2, gaps[-1] / 2
+        width[1:-1] = (gaps[:-1] + gaps[1:]) / 2
+    return width
 
 
 def pack_concentrations(own: dict[int, tuple[np.ndarray, np.ndarray]]
