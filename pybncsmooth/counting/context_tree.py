@@ -198,6 +198,16 @@ class ContextTree:
             levels.insert(0, TreeLevel(self.levels[i - 1].parent, self.levels[i - 1].value, above))
         return ContextTree(self.child, self.parents, r, self.parent_cards, tuple(levels))
 
+    def scaled(self, factor: float) -> "ContextTree":
+        """The same nodes with every count multiplied by ``factor`` (> 0; fractional
+        counts, unless ``factor`` is 1): the old counts of an update with forgetting."""
+        if factor == 1.0:
+            return self
+        if not factor > 0:
+            raise ValueError(f"the factor must be positive, not {factor!r}")
+        levels = tuple(TreeLevel(l.parent, l.value, l.counts * float(factor)) for l in self.levels)
+        return ContextTree(self.child, self.parents, self.child_card, self.parent_cards, levels)
+
     def whole(self, who: str) -> "ContextTree":
         """This tree with integer counts: fractional counts that are whole numbers are
         converted; others raise :class:`DataError` naming ``who`` (an estimator whose
@@ -227,6 +237,11 @@ class ContextTree:
 
     def merge(self, *others: "ContextTree") -> "ContextTree":
         """The tree of the union of the data sets (counts added, branches united)."""
+        if len(others) == 1:
+            self._check_compatible(others[0])
+            inside = self._merge_inside(others[0])
+            if inside is not None:
+                return inside
         configs, counts = [self.leaf_table()[0]], [self.levels[-1].counts]
         for o in others:
             self._check_compatible(o)
@@ -241,6 +256,26 @@ class ContextTree:
             np.concatenate(configs),
             np.concatenate(counts),
         )
+
+    def _merge_inside(self, other: "ContextTree") -> "ContextTree | None":
+        """The merge when every leaf of ``other`` is a leaf of this tree (a few new rows
+        added to many: an update): the counts added along the leaves' paths, no sort;
+        ``None`` when ``other`` has a branch this tree lacks."""
+        configs, counts = other.leaf_table()
+        d = self.depth
+        level, node, _ = self.find(configs)
+        if len(level) and not (level == d).all():
+            return None
+        dt = np.result_type(self.levels[0].counts.dtype, counts.dtype)
+        levels = []
+        for i in range(d, -1, -1):
+            lev = self.levels[i]
+            new = lev.counts.astype(dt, copy=True)
+            np.add.at(new, node if i else np.zeros(len(node), dtype=np.int64), counts)
+            levels.append(TreeLevel(lev.parent, lev.value, new))
+            if i:
+                node = lev.parent[node]
+        return ContextTree(self.child, self.parents, self.child_card, self.parent_cards, tuple(levels[::-1]))
 
     def __add__(self, other: "ContextTree") -> "ContextTree":
         return self.merge(other)

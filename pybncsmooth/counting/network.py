@@ -194,6 +194,10 @@ class NetworkCounter:
         self.n_chunks = 0
         self.domain_rows: dict = {}
 
+    def empty_like(self) -> "NetworkCounter":
+        """A counter with this one's set-up and no counts."""
+        return self._empty()
+
     def _empty(self) -> "NetworkCounter":
         return NetworkCounter(
             self.dag,

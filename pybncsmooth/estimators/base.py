@@ -18,6 +18,7 @@ The same estimator objects serve every front end; :func:`make_estimator` turns
 
 from __future__ import annotations
 
+import copy
 import inspect
 import math
 from dataclasses import dataclass, field, replace
@@ -32,6 +33,7 @@ from ..validation import Param, parallel_map
 from ._domain_prior import domain_curves, effective_mass, population_prior
 from ._pooling import concentration_info, concentration_posterior, mixture_posterior, shrink_weight
 from .posterior import DomainPosterior, predictive_sd
+from .prior import NetworkPrior, NodePrior
 
 __all__ = [
     "Estimator",
@@ -166,6 +168,15 @@ class Estimator:
     params: ClassVar[tuple[Param, ...]] = ()
     #: the settings of a run that every estimator takes (declared as options)
     RUN: ClassVar[tuple[str, ...]] = RUN_SETTINGS
+    #: where an informative prior (``fit(prior=)``) enters, in words; ``None``: the
+    #: estimator takes none (:meth:`with_prior` refuses it)
+    prior_role: ClassVar[str | None] = None
+    #: the hyperparameters a prior network takes the place of (given together: refused)
+    prior_replaces: ClassVar[tuple[str, ...]] = ()
+    #: the prior network this estimator carries (:meth:`with_prior`), or ``None``
+    network_prior: NetworkPrior | None = None
+    #: the estimates of the network an update starts from (:meth:`warm_started`), or ``None``
+    previous: Mapping[str, TreeEstimate] | None = None
 
     def __init__(self, **values: Any) -> None:
         decl = {p.name: p for p in self.params}
@@ -196,8 +207,42 @@ class Estimator:
         :class:`HyperparameterError`); derived settings.  Called by the constructor."""
 
     def with_settings(self, **changes: Any) -> "Estimator":
-        """A copy with some hyperparameters or run settings changed (checked again)."""
-        return type(self)(**{**self.get_params(), **changes})
+        """A copy with some hyperparameters or run settings changed (checked again); the
+        prior and the warm start it carries, if any, are kept."""
+        out = type(self)(**{**self.get_params(), **changes})
+        out.network_prior, out.previous = self.network_prior, self.previous
+        return out
+
+    def with_prior(self, prior: NetworkPrior | None) -> "Estimator":
+        """A copy carrying the prior network ``prior`` (every node's
+        :class:`~pybncsmooth.estimators.prior.NodePrior`), which :meth:`estimate` reads
+        through :meth:`node_prior`; an estimator without a ``prior_role`` refuses it."""
+        if prior is not None and self.prior_role is None:
+            takes = ", ".join(sorted(n for n, c in _REGISTRY.items() if c.prior_role is not None))
+            raise HyperparameterError(
+                f"method {self.name!r} takes no prior network (prior=); the methods that do: {takes}"
+            )
+        both = [n for n in self.prior_replaces if n in self.given]
+        if prior is not None and both:
+            raise HyperparameterError(
+                f"prior= (with prior_weight=) takes the place of {self.name}'s {both[0]}=: give one of them"
+            )
+        out = copy.copy(self)
+        out.network_prior = prior
+        return out
+
+    def node_prior(self, tree: ContextTree) -> NodePrior | None:
+        """The prior of ``tree``'s node (checked against the tree's parents and levels), or
+        ``None``: the estimator's own prior."""
+        return None if self.network_prior is None else self.network_prior.for_tree(tree)
+
+    def warm_started(self, previous: Mapping[str, TreeEstimate] | None) -> "Estimator":
+        """A copy that starts from ``previous`` (the estimates of the network being
+        updated, by node): samplers resume from the state their estimates kept; closed
+        forms ignore it."""
+        out = copy.copy(self)
+        out.previous = previous
+        return out
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} does not define estimate()")

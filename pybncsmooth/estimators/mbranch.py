@@ -12,7 +12,9 @@ user count ``M``:
 
 .. math:: m_v = M\,(1 + \Delta_v \sqrt{N}), \qquad \Delta_v = 1 - 1/h_v  \quad (18)
 
-(``M = 4`` as Ferri et al.).  Here the leaves are a CPT's parent configurations, ``N``
+(``M = 4`` as Ferri et al.).  An expert network (``fit(prior=P, prior_weight=w)``)
+is the root's base measure: :math:`\hat\theta_{root} = (n + w P(x)) / (N + w)` in place
+of the uniform distribution and :math:`m_{root}`.  Here the leaves are a CPT's parent configurations, ``N``
 is the number of rows counted in the node's tree, and every node's estimate is kept, so
 a configuration absent from the data is answered by its deepest ancestor (back-off).
 """
@@ -36,6 +38,7 @@ class MBranch(Estimator):
     eq. (18), 4 by default as Ferri, Flach & Hernandez-Orallo (2003)."""
 
     name = "mbranch"
+    prior_role = "the root's base measure P(x), of weight w, in place of the uniform distribution and m_root"
     # beyond 1e10 (times sqrt(N)) the m-estimates overflow; there every node already equals
     # the uniform distribution
     params = (Param("M", "float", 4.0, "user count of m_v = M (1 + (1 - 1/h) sqrt(N))", high=1e10),)
@@ -55,6 +58,9 @@ class MBranch(Estimator):
         m = self.weights(tree)
         probs = []
         base = np.full((1, r), 1.0 / r)
+        prior = self.node_prior(tree)
+        if prior is not None:  # the root smoothed toward the expert's P(x), with its weight
+            base, m[0] = prior.marginal().reshape(1, r), prior.weight
         for i, lev in enumerate(tree.levels):
             if i > 0:
                 base = probs[-1][lev.parent]

@@ -31,6 +31,7 @@ from ..counting.context_tree import ContextTree, config_index
 __all__ = [
     "TreePosterior",
     "DirichletPosterior",
+    "DirichletTablePosterior",
     "DomainPosterior",
     "dirichlet",
     "backoff_index",
@@ -240,6 +241,61 @@ class DirichletPosterior(TreePosterior):
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "DirichletPosterior":
         return cls(arrays["level_alpha"], bool(arrays["backoff"]))
+
+
+@register_posterior
+class DirichletTablePosterior(TreePosterior):
+    r"""Independent Dirichlet posteriors with a pseudo-count of their own in every cell
+    (an informative prior, :mod:`~pybncsmooth.estimators.prior`): configuration ``y``
+    has :math:`\theta_y \sim \mathrm{Dir}(n_y + a_y)`, ``leaf_alpha`` holding
+    :math:`a_y` for every configuration (configuration-major).  An unseen configuration
+    has its prior :math:`\mathrm{Dir}(a_y)`, or with ``node_alpha`` (back-off: the
+    pseudo-counts of every tree node, per level) a prior of its own strength
+    :math:`A_y = \sum_x a_y(x)` centred on the deepest existing ancestor's posterior,
+    :math:`\mathrm{Dir}(A_y\,\phi)`, :math:`\phi \sim \mathrm{Dir}(n_a + a_a)`."""
+
+    kind = "dirichlet_table"
+
+    def __init__(self, leaf_alpha: np.ndarray, node_alpha: tuple[np.ndarray, ...] | None = None) -> None:
+        self.leaf_alpha = np.asarray(leaf_alpha, dtype=np.float64)
+        self.node_alpha = None if node_alpha is None else tuple(np.asarray(a, dtype=np.float64) for a in node_alpha)
+        self.beta_exact = self.node_alpha is None  # type: ignore[misc]
+
+    def draw(self, tree: ContextTree, n: int, rng: np.random.Generator) -> np.ndarray:
+        r, d = tree.child_card, tree.depth
+        lvl, node = backoff_index(tree)
+        Q = len(lvl)
+        seen = lvl == d
+        base = self.leaf_alpha.copy()
+        base[seen] += tree.levels[d].counts[node[seen]]
+        out = np.empty((n, Q, r))
+        for lo, hi in _chunks(n, Q * r):
+            k = hi - lo
+            if self.node_alpha is None or seen.all():
+                out[lo:hi] = dirichlet(np.broadcast_to(base, (k, Q, r)), rng)
+                continue
+            alpha = np.broadcast_to(base, (k, Q, r)).copy()
+            strength = np.maximum(self.leaf_alpha.sum(axis=1), 1e-300)
+            for i in np.unique(lvl[~seen]):
+                rows = np.flatnonzero(lvl == i)
+                anc = tree.levels[i].counts + self.node_alpha[i]
+                used = np.unique(node[rows])
+                phi = np.zeros((k, len(anc), r))
+                phi[:, used] = dirichlet(np.broadcast_to(anc[used], (k, len(used), r)), rng)
+                alpha[:, rows] = strength[rows][None, :, None] * phi[:, node[rows]]
+            out[lo:hi] = dirichlet(alpha, rng)
+        return out
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        out = {"leaf_alpha": self.leaf_alpha}
+        for i, a in enumerate(self.node_alpha or ()):
+            out[f"node_alpha_{i}"] = a
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "DirichletTablePosterior":
+        levels = sorted((int(k.rsplit("_", 1)[1]), v) for k, v in arrays.items() if k.startswith("node_alpha_"))
+        return cls(arrays["leaf_alpha"], tuple(v for _, v in levels) if levels else None)
 
 
 @register_posterior
