@@ -21,7 +21,7 @@ from numba import njit, uint64
 from ._rng import gamma, gamma_dc, gamma_int, uniform
 from ._stirling import digamma, log_stirling_beyond, pcol_offset
 
-__all__ = ["hdp_init", "hdp_layout", "hdp_schedule", "hdp_sweeps", "check_invariants"]
+__all__ = ["hdp_init", "hdp_warm_init", "hdp_layout", "hdp_schedule", "hdp_sweeps", "check_invariants"]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -44,6 +44,45 @@ def hdp_init(n, t, nsum, tsum, parent, lstart, c0):  # pragma: no cover - compil
                     tk = 1 if nk > 0 else 0
                 elif nk <= 1:
                     tk = nk
+                else:
+                    tk = int(math.floor(c0 * (digamma(c0 + nk) - digamma(c0))))
+                    if tk < 1:
+                        tk = 1
+                    if tk > nk:
+                        tk = nk
+                t[i, k] = tk
+                ts += tk
+            tsum[i] = ts
+            p = parent[i]
+            if p >= 0:
+                for k in range(r):
+                    n[p, k] += t[i, k]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def hdp_warm_init(n, t, nsum, tsum, parent, lstart, c0, t_prev, has_prev):  # pragma: no cover - compiled
+    """Table counts of a warm start, bottom-up: a node that the previous state had
+    (``has_prev``) keeps its table count ``t_prev`` where it is still valid, clipped to
+    ``1 .. n`` (its count ``n`` may have grown, or shrunk under forgetting); a new node
+    or value starts as :func:`hdp_init` starts it (eq. 15); internal ``n`` = children's
+    ``t``; the root has ``t = min(1, n)``."""
+    N, r = n.shape
+    L = lstart.shape[0] - 1
+    for lev in range(L - 1, -1, -1):
+        for i in range(lstart[lev], lstart[lev + 1]):
+            s = 0
+            for k in range(r):
+                s += n[i, k]
+            nsum[i] = s
+            ts = 0
+            for k in range(r):
+                nk = n[i, k]
+                if parent[i] < 0:
+                    tk = 1 if nk > 0 else 0
+                elif nk <= 1:
+                    tk = nk
+                elif has_prev[i] and t_prev[i, k] > 0:
+                    tk = min(max(t_prev[i, k], 1), nk)
                 else:
                     tk = int(math.floor(c0 * (digamma(c0 + nk) - digamma(c0))))
                     if tk < 1:

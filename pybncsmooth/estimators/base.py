@@ -175,8 +175,8 @@ class Estimator:
     prior_replaces: ClassVar[tuple[str, ...]] = ()
     #: the prior network this estimator carries (:meth:`with_prior`), or ``None``
     network_prior: NetworkPrior | None = None
-    #: the estimates of the network an update starts from (:meth:`warm_started`), or ``None``
-    previous: Mapping[str, TreeEstimate] | None = None
+    #: the trees and estimates of the network an update starts from (:meth:`warm_started`), or ``None``
+    previous: Mapping[str, tuple[ContextTree, TreeEstimate]] | None = None
 
     def __init__(self, **values: Any) -> None:
         decl = {p.name: p for p in self.params}
@@ -236,10 +236,10 @@ class Estimator:
         ``None``: the estimator's own prior."""
         return None if self.network_prior is None else self.network_prior.for_tree(tree)
 
-    def warm_started(self, previous: Mapping[str, TreeEstimate] | None) -> "Estimator":
-        """A copy that starts from ``previous`` (the estimates of the network being
-        updated, by node): samplers resume from the state their estimates kept; closed
-        forms ignore it."""
+    def warm_started(self, previous: Mapping[str, tuple[ContextTree, TreeEstimate]] | None) -> "Estimator":
+        """A copy that starts from ``previous`` (the context tree and estimate of every
+        node of the network being updated): samplers resume from the state their
+        estimates kept; closed forms ignore it."""
         out = copy.copy(self)
         out.previous = previous
         return out

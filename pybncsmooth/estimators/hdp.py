@@ -64,8 +64,9 @@ import numpy as np
 from ..counting.context_tree import ContextTree
 from ..errors import ConvergenceWarning, HyperparameterError
 from ..validation import Param
-from ._hdp_kernels import hdp_init, hdp_layout, hdp_schedule, hdp_sweeps
+from ._hdp_kernels import hdp_init, hdp_layout, hdp_schedule, hdp_sweeps, hdp_warm_init
 from ._mcmc import chain_seed, entropy_of, progress_bar, split_rhat
+from ._warm import node_map, previous_tree
 from ._rng import new_state
 from ._stirling import MAX_TABLE_N, SHARED_RATIOS, new_memo
 from .base import Estimator, TreeEstimate, register_estimator
@@ -202,6 +203,34 @@ class _Chain:
         # kernel's work arrays, 2 * window + 2 long, stay bounded)
         self.window = min(est.window, int(st.leaf_counts.sum()) + 1)
 
+    def resume(self, tree: ContextTree, old_tree: ContextTree, t_prev: np.ndarray, conc_prev: np.ndarray,
+               c: int) -> None:
+        """Start from the state a previous fit's chain ended in (its chain ``c``, or the
+        last it had): the table counts of every node the previous tree had, kept where
+        still valid (:func:`hdp_warm_init`), new nodes initialised by eq. 15; every
+        concentration group takes the previous concentration of its first member the
+        previous tree had (else ``initial_concentration``)."""
+        st, est = self.st, self.est
+        k = min(c, t_prev.shape[0] - 1)
+        idx = node_map(old_tree, tree)
+        prev = np.zeros((st.n_nodes, st.r), dtype=np.int64)
+        has = np.zeros(st.n_nodes, dtype=np.bool_)
+        prev[idx] = t_prev[k]
+        has[idx] = True
+        self.n[:] = st.leaf_counts
+        self.t[:] = 0
+        hdp_warm_init(self.n, self.t, self.nsum, self.tsum, st.parent, st.lstart, est.initial_concentration, prev, has)
+        d = len(st.lstart) - 2
+        level_parent = np.concatenate([lev.parent for lev in old_tree.levels[1:]]) if d else np.zeros(0, np.int64)
+        old_lstart = np.concatenate([[0], np.cumsum(old_tree.level_sizes())]).astype(np.int64)
+        old_group = hdp_layout(level_parent, old_lstart, np.asarray(old_tree.parent_cards, dtype=np.int64),
+                               _TYINGS.index(est.tying))[1]
+        node_conc = np.full(st.n_nodes, np.nan)
+        ok = old_group >= 0
+        node_conc[idx[ok]] = np.asarray(conc_prev[k])[old_group[ok]]
+        self.conc[:] = _first_per_group(node_conc, st.group_off, est.initial_concentration)
+        self.logc[:] = np.log(self.conc)
+
     def _grow_trace(self, sweeps: int) -> None:
         """Room in the concentrations' trace for the events of ``sweeps`` more sweeps."""
         need = self.n_ev + sweeps // self.est.concentration_every + 2
@@ -233,6 +262,23 @@ class _Chain:
         self.n_ev += ev
         self.n_draws += dr
         self.it += sweeps
+
+
+def _first_per_group(node_values: np.ndarray, group_off: np.ndarray, default: float) -> np.ndarray:
+    """Per concentration group (members: nodes ``group_off[g] + 1 .. group_off[g + 1]``),
+    the value of its first member that has one (not NaN), else ``default``."""
+    vals = node_values[1:]
+    G = len(group_off) - 1
+    out = np.full(G, float(default))
+    if not G or not len(vals):
+        return out
+    pos = np.where(np.isfinite(vals), np.arange(len(vals)), len(vals))
+    starts = group_off[:-1]
+    nonempty = group_off[1:] > starts
+    first = np.minimum.reduceat(np.append(pos, len(vals)), np.minimum(starts, len(vals)))[: G]
+    hit = nonempty & (first < group_off[1:]) & (first < len(vals))
+    out[hit] = vals[first[hit]]
+    return out
 
 
 class _Batches:
@@ -343,6 +389,8 @@ class HDP(Estimator):
         Param("root_tables", "choice", "one", "the root's tables: the authors' one per value, or integrated out",
               choices=("one", "integrated")),
         Param("record_states", "int", 100, "sweep states kept (evenly spaced) for posterior draws; 0: none", low=0),
+        Param("update_iterations", "int", None, "sweeps per chain of net.update, resumed from the fit's last state "
+              "(default iterations // 5, at least 50; the first tenth discarded)", low=2, optional=True),
     )
 
     def _check(self) -> None:
@@ -384,55 +432,83 @@ class HDP(Estimator):
 
     def estimate_all(self, trees: Mapping[str, ContextTree], *, domain: str | None = None) -> dict[str, TreeEstimate]:
         """Estimate several trees (the CPTs of a network) in parallel threads (a
-        domain is the first split of every tree, like any other)."""
+        domain is the first split of every tree, like any other).  In an update
+        (:meth:`~pybncsmooth.estimators.base.Estimator.warm_started`) a tree whose levels
+        did not change resumes from the state its fit kept (:meth:`_warm_state`) and runs
+        :attr:`update_sweeps` sweeps per chain, the first tenth discarded; the others
+        start afresh."""
         trees = {n: t.whole("hdp") for n, t in trees.items()}
-        burn = self.effective_burn_in
+        if self.previous is None:
+            return self._estimate_trees(trees, {})
+        warm = {n: w for n, w in ((n, self._warm_state(n, t)) for n, t in trees.items()) if w is not None}
+        cold = {n: t for n, t in trees.items() if n not in warm}
+        out = self.warm_started(None)._estimate_trees(cold, {}) if cold else {}
+        if warm:
+            out.update(self._estimate_trees({n: trees[n] for n in warm}, warm))
+        return {n: out[n] for n in trees}
+
+    @property
+    def update_sweeps(self) -> int:
+        """Sweeps per chain of an update's warm-started run: ``update_iterations``, by
+        default a fifth of ``iterations`` (with ``"auto"``: of ``max_iterations``), at
+        least 50."""
+        if self.update_iterations is not None:
+            return int(self.update_iterations)
+        return max(50, (self.max_iterations if self.auto else int(self.iterations)) // 5)
+
+    def _warm_state(self, name: str, tree: ContextTree) -> tuple | None:
+        """What a chain of ``tree`` resumes from: the previous fit's tree (cut to this
+        tree's parents: a multi-domain fit's pooled tree) and the table counts and
+        concentrations its chains ended with; ``None`` where there is none or the
+        tree's levels changed (a new level: a fresh start)."""
+        prev = previous_tree(self.previous, name, tree, "warm_t")
+        if prev is None or tree.depth == 0:
+            return None
+        old_tree, info = prev
+        t_prev = np.asarray(info["warm_t"])
+        if t_prev.shape[1:] != (old_tree.n_nodes, tree.child_card):
+            return None
+        return old_tree, t_prev, np.asarray(info["warm_conc"])
+
+    def _estimate_trees(self, trees: Mapping[str, ContextTree], warm: Mapping[str, tuple]) -> dict[str, TreeEstimate]:
+        """The sampler on ``trees``: fresh chains, or (``warm`` given for every tree)
+        chains resuming from a previous fit's state for :attr:`update_sweeps` sweeps."""
         total = self.max_iterations if self.auto else int(self.iterations)
+        burn = self.effective_burn_in
+        if warm:
+            total = self.update_sweeps if not self.auto else self.max_iterations
+            burn = max(1, self.update_sweeps // 10)
         thin = 0 if self.auto or self.n_chains == 1 else max(1, (total - burn) // 500)
         events = total // self.concentration_every + 2 if not self.auto else 64
         if not self.auto:  # nodes without parents: nothing moves, the estimate is in closed form
             lone = {n: self._lone_root(t, total, burn, thin, events) for n, t in trees.items() if t.depth == 0}
             if lone:  # the others sampled as before (their streams do not depend on the lone roots)
                 others = {n: t for n, t in trees.items() if n not in lone}
-                rest = self.estimate_all(others, domain=domain) if others else {}
+                rest = self._estimate_trees(others, warm) if others else {}
                 return {name: lone[name] if name in lone else rest[name] for name in trees}
         entropy = self._entropy()
         if entropy is None:
             entropy = int(np.random.SeedSequence().entropy % (2**63))
         workers = self.n_jobs or os.cpu_count() or 1
         SHARED_RATIOS.ensure(max(_count_limit(t) for t in trees.values()))  # before the threads start
+
+        def chains_of(name: str, st: _TreeState) -> list[_Chain]:
+            chs = [_Chain(self, st, self._seed(entropy, name, c), name, burn, events, thin) for c in range(self.n_chains)]
+            if name in warm:
+                for c, ch in enumerate(chs):
+                    ch.resume(trees[name], *warm[name], c)
+            return chs
+
         bar = self._progress_bar(len(trees) * self.n_chains * total, trees)
         if bar is not None and self.auto:
             bar.total = None  # the stopping rule decides how many sweeps
         try:
             if not self.auto and len(trees) >= min(workers, 2):
-                # one task per tree: its state and chains live while it runs, so the memory
-                # held at once is that of the trees in flight (plus every tree's estimates),
-                # not that of the whole network (many domains: millions of tree nodes)
-                out: dict[str, TreeEstimate] = {}
-
-                def run_tree(name: str) -> None:
-                    st = _TreeState.build(trees[name], self.tying)
-                    chs = [
-                        _Chain(self, st, self._seed(entropy, name, c), name, burn, events, thin)
-                        for c in range(self.n_chains)
-                    ]
-                    for ch in chs:
-                        self._advance(ch, total, bar)
-                    out[name] = self._combine(trees[name], st, chs, None)
-
-                self._map(run_tree, list(trees), workers)
-                return {name: out[name] for name in trees}
+                return self._tree_tasks(trees, chains_of, total, bar, workers)
             states = {name: _TreeState.build(tree, self.tying) for name, tree in trees.items()}
-            chains = {
-                name: [
-                    _Chain(self, states[name], self._seed(entropy, name, c), name, burn, events, thin)
-                    for c in range(self.n_chains)
-                ]
-                for name in trees
-            }
+            chains = {name: chains_of(name, states[name]) for name in trees}
             if self.auto:
-                diag = self._run_auto(chains, workers, bar)
+                diag = self._run_auto(chains, workers, bar, burn)
                 self._warn_unconverged(diag)
             else:  # fewer trees than threads: the chains are the tasks
                 diag = {}
@@ -442,6 +518,23 @@ class HDP(Estimator):
             if bar is not None:
                 bar.close()
         return {name: self._combine(trees[name], states[name], chains[name], diag.get(name)) for name in trees}
+
+    def _tree_tasks(self, trees: Mapping[str, ContextTree], chains_of: Any, total: int, bar: Any, workers: int
+                    ) -> dict[str, TreeEstimate]:
+        """One task per tree: its state and chains live while it runs, so the memory
+        held at once is that of the trees in flight (plus every tree's estimates), not
+        that of the whole network (many domains: millions of tree nodes)."""
+        out: dict[str, TreeEstimate] = {}
+
+        def run_tree(name: str) -> None:
+            st = _TreeState.build(trees[name], self.tying)
+            chs = chains_of(name, st)
+            for ch in chs:
+                self._advance(ch, total, bar)
+            out[name] = self._combine(trees[name], st, chs, None)
+
+        self._map(run_tree, list(trees), workers)
+        return {name: out[name] for name in trees}
 
     def _lone_root(self, tree: ContextTree, total: int, burn: int, thin: int, events: int) -> TreeEstimate:
         """The estimate of a tree that is its root alone (a node without parents), in
@@ -485,13 +578,13 @@ class HDP(Estimator):
                 for f in [new_pool.submit(fn, it) for it in items]:
                     f.result()
 
-    def _run_auto(self, chains: dict[str, list[_Chain]], workers: int, bar: Any) -> dict[str, dict]:
+    def _run_auto(self, chains: dict[str, list[_Chain]], workers: int, bar: Any, burn: int) -> dict[str, dict]:
         """``iterations="auto"``: burn-in, then batches of sweeps until every entry of a
         table has split-R-hat below ``rhat`` and MCSE below ``tol`` (checked once every
         chain holds at least 16 batches), or ``max_iterations`` sweeps per chain.  The
         entries are the estimates of the tree nodes the table uses: the leaves, and the
         inner nodes that answer unseen parent configurations."""
-        burn = self.effective_burn_in
+        burn = int(burn)
         batch = 25
         keep = 16
         active = dict(chains)
@@ -612,6 +705,9 @@ class HDP(Estimator):
             conc = np.repeat(conc[:, 1:2], conc.shape[1], axis=1)
             conc[:, 0] = np.nan
         info = self._info(conc, int(n_rec))
+        tmax = max(int(ch.t.max()) for ch in chains) if st.n_nodes else 0
+        info["warm_t"] = np.stack([ch.t for ch in chains]).astype(np.int32 if tmax < 2**31 else np.int64)
+        info["warm_conc"] = np.stack([ch.conc for ch in chains])
         if diag is not None:
             info.update(diag)
             info["iterations"] = int(chains[0].it)

@@ -30,6 +30,7 @@ from ..estimators.prior import NetworkPrior, NodePrior
 from ..model.fit_state import FitState
 from ..model.formats import NetworkFormat, register_format
 from ..model.network import FittedNetwork
+from ..options import Options, option_names
 from ..structure.dag import DAG
 from .io import check_writable
 
@@ -204,6 +205,9 @@ def save_native(net: "FittedNetwork", fh: Any) -> None:
             )
         transformer = _json_safe(net.transformer.to_dict())
     state_meta = _save_state(net, arrays)
+    opts = {k: v for k, v in net.options.explicit().items()
+            if isinstance(v, (str, int, float, bool)) and not isinstance(v, np.generic) and k not in ("prior", "weights")}
+    state_meta["options"] = {"entry": net.options.entry, "values": opts}
     header = {
         "magic": _MAGIC,
         "version": NATIVE_VERSION,
@@ -295,11 +299,25 @@ def _load_native(fh: Any, path: str | None = None) -> "FittedNetwork":
     est = None
     if header.get("estimator"):
         est = _load_estimator(header["estimator"])
-    net = FittedNetwork(dag, schema, cpds, domain=header.get("domain"), estimator=est, info=header.get("info"))
+    net = FittedNetwork(dag, schema, cpds, domain=header.get("domain"), estimator=est, info=header.get("info"),
+                        options=_load_options(header.get("options")))
     _load_state(net, header, z, schema)
     if header.get("transformer"):
         net.transformer = Discretizer.from_dict(header["transformer"])
     return net
+
+
+def _load_options(meta: dict[str, Any] | None) -> Options | None:
+    """The options the network was fitted with, as far as they were saved (their plain
+    values; ``None``: a file without them, whose network takes them from its ``info``)."""
+    if not meta:
+        return None
+    known = option_names()
+    values = {k: v for k, v in meta.get("values", {}).items() if k in known}
+    try:
+        return Options(**values, entry=meta.get("entry", "fit"))
+    except (TypeError, ValueError):
+        return None
 
 
 def _load_estimator(meta: dict[str, Any]) -> Any:

@@ -24,6 +24,7 @@ from ..options import Options
 from ..structure.dag import DAG
 from .augment import run_augmentation
 from .domains import DomainRole, check_domain
+from ._em_update import em_state
 from .em import EStep, run_em
 from .prior import check_prior_use, load_prior, prior_schema, resolve_prior, with_fit_prior
 from .structure import resolve_structure
@@ -228,7 +229,11 @@ def _fit_em(net: FittedNetwork, source: DataSource, dag: DAG, schema: Schema, tr
     estimate = functools.partial(estimate_network, dag, schema, estimator=estimator, options=options, info=info)
     if options.missing.treatment(estimator) == "augmentation":
         assemble = functools.partial(assemble_network, dag, schema, estimator=estimator, options=options, info=info)
-        return run_augmentation(net, estep, trees, estimator, estimate, assemble, draws=options.em_draws,
-                                burn=options.em_burn, progress=options.progress)
-    return run_em(net, estep, trees, estimate, hard=options.missing.em == "hard", tol=options.em_tol,
-                  max_iter=options.em_max_iter)
+        out = run_augmentation(net, estep, trees, estimator, estimate, assemble, draws=options.em_draws,
+                               burn=options.em_burn, progress=options.progress)
+    else:
+        out = run_em(net, estep, trees, estimate, hard=options.missing.em == "hard", tol=options.em_tol,
+                     max_iter=options.em_max_iter)
+    out.transformer = net.transformer
+    out.fit_state = em_state(estep, schema, specs, net.fit_state.given if net.fit_state else ())
+    return out

@@ -38,6 +38,7 @@ from ..model.cpd import DomainLastCPD, TreeCPD
 from ..model.network import FittedNetwork
 from ..options import Options
 from .domains import DomainRole
+from ._em_update import update_em
 from .fitting import estimate_network, fit_network, weighted_source
 
 __all__ = ["update_network", "fit_options"]
@@ -64,14 +65,16 @@ def update_network(net: FittedNetwork, rows: Any, options: Options) -> FittedNet
     new, fresh = _count_rows(source, counter, net, role, fit_opts)
     if new.n_rows == 0 and not fresh:
         raise EmptyDataError("update: the new rows are empty (no row is left to count)")
-    if state.has_em:
-        from ._em_update import update_em
-
-        out = update_em(net, source, new, estimator, fit_opts, options)
-    elif new.n_rows:
-        out = _reestimate(net, new, estimator, fit_opts, options, state)
-    else:
-        out = net
+    out = net
+    if new.n_rows:
+        merged = merged_counts(net, new, options.decay)
+        info = update_info(net, merged, new, options)
+        if state.has_em:
+            out = update_em(net, source, merged, estimator, fit_opts, info, options.decay)
+        else:
+            out = _reestimate(net, merged, estimator, fit_opts, info, state)
+        out.estimator = estimator
+        out.transformer = net.transformer
     return _adapt_fresh(out, fresh, fit_opts)
 
 
@@ -214,16 +217,11 @@ def update_info(net: FittedNetwork, merged: NetworkCounter, new: NetworkCounter,
     return keep
 
 
-def _reestimate(net: FittedNetwork, new: NetworkCounter, estimator: Estimator, fit_opts: Options,
-                options: Options, state: FitState) -> FittedNetwork:
+def _reestimate(net: FittedNetwork, merged: NetworkCounter, estimator: Estimator, fit_opts: Options, info: dict,
+                state: FitState) -> FittedNetwork:
     """The estimator on the merged trees, warm-started from the network's estimates."""
-    merged = merged_counts(net, new, options.decay)
-    schema, trees = merged.schema, merged.trees
-    previous = {n: net.cpd(n).estimate for n in net.nodes}
-    info = update_info(net, merged, new, options)
-    out = estimate_network(net.dag, schema, trees, estimator.warm_started(previous), fit_opts, info=info)
-    out.estimator = estimator.warm_started(None)
-    out.transformer = net.transformer
+    previous = {n: (net.tree(n), net.cpd(n).estimate) for n in net.nodes}
+    out = estimate_network(net.dag, merged.schema, merged.trees, estimator.warm_started(previous), fit_opts, info=info)
     out.fit_state = FitState(given=state.given)
     return out
 
