@@ -340,6 +340,25 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         adapt_classifier(self, X, y, domain, column, sample_weight)
         return self
 
+    def partial_fit(self, X: Any, y: Any, classes: Any = None, sample_weight: Any = None) -> "BNClassifier":
+        """Fit on batches that come one at a time (scikit-learn's incremental contract).
+
+        The first call is ``fit`` on its batch, the structure learned there (or the DAG
+        given as ``structure``) and the classes fixed: ``classes`` (all of them; sorted
+        into ``classes_``), which later batches may not extend.  Every later call adds
+        its rows to the counts of every member network (:meth:`FittedNetwork.update`):
+        the structure, the features left out and the discretiser's cut points stay
+        those of the first call, and no earlier row is read again.  With a closed-form
+        estimator (``mle``, ``bayes``, ``mestimate``, ...) the classifier equals
+        ``BNClassifier(structure=clf.dag_).fit`` on all the batches; samplers resume
+        from their last state.  ``X`` a data frame or an array (one batch in memory;
+        with a data frame ``y`` may name its class column); ``sample_weight`` as in
+        :meth:`fit`.  Returns ``self``."""
+        from ._partial import partial_fit_classifier
+
+        partial_fit_classifier(self, X, y, classes, sample_weight)
+        return self
+
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """``log predict_proba(X)`` (``-inf`` only where an estimator such as ``mle``
         gives a class probability zero)."""

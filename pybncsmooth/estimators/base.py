@@ -213,17 +213,19 @@ class Estimator:
         out.network_prior, out.previous = self.network_prior, self.previous
         return out
 
-    def with_prior(self, prior: NetworkPrior | None) -> "Estimator":
+    def with_prior(self, prior: NetworkPrior | None, *, check: bool = True) -> "Estimator":
         """A copy carrying the prior network ``prior`` (every node's
         :class:`~pybncsmooth.estimators.prior.NodePrior`), which :meth:`estimate` reads
-        through :meth:`node_prior`; an estimator without a ``prior_role`` refuses it."""
+        through :meth:`node_prior`; an estimator without a ``prior_role`` refuses it, and
+        one given a hyperparameter the prior takes the place of too (``check``: a network
+        read back from a file gives every hyperparameter)."""
         if prior is not None and self.prior_role is None:
             takes = ", ".join(sorted(n for n, c in _REGISTRY.items() if c.prior_role is not None))
             raise HyperparameterError(
                 f"method {self.name!r} takes no prior network (prior=); the methods that do: {takes}"
             )
         both = [n for n in self.prior_replaces if n in self.given]
-        if prior is not None and both:
+        if prior is not None and both and check:
             raise HyperparameterError(
                 f"prior= (with prior_weight=) takes the place of {self.name}'s {both[0]}=: give one of them"
             )

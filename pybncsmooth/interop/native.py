@@ -172,7 +172,8 @@ def _load_state(net: "FittedNetwork", header: dict[str, Any], z: Any, schema: Sc
     if pm is not None and net.estimator is not None:
         fams = [NodePrior(f["child"], tuple(f["parents"]), z[f"prior_{k}_joint"], pm["weight"], pm["per"])
                 for k, f in enumerate(pm["families"])]
-        net.estimator = net.estimator.with_prior(NetworkPrior(pm["weight"], pm["per"], pm["source"], nodes=fams))
+        net.estimator = net.estimator.with_prior(NetworkPrior(pm["weight"], pm["per"], pm["source"], nodes=fams),
+                                                 check=False)
 
 
 def save_native(net: "FittedNetwork", fh: Any) -> None:

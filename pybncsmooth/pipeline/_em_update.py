@@ -177,11 +177,12 @@ def _recoded_state(state: FitState, old: Schema, new: Schema, decay: float) -> t
 
 
 def update_em(net: FittedNetwork, source: DataSource, merged: NetworkCounter, estimator: Estimator,
-              fit_opts: Options, info: dict, decay: float | None) -> FittedNetwork:
+              fit_opts: Options, info: dict, decay: float | None, fitters: tuple[Any, Any]) -> FittedNetwork:
     """EM (or data augmentation) again after new rows, from the state the fit kept (see
     the module documentation); ``merged``: the available-case counts, old and new (the
-    old times ``decay``)."""
-    from .fitting import estimate_network, assemble_network
+    old times ``decay``); ``fitters``: the pipeline's ``estimate_network`` and
+    ``assemble_network``."""
+    estimate_network, assemble_network = fitters
 
     state = net.fit_state
     schema = merged.schema

@@ -15,7 +15,7 @@ from ..data.discretize import MDLDiscretizer, make_discretizer
 from ..data.schema import NA_LABEL, Schema
 from ..data.sources import DataSource, as_source
 from ..data.weights import WEIGHT_COLUMN, check_total_weight, weights_column
-from ..errors import DataError, StructureError
+from ..errors import DataError, StructureError, UndeclaredLevelError
 from ..estimators.base import Estimator
 from ..model.fit_state import FitState
 from ..model.cpd import CPD, DomainLastCPD, TreeCPD
@@ -149,7 +149,13 @@ def fit_network(spec: Any, data: Any, estimator: Estimator, options: Options, *,
         file_schema = prior_schema(prior, dag, file_schema)
     if transformer is None and options.discretize is not None and options.structure is None:
         source, transformer = _discretized(source, dag, options)  # a classifier's were cut with the class
-    counter = _count(source, dag, file_schema, role, options)
+    try:
+        counter = _count(source, dag, file_schema, role, options)
+    except UndeclaredLevelError as e:
+        if prior is None:
+            raise
+        e.args = (f"{e.args[0]} (the levels are the prior network's: prior= fixes them)", *e.args[1:])
+        raise
     schema, trees = counter.result()
     if prior is not None:
         estimator = estimator.with_prior(resolve_prior(prior, dag, schema, options))

@@ -39,7 +39,7 @@ from ..model.network import FittedNetwork
 from ..options import Options
 from .domains import DomainRole
 from ._em_update import update_em
-from .fitting import estimate_network, fit_network, weighted_source
+from .fitting import assemble_network, estimate_network, fit_network, weighted_source
 
 __all__ = ["update_network", "fit_options"]
 
@@ -50,9 +50,11 @@ def update_network(net: FittedNetwork, rows: Any, options: Options) -> FittedNet
     entry point)."""
     if _tables_only(net):
         return _update_tables(net, rows, options)
-    if options.prior_weight is not None:
+    given = [n for n, v in (("prior_weight", options.prior_weight), ("prior_per", options.prior_per))
+             if v is not None and (n != "prior_per" or v != "network")]
+    if given:
         raise HyperparameterError(
-            "prior_weight applies to a network read from a file (tables only), updated with its tables as the "
+            f"{given[0]} applies to a network read from a file (tables only), updated with its tables as the "
             "prior; this network keeps its counts (its fit's prior, if any, stays as it was)"
         )
     estimator = _estimator(net, options)
@@ -70,7 +72,8 @@ def update_network(net: FittedNetwork, rows: Any, options: Options) -> FittedNet
         merged = merged_counts(net, new, options.decay)
         info = update_info(net, merged, new, options)
         if state.has_em:
-            out = update_em(net, source, merged, estimator, fit_opts, info, options.decay)
+            out = update_em(net, source, merged, estimator, fit_opts, info, options.decay,
+                            (estimate_network, assemble_network))
         else:
             out = _reestimate(net, merged, estimator, fit_opts, info, state)
         out.estimator = estimator
