@@ -42,13 +42,17 @@ def _classes(classes: Any) -> np.ndarray:
 
 def _first_call(clf: Any, X: Any, y: Any, classes: Any, sample_weight: Any) -> None:
     """Fit on the first batch, the class's levels ``classes`` (sorted, as scikit-learn's
-    ``classes_``) whether or not the batch shows them all."""
+    ``classes_``) whether or not the batch shows them all (it must show two: the
+    structure is learned from it)."""
     if classes is not None:
         levels = _classes(classes)
         y_ser = pd.Series(np.asarray(y, dtype=object) if not isinstance(y, pd.Series) else y.to_numpy(dtype=object))
         unknown = sorted(set(y_ser.dropna()) - set(levels), key=str)
         if unknown:
             raise ValueError(f"y holds class {unknown[0]!r}, which is not in classes {list(levels)}")
+        if y_ser.nunique(dropna=True) < 2:
+            raise ValueError("partial_fit's first batch learns the structure: it needs rows of two classes or more "
+                             f"(it has {list(y_ser.dropna().unique()[:1])})")
         if len(levels) and all(isinstance(v, (int, np.integer)) for v in levels):
             levels = levels.astype(np.int64)
         y = pd.Series(pd.Categorical(y_ser.to_numpy(), categories=list(levels)),

@@ -34,7 +34,7 @@ from ..data.sources import DataSource, as_source
 from ..errors import DataError, EmptyDataError, HyperparameterError
 from ..estimators.base import Estimator, make_estimator
 from ..model.fit_state import FitState, register_updater
-from ..model.cpd import DomainLastCPD, TreeCPD
+from ..model.cpd import DomainLastCPD, TableCPD, TreeCPD
 from ..model.network import FittedNetwork
 from ..options import Options
 from .domains import DomainRole
@@ -92,7 +92,7 @@ def fit_options(net: FittedNetwork, options: Options) -> Options:
 
 
 def _tables_only(net: FittedNetwork) -> bool:
-    return all(not isinstance(net.cpd(n), (TreeCPD, DomainLastCPD)) for n in net.nodes)
+    return all(isinstance(net.cpd(n), TableCPD) for n in net.nodes)
 
 
 def _check_trees(net: FittedNetwork) -> None:
