@@ -379,11 +379,11 @@ class HMD(Estimator):
         return "first" if joint else "last"
 
     # ------------------------------------------------------------------ helpers
-    def _run(self, N: np.ndarray, s: float) -> HMDFit:
+    def _run(self, N: np.ndarray, s: float, a0: np.ndarray | None = None) -> HMDFit:
         return fit_hmd_matrix(
             N,
             s,
-            self.alpha0,
+            self.alpha0 if a0 is None else a0,
             compat=self.compat,
             tol=self.tol if self.tol is not None else 1e-10,
             max_iter=self.max_iter if self.max_iter is not None else _MAX_ITER,
@@ -444,7 +444,7 @@ class HMD(Estimator):
             info = {"iterations": post.iterations, "converged": True}
         else:
             s = float(r) if self.s == "levels" else float(self.s)
-            fit = self._run(leaves.T, s)
+            fit = self._run(leaves.T, s, a0)
             post = fixed_s(s, fit.kappa, fit.tau, fit.iterations, fit.converged)
             info = self._info(fit)
         info.update(_s_info(post))
