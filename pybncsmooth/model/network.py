@@ -133,6 +133,9 @@ class FittedNetwork(TablesMixin, DomainsMixin, RowsMixin, QueriesMixin, Reportin
             hp = self.info.get("hyperparameters") or {}
             hp_txt = ", ".join(f"{k}={v}" for k, v in hp.items())
             head += f", method={self.method}" + (f" ({hp_txt})" if hp_txt else "")
+        prior = self.info.get("prior")
+        if isinstance(prior, dict):
+            head += f", prior={prior.get('source') or 'a network'} (weight {prior.get('weight')}, per {prior.get('per')})"
         if self.n_rows is not None:
             head += f", n={self.n_rows}"
         if self.domain is not None:
