@@ -258,24 +258,24 @@ class ContextTree:
         )
 
     def _merge_inside(self, other: "ContextTree") -> "ContextTree | None":
-        """The merge when every leaf of ``other`` is a leaf of this tree (a few new rows
-        added to many: an update): the counts added along the leaves' paths, no sort;
-        ``None`` when ``other`` has a branch this tree lacks."""
-        configs, counts = other.leaf_table()
-        d = self.depth
-        level, node, _ = self.find(configs)
-        if len(level) and not (level == d).all():
-            return None
-        dt = np.result_type(self.levels[0].counts.dtype, counts.dtype)
-        levels = []
-        for i in range(d, -1, -1):
-            lev = self.levels[i]
-            new = lev.counts.astype(dt, copy=True)
-            np.add.at(new, node if i else np.zeros(len(node), dtype=np.int64), counts)
-            levels.append(TreeLevel(lev.parent, lev.value, new))
-            if i:
-                node = lev.parent[node]
-        return ContextTree(self.child, self.parents, self.child_card, self.parent_cards, tuple(levels[::-1]))
+        """The merge when every node of ``other`` is a node of this tree (a few new rows
+        added to many: an update): each level's counts added at their nodes' places, no
+        sort; ``None`` when ``other`` has a branch this tree lacks."""
+        dt = np.result_type(self.levels[0].counts.dtype, other.levels[0].counts.dtype)
+        levels = [TreeLevel(self.levels[0].parent, self.levels[0].value, self.levels[0].counts + other.levels[0].counts)]
+        here = np.zeros(1, dtype=np.int64)
+        for i in range(1, self.depth + 1):
+            lev, new = self.levels[i], other.levels[i]
+            q = here[new.parent] * self.parent_cards[i - 1] + new.value
+            keys = self.keys[i]
+            pos = np.searchsorted(keys, q)
+            if len(q) and (pos[-1] >= len(keys) or not np.array_equal(keys[np.minimum(pos, len(keys) - 1)], q)):
+                return None
+            counts = lev.counts.astype(dt, copy=True)
+            counts[pos] += new.counts  # the nodes of a level are distinct: no repeated index
+            levels.append(TreeLevel(lev.parent, lev.value, counts))
+            here = pos
+        return ContextTree(self.child, self.parents, self.child_card, self.parent_cards, tuple(levels))
 
     def __add__(self, other: "ContextTree") -> "ContextTree":
         return self.merge(other)
