@@ -113,6 +113,24 @@ def test_mestimate_mbranch_and_hmd_take_the_expert(asia, expert):
     assert bs.fit(ASIA, data, "hmd", s="levels").max_abs_diff(h) > 1e-3
 
 
+def test_hdp_takes_the_expert_as_the_root_base_distribution(asia, expert, tmp_path):
+    """hdp: the root of every tree is Dir(n + w P(x)) around the expert's marginal (a node
+    without parents exactly); a heavy expert pins the roots of deeper trees to it."""
+    data = asia.iloc[300:500]
+    w = 50.0
+    net = bs.fit(ASIA, data, "hdp", prior=expert, prior_weight=w, iterations=100, random_state=0)
+    n = _counts(data, "A", [], net)
+    assert np.abs(net.cpt("A") - (n + w * expert.cpt("A")) / (n.sum() + w)).max() < 1e-12
+    heavy = bs.fit(ASIA, data, "hdp", prior=expert, prior_weight=1e6, iterations=100, random_state=0)
+    assert np.abs(heavy.cpd("E").estimate.probs[0][0] - expert.query("E").to_numpy()).max() < 1e-4
+    assert heavy.cpd("E").estimate.info["root_concentration"] == 1e6
+    heavy.write(tmp_path / "h.pbn")
+    draws = bs.read_network(tmp_path / "h.pbn").sample_parameters(200, random_state=1)
+    assert np.abs(np.mean([d.cpt("A") for d in draws], axis=0) - heavy.cpt("A")).max() < 1e-3
+    with pytest.raises(HyperparameterError, match="root_tables='integrated' takes no prior"):
+        bs.fit(ASIA, data, "hdp", prior=expert, root_tables="integrated", iterations=20)
+
+
 def test_the_prior_fixes_the_levels_and_goes_with_the_network(asia, expert, tmp_path):
     data = asia.iloc[300:500]
     data = data[data.A == "no"]  # A = yes never seen: the expert declares it

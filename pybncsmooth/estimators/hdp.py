@@ -71,7 +71,7 @@ from ._rng import new_state
 from ._stirling import MAX_TABLE_N, SHARED_RATIOS, new_memo
 from .base import Estimator, TreeEstimate, register_estimator
 from .hdp_posterior import HDPPosterior, hdp_unseen_sd, unseen_weights
-from .posterior import DirichletPosterior
+from .posterior import DirichletPosterior, DirichletTablePosterior
 
 __all__ = ["HDP", "split_rhat"]
 
@@ -170,8 +170,11 @@ class _Chain:
     """One chain of the sampler on one tree: its state and accumulators, advanced by
     the compiled kernel a block of sweeps at a time."""
 
-    def __init__(self, est: "HDP", st: _TreeState, seed: int, name: str, burn: int, events: int, thin: int) -> None:
+    def __init__(self, est: "HDP", st: _TreeState, seed: int, name: str, burn: int, events: int, thin: int,
+                 root: tuple[float, np.ndarray, np.ndarray] | None = None) -> None:
         N, r = st.n_nodes, st.r
+        #: the root's concentration, base measure and their product (an expert's, or c0 and 1 / r)
+        self.c_root, self.root_h, self.root_ch = root if root is not None else est.root_base(None, r)
         self.est, self.st, self.name, self.burn, self.thin = est, st, name, burn, thin
         self.n = st.leaf_counts.copy()
         self.t = np.zeros((N, r), dtype=np.int64)
@@ -246,12 +249,12 @@ class _Chain:
         root_a = est.initial_concentration / st.r if est.root_tables == "integrated" else 0.0
         rec, ev, dr, bad = hdp_sweeps(
             self.rng, self.n, self.t, self.nsum, self.tsum, st.parent, st.lstart, st.group, self.conc, self.logc,
-            est.initial_concentration, st.group_nodes, st.group_off, st.group_level, st.sched_i, st.sched_k,
+            self.c_root, st.group_nodes, st.group_off, st.group_level, st.sched_i, st.sched_k,
             self.it, sweeps, self.burn, est.concentration_every, self.window, est.max_tables, est.prior_shape,
             est.prior_rate, est.max_concentration, self.n_ev, self.rtab, self.pcol, self.n_tab, st.n_lim,
             self.ckeys, self.cvals, self.pk, self.pk2, self.acc, self.acc2, self.accsq, est.auto, self.b1,
             self.b2, self.b3, self.state_n, self.state_c, self.state_meta, self.conc_trace, self.leaf_trace,
-            self.thin, est.debug, root_a,
+            self.thin, est.debug, root_a, self.root_h, self.root_ch,
         )
         if bad >= 0:
             raise RuntimeError(
@@ -366,6 +369,7 @@ class HDP(Estimator):
     """
 
     name = "hdp"
+    prior_role = "the root's base distribution P(x), of concentration w, in place of the uniform and initial_concentration"
     stochastic = True
     whole_counts = True
     params = (
@@ -493,7 +497,9 @@ class HDP(Estimator):
         SHARED_RATIOS.ensure(max(_count_limit(t) for t in trees.values()))  # before the threads start
 
         def chains_of(name: str, st: _TreeState) -> list[_Chain]:
-            chs = [_Chain(self, st, self._seed(entropy, name, c), name, burn, events, thin) for c in range(self.n_chains)]
+            root = self.root_base(trees[name], st.r)
+            chs = [_Chain(self, st, self._seed(entropy, name, c), name, burn, events, thin, root)
+                   for c in range(self.n_chains)]
             if name in warm:
                 for c, ch in enumerate(chs):
                     ch.resume(trees[name], *warm[name], c)
@@ -540,19 +546,23 @@ class HDP(Estimator):
         """The estimate of a tree that is its root alone (a node without parents), in
         closed form: its counts are data and its concentration :math:`c_0` is fixed, so
         every recorded sweep of every chain gives the same
-        :math:`v = (n + c_0 / r) / (N + c_0)`, with the Dirichlet's second moment
+        :math:`v = (n + c_0 h) / (N + c_0)` (:math:`h = 1 / r`, or with an expert network
+        :math:`c_0 = w`, :math:`h = P(x)`), with the Dirichlet's second moment
         :math:`v^2 + v (1 - v) / (N + c_0 + 1)`: what the sampler would record, without its
         state.  The draws for R-hat (several chains) are constant, which
         :func:`split_rhat` counts as converged (1.0)."""
         n = tree.levels[0].counts[0].astype(np.float64)
-        r, c0 = n.shape[0], self.initial_concentration
-        v = (n + c0 / r) / (n.sum() + c0)
+        c0, _, ch = self.root_base(tree, n.shape[0])
+        v = (n + ch) / (n.sum() + c0)
         sd = np.sqrt(np.maximum(v * (1.0 - v) / (n.sum() + c0 + 1.0), 0.0))
-        info = self._info(np.full((0, 1), np.nan), max(total - burn, 0) * self.n_chains)
+        info = self._info(np.full((0, 1), np.nan), max(total - burn, 0) * self.n_chains, c0)
         if self.n_chains > 1 and thin > 0:  # as many draws as the chains' traces would hold
             if min(len(range(burn, total, thin)), _trace_rows(events, self.concentration_every, thin)) >= 4:
                 info["rhat"] = 1.0
-        post = DirichletPosterior(np.array([c0 / r]), backoff=False)  # exact: Dir(n + c0 / r)
+        if self.node_prior(tree) is None:
+            post = DirichletPosterior(np.array([ch[0]]), backoff=False)  # exact: Dir(n + c0 / r)
+        else:
+            post = DirichletTablePosterior(ch[None, :])  # exact: Dir(n + w P)
         return TreeEstimate(((v / v.sum())[None, :],), "backoff", info, sd=(sd[None, :],), posterior=post)
 
     @staticmethod
@@ -678,13 +688,13 @@ class HDP(Estimator):
     def _progress_bar(self, total: int, trees: Mapping[str, ContextTree]) -> Any:
         return progress_bar(self.progress, total, trees, "HDP sweeps")
 
-    def _info(self, conc: np.ndarray, n_rec: int) -> dict[str, Any]:
+    def _info(self, conc: np.ndarray, n_rec: int, c_root: float) -> dict[str, Any]:
         """The diagnostics every tree's estimate carries: the concentration draws (one
         column per tree level), the root's fixed concentration, the recorded sweeps."""
         return {
             "concentrations": conc,
             "concentration_levels": np.arange(conc.shape[1] if conc.ndim == 2 else 0),
-            "root_concentration": self.initial_concentration,
+            "root_concentration": c_root,
             "n_records": n_rec,
             "n_chains": self.n_chains,
         }
@@ -704,7 +714,7 @@ class HDP(Estimator):
         if self.tying == "single" and conc.size:
             conc = np.repeat(conc[:, 1:2], conc.shape[1], axis=1)
             conc[:, 0] = np.nan
-        info = self._info(conc, int(n_rec))
+        info = self._info(conc, int(n_rec), chains[0].c_root)
         tmax = max(int(ch.t.max()) for ch in chains) if st.n_nodes else 0
         info["warm_t"] = np.stack([ch.t for ch in chains]).astype(np.int32 if tmax < 2**31 else np.int64)
         info["warm_conc"] = np.stack([ch.conc for ch in chains])
@@ -722,12 +732,33 @@ class HDP(Estimator):
             post = HDPPosterior(
                 np.concatenate([ch.state_n[: ch.state_meta[0]] for ch in chains]),
                 np.concatenate([ch.state_c[: ch.state_meta[0]] for ch in chains]),
-                st.group, st.group_level, self.initial_concentration, self.tying, self._prior(),
+                st.group, st.group_level, chains[0].c_root, self.tying, self._prior(),
+                base=None if self.node_prior(tree) is None else chains[0].root_h,
             )
         return TreeEstimate(probs, "backoff", info, sd=sds, unseen_sd=hdp_unseen_sd(probs, sds, W), posterior=post)
 
     def _prior(self) -> tuple[float, float, float]:
         return (self.prior_shape, self.prior_rate, self.max_concentration)
+
+    def root_base(self, tree: ContextTree | None, r: int) -> tuple[float, np.ndarray, np.ndarray]:
+        """The root's concentration :math:`c_0`, base measure :math:`h` and :math:`c_0 h`:
+        ``initial_concentration`` and :math:`1 / r`, or with an expert network the prior
+        weight ``w`` and the expert's :math:`P(x)`."""
+        prior = self.node_prior(tree) if tree is not None else None
+        if prior is None:
+            c0 = float(self.initial_concentration)
+            return c0, np.full(r, 1.0 / r), np.full(r, c0 / r)
+        h = prior.marginal()
+        return prior.weight, h, prior.weight * h
+
+    def with_prior(self, prior: Any, *, check: bool = True) -> "HDP":
+        """See :meth:`Estimator.with_prior`; ``root_tables="integrated"`` takes no prior."""
+        if prior is not None and self.root_tables == "integrated":
+            raise HyperparameterError(
+                "hdp with root_tables='integrated' takes no prior network (its root's tables are summed out under "
+                "a uniform base measure): use the default root_tables='one'"
+            )
+        return super().with_prior(prior, check=check)
 
     def _kept_concentrations(self, chains: list[_Chain]) -> np.ndarray:
         """Every chain's concentration draws after burn-in (events x levels, the levels'
