@@ -28,35 +28,9 @@ __all__ = ["hdp_init", "hdp_warm_init", "hdp_layout", "hdp_schedule", "hdp_sweep
 def hdp_init(n, t, nsum, tsum, parent, lstart, c0):  # pragma: no cover - compiled
     """Initial table counts, bottom-up (eq. 15): ``t = n`` if ``n <= 1``, else
     ``max(1, floor(c (psi(c + n) - psi(c))))``; internal ``n`` = children's ``t``; the
-    root has ``t = min(1, n)``."""
-    N, r = n.shape
-    L = lstart.shape[0] - 1
-    for lev in range(L - 1, -1, -1):
-        for i in range(lstart[lev], lstart[lev + 1]):
-            s = 0
-            for k in range(r):
-                s += n[i, k]
-            nsum[i] = s
-            ts = 0
-            for k in range(r):
-                nk = n[i, k]
-                if parent[i] < 0:
-                    tk = 1 if nk > 0 else 0
-                elif nk <= 1:
-                    tk = nk
-                else:
-                    tk = int(math.floor(c0 * (digamma(c0 + nk) - digamma(c0))))
-                    if tk < 1:
-                        tk = 1
-                    if tk > nk:
-                        tk = nk
-                t[i, k] = tk
-                ts += tk
-            tsum[i] = ts
-            p = parent[i]
-            if p >= 0:
-                for k in range(r):
-                    n[p, k] += t[i, k]
+    root has ``t = min(1, n)`` (:func:`hdp_warm_init` with no previous state)."""
+    hdp_warm_init(n, t, nsum, tsum, parent, lstart, c0, np.zeros((1, 1), dtype=np.int64),
+                  np.zeros(n.shape[0], dtype=np.bool_))
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -81,7 +55,7 @@ def hdp_warm_init(n, t, nsum, tsum, parent, lstart, c0, t_prev, has_prev):  # pr
                     tk = 1 if nk > 0 else 0
                 elif nk <= 1:
                     tk = nk
-                elif has_prev[i] and t_prev[i, k] > 0:
+                elif has_prev[i] and t_prev[i, k] > 0:  # (t_prev is read only where has_prev)
                     tk = min(max(t_prev[i, k], 1), nk)
                 else:
                     tk = int(math.floor(c0 * (digamma(c0 + nk) - digamma(c0))))

@@ -22,7 +22,7 @@ posteriors with a network (:func:`posterior_from_arrays`).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -190,6 +190,38 @@ class TreePosterior(ABC):
         """The posterior saved by :meth:`to_arrays`."""
 
 
+def _independent_draws(tree: ContextTree, n: int, rng: np.random.Generator, base: np.ndarray,
+                       anc_alpha: Any, strength: Any) -> np.ndarray:
+    r"""``(n, Q, r)`` draws of independent Dirichlet posteriors: configuration ``y``
+    :math:`\mathrm{Dir}(n_y + a_y)` (``base``: ``(Q, r)`` the prior's :math:`a_y`, changed
+    in place); with ``strength`` (back-off), an unseen configuration instead
+    :math:`\mathrm{Dir}(A_y\,\phi)` around its deepest ancestor's posterior draw
+    :math:`\phi \sim \mathrm{Dir}(n_a + \text{anc_alpha}(i))`, :math:`A_y` = ``strength``
+    (a number, or per configuration shaped ``(1, Q, 1)``)."""
+    r, d = tree.child_card, tree.depth
+    lvl, node = backoff_index(tree)
+    Q = len(lvl)
+    seen = lvl == d
+    base[seen] += tree.levels[d].counts[node[seen]]
+    out = np.empty((n, Q, r))
+    for lo, hi in _chunks(n, Q * r):
+        k = hi - lo
+        if strength is None or seen.all():
+            out[lo:hi] = dirichlet(np.broadcast_to(base, (k, Q, r)), rng)
+            continue
+        alpha = np.broadcast_to(base, (k, Q, r)).copy()
+        for i in np.unique(lvl[~seen]):
+            rows = np.flatnonzero(lvl == i)
+            anc = tree.levels[i].counts + anc_alpha(i)
+            used = np.unique(node[rows])
+            phi = np.zeros((k, len(anc), r))
+            phi[:, used] = dirichlet(np.broadcast_to(anc[used], (k, len(used), r)), rng)
+            a = strength if np.ndim(strength) == 0 else strength[:, rows]
+            alpha[:, rows] = a * phi[:, node[rows]]
+        out[lo:hi] = dirichlet(alpha, rng)
+    return out
+
+
 @register_posterior
 class DirichletPosterior(TreePosterior):
     r"""Independent Dirichlet posteriors: configuration ``y`` with counts :math:`n_y` has
@@ -210,30 +242,11 @@ class DirichletPosterior(TreePosterior):
         self.beta_exact = not self.backoff  # type: ignore[misc]
 
     def draw(self, tree: ContextTree, n: int, rng: np.random.Generator) -> np.ndarray:
-        r = tree.child_card
-        d = tree.depth
-        lvl, node = backoff_index(tree)
-        Q = len(lvl)
+        r, d = tree.child_card, tree.depth
         a_leaf = self.level_alpha[d]
-        out = np.empty((n, Q, r))
-        seen = lvl == d
-        base = np.full((Q, r), a_leaf)
-        base[seen] += tree.levels[d].counts[node[seen]]
-        for lo, hi in _chunks(n, Q * r):
-            k = hi - lo
-            if not self.backoff or seen.all():
-                out[lo:hi] = dirichlet(np.broadcast_to(base, (k, Q, r)), rng)
-                continue
-            alpha = np.broadcast_to(base, (k, Q, r)).copy()
-            for i in np.unique(lvl[~seen]):
-                rows = np.flatnonzero(lvl == i)
-                anc = tree.levels[i].counts + self.level_alpha[i]
-                used = np.unique(node[rows])
-                phi = np.zeros((k, len(anc), r))
-                phi[:, used] = dirichlet(np.broadcast_to(anc[used], (k, len(used), r)), rng)
-                alpha[:, rows] = r * a_leaf * phi[:, node[rows]]
-            out[lo:hi] = dirichlet(alpha, rng)
-        return out
+        Q = int(np.prod(tree.parent_cards, dtype=np.int64)) if d else 1
+        return _independent_draws(tree, n, rng, np.full((Q, r), a_leaf), lambda i: self.level_alpha[i],
+                                  r * a_leaf if self.backoff else None)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         return {"level_alpha": self.level_alpha, "backoff": np.array(self.backoff)}
@@ -262,29 +275,10 @@ class DirichletTablePosterior(TreePosterior):
         self.beta_exact = self.node_alpha is None  # type: ignore[misc]
 
     def draw(self, tree: ContextTree, n: int, rng: np.random.Generator) -> np.ndarray:
-        r, d = tree.child_card, tree.depth
-        lvl, node = backoff_index(tree)
-        Q = len(lvl)
-        seen = lvl == d
-        base = self.leaf_alpha.copy()
-        base[seen] += tree.levels[d].counts[node[seen]]
-        out = np.empty((n, Q, r))
-        for lo, hi in _chunks(n, Q * r):
-            k = hi - lo
-            if self.node_alpha is None or seen.all():
-                out[lo:hi] = dirichlet(np.broadcast_to(base, (k, Q, r)), rng)
-                continue
-            alpha = np.broadcast_to(base, (k, Q, r)).copy()
-            strength = np.maximum(self.leaf_alpha.sum(axis=1), 1e-300)
-            for i in np.unique(lvl[~seen]):
-                rows = np.flatnonzero(lvl == i)
-                anc = tree.levels[i].counts + self.node_alpha[i]
-                used = np.unique(node[rows])
-                phi = np.zeros((k, len(anc), r))
-                phi[:, used] = dirichlet(np.broadcast_to(anc[used], (k, len(used), r)), rng)
-                alpha[:, rows] = strength[rows][None, :, None] * phi[:, node[rows]]
-            out[lo:hi] = dirichlet(alpha, rng)
-        return out
+        strength = None
+        if self.node_alpha is not None:
+            strength = np.maximum(self.leaf_alpha.sum(axis=1), 1e-300)[None, :, None]
+        return _independent_draws(tree, n, rng, self.leaf_alpha.copy(), lambda i: self.node_alpha[i], strength)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         out = {"leaf_alpha": self.leaf_alpha}
