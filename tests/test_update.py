@@ -208,6 +208,12 @@ def test_em_update_reruns_em_over_the_kept_patterns(asia, method):
     ref = bs.fit(ASIA, data, method, **kw)
     assert up.max_abs_diff(ref) < 1e-6
     assert up.fit_state.pattern_weights.sum() == len(data) - int(data.notna().all(axis=1).sum())
+    if method == "bayes":  # an adapted domain's rows are not among the kept ones: refused, not silently wrong
+        grouped = data.assign(site=np.where(np.arange(len(data)) % 2, "a", "b"))
+        adapted = bs.fit(ASIA, grouped.iloc[:3000], "bayes", domain="site", **kw).adapt(
+            data.iloc[3000:3100], "c")
+        with pytest.raises(DataError, match="keeps no record of the rows EM needs"):
+            adapted.update(grouped.iloc[3100:3200])
 
 
 def test_partial_fit_equals_fit_with_the_first_batch_structure(asia):

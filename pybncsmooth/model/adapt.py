@@ -39,6 +39,7 @@ from ..options import Options
 from ._adapt_concentration import adapt_concentrations
 from ._adapt_node import node_context, node_result
 from .cpd import DomainLastCPD, TreeCPD
+from .fit_state import FitState
 
 __all__ = ["adapt_network"]
 
@@ -188,4 +189,6 @@ def adapt_network(
     out = type(net)(net.dag, schema, cpds, domain=dom, estimator=net.estimator, info=info,
                     options=net.options.replace(domain=dom) if net.options.domain != dom else net.options)
     out.transformer = net.transformer
+    if net.fit_state is not None:  # the levels a file fixed (an EM fit's rows do not cover the new domain's)
+        out.fit_state = FitState(given=net.fit_state.given)
     return out

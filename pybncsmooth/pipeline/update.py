@@ -59,10 +59,15 @@ def update_network(net: FittedNetwork, rows: Any, options: Options) -> FittedNet
         )
     estimator = _estimator(net, options)
     fit_opts = fit_options(net, options)
+    state = net.fit_state or FitState()
+    if fit_opts.missing.em is not None and not state.has_em:
+        raise DataError(
+            f"this network was fitted with na={fit_opts.na!r} but keeps no record of the rows EM needs (a domain was "
+            "added by adapt, or the file was written without it): refit it on all the rows"
+        )
     source, fit_opts = weighted_source(rows, fit_opts)
     source = _transformed(source, net)
     role = DomainRole.of(fit_opts, estimator)
-    state = net.fit_state or FitState()
     counter = _new_counter(net, role, fit_opts, state)
     new, fresh = _count_rows(source, counter, net, role, fit_opts)
     if new.n_rows == 0 and not fresh:
