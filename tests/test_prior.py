@@ -14,9 +14,7 @@ import pandas as pd
 import pytest
 
 import pybncsmooth as bs
-from pybncsmooth.data.schema import Schema
 from pybncsmooth.errors import DataError, HyperparameterError, StructureError
-from pybncsmooth.model.cpd import TableCPD
 
 ASIA = "[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]"
 

@@ -3,7 +3,7 @@ fit's tree of a node, and where its nodes are in the updated tree."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Mapping
 
 import numpy as np
 

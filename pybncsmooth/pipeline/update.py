@@ -27,9 +27,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..counting.network import NetworkCounter, count_source
+from ..counting.network import NetworkCounter
 from ..data.mapreduce import reduce_chunks
-from ..data.schema import Schema
 from ..data.sources import DataSource, as_source
 from ..errors import DataError, EmptyDataError, HyperparameterError
 from ..estimators.base import Estimator, make_estimator
@@ -260,11 +259,4 @@ def _update_tables(net: FittedNetwork, rows: Any, options: Options) -> FittedNet
     fit_opts = Options.build("fit", na=net.options.na or "error", prior=net, prior_weight=options.prior_weight,
                              prior_per=options.prior_per, **settings)
     estimator = make_estimator("bayes", options=fit_opts)
-    spec = _with_levels(net)
-    return fit_network(spec, rows, estimator, fit_opts)
-
-
-def _with_levels(net: FittedNetwork) -> Any:
-    """The structure of ``net`` with its levels fixed (a tables network is its own
-    network file)."""
-    return net
+    return fit_network(net, rows, estimator, fit_opts)  # its structure, its levels fixed (as a network file's)
