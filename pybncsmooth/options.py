@@ -25,6 +25,7 @@ imports nothing of it but that module and :mod:`~pybncsmooth.errors`.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterator, Mapping
 
@@ -691,10 +692,13 @@ def run_check(name: str, value: Any) -> Any:
 _ALIASES = {"group": "domain"}
 
 
-def split_settings(settings: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def split_settings(settings: Mapping[str, Any], method: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(options, hyperparameters)`` from the keyword arguments of an entry point:
     option names go to the first, everything else to the estimator.  ``group`` (bnlearn's
-    name) is taken as ``domain``; both naming different columns is an error."""
+    name) is taken as ``domain``; both naming different columns is an error.  With
+    ``method="hgs"`` a number given as ``prior`` is hgs's ``pseudo_count`` (its name
+    before ``prior=`` became the expert network), with a :class:`DeprecationWarning`."""
+    settings = _renamed_hgs_prior(settings, method)
     options, hyper = {}, {}
     for name, value in settings.items():
         target = _ALIASES.get(name, name)
@@ -706,3 +710,22 @@ def split_settings(settings: Mapping[str, Any]) -> tuple[dict[str, Any], dict[st
         else:
             hyper[name] = value
     return options, hyper
+
+
+def _renamed_hgs_prior(settings: Mapping[str, Any], method: Any) -> Mapping[str, Any]:
+    """``settings`` with hgs's old ``prior=<number>`` given its name ``pseudo_count``."""
+    value = settings.get("prior")
+    if method != "hgs" or isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+        return settings
+    if "pseudo_count" in settings:
+        raise HyperparameterError(
+            f"prior={value!r} and pseudo_count={settings['pseudo_count']!r} are both given for hgs: prior= is an "
+            "expert network (hgs takes none); give hgs's pseudo-counts as pseudo_count= only"
+        )
+    warnings.warn(
+        f"hgs's hyperparameter prior= (pseudo-counts toward the uniform distribution) is now pseudo_count=: "
+        f"prior={value!r} is read as pseudo_count={value!r}; write pseudo_count= (prior= is the expert network "
+        "option, and a number there will be refused)",
+        DeprecationWarning, stacklevel=4,
+    )
+    return {("pseudo_count" if k == "prior" else k): v for k, v in settings.items()}

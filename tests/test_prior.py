@@ -165,7 +165,7 @@ def test_a_prior_that_does_not_fit_is_refused_naming_the_node(asia, expert):
     with pytest.raises(HyperparameterError, match="prior_weight applies with prior="):
         bs.fit(ASIA, data, "bayes", prior_weight=3)
     with pytest.raises(HyperparameterError, match="hgs's pseudo-counts"):
-        bs.fit(ASIA, data, "hgs", prior=0)
+        bs.fit(ASIA, data, "hmd", prior=0)  # a number is no network (hgs's old name: below)
     grouped = data.assign(site=np.where(np.arange(len(data)) % 2, "a", "b"))
     with pytest.raises(HyperparameterError, match="joint domain model"):
         bs.fit(ASIA, grouped, "hmd", domain="site", compat="bnlearn", prior=expert)
@@ -217,3 +217,53 @@ def test_bayes_with_a_prior_equals_pyagrums_dirichlet_prior(tmp_path):
         theirs = learner.learnParameters(truth.dag())
         net = bs.fit(ms, data, "bayes", prior=cpts, prior_weight=w)
         assert max(np.abs(net.cpt(v) - ours(theirs, v)).max() for v in "ABCD") < 1e-9, w
+
+
+# hgs's hyperparameter prior (pseudo-counts toward the uniform distribution) is now pseudo_count.
+#: the tables main (25ff424) wrote to tests/data/hgs_named_prior.pbn with prior=2.0
+_OLD_HGS_TABLES = {
+    "A": [0.9867549668874173, 0.013245033112582781],
+    "E": [0.9964028771748783, 0.16666702790854682, 0.045454610016849355, 0.04545461001685276,
+          0.0035971228251216836, 0.8333329720914532, 0.9545453899831505, 0.9545453899831473],
+    "T": [0.9834436885566803, 0.9834433382607929, 0.016556311443319822, 0.01655666173920727],
+}
+_SMALL = "[A][S][T|A][L|S][E|T:L]"
+
+
+def test_hgs_old_prior_number_is_its_pseudo_count_with_a_deprecation_warning(asia):
+    rows = asia.iloc[:300]
+    with pytest.warns(DeprecationWarning, match="now pseudo_count=.*prior=2.0 is read as pseudo_count=2.0"):
+        old = bs.fit(_SMALL, rows, "hgs", prior=2.0)
+    new = bs.fit(_SMALL, rows, "hgs", pseudo_count=2.0)
+    default = bs.fit(_SMALL, rows, "hgs")
+    for n in ("A", "E", "T"):
+        np.testing.assert_array_equal(np.asarray(old.cpt(n)), np.asarray(new.cpt(n)))
+        np.testing.assert_allclose(np.asarray(new.cpt(n)).ravel(), _OLD_HGS_TABLES[n], rtol=0, atol=1e-12)
+    assert np.abs(np.asarray(new.cpt("E")) - np.asarray(default.cpt("E"))).max() > 1e-3  # the number matters
+    with pytest.warns(DeprecationWarning, match="pseudo_count"):
+        clf = bs.BNClassifier("nb", method="hgs", prior=2.0)
+    assert clf.get_params()["pseudo_count"] == 2.0 and "prior" not in clf._hyper
+    with pytest.raises(HyperparameterError, match="both given for hgs"):
+        bs.fit(_SMALL, rows, "hgs", prior=2.0, pseudo_count=1.0)
+    with pytest.raises(HyperparameterError, match="not 2.0; hgs's pseudo-counts .* pseudo_count"):
+        bs.fit(_SMALL, rows, "bayes", prior=2.0)  # any other method: a number is no network
+    with pytest.raises(HyperparameterError, match="prior is now pseudo_count"):
+        bs.estimators.make_estimator("hgs", prior=2.0)
+
+
+def test_hgs_old_prior_at_the_command_line_and_in_an_old_pbn_file(asia, tmp_path, capsys):
+    from pathlib import Path
+
+    from pybncsmooth.frontends.cli import main
+
+    old = bs.read_network(Path(__file__).parent / "data" / "hgs_named_prior.pbn")
+    assert old.estimator.pseudo_count == 2.0
+    for n, table in _OLD_HGS_TABLES.items():
+        np.testing.assert_array_equal(np.asarray(old.cpt(n)).ravel(), table)
+    asia.iloc[:300].to_csv(tmp_path / "a.csv", index=False)
+    assert main(["fit", str(tmp_path / "a.csv"), "-s", _SMALL, "-m", "hgs", "-p", "prior=2",
+                 "-o", str(tmp_path / "a.pbn")]) == 0
+    assert "warning: hgs's hyperparameter prior= " in capsys.readouterr().err
+    cli = bs.read_network(tmp_path / "a.pbn")
+    assert cli.estimator.pseudo_count == 2.0
+    np.testing.assert_allclose(np.asarray(cli.cpt("E")).ravel(), _OLD_HGS_TABLES["E"], rtol=0, atol=1e-12)

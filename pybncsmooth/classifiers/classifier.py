@@ -82,7 +82,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, structure: Any = "tan", method: Any = "bayes", **settings: Any) -> None:
-        options, hyper = split_settings(settings)
+        options, hyper = split_settings(settings, method)
         self.structure = structure
         self.method = method
         for name in _OPTIONS:
@@ -101,7 +101,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 
     def set_params(self, **params: Any) -> "BNClassifier":
         own = set(super().get_params(deep=False))
-        options, hyper = split_settings(params)
+        options, hyper = split_settings(params, params.get("method", self.method))
         for name, value in {**options, **hyper}.items():
             if name in own:
                 setattr(self, name, value)

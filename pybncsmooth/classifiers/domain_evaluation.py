@@ -158,7 +158,8 @@ def _fit(spec: Any, train: pd.DataFrame, setting: Mapping[str, Any], domain: str
          ) -> FittedNetwork:
     """One setting's fit on ``train``: its method and hyperparameters, the call's options
     with the setting's own (``na=``, ...) over them and the repetition's seed."""
-    own, hyper = split_settings({k: v for k, v in setting.items() if k not in ("mode", "method")})
+    own, hyper = split_settings({k: v for k, v in setting.items() if k not in ("mode", "method")},
+                               setting.get("method", "hmd"))
     opts = options.replace(**{"random_state": seed, **own})
     if setting["mode"] == "domain":
         opts = opts.replace(domain=domain)

@@ -173,6 +173,8 @@ class Estimator:
     prior_role: ClassVar[str | None] = None
     #: the hyperparameters a prior network takes the place of (given together: refused)
     prior_replaces: ClassVar[tuple[str, ...]] = ()
+    #: hyperparameters renamed: old name -> new name (named when the old one is given)
+    renamed: ClassVar[Mapping[str, str]] = {}
     #: the prior network this estimator carries (:meth:`with_prior`), or ``None``
     network_prior: NetworkPrior | None = None
     #: the trees and estimates of the network an update starts from (:meth:`warm_started`), or ``None``
@@ -444,6 +446,7 @@ def _unknown_message(cls: type[Estimator], name: str) -> str:
     return (
         f"method {cls.name!r} has no hyperparameter {name!r}; its hyperparameters are "
         f"{', '.join(p.name for p in ps) or 'none'}" + (f" ({ranges})" if ranges else "")
+        + (f"; {name} is now {cls.renamed[name]}" if name in cls.renamed else "")
     )
 
 

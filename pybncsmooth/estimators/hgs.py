@@ -209,6 +209,7 @@ class HGS(Estimator):
     ``n_jobs`` threads run over the nodes of a network."""
 
     name = "hgs"
+    renamed = {"prior": "pseudo_count"}
     params = (
         Param("tying", "choice", "level", "one weight per depth, or one per internal node (the thesis's)",
               choices=("level", "node")),

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import warnings
 from typing import Any, Sequence
 
 import pandas as pd
@@ -77,6 +78,8 @@ def _fit_settings(args: argparse.Namespace) -> dict[str, Any]:
     if "method" in out and args.method is not None:
         raise ValueError("method is given twice (-p method=... and -m/--method): give it once")
     out["method"] = out.pop("method", None) or args.method or "bayes"
+    if isinstance(out.get("prior"), str) and not isinstance(parse_value(out["prior"]), str):
+        out["prior"] = parse_value(out["prior"])  # a number: hgs's pseudo-counts under their old name
     return out
 
 
@@ -87,8 +90,14 @@ def _read_data(path: str, chunksize: int | None = None) -> Any:
 def _cmd_fit(args: argparse.Namespace) -> int:
     data = args.data  # read in chunks (bounded memory), chunksize= or the default
     try:
-        options = _fit_settings(args)
-        Options.build("fit", **split_settings(options)[0])  # the options checked before any data is read
+        with warnings.catch_warnings(record=True) as renamed:  # a renamed hyperparameter, said plainly
+            warnings.simplefilter("always", DeprecationWarning)
+            settings = _fit_settings(args)
+            given, hyper = split_settings(settings, settings["method"])
+        for w in renamed:
+            print(f"pybncsmooth: warning: {w.message}", file=sys.stderr)
+        options = {**given, **hyper}
+        Options.build("fit", **given)  # the options checked before any data is read
     except (ValueError, PyBNCSmoothError) as e:
         args.subparser.error(str(e))  # the usage line, exit status 2
     if options.get("discretize") is not None:  # cut points are learned from numbers, in memory

@@ -16,6 +16,17 @@ bncs.fit <- function(x, data, method = "hdp", ..., group = NULL, na = "available
     }
   }
   args <- .hyper(method, list(...))
+  if (identical(method, "hgs") && is.numeric(prior)) {  # hgs's pseudo-counts, once named prior
+    if (!is.null(args$pseudo_count)) {
+      stop("prior= and pseudo_count= are both given for hgs: prior= is an expert network (hgs takes none); ",
+           "give hgs's pseudo-counts as pseudo_count= only", call. = FALSE)
+    }
+    warning("hgs's hyperparameter prior= (pseudo-counts toward the uniform distribution) is now pseudo_count=: ",
+            "prior=", format(prior), " is read as pseudo_count=", format(prior), "; write pseudo_count= (prior= is ",
+            "the expert network option, and a number there will be refused)", call. = FALSE)
+    args$pseudo_count <- prior
+    prior <- NULL
+  }
   wcol <- if (is.character(args$weights) && !from_file) args$weights else character()
   args <- .weights_arg(args, data)
   pydf <- if (from_file) normalizePath(data) else .df_to_py(data, setdiff(names(data), wcol))

@@ -48,3 +48,15 @@ test_that("a bn.fit as prior gives bayes the pseudo-counts w P(x, parents)", {
   expect_error(bncs.fit(asia_string, data, method = "mle", prior = expert), "takes no prior network")
   expect_error(bncs.fit(asia_string, data, method = "bayes", prior = asia), "prior must be a bn.fit")
 })
+
+test_that("hgs's old prior = <number> is its pseudo_count, with a warning naming the new name", {
+  skip_if_no_python()
+  asia <- bncs.dataset("asia")[1:500, ]
+  expect_warning(old <- bncs.fit(asia_string, asia, method = "hgs", prior = 3), "now pseudo_count")
+  new <- bncs.fit(asia_string, asia, method = "hgs", pseudo_count = 3)
+  one <- bncs.fit(asia_string, asia, method = "hgs")
+  expect_equal(unclass(old$D$prob), unclass(new$D$prob), tolerance = 0)
+  expect_gt(max(abs(unclass(old$D$prob) - unclass(one$D$prob))), 1e-4)
+  expect_error(bncs.fit(asia_string, asia, method = "hgs", prior = 3, pseudo_count = 1), "both given")
+  expect_error(bncs.fit(asia_string, asia, method = "bayes", prior = 3), "prior must be a bn.fit")
+})
