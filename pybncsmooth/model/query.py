@@ -37,7 +37,7 @@ from ..errors import ImpossibleEvidenceError, StatisticUnavailableError
 from ..validation import check_int, check_probability, check_random_state
 from .query_batch import bind_rows, posterior_rows
 from .query_engine import _query_tables
-from .query_evidence import check_no_domain, check_targets, dict_codes, domain_network, frame_codes, never_observed
+from .query_evidence import check_no_domain, check_targets, dict_codes, domain_network, frame_codes, impossible_rows
 
 __all__ = ["query", "map_query", "sample_tables", "MapResult"]
 
@@ -107,10 +107,10 @@ def _impossible(
     net: Any, post: np.ndarray, codes: Mapping[str, np.ndarray], labels: Sequence[Any], evidence: dict | None
 ) -> None:
     """Raise on queries whose evidence has probability zero: those the elimination
-    found (NaN posteriors), and those observing a level that no parent configuration
-    allows (caught even where the evidence is d-separated from the targets)."""
+    found (NaN posteriors), and those :func:`~pybncsmooth.model.query_evidence.impossible_rows`
+    finds (a zero in a factor the evidence d-separates from the targets included)."""
     bad = np.isnan(post.reshape(len(post), -1)).any(axis=1)
-    never = never_observed(net, codes)
+    never = impossible_rows(net, codes, len(post))
     if never is not None:
         bad |= never
     if bad.any():
