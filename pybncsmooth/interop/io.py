@@ -10,6 +10,7 @@ from typing import Any, Callable, TextIO
 
 from .._atomic import atomic_open
 from ..errors import FileFormatError
+from ..validation import check_file
 from ..model.formats import format_extensions, network_format
 from ..model.network import FittedNetwork
 from ..structure.dag import DAG
@@ -78,10 +79,8 @@ def read_network(path: str | os.PathLike, *, format: str | None = None) -> "Fitt
     :class:`FittedNetwork`, or a :class:`DAG` for a structure-only ``bn`` object.
     Node order and parent order are those of the file.
     """
-    p = str(path)
+    p = check_file(path, "network file")
     fmt = network_format(p, format)
-    if not os.path.exists(p):
-        raise FileNotFoundError(p)
     return fmt.read(p)
 
 
