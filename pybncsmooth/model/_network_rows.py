@@ -205,6 +205,11 @@ class RowsMixin:
         population-level tables with an :class:`~pybncsmooth.errors.UnseenDomainWarning`
         (``on_unseen_domain="error"`` refuses them; default: the fit's option).
 
+        A row whose evidence has probability zero under the network (wherever the
+        zero lies, also outside the blanket) gets the uniform distribution with a
+        :class:`~pybncsmooth.errors.ZeroProbabilityWarning`.  Columns named by integers
+        name the nodes by their text, as the fit named them.
+
         Returns a data frame indexed like ``data`` with one column per level of
         ``target``, rows summing to 1.  ``data`` may also be data read in chunks (a
         CSV/Parquet path, a list of frames, a function, a Dask DataFrame): the rows of
