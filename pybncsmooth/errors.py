@@ -39,6 +39,7 @@ __all__ = [
     "ConvergenceWarning",
     "UnseenDomainWarning",
     "UnseenDomainError",
+    "NoDomainColumnError",
     "ClassRelabellingWarning",
 ]
 
@@ -154,6 +155,17 @@ class UnseenDomainError(UnseenLevelError):
         self.known = list(known)
         shown = ", ".join(repr(v) for v in self.known[:10]) + (", ..." if len(self.known) > 10 else "")
         DataError.__init__(self, f"{what}; the fitted domains of {column!r} are {shown} ({_DOMAIN_HINT})")
+
+
+class NoDomainColumnError(UnseenDomainError, MissingColumnError):
+    """Rows without the domain column of a multi-domain fit, refused
+    (``on_unseen_domain="error"``): an :class:`UnseenDomainError` that is also a
+    :class:`MissingColumnError` (what it was before the domain errors were one)."""
+
+    def __init__(self, column: str, known: Sequence[Any] = ()):
+        self.role = "domain"
+        UnseenDomainError.__init__(self, column, [], known,
+                                   what=f"the rows have no domain: {column!r} (domain) is not a column of the data")
 
 
 class UndeclaredLevelError(UnseenLevelError):

@@ -15,12 +15,13 @@ from ..data.discretize import apply_transformer
 from ..data.encode import EncodedData, encode, text_columns
 from ..data.sources import as_source
 from ..errors import DataError, EmptyDataError, MissingColumnError, UnknownNodeError
-from ..errors import UnseenDomainError, UnseenDomainWarning, ZeroProbabilityWarning
+from ..errors import NoDomainColumnError, UnseenDomainError, UnseenDomainWarning, ZeroProbabilityWarning
 from ..validation import check_choice
 from .cpd import QUERY_DENSE_CELLS
 from .inference import log_marginal
 from .query_batch import log_posterior_rows
-from .query_evidence import has_zeros, impossible_rows, node_name
+from .query_evidence import node_name
+from .query_zeros import has_zeros, impossible_rows
 
 __all__ = ["RowsMixin"]
 
@@ -81,8 +82,7 @@ class RowsMixin:
         without a domain (no domain column, a missing value) and domains not fitted."""
         if self.domain not in df.columns:
             if rule == "error":
-                raise UnseenDomainError(self.domain, [], self.domains,
-                                        what=f"the rows have no domain column {self.domain!r}")
+                raise NoDomainColumnError(self.domain, self.domains)
             _warn_domain(f"the rows have no domain column {self.domain!r}: they get the population-level (pooled) "
                          "tables")
             return np.full(len(df), -1, dtype=np.int64), df.index
@@ -273,7 +273,7 @@ class RowsMixin:
             frame = apply_transformer(self.transformer, data, "backoff") if self.transformer is not None else data
             codes.update({v: c.astype(np.int64) for v, c in self._encode_query(frame, more, "backoff").codes.items()})
         codes[target] = np.full(enc.n_rows, -1, dtype=np.int64)
-        bad = impossible_rows(self, codes, enc.n_rows)
+        bad = impossible_rows(self, codes, enc.n_rows, (target,))
         if bad is not None and bad.any():
             logp[bad] = -np.inf
 

@@ -7,8 +7,8 @@ level ``3``).  A missing value (``None``, NaN, ``pd.NA``) leaves the variable
 unobserved; a value that is not a level raises
 :class:`~pybncsmooth.errors.UnseenLevelError` naming the variable and the value.  Nodes
 are named as the fit named them: integer names (a frame's integer column labels) as
-their text.  Evidence of probability zero is found here for every entry point
-(:func:`impossible_rows`), wherever in the network the zero lies.
+their text.  Evidence of probability zero is found by
+:mod:`pybncsmooth.model.query_zeros` for every entry point.
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ import pandas as pd
 
 from ..data.encode import encode, text_columns
 from ..data.levels import is_missing, level_code, scalar_value
-from ..errors import DataError, DenseTableTooLargeError, DuplicateNodeError, UnknownNodeError, UnseenDomainError
+from ..errors import DataError, DuplicateNodeError, UnknownNodeError, UnseenDomainError
 from ..errors import UnseenDomainWarning, UnseenLevelError
-from .inference import log_marginal
 
 __all__ = [
     "check_targets",
@@ -33,8 +32,6 @@ __all__ = [
     "domain_network",
     "domain_network_by_code",
     "never_observed",
-    "impossible_rows",
-    "has_zeros",
     "node_name",
 ]
 
@@ -102,45 +99,6 @@ def never_observed(net: Any, codes: Mapping[str, np.ndarray]) -> np.ndarray | No
             hit = np.isin(c, zero)
             bad = hit if bad is None else bad | hit
     return bad
-
-
-def has_zeros(net: Any) -> bool:
-    """Whether some CPT entry is zero (cached; a table too large to build counts as one
-    that may have zeros)."""
-    flag = net.__dict__.get("_query_has_zeros")
-    if flag is None:
-        try:
-            flag = any(float(net.cpt(v).min()) <= 0.0 for v in net.nodes)
-        except DenseTableTooLargeError:
-            flag = True
-        net.__dict__["_query_has_zeros"] = flag
-    return flag
-
-
-def impossible_rows(net: Any, codes: Mapping[str, np.ndarray], n: int) -> np.ndarray | None:
-    r"""Rows whose evidence has probability zero under the network, :math:`P(x_O) = 0`
-    (``codes``: node -> codes of the ``n`` rows, ``-1`` or absent: unobserved; the
-    domain's codes in a multi-domain fit); ``None`` when no row is.
-
-    A query's posterior drops the factors the evidence d-separates from its targets
-    (they do not change it) and a row's posterior reads only the target's Markov
-    blanket, so a zero among the dropped factors would go unseen: where some table has
-    a zero, :math:`P(x_O)` itself is computed (:func:`~pybncsmooth.model.inference.log_marginal`,
-    the unobserved variables summed out).  A network without zeros gives every
-    evidence a positive probability; a level of probability zero under every parent
-    configuration is caught first (:func:`never_observed`).  Where the exact sum needs
-    too large a factor, the rows the query itself finds (NaN) are the ones refused."""
-    bad = never_observed(net, codes)
-    if n == 0 or not has_zeros(net):
-        return bad
-    miss = np.full(n, -1, dtype=np.int64)
-    names = ([net.domain] if net.domain is not None else []) + list(net.nodes)
-    full = {v: np.asarray(codes[v], dtype=np.int64) if v in codes else miss for v in names}
-    try:
-        zero = ~(log_marginal(net, full) > -np.inf)
-    except DataError:
-        return bad
-    return zero if bad is None else bad | zero
 
 
 def _check_evidence_vars(net: Any, names: Sequence[Any], targets: Sequence[str]) -> None:
