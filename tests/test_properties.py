@@ -1,11 +1,14 @@
 """Property tests (hypothesis) of the features the third and fourth hostile-input rounds
 cover: row weights, EM and the other missing-value policies, adapt, evaluate_domains,
-domain labels of every dtype, discretised networks and integer levels.  Random weights (zero, tiny, huge, fractional), frames with random missing cells
-and column types (Categoricals, text, nullable integers and booleans, all-NaN float64
-columns) and random domain labels (integers, text, Categoricals, unseen ones) go in; what
-comes out is finite probabilities summing to one, or one of the package's own errors
-(:class:`pybncsmooth.errors.PyBNCSmoothError`).  Any other exception, and any numpy
-RuntimeWarning (an error under the test configuration: a NaN made on the way), fails.
+domain labels of every dtype, discretised networks and integer levels.  Random weights
+(zero, tiny, huge, fractional), frames with random missing cells and column types
+(Categoricals, text, nullable integers and booleans, all-NaN float64 columns), random
+domain labels (integers, text, Categoricals, booleans, unseen ones, in every form that
+names them) and random evidence (numbers, bin labels, text) go in; what comes out is
+finite probabilities summing to one, the same answer for every form of one value, or
+one of the package's own errors (:class:`pybncsmooth.errors.PyBNCSmoothError`).  Any
+other exception, and any numpy RuntimeWarning (an error under the test configuration:
+a NaN made on the way), fails.
 
 Small data, few examples, derandomised: the whole file runs in seconds and the same way
 on every run.  The row-by-row regressions of the rounds are in ``test_hardening3.py`` and

@@ -85,8 +85,8 @@ def _domain_label(label: Any, levels: list, column: str) -> Any:
         label = int(label)
     if not isinstance(label, (str, int, bool)):
         raise DataError(
-            f"adapt: the domain label {label!r} of {column!r} is of type {type(label).__name__}; a domain label is text, "
-            "a whole number or a boolean"
+            f"adapt: the domain label {label!r} of {column!r} is of type {type(label).__name__}; a domain label is "
+            "text, a whole number or a boolean"
         )
     if levels and all(isinstance(v, str) for v in levels):
         return str(label)

@@ -166,8 +166,8 @@ def domain_network(net: Any, domain: Any, on_unseen_domain: str | None = None) -
     rule = net._on_unseen_domain(on_unseen_domain)
     if domain is None or is_missing(domain):
         if rule == "error":
-            raise UnseenDomainError(net.domain, [], net.domains,
-                                    what=f"no domain given for a network fitted with domain={net.domain!r}: pass domain=")
+            what = f"no domain given for a network fitted with domain={net.domain!r}: pass domain="
+            raise UnseenDomainError(net.domain, [], net.domains, what=what)
         warnings.warn(f"no domain given for a network fitted with domain={net.domain!r}: the query is answered by the "
                       "population-level (pooled) tables", UnseenDomainWarning, stacklevel=4)
         return domain_network_by_code(net, -1)
