@@ -422,6 +422,21 @@ def test_case14_query_map_refuses_interval_draws_and_seed(tmp_path, capsys, asia
     np.testing.assert_allclose(got, want.to_numpy(), rtol=1e-5)
 
 
+def test_case14_r_query_with_map_refuses_an_interval(asia):
+    """Case 14 (its sibling in R): bncs.query(map = TRUE, interval = 0.9) ignored the
+    interval; the bridge under it refuses it as the command line does."""
+    from pybncsmooth.interop.r_bridge import query_for_r
+
+    net = bs.fit(ASIA, asia, "bayes")
+    with pytest.raises(HyperparameterError, match="map = TRUE.*interval"):
+        query_for_r(net, ["L"], {"S": "yes"}, interval=0.9, map_state=True)
+    with pytest.raises(HyperparameterError, match="random_state"):
+        query_for_r(net, ["L"], {"S": "yes"}, random_state=1, map_state=True)
+    res = query_for_r(net, ["L", "T"], {"S": "yes"}, map_state=True)
+    state, prob = net.map_query(["L", "T"], {"S": "yes"})
+    assert res["stats"]["prob"] == [prob]
+
+
 # ----------------------------------------------------------------------------- case 15
 
 
