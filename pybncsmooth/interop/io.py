@@ -79,9 +79,9 @@ def read_network(path: str | os.PathLike, *, format: str | None = None) -> "Fitt
     :class:`FittedNetwork`, or a :class:`DAG` for a structure-only ``bn`` object.
     Node order and parent order are those of the file.
     """
-    p = check_file(path, "network file")
+    p = str(path)
     fmt = network_format(p, format)
-    return fmt.read(p)
+    return fmt.read(check_file(p, "network file"))
 
 
 def write_network(net: Any, path: str | os.PathLike, *, format: str | None = None) -> None:

@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..data.encode import encode, text_columns
 from ..data.levels import is_missing, level_code, scalar_value
-from ..errors import DataError, DuplicateNodeError, UnknownNodeError, UnseenDomainError
+from ..errors import DataError, DenseTableTooLargeError, DuplicateNodeError, UnknownNodeError, UnseenDomainError
 from ..errors import UnseenDomainWarning, UnseenLevelError
 
 __all__ = [
@@ -93,8 +93,12 @@ def never_observed(net: Any, codes: Mapping[str, np.ndarray]) -> np.ndarray | No
             continue
         zero = cache.get(v)
         if zero is None:
-            t = net.cpt(v)
-            zero = cache[v] = np.flatnonzero(t.reshape(t.shape[0], -1).max(axis=1) <= 0)
+            try:
+                t = net.cpt(v)
+                zero = np.flatnonzero(t.reshape(t.shape[0], -1).max(axis=1) <= 0)
+            except DenseTableTooLargeError:  # a table too large to build: its zeros are left to the query
+                zero = np.zeros(0, dtype=np.int64)
+            cache[v] = zero
         if zero.size:
             hit = np.isin(c, zero)
             bad = hit if bad is None else bad | hit

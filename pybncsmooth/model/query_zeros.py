@@ -176,12 +176,12 @@ def impossible_rows(net: Any, codes: Mapping[str, np.ndarray], n: int,
         sub = {v: c[rows] for v, c in full.items()} if n > 1 else full
         parts = _zero_parts(net, observed, tuple(targets))
         free = [p for p in parts if any(sub[u][0] < 0 for u in p)]
-        for p in parts:
-            if p not in free:  # an observed family
-                zero[rows] |= _observed_family_is_zero(net, p[0], sub)
-        if free:
-            try:
+        try:
+            for p in parts:
+                if p not in free:  # an observed family
+                    zero[rows] |= _observed_family_is_zero(net, p[0], sub)
+            if free:
                 zero[rows] |= _free_parts_are_zero(net, free, sub, len(rows))
-            except DataError:  # too large a factor: the query's own check stands
-                pass
+        except (DataError, DenseTableTooLargeError):  # too large a factor or table: the query's own check stands
+            continue
     return zero if bad is None else bad | zero
