@@ -90,7 +90,7 @@ def partial_fit_classifier(clf: Any, X: Any, y: Any, classes: Any, sample_weight
         raise ValueError(f"y holds class {unknown[0]!r}, which is not in classes_ {list(clf.classes_)} (partial_fit "
                          "fixes the classes at its first call: pass them all there with classes=)")
     sw = weights_by_position(sample_weight, X0, X.index if isinstance(X, pd.DataFrame) else feats.index)
-    frame = _member_rows(clf, feats, y_ser, dom, column, sw)
+    frame = _member_rows(clf, feats, y_ser, dom, column, sw, clf.on_unseen)  # unseen feature text: on_unseen, as adapt
     extra = {"weights": WEIGHT_COLUMN} if sw is not None else {}
     discs = getattr(clf, "member_discretizers_", None) or [None] * len(clf.estimators_)
     updated = []
