@@ -715,7 +715,8 @@ def split_settings(settings: Mapping[str, Any], method: Any = None) -> tuple[dic
 def _renamed_hgs_prior(settings: Mapping[str, Any], method: Any) -> Mapping[str, Any]:
     """``settings`` with hgs's old ``prior=<number>`` given its name ``pseudo_count``."""
     value = settings.get("prior")
-    if method != "hgs" or isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+    if not (isinstance(method, str) and method == "hgs") or isinstance(value, bool) \
+            or not isinstance(value, (int, float, np.number)):
         return settings
     if "pseudo_count" in settings:
         raise HyperparameterError(
