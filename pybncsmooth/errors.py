@@ -299,10 +299,14 @@ class StatisticUnavailableError(PyBNCSmoothError, ValueError):
         what = f"method {method!r}" if method else "a table read from a file"
         where = f" of node {node!r}" if node else ""
         why = reason or _NO_POSTERIOR.get(method or "", "")
-        super().__init__(
-            f"{what} gives no posterior {stat}{where}" + (f" ({why})" if why else "")
-            + ": use a Bayesian estimator ('bayes', 'hdp', 'hmd', 'hls-bayes')"
-        )
+        if reason:
+            advice = ""  # the reason says what to do
+        elif method in _NO_POSTERIOR:
+            advice = ": use a Bayesian estimator ('bayes', 'hdp', 'hmd', 'hls-bayes')"
+        else:
+            advice = ": fit the network from data (every estimator gives intervals), or read it from a .pbn file"
+        kind = "" if method in _NO_POSTERIOR else "posterior "
+        super().__init__(f"{what} gives no {kind}{stat}{where}" + (f" ({why})" if why else "") + advice)
 
 
 class ImpossibleEvidenceError(DataError):
@@ -310,14 +314,11 @@ class ImpossibleEvidenceError(DataError):
     given it is undefined."""
 
 
-#: why an estimator has no posterior to report
+#: why an estimator without a posterior has no uncertainty where it has none: its
+#: bootstrap over rows covers single-domain fits only
 _NO_POSTERIOR = {
-    "mle": "maximum likelihood is a point estimate",
-    "mestimate": "an m-estimate with back-off is a smoothing rule: where it backs off its value is the "
-    "ancestor's estimate, not the mean of a posterior it states",
-    "hls": "the ridge fit is a penalised point estimate (its Bayesian version is 'hls-bayes')",
-    "mbranch": "M-branch smoothing is a point estimate",
-    "hgs": "hierarchical gradient smoothing is a point estimate",
+    m: "its uncertainty is a bootstrap over rows of one data set, which a multi-domain fit does not offer"
+    for m in ("mle", "mestimate", "hls", "mbranch", "hgs")
 }
 
 

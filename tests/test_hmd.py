@@ -4,6 +4,7 @@ domains and bad input."""
 
 from __future__ import annotations
 
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -290,11 +291,17 @@ def test_sd_in_domain_fits_is_eq9_for_a_single_parentless_node():
 
 
 def test_sd_unavailable_names_the_method(asia):
-    net = bs.fit("[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]", asia, method="mle")
-    with pytest.raises(StatisticUnavailableError, match="'mle'"):
+    # a multi-domain fit of an estimator whose uncertainty is a bootstrap over rows
+    grouped = asia.assign(G=pd.Categorical(np.arange(len(asia)) % 3))
+    net = bs.fit("[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]", grouped, method="mle", domain="G")
+    with pytest.raises(StatisticUnavailableError, match="'mle'.*multi-domain"):
         net.cpt("D", stat="sd")
-    with pytest.raises(StatisticUnavailableError, match="'mle'"):
+    with pytest.raises(StatisticUnavailableError, match="'mle'.*multi-domain"):
         net.cpt_frame("D", interval=0.9)
+    # a table read from a file keeps no posterior, and the message says what does
+    read = bs.read_network(Path(__file__).parent / "data" / "bnlearn" / "asia.bif")
+    with pytest.raises(StatisticUnavailableError, match="table read from a file.*fit the network from data"):
+        read.cpt("D", stat="sd")
 
 
 def test_no_nan_on_awkward_inputs():
@@ -457,6 +464,7 @@ def test_sd_of_bayes_and_mestimate_are_the_dirichlet_posteriors(learning_test):
     ms = modelstring_of("learning_test")
     bay = bs.fit(ms, learning_test, method="bayes", iss=10)
     mest = bs.fit(ms, learning_test, method="mestimate", m=2)
+    checked = 0
     for node in bay.nodes:
         n = bay.tree(node).levels[-1].counts
         q = int(np.prod([len(bay.levels(p)) for p in bay.parents(node)]))
@@ -464,9 +472,17 @@ def test_sd_of_bayes_and_mestimate_are_the_dirichlet_posteriors(learning_test):
         np.testing.assert_allclose(
             bay.cpd(node).estimate.sd[-1], np.sqrt(p * (1 - p) / (n.sum(1, keepdims=True) + 10 / q + 1))
         )
-        # an m-estimate with back-off states no posterior
-        with pytest.raises(StatisticUnavailableError, match="'mestimate'.*smoothing rule"):
-            mest.cpt(node, stat="sd")
+        # an m-estimate states no posterior: its sd is a bootstrap over rows, near the
+        # delta method's sqrt(p (1 - p) / N) N / (N + m) where a configuration has 50+
+        # rows (200 replicates: the sd's own Monte Carlo error is about 5%)
+        N = n.sum(1, keepdims=True)
+        pm = mest.cpd(node).estimate.probs[-1]
+        rich = (N[:, 0] >= 50) & (pm.min(axis=1) > 0.05)
+        sd_leaf = mest.cpd(node)._levels("sd")[-1]
+        delta = np.sqrt(pm * (1 - pm) / N) * N / (N + 2)
+        np.testing.assert_allclose(sd_leaf[rich], delta[rich], rtol=0.25)
+        checked += int(rich.sum())
+    assert checked >= 10
     # an unseen configuration under bayes: the prior's sd
     d = _frame({"A": pd.Categorical(["a"] * 4, categories=["a", "b"]), "B": ["x", "y", "y", "y"]})
     net = bs.fit(["B ~ A"], d, method="bayes", iss=1)

@@ -58,7 +58,10 @@ class QueriesMixin:
             Add the equal-tailed credible interval of each probability at this level
             (e.g. ``0.9``), from ``draws`` parameter sets drawn from the posterior of
             the CPTs given the training data (``random_state`` makes it
-            reproducible); networks without such a posterior raise
+            reproducible); for the estimators without a posterior (``mle``,
+            ``mestimate``, ``hls``, ``hgs``, ``mbranch``) ``draws`` replicates of a
+            bootstrap over rows, a percentile bootstrap interval
+            (``attrs["interval"]`` says which).  Tables read from a file raise
             :class:`~pybncsmooth.errors.StatisticUnavailableError`.
         domain:
             Multi-domain fits: the domain to query.  No domain (``None``) and a label

@@ -22,7 +22,11 @@ A credible interval treats the CPTs :math:`\theta` as unknown: with draws
 given the training data, the interval of :math:`P(x_T \mid x_E)` at level
 :math:`1 - \alpha` is the equal-tailed interval of the :math:`D` values
 :math:`P(x_T \mid x_E; \theta^{(d)})` (their :math:`\alpha/2` and :math:`1 - \alpha/2`
-quantiles), each computed exactly on the same plan.
+quantiles), each computed exactly on the same plan.  For the estimators without a
+posterior the draws are replicates of a bootstrap over rows
+(:mod:`pybncsmooth.estimators.bootstrap`) and the interval a percentile bootstrap
+interval; the result says which in ``attrs["interval"]`` (``"credible"``,
+``"bootstrap"``; ``"confidence"`` for ``mle``, whose draws are its bootstrap too).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import pandas as pd
 
 from ..errors import ImpossibleEvidenceError, StatisticUnavailableError
 from ..validation import check_int, check_probability, check_random_state
+from .draws import interval_kind
 from .query_batch import bind_rows, posterior_rows
 from .query_engine import _query_tables
 from .query_evidence import check_no_domain, check_targets, dict_codes, domain_network, frame_codes, never_observed
@@ -190,13 +195,16 @@ def query(
     if index is None:
         if interval is None:
             return pd.Series(flat[0], index=states, name="prob")
-        return pd.DataFrame({"prob": flat[0], "lower": lo[0], "upper": hi[0]}, index=states)
-    out = pd.DataFrame(flat, index=index, columns=states)
-    if interval is None:
-        return out
-    parts = {"prob": out, "lower": pd.DataFrame(lo, index=index, columns=states),
-             "upper": pd.DataFrame(hi, index=index, columns=states)}
-    return pd.concat(parts, axis=1, names=["stat"])
+        out = pd.DataFrame({"prob": flat[0], "lower": lo[0], "upper": hi[0]}, index=states)
+    else:
+        out = pd.DataFrame(flat, index=index, columns=states)
+        if interval is None:
+            return out
+        parts = {"prob": out, "lower": pd.DataFrame(lo, index=index, columns=states),
+                 "upper": pd.DataFrame(hi, index=index, columns=states)}
+        out = pd.concat(parts, axis=1, names=["stat"])
+    out.attrs.update(interval=interval_kind(qnet, draws=True), level=float(interval), draws=int(draws))
+    return out
 
 
 def map_query(
