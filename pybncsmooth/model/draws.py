@@ -40,7 +40,7 @@ def _tree_draws(net: Any, cpd: TreeCPD, n: int, rng: np.random.Generator) -> np.
     if est.posterior is None:
         why = None
         if est.sd is not None:
-            why = "the fit kept no posterior state to draw from (e.g. hdp with record_states=0)"
+            why = "the fit kept no posterior state to draw from (record_states=0): refit with record_states > 0"
         raise _no_draws(net, cpd.node, why)
     return est.posterior.draw(cpd.tree, n, rng)
 
