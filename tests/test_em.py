@@ -225,7 +225,7 @@ def test_data_augmentation_with_hls_bayes_and_a_domain():
 def test_em_trace_in_summary_and_repr(asia_holes):
     _, holes = asia_holes
     net = bs.fit(ASIA, holes, method="bayes", na="em")
-    em = net.summary().attrs["em"]
+    em = net.node_summary().attrs["em"]
     assert em["iterations"] == len(em["loglik_trace"]) > 2 and em["converged"]
     assert np.all(np.diff(em["loglik_trace"]) > -1e-9)  # bayes EM climbs (its prior is fixed)
     assert f"{em['iterations']} EM iterations" in repr(net)

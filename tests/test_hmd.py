@@ -399,11 +399,11 @@ def test_classifier_uses_hmd_with_no_specific_code():
 
 def test_summary_reports_convergence(learning_test):
     net = bs.fit(modelstring_of("learning_test"), learning_test, method="hmd")
-    s = net.summary()
+    s = net.node_summary()
     assert s["converged"].all() and (s["iterations"] >= 1).all()
     with pytest.warns(ConvergenceWarning, match="iteration cap"):
         capped = bs.fit(modelstring_of("learning_test"), learning_test, method="hmd", s="levels", max_iter=1)
-    assert not capped.summary()["converged"].any()
+    assert not capped.node_summary()["converged"].any()
 
 
 # ----------------------------------------------------------------------------- bad input
