@@ -31,6 +31,7 @@ from ..options import RUN_SETTINGS, Options, option_names, run_check
 from ..validation import Param, parallel_map
 from ._domain_prior import domain_curves, effective_mass, population_prior
 from ._pooling import concentration_info, concentration_posterior, mixture_posterior, shrink_weight
+from . import bootstrap as _bootstrap
 from .bootstrap import BootstrapPosterior
 from .posterior import DomainPosterior, predictive_sd
 
@@ -215,7 +216,7 @@ class Estimator:
     def bootstrap(self, unseen: str = "backoff") -> BootstrapPosterior:
         """The bootstrap over rows of this estimator's estimates (its uncertainty when
         it has no posterior)."""
-        return BootstrapPosterior(self.name, self.hyperparameters(), unseen)
+        return BootstrapPosterior(self.name, self.hyperparameters(), unseen, self)
 
     @property
     def domain_split(self) -> Literal["first", "last"]:
@@ -515,3 +516,6 @@ def make_estimator(method: str | Estimator, *, options: Options | None = None, *
         return method.with_settings(**changes) if changes else method
     cls = estimator_class(method)
     return cls(**{**run, **settings})
+
+
+_bootstrap.ESTIMATOR_FACTORY[:] = [make_estimator]

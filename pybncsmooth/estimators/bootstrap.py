@@ -61,6 +61,8 @@ __all__ = ["BootstrapPosterior", "ProportionPosterior", "resample_leaves", "leve
 
 #: replicates behind ``stat="sd"`` of a bootstrap
 SD_REPLICATES = 200
+#: ``make_estimator``, set by the estimators' registry (which lies above this module)
+ESTIMATOR_FACTORY: list[Any] = []
 
 
 def resample_leaves(counts: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -122,15 +124,18 @@ class BootstrapPosterior(TreePosterior):
     #: what a draw is (queries' intervals)
     draw_kind: ClassVar[str] = "bootstrap"
 
-    def __init__(self, method: str, params: dict[str, Any], unseen: str = "backoff") -> None:
+    def __init__(self, method: str, params: dict[str, Any], unseen: str = "backoff", estimator: Any = None) -> None:
         self.method = str(method)
         self.params = dict(params)
         self.unseen = str(unseen)
+        self._estimator = estimator
 
     def estimator(self) -> Any:
-        from .base import make_estimator
-
-        return make_estimator(self.method, **self.params)
+        """The estimator the replicates are fitted with (rebuilt by the registry's
+        factory for a posterior read from a file)."""
+        if self._estimator is None:
+            self._estimator = ESTIMATOR_FACTORY[0](self.method, **self.params)
+        return self._estimator
 
     def replicates(self, tree: ContextTree, n: int, rng: np.random.Generator) -> list[np.ndarray]:
         """Per tree level, ``(n, m_i, r)``: the estimate of every node of ``tree`` in ``n``

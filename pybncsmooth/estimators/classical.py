@@ -63,7 +63,7 @@ class MLE(Estimator):
             n = lev.counts.astype(np.float64)
             probs.append(n / n.sum(axis=1, keepdims=True))
         return TreeEstimate(tuple(probs), self.unseen, posterior=ProportionPosterior(self.name,
-                            self.hyperparameters(), self.unseen))
+                            self.hyperparameters(), self.unseen, self))
 
     def batch_probs(self, tree: ContextTree, counts: list[np.ndarray]) -> list[np.ndarray]:
         """Relative frequencies of every replicate (empty nodes: see :meth:`Estimator.batch_probs`)."""
