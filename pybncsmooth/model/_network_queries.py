@@ -97,7 +97,7 @@ class QueriesMixin:
         r"""What drives the uncertainty of a query: the share of the posterior variance of
         :math:`P(x_T \mid x_E)` owed to each node's CPT, the first-order Sobol index
         :math:`\mathrm{Var}(E[q \mid \theta_v]) / \mathrm{Var}(q)` (Sobol 2001), estimated
-        by pick-freeze from two sets of ``draws`` posterior draws (Janon et al. 2014):
+        by pick-freeze from two sets of ``draws`` posterior draws (Saltelli et al. 2010):
         see :mod:`pybncsmooth.model.query_variance`.  More data on a node with a large
         share sharpens the answer most.
 

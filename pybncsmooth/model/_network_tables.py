@@ -153,13 +153,14 @@ class TablesMixin:
 
         return sample_parameters(self, n, random_state)
 
-    def _posterior_tables(self, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        """For each node, ``(n, *cpt(node).shape)`` joint posterior draws of its table
-        (draw ``k`` of every node is one parameter set; columns sum to 1); see
-        :func:`pybncsmooth.model.draws.posterior_tables`."""
+    def _posterior_tables(self, n: int, rng: np.random.Generator, nodes: Sequence[str] | None = None
+                          ) -> dict[str, np.ndarray]:
+        """For each node (of ``nodes``: those), ``(n, *cpt(node).shape)`` joint posterior
+        draws of its table (draw ``k`` of every node is one parameter set; columns sum
+        to 1); see :func:`pybncsmooth.model.draws.posterior_tables`."""
         from .draws import posterior_tables
 
-        return posterior_tables(self, n, rng)
+        return posterior_tables(self, n, rng, nodes)
 
 
 def _align_table(net: Any, node: str, parents: Sequence[str], schema: Schema) -> np.ndarray:

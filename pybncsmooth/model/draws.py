@@ -84,13 +84,14 @@ def _as_tables(cpd: CPD, m: np.ndarray, prefix: int) -> np.ndarray:
     return t
 
 
-def posterior_tables(net: Any, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """For each node, ``(n, *net.cpt(node).shape)`` draws: draw ``k`` of every node
-    forms one joint parameter set (nodes drawn independently, as the posterior
-    factorises); every column sums to 1.  :class:`StatisticUnavailableError` names
-    the method when it has no posterior."""
+def posterior_tables(net: Any, n: int, rng: np.random.Generator, nodes: Any = None) -> dict[str, np.ndarray]:
+    """For each node (of ``nodes``: those, in the network's order), ``(n,
+    *net.cpt(node).shape)`` draws: draw ``k`` of every node forms one joint parameter
+    set (nodes drawn independently, as the posterior factorises); every column sums to
+    1.  :class:`StatisticUnavailableError` names the method when it has no posterior."""
     k = len(net._prefix)
-    return {node: _as_tables(net.cpd(node), cpd_draws(net, net.cpd(node), n, rng), k) for node in net.nodes}
+    wanted = net.nodes if nodes is None else [v for v in net.nodes if v in set(nodes)]
+    return {node: _as_tables(net.cpd(node), cpd_draws(net, net.cpd(node), n, rng), k) for node in wanted}
 
 
 def sample_parameters(net: Any, n: int, random_state: Any = None) -> list:

@@ -32,6 +32,7 @@ interval; the result says which in ``attrs["interval"]`` (``"credible"``,
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
@@ -54,7 +55,8 @@ class MapResult(NamedTuple):
     prob: float
 
 
-def sample_tables(net: Any, n: int, random_state: Any = None) -> dict[str, np.ndarray]:
+def sample_tables(net: Any, n: int, random_state: Any = None, nodes: Sequence[str] | None = None
+                  ) -> dict[str, np.ndarray]:
     """``n`` draws of every CPT from its posterior: ``{node: array (n, *net.cpt(node).shape)}``,
     draw ``d`` of all nodes together one parameter set.
 
@@ -70,14 +72,18 @@ def sample_tables(net: Any, n: int, random_state: Any = None) -> dict[str, np.nd
     posterior (maximum likelihood, tables read from a file).  For a multi-domain fit the
     queries call it on the domain's network (:meth:`~pybncsmooth.FittedNetwork.for_domain`;
     the population-level network for a label unseen in training), whose tables have no
-    domain axis.  Without the hook, this raises that error too."""
+    domain axis.  Without the hook, this raises that error too.  A hook that takes
+    ``nodes=`` (the network's does) is asked for the tables of ``nodes`` only (those a
+    query uses: the others cost draws and change nothing)."""
     n = check_int("draws", n, low=2)
     check_random_state(random_state)
     hook = getattr(net, "_posterior_tables", None)
     if hook is None:
         raise StatisticUnavailableError("draws of its tables", net.method)
-    tables = hook(n, np.random.default_rng(random_state))
-    for v in net.nodes:
+    rng = np.random.default_rng(random_state)
+    partial = nodes is not None and "nodes" in inspect.signature(hook).parameters
+    tables = hook(n, rng, nodes=list(nodes)) if partial else hook(n, rng)
+    for v in nodes if partial else net.nodes:
         want = (n, *net.cpt(v).shape)
         got = np.shape(tables.get(v)) if v in tables else None
         if got != want:
@@ -156,11 +162,13 @@ def _intervals(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper bounds ``(n, *cards)`` from ``draws`` posterior parameter sets."""
     codes, n = coded
-    tables = sample_tables(net, draws, random_state)
+    groups = bind_rows(net, targets, codes, n)
+    used = {f.node for _, bound in groups for f in bound.plan.factors}
+    tables = sample_tables(net, draws, random_state, nodes=[v for v in net.nodes if v in used])
     lower = np.empty((n, *_cards(net, targets)))
     upper = np.empty_like(lower)
     tail = (1.0 - level) / 2
-    for rows, bound in bind_rows(net, targets, codes, n):
+    for rows, bound in groups:
         vals = _query_tables(bound, tables)  # (D, rows, *cards); NaN: a draw that rules the row out
         sel = slice(None) if rows is None else rows
         with np.errstate(invalid="ignore"):

@@ -11,21 +11,23 @@ the part of the variance that knowing :math:`\theta_v` exactly would remove (Sob
 in ``[0, 1]``, summing to at most 1 over the nodes, the rest being owed to interactions
 between tables.  More data on a node with a large share sharpens the answer most.
 
-Estimated by pick-freeze: two independent sets of ``D`` posterior draws of every
-table, ``A`` and ``B``, and for each node ``A`` with that node's tables taken from ``B``,
-:math:`A_B^{(v)}`; the answers :math:`Y = q(B)` and :math:`Y' = q(A_B^{(v)})` share
-:math:`\theta_v` only, so their covariance is :math:`\mathrm{Var}(E[q \mid \theta_v])`,
-estimated as Janon et al. (2014, Sec. 2) do (asymptotically efficient among these
-estimators, and unchanged by :math:`q \to 1 - q`, so a binary target's two states get
-one share):
+Estimated by pick-freeze (Saltelli et al. 2010, Sec. 3, their estimator (b), with the
+answers centred): two independent sets of ``D`` posterior draws of every table, ``A`` and
+``B``, and for each node ``A`` with that node's tables taken from ``B``,
+:math:`A_B^{(v)}`, which shares :math:`\theta_v` only with ``B``; then
 
-.. math:: \hat S_v = \frac{\overline{Y Y'} - \bar m^2}{\overline{(Y^2 + Y'^2)/2} - \bar m^2},
-          \qquad \bar m = \overline{(Y + Y')/2},
+.. math:: \widehat{\mathrm{Var}}\big(E[q \mid \theta_v]\big) =
+          \frac1D \sum_d \big(q(B_d) - \bar q_B\big)\,\big(q(A_{B,d}^{(v)}) - q(A_d)\big),
 
-clipped to ``[0, 1]`` (its Monte Carlo error can take a small share below 0).  Only the
-nodes the query's elimination uses can have a share (the others, pruned as barren or
-d-separated, have exactly 0); each costs one evaluation of the query on ``D`` parameter
-sets.  Monte Carlo standard errors from 10 batches of the draws.
+and :math:`\mathrm{Var}(q)` the sample variance of the ``2D`` answers on ``A`` and ``B``.
+Swapping the tables of a node that matters little changes the answer little, so its
+share's Monte Carlo error is small too; centring makes the estimate the same for
+:math:`q` and :math:`1 - q` (a binary target's two states get one share).  Shares are
+clipped to ``[0, 1]`` (the error can take a share of 0 just below it); ``unexplained``,
+``1 -`` their sum, is computed before clipping.  Only the nodes the query's elimination
+uses can have a share (the others, pruned as barren or d-separated, have exactly 0);
+each costs one evaluation of the query on ``D`` parameter sets.  Monte Carlo standard
+errors from 10 batches of the draws.
 """
 
 from __future__ import annotations
@@ -59,26 +61,17 @@ def _answers(bound: Any, tables: Mapping[str, np.ndarray]) -> np.ndarray:
     return vals.reshape(vals.shape[0], -1)
 
 
-def _janon(y: np.ndarray, y2: np.ndarray) -> np.ndarray:
-    """Janon et al.'s first-order index from answers ``y``, ``y2`` ``(D, states)`` that
-    share one node's tables (0 where the answer does not vary)."""
-    m = ((y + y2) / 2).mean(axis=0)
-    num = (y * y2).mean(axis=0) - m * m
-    den = ((y * y + y2 * y2) / 2).mean(axis=0) - m * m
-    return np.where(den > 1e-300, num / np.where(den > 1e-300, den, 1.0), 0.0)
-
-
-def _pick_freeze(bound: Any, nodes: list[str], A: dict, B: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per node, the answers on ``B`` and on ``A`` with the node's tables from ``B``
-    ``(nodes, 2, D, states)`` over the draws where every set allows the evidence, the
-    number of those draws, and ``Var(q)`` per state."""
+def _pick_freeze(bound: Any, nodes: list[str], A: dict, B: dict) -> tuple[np.ndarray, int, np.ndarray]:
+    """Per node, the terms :math:`(q(B) - \\bar q_B)(q(A_B^v) - q(A))` ``(nodes, D', states)``
+    over the ``D'`` draws where every set allows the evidence, ``D'``, and ``Var(q)`` per
+    state."""
     yA, yB = _answers(bound, A), _answers(bound, B)
     yC = np.stack([_answers(bound, {**A, v: B[v]}) for v in nodes]) if nodes else np.zeros((0, *yA.shape))
     ok = np.isfinite(yA).all(axis=1) & np.isfinite(yB).all(axis=1) & np.isfinite(yC).all(axis=(0, 2))
     pooled = np.concatenate([yA[ok], yB[ok]])
     var = pooled.var(axis=0, ddof=1) if len(pooled) > 1 else np.zeros(yA.shape[1])
-    pairs = np.stack([np.broadcast_to(yB[ok], yC[:, ok].shape), yC[:, ok]], axis=1)
-    return pairs, np.asarray(ok.sum()), var
+    centred = yB[ok] - yB[ok].mean(axis=0)
+    return centred[None] * (yC[:, ok] - yA[ok][None]), int(ok.sum()), var
 
 
 def variance_shares(
@@ -103,13 +96,13 @@ def variance_shares(
     used = {f.node for f in bound.plan.factors}
     nodes = [v for v in qnet.nodes if v in used]
     rng = np.random.default_rng(random_state)
-    A, B = sample_tables(qnet, draws, rng), sample_tables(qnet, draws, rng)
-    pairs, used_draws, var = _pick_freeze(bound, nodes, A, B)
-    share = np.array([_janon(*p) for p in pairs]).reshape(len(nodes), -1)
-    k = pairs.shape[2] // BATCHES
-    batches = np.array([[_janon(p[0][b * k:(b + 1) * k], p[1][b * k:(b + 1) * k]) for b in range(BATCHES)]
-                        for p in pairs]).reshape(len(nodes), BATCHES, -1)
-    se = batches.std(axis=1, ddof=1) / np.sqrt(BATCHES)
+    A, B = sample_tables(qnet, draws, rng, nodes), sample_tables(qnet, draws, rng, nodes)
+    terms, used_draws, var = _pick_freeze(bound, nodes, A, B)
+    safe = np.where(var > 0, var, 1.0)
+    share = np.where(var > 0, terms.mean(axis=1) / safe, 0.0)
+    k = terms.shape[1] // BATCHES
+    batch = terms[:, : k * BATCHES].reshape(len(nodes), BATCHES, k, -1).mean(axis=2)
+    se = batch.std(axis=1, ddof=1) / np.sqrt(BATCHES) / safe
     states = answer.index
     out = pd.DataFrame(np.clip(share, 0.0, 1.0), index=pd.Index(nodes, name="node"), columns=states)
     out.attrs.update(
@@ -117,6 +110,6 @@ def variance_shares(
         variance=pd.Series(var, index=states, name="variance"),
         answer=answer,
         draws=int(used_draws),
-        unexplained=pd.Series(1.0 - out.sum(axis=0).to_numpy(), index=states),
+        unexplained=pd.Series(1.0 - share.sum(axis=0), index=states),
     )
     return out

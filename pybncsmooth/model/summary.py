@@ -391,7 +391,7 @@ def query_summary(net: Any, targets: Any, evidence: Any = None, *, alpha: float 
     out.add_extra_txt([
         "Notes:",
         f"[1] Intervals: {_KIND_TEXT.get(kind, kind)}, from {draws} draws of every table.",
-        "[2] Share of a node: Var(E[q | its table]) / Var(q), the first-order Sobol index (Janon et al. 2014's "
+        "[2] Share of a node: Var(E[q | its table]) / Var(q), the first-order Sobol index (Saltelli et al. 2010's "
         "pick-freeze estimator); the shares sum to at most 1, the rest owed to interactions between tables.",
         "[3] Weight of a parent configuration: its probability given the evidence; rows: its training rows.",
     ])
