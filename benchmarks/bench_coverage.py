@@ -57,6 +57,8 @@ CLASSES = ("unseen", "thin", "rich")
 #: an interval that misses the truth by less than this covers it (the strict figure beside)
 TOLERANCE = 1e-3
 BAYESIAN = ("hdp", "hmd", "hls-bayes")
+#: estimators whose intervals are a bootstrap's (``--boot`` replicates an entry)
+BOOTSTRAP = ("mestimate", "hgs", "mbranch", "hls")
 DEFAULT_METHODS = ("hdp:iterations=1000", "hmd", "hls-bayes", "bayes:iss=1", "mle", "mestimate", "hgs", "mbranch")
 
 
@@ -94,9 +96,9 @@ def entry_classes(rows: np.ndarray) -> np.ndarray:
     return np.where(rows == 0, 0, np.where(rows < 20, 1, 2))
 
 
-def interval_of(net: Any, node: str, level: float) -> tuple[np.ndarray, np.ndarray]:
+def interval_of(net: Any, node: str, level: float, draws: int = 1000) -> tuple[np.ndarray, np.ndarray]:
     """The ``level`` interval of every entry of ``cpt(node)``, in the table's layout."""
-    frame = net.cpt_frame(node, interval=level)
+    frame = net.cpt_frame(node, interval=level, draws=draws)
     shape = net.cpt(node).shape
     return (frame["lower"].to_numpy().reshape(shape, order="F"), frame["upper"].to_numpy().reshape(shape, order="F"))
 
@@ -109,7 +111,7 @@ def draw_interval(net: Any, level: float, draws: int, seed: int) -> dict[str, tu
 
 
 def coverage_one(ref: Any, method: str, hyper: dict, n: int, seed: int, level: float,
-                 draws: int = 0) -> dict[str, Any]:
+                 draws: int = 0, boot: int = 400) -> dict[str, Any]:
     """Hits (strict and within :data:`TOLERANCE`) and entries per class for one fit
     (intervals from ``cpt_frame``, or from ``draws`` posterior draws)."""
     data = ref.sample(n, random_state=seed)
@@ -124,7 +126,8 @@ def coverage_one(ref: Any, method: str, hyper: dict, n: int, seed: int, level: f
         from_draws = draw_interval(net, level, draws, seed) if draws else {}
         for node in ref.nodes:
             truth = ref.cpt(node)
-            lo, hi = from_draws[node] if draws else interval_of(net, node, level)
+            lo, hi = from_draws[node] if draws else interval_of(net, node, level, boot if method in BOOTSTRAP
+                                                                 else 1000)
             cls = np.broadcast_to(entry_classes(config_rows(ref, data, node))[None], truth.shape).ravel()
             ok = ((lo <= truth) & (truth <= hi)).ravel()
             ok_near = ((lo - TOLERANCE < truth) & (truth < hi + TOLERANCE)).ravel()
@@ -185,6 +188,8 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     ap.add_argument("--level", type=float, default=0.9)
     ap.add_argument("--draws", type=int, default=0,
                     help="intervals from quantiles of this many posterior draws instead of cpt_frame")
+    ap.add_argument("--boot", type=int, default=400, help="bootstrap replicates of the estimators without a "
+                    "posterior (mestimate, hgs, mbranch, hls)")
     ap.add_argument("--csv", help="write the per-fit rows here")
     args = ap.parse_args(argv)
     nets = args.network or list(LISTED)
@@ -205,7 +210,7 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
         for n in args.n:
             for spec in methods:
                 method, hyper = parse_method(spec)
-                res = [coverage_one(ref, method, hyper, n, s, args.level, args.draws) for s in args.seeds]
+                res = [coverage_one(ref, method, hyper, n, s, args.level, args.draws, args.boot) for s in args.seeds]
                 line, v = table_row(n, spec, res)
                 print(line, flush=True)
                 if v == "MISS":
