@@ -128,7 +128,7 @@ class QueriesMixin:
         (:meth:`variance_shares`), and, for the node with the largest share, its parent
         configurations by the query's posterior weight on them, with their training
         rows (where more rows would sharpen the answer)."""
-        from .summary import query_summary
+        from .query_summary import query_summary
 
         return query_summary(self, targets, evidence, alpha=alpha, draws=draws, random_state=random_state,
                              domain=domain)
