@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import pybncsmooth as bs
-from pybncsmooth.errors import DataError, HyperparameterError
+from pybncsmooth.errors import DataError, HyperparameterError, StatisticUnavailableError
 
 ASIA = "[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]"
 
@@ -308,3 +308,14 @@ def test_data_augmentation_gives_the_mixture_posterior(method, hyper, tmp_path):
     back = bs.read_network(tmp_path / "em.pbn")
     np.testing.assert_array_equal(back._posterior_tables(5, np.random.default_rng(3))["A"],
                                   net._posterior_tables(5, np.random.default_rng(3))["A"])
+
+
+def test_a_fit_without_recorded_states_says_to_record_them(asia_holes):
+    # hdp's data augmentation with record_states=0 keeps no state to draw from: the
+    # error says how to get one (record_states > 0), not to use the method in use
+    _, holes = asia_holes
+    net = bs.fit(ASIA, holes, method="hdp", na="em", em_draws=2, iterations=60, record_states=0, random_state=0)
+    for call in (lambda: net.sample_parameters(2), lambda: net.query("L", {"S": "yes"}, interval=0.9)):
+        with pytest.raises(StatisticUnavailableError, match=r"record_states=0\): refit with record_states > 0") as e:
+            call()
+        assert "use a Bayesian estimator" not in str(e.value)
