@@ -228,8 +228,9 @@ class NetworkCounter:
                     f"the domain column {v!r} has {int(miss.sum())} missing value(s) (first at row {first!r}): every "
                     "row needs its domain; drop those rows or give them a domain level of their own"
                 )
+        labels = {str(c): c for c in df.columns}  # integer column labels name nodes by their text
         for v in self.variables:
-            miss = int(df[v].isna().sum())
+            miss = int(df[labels[v]].isna().sum()) if v in labels else 0  # an absent column: encode names it
             if miss:
                 out.n_missing[v] = miss
         try:
