@@ -8,6 +8,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from ..errors import UnknownNodeError
+from ..validation import check_int, check_probability
 from .cpd import DomainLastCPD, TreeCPD
 from .plotting import plot_cpt, plot_shrinkage
 
