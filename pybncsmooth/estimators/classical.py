@@ -13,6 +13,7 @@ from ..errors import DataError
 from ..validation import Param
 from ._pooling import fixed_concentration
 from .base import Estimator, TreeEstimate, register_estimator
+from .bootstrap import ProportionPosterior
 from .posterior import DirichletPosterior, DirichletTablePosterior, predictive_sd
 from .prior import NodePrior
 
@@ -43,6 +44,12 @@ class MLE(Estimator):
     configuration that never occurs with the deepest ancestor's frequencies
     (bnlearn would return NA); ``"uniform"`` with ``1/r``.  On configurations
     that occur it equals bnlearn's ``bn.fit(method = "mle")``.
+
+    Uncertainty (frequentist): ``cpt_frame(interval=)`` gives each entry's Wilson score
+    interval (statsmodels), ``stat="sd"`` the binomial standard error
+    :math:`\sqrt{p(1-p)/n}`; a configuration without rows ``[0, 1]``; queries and
+    ``sample_parameters`` draw bootstrap replicates over rows
+    (:mod:`~pybncsmooth.estimators.bootstrap`).
     """
 
     name = "mle"
@@ -56,7 +63,13 @@ class MLE(Estimator):
         for lev in tree.levels:
             n = lev.counts.astype(np.float64)
             probs.append(n / n.sum(axis=1, keepdims=True))
-        return TreeEstimate(tuple(probs), self.unseen)
+        return TreeEstimate(tuple(probs), self.unseen, posterior=ProportionPosterior(self.name,
+                            self.hyperparameters(), self.unseen, self))
+
+    def batch_probs(self, tree: ContextTree, counts: list[np.ndarray]) -> list[np.ndarray]:
+        """Relative frequencies of every replicate (empty nodes: see :meth:`Estimator.batch_probs`)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return [c / c.sum(axis=2, keepdims=True) for c in counts]
 
     def domain_concentration(
         self, counts: np.ndarray, mean: np.ndarray, prior: np.ndarray | None = None, groups: np.ndarray | None = None
@@ -213,19 +226,20 @@ class MEstimate(Estimator):
     :math:`\hat p(x_4 \mid x_0)`), which the paper shows m-estimates need to be
     competitive.
 
-    No uncertainty: where a configuration has data the value is the posterior mean
-    of a Dirichlet(m/r, ..., m/r) prior, but where it backs off it is the
-    ancestor's estimate, the mean of no posterior the rule states.  ``stat="sd"``,
-    intervals and ``sample_parameters`` raise
-    :class:`~pybncsmooth.errors.StatisticUnavailableError`; ``method="bayes"`` gives
-    exact Dirichlet posteriors, the hierarchical estimators calibrated ones.
+    Uncertainty: a bootstrap over rows (:mod:`~pybncsmooth.estimators.bootstrap`):
+    the m-estimate is a smoothing rule, not the mean of a posterior it states (where it
+    backs off its value is the ancestor's estimate), so ``stat="sd"``, intervals and
+    ``sample_parameters`` are the estimator's sampling variability: confidence, not
+    credible, statements (``[0, 1]`` where a configuration has no rows);
+    ``method="bayes"`` gives exact Dirichlet posteriors, the hierarchical estimators
+    calibrated ones.
 
     An expert network (``fit(prior=P, prior_weight=w)``) gives every tree node ``c``
     its prior probabilities :math:`P(x \mid c)` and weight, the pseudo-counts
     :math:`a_c(x)` of :mod:`~pybncsmooth.estimators.prior` in place of ``m / r`` (and
     ``m``): :math:`(n_c(x) + a_c(x)) / (n_c + A_c)`, :math:`A_c = w` with
     ``prior_per="configuration"`` (Cestnik's m-estimate with ``m = w`` and the expert's
-    probabilities), :math:`w P(c)` with ``"network"``.
+    probabilities), :math:`w P(c)` with ``"network"``; the bootstrap keeps them.
     """
 
     name = "mestimate"
@@ -248,4 +262,18 @@ class MEstimate(Estimator):
             a = alpha[i] + n
             tot = a.sum(axis=1, keepdims=True)
             probs.append(np.where(tot > 0, a / np.where(tot > 0, tot, 1.0), 1.0 / r))
-        return TreeEstimate(tuple(probs), "backoff")
+        return TreeEstimate(tuple(probs), "backoff", posterior=self.bootstrap())
+
+    def batch_probs(self, tree: ContextTree, counts: list[np.ndarray]) -> list[np.ndarray]:
+        """The m-estimates of every replicate (empty nodes: see :meth:`Estimator.batch_probs`;
+        an expert's pseudo-counts as in :meth:`estimate`)."""
+        r = tree.child_card
+        prior = self.node_prior(tree)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if prior is None:
+                return [(c + self.m / r) / (c.sum(axis=2, keepdims=True) + self.m) for c in counts]
+            out = []
+            for a, c in zip(prior.tree_pseudo_counts(tree), counts):
+                tot = (c + a).sum(axis=2, keepdims=True)
+                out.append(np.where(tot > 0, (c + a) / np.where(tot > 0, tot, 1.0), 1.0 / r))
+            return out

@@ -17,6 +17,7 @@ is the root's base measure: :math:`\hat\theta_{root} = (n + w P(x)) / (N + w)` i
 of the uniform distribution and :math:`m_{root}`.  Here the leaves are a CPT's parent configurations, ``N``
 is the number of rows counted in the node's tree, and every node's estimate is kept, so
 a configuration absent from the data is answered by its deepest ancestor (back-off).
+Its uncertainty is a bootstrap over rows (:mod:`~pybncsmooth.estimators.bootstrap`).
 """
 
 from __future__ import annotations
@@ -53,14 +54,20 @@ class MBranch(Estimator):
             out.append(self.M * (1.0 + (1.0 - 1.0 / h) * math.sqrt(N)))
         return out
 
+    def _root_base(self, tree: ContextTree, m: list[float]) -> np.ndarray:
+        """The root's base measure: uniform, or the expert's :math:`P(x)` (its weight then
+        replaces ``m[0]``, in place)."""
+        prior = self.node_prior(tree)
+        if prior is None:
+            return np.full(tree.child_card, 1.0 / tree.child_card)
+        m[0] = prior.weight  # the root smoothed toward the expert's P(x), with its weight
+        return prior.marginal()
+
     def estimate(self, tree: ContextTree) -> TreeEstimate:
         r = tree.child_card
         m = self.weights(tree)
         probs = []
-        base = np.full((1, r), 1.0 / r)
-        prior = self.node_prior(tree)
-        if prior is not None:  # the root smoothed toward the expert's P(x), with its weight
-            base, m[0] = prior.marginal().reshape(1, r), prior.weight
+        base = self._root_base(tree, m).reshape(1, r)
         for i, lev in enumerate(tree.levels):
             if i > 0:
                 base = probs[-1][lev.parent]
@@ -72,4 +79,21 @@ class MBranch(Estimator):
                 nt = n.sum(axis=1, keepdims=True)
                 p = np.where(nt > 0, n / np.where(nt > 0, nt, 1.0), base)
             probs.append(p)
-        return TreeEstimate(tuple(probs), "backoff", {"m": np.array(m)})
+        return TreeEstimate(tuple(probs), "backoff", {"m": np.array(m)}, posterior=self.bootstrap())
+
+    def batch_probs(self, tree: ContextTree, counts: list[np.ndarray]) -> list[np.ndarray]:
+        """Eqs. (17)-(18) on every replicate at once (``N`` is the rows resampled, the
+        same in every replicate; an empty node equals its parent's estimate)."""
+        r = tree.child_card
+        m = self.weights(tree)
+        probs: list[np.ndarray] = []
+        base = self._root_base(tree, m).reshape(1, 1, r)
+        for i, n in enumerate(counts):
+            if i > 0:
+                base = probs[-1][:, tree.levels[i].parent]
+            nt = n.sum(axis=2, keepdims=True)
+            if m[i] > 0:
+                probs.append((n + m[i] * base) / (nt + m[i]))
+            else:
+                probs.append(np.where(nt > 0, n / np.where(nt > 0, nt, 1.0), base))
+        return probs
