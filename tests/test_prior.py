@@ -267,3 +267,22 @@ def test_hgs_old_prior_at_the_command_line_and_in_an_old_pbn_file(asia, tmp_path
     cli = bs.read_network(tmp_path / "a.pbn")
     assert cli.estimator.pseudo_count == 2.0
     np.testing.assert_allclose(np.asarray(cli.cpt("E")).ravel(), _OLD_HGS_TABLES["E"], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("method,kw", [("mestimate", {"prior_per": "configuration"}), ("mbranch", {})])
+def test_bootstrap_replicates_keep_the_expert_also_read_back(asia, expert, tmp_path, method, kw):
+    """mestimate's and mbranch's intervals (a bootstrap over rows) refit every replicate
+    with the expert's pseudo-counts: an expert worth 10,000 rows leaves 100 rows little to
+    vary; a network read back from .pbn gives the same intervals."""
+    data = asia.iloc[300:400]
+    net = bs.fit(ASIA, data, method, prior=expert, prior_weight=1e4, **kw)
+    net.write(tmp_path / "n.pbn")
+    back = bs.read_network(tmp_path / "n.pbn")
+
+    def frame(n):
+        return n.cpt_frame("L", interval=0.9, draws=200, random_state=1)
+
+    assert frame(net).equals(frame(back))
+    plain = frame(bs.fit(ASIA, data, method))
+    # the root (S = no) row: the expert's weight shrinks the replicates' spread several times
+    assert frame(net)["sd"].iloc[0] < plain["sd"].iloc[0] / 2

@@ -24,6 +24,7 @@ from ..data.discretize import Discretizer
 from ..data.schema import Schema
 from ..errors import FileFormatError
 from ..estimators.base import TreeEstimate, make_estimator
+from ..estimators.bootstrap import BootstrapPosterior
 from ..estimators.posterior import posterior_from_arrays
 from ..model.cpd import DomainLastCPD, FixedPrefixCPD, TableCPD, TreeCPD
 from ..estimators.prior import NetworkPrior, NodePrior
@@ -174,6 +175,11 @@ def _load_state(net: "FittedNetwork", header: dict[str, Any], z: Any, schema: Sc
                 for k, f in enumerate(pm["families"])]
         net.estimator = net.estimator.with_prior(NetworkPrior(pm["weight"], pm["per"], pm["source"], nodes=fams),
                                                  check=False)
+        for node in net.nodes:  # a bootstrap's replicates take the prior as the estimates did
+            cpd = net.cpd(node)
+            post = getattr(getattr(getattr(cpd, "inner", cpd), "estimate", None), "posterior", None)
+            if isinstance(post, BootstrapPosterior):
+                post.use_estimator(net.estimator)
 
 
 def save_native(net: "FittedNetwork", fh: Any) -> None:
