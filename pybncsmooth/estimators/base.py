@@ -29,7 +29,7 @@ from ..counting.context_tree import ContextTree
 from ..errors import DataError, HyperparameterError
 from ..options import RUN_SETTINGS, Options, option_names, run_check
 from ..validation import Param, parallel_map
-from ._domain_prior import domain_curves, effective_mass, population_prior
+from ._domain_prior import effective_mass
 from ._pooling import concentration_info, concentration_posterior, mixture_posterior, shrink_weight
 from .posterior import DomainPosterior, predictive_sd
 
@@ -162,6 +162,9 @@ class Estimator:
     #: whether the estimator needs whole counts (a sampler of table counts): ``na="em"``
     #: then runs as data augmentation, and row weights must be integers
     whole_counts: ClassVar[bool] = False
+    #: whether a domain's leaves are a Dirichlet pooled toward their configuration
+    #: (:meth:`domain_posterior`); ``False``: they keep their own frequencies (``mle``)
+    pools_domains: ClassVar[bool] = True
     #: the hyperparameters' declarations, in the constructor's order
     params: ClassVar[tuple[Param, ...]] = ()
     #: the settings of a run that every estimator takes (declared as options)
@@ -281,24 +284,18 @@ class Estimator:
 
     def new_domain_prior(self, tree: ContextTree, pooled: TreeEstimate, prior: np.ndarray | None,
                          log_s: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
-        r"""What the fit keeps for a domain added later (:meth:`FittedNetwork.adapt`), as
-        arrays of ``info`` (:mod:`._domain_prior`): every fitted domain's evidence about
-        its own concentration on the grid (``s_new_curves``, ``s_new_present``), the
-        mixing distribution of a domain's concentration learned from them (``s_new_G``)
-        and the mass :math:`A_y` each pooled configuration is known with
-        (``s_domain_mass``).  ``prior``: the configurations'
-        Dirichlet priors (:meth:`fresh_prior`; ``None``: :math:`\mathrm{Dir}(1, \dots, 1)`).
-        Estimators that fix the concentration keep nothing (a new domain takes theirs)."""
+        r"""What the fit keeps for a domain added later (:meth:`FittedNetwork.adapt`,
+        :mod:`._domain_prior`) besides the posterior of the concentration: the mass
+        :math:`A_y` each pooled configuration is known with (``s_domain_mass``; the
+        fitted domains' own tables are the tree's leaves).  ``prior``: the
+        configurations' Dirichlet priors (:meth:`fresh_prior`; ``None``:
+        :math:`\mathrm{Dir}(1, \dots, 1)`).  Estimators that fix the concentration keep
+        nothing (a new domain takes theirs)."""
         leaves = tree.levels[-1]
         r, n_pooled = tree.child_card, len(tree.levels[-2].value)
         beta = prior if prior is not None else np.ones((n_pooled, r))
-        counts = leaves.counts.astype(np.float64)
-        e, post = effective_mass(counts, leaves.parent, beta, log_s, weights)
-        J = tree.parent_cards[-1]
-        present = np.zeros(J, dtype=bool)
-        present[leaves.value[counts.sum(axis=1) > 0]] = True
-        curves = domain_curves(counts, leaves.parent, leaves.value, J, e, post)
-        return {**population_prior(curves, present), "s_domain_mass": post.sum(axis=1)}
+        _, post = effective_mass(leaves.counts, leaves.parent, beta, log_s, weights)
+        return {"s_domain_mass": post.sum(axis=1)}
 
     def domain_posterior(
         self, counts: np.ndarray, mean: np.ndarray, log_s: np.ndarray, weights: np.ndarray,

@@ -46,6 +46,7 @@ class MLE(Estimator):
 
     name = "mle"
     params = (_unseen("backoff"),)
+    pools_domains = False
 
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:

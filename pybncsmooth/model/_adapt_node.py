@@ -1,9 +1,9 @@
 r"""One node of a network adapted to a domain (:mod:`pybncsmooth.model.adapt`): its
 population's tree with the domain's leaves added or grown, in two steps, so that the
-domain's concentration can be learned from every node's rows at once between them:
-:func:`node_context` (the domain's counts, the pooled vectors they shrink toward and
-the mass :math:`A_y` these are known with) and :func:`node_result` (the leaves'
-posterior given the domain's concentration)."""
+domain's posterior can be learned from every node's rows at once between them:
+:func:`node_context` (the domain's counts, the pooled vectors its leaves shrink toward,
+the mass :math:`A_y` these are known with, and the fitted domains' own tables) and
+:func:`node_result` (the node's CPD with the domain's leaves set to its posterior)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 
 from ..counting.context_tree import ContextTree, TreeLevel, config_index
-from ..estimators._domain_prior import own_concentrations, with_own_concentration
+from ..estimators._domain_prior import with_own_concentration
 from ..estimators._pooling import concentration_info, shrink_weight
-from ..estimators.posterior import DomainPosterior, predictive_sd
+from ..estimators.posterior import DirichletMixture, DomainPosterior, predictive_sd
 from .cpd import DomainLastCPD, TreeCPD
 
-__all__ = ["NodeContext", "node_context", "node_result"]
+__all__ = ["NodeContext", "AdaptedNode", "node_context", "node_result", "atom_dirichlets"]
 
 
 @dataclass
@@ -28,26 +28,49 @@ class NodeContext:
     inner: TreeCPD
     has_domain: bool
     union: ContextTree  # the pooled tree with the new rows' configurations added
-    old: tuple  # the other domains' leaves: configurations, counts, estimates, sds
-    dcfg: np.ndarray  # the domain's leaves: configurations (domain code last) and counts
-    dcnt: np.ndarray
-    parent: np.ndarray  # every leaf's configuration at the union's last level
+    parent: np.ndarray  # the population's leaves' configurations, as indices of the union's last level
+    dcounts: np.ndarray  # (Q, r): the domain's counts at every configuration of the union's last level
     levels: tuple  # the union's pooled levels: estimates, sds, unseen configurations' sds
     mass: np.ndarray | None  # A_y of the union's configurations (None: known exactly)
     shared: tuple | None  # the node's concentration posterior shared by the fitted domains
 
     @property
-    def mean(self) -> np.ndarray:
-        """The pooled vector of each of the domain's leaves."""
-        return self.levels[0][-1][self.parent[len(self.old[0]):]]
+    def dpos(self) -> np.ndarray:
+        """The configurations where the domain has rows."""
+        return np.flatnonzero(self.dcounts.sum(axis=1) > 0)
 
     @property
-    def mean_sd(self) -> np.ndarray | None:
-        return self.levels[1][-1][self.parent[len(self.old[0]):]] if self.levels[1] else None
+    def dcnt(self) -> np.ndarray:
+        return self.dcounts[self.dpos]
+
+    @property
+    def pooled(self) -> np.ndarray:
+        """``(Q, r)``: the population's vector of every configuration of the union."""
+        return self.levels[0][-1]
+
+    @property
+    def mean(self) -> np.ndarray:
+        """The pooled vector of each configuration where the domain has rows."""
+        return self.pooled[self.dpos]
 
     @property
     def leaf_mass(self) -> np.ndarray | None:
-        return None if self.mass is None else self.mass[self.parent[len(self.old[0]):]]
+        return None if self.mass is None else self.mass[self.dpos]
+
+
+@dataclass
+class AdaptedNode:
+    """The domain's posterior in one node: at the union's configurations ``pos`` its
+    counts, posterior means and sds (``None``: the estimator gives none), the mixture
+    they come from (``None``: no posterior), the new type's concentration posterior
+    ``conc`` and the summary of :func:`~pybncsmooth.estimators._domain_prior.own_urns`."""
+
+    pos: np.ndarray
+    probs: np.ndarray
+    sd: np.ndarray | None
+    mixture: DirichletMixture | None
+    conc: tuple[np.ndarray, np.ndarray]
+    urn: tuple[float, int, float, float] = (1.0, -1, 0.0, 0.0)
 
 
 def _old_values(cpd: TreeCPD, configs: np.ndarray, depth: int, stat: str) -> np.ndarray:
@@ -62,36 +85,10 @@ def _old_values(cpd: TreeCPD, configs: np.ndarray, depth: int, stat: str) -> np.
     return cpd.probs(P) if stat == "mean" else cpd.sds(P)
 
 
-def _split_leaves(tree: ContextTree, est: Any, code: int, d: int, has_domain: bool) -> tuple:
-    """The population's leaves split into the other domains' (configurations, counts,
-    estimates, sds: kept as they are) and the adapted domain's old ones (configurations,
-    counts)."""
-    r = tree.child_card
-    if not has_domain:
-        empty_cfg, empty_cnt = np.zeros((0, d + 1), dtype=np.int64), np.zeros((0, r), dtype=np.int64)
-        return empty_cfg, empty_cnt, np.zeros((0, r)), None, empty_cfg, empty_cnt
-    cfg, cnt = tree.leaf_table()
-    keep = cfg[:, -1] != code
-    sd = est.sd[-1][keep] if est.sd is not None else None
-    return cfg[keep], cnt[keep], est.probs[-1][keep], sd, cfg[~keep], cnt[~keep]
-
-
-def _domain_counts(tree: ContextTree, new_tree: ContextTree, base: tuple, code: int, n_domains: int
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """The adapted domain's leaves (configurations with the domain's code last, counts):
-    its old counts (``base``) plus the new rows'."""
-    d, r = len(new_tree.parents), tree.child_card
-    ncfg, ncnt = new_tree.leaf_table()
-    seen = ncnt.sum(axis=1) > 0  # rows where the node is unobserved leave an empty tree: no leaf
-    ncfg, ncnt = ncfg[seen], ncnt[seen]
-    ncfg = np.concatenate([ncfg, np.full((len(ncfg), 1), code, dtype=np.int64)], axis=1)
-    if not len(base[0]):
-        return ncfg.reshape(-1, d + 1), ncnt.reshape(-1, r)
-    dom_tree = ContextTree.from_leaves(
-        tree.child, tuple(new_tree.parents) + ("_d",), r, tuple(new_tree.parent_cards) + (n_domains,),
-        np.concatenate([base[0], ncfg]).reshape(-1, d + 1), np.concatenate([base[1], ncnt]).reshape(-1, r),
-    )
-    return dom_tree.leaf_table()
+def _union_index(union: ContextTree, d: int, configs: np.ndarray) -> np.ndarray:
+    """Indices in the union's last level of prefix ``configs`` (every one present)."""
+    keys = config_index(union.node_configs(d), union.parent_cards[:d])
+    return np.searchsorted(keys, config_index(configs, union.parent_cards[:d]))
 
 
 def _pooled_levels(inner: TreeCPD, union: ContextTree, d: int, want_sd: bool) -> tuple[list, list, list]:
@@ -118,7 +115,13 @@ def _fresh_mass(mean: np.ndarray, unseen_sd: np.ndarray | None, w: float, r: int
         return np.full(len(mean), float(r))
     mm = mean * (1.0 - mean)
     v = (unseen_sd ** 2 - (1.0 - w) * mm) / w if w > 1e-12 else unseen_sd ** 2
-    A = mm.sum(axis=1) / np.maximum(np.maximum(v, 0.0).sum(axis=1), 1e-300) - 1.0
+    return _moment_mass(mean, np.sqrt(np.maximum(v, 0.0)))
+
+
+def _moment_mass(mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
+    r"""The mass :math:`M` of the Dirichlet with these means and sds:
+    :math:`M + 1 = \sum_x m_x (1 - m_x) / \sum_x \mathrm{sd}_x^2` (row-wise)."""
+    A = (mean * (1.0 - mean)).sum(axis=1) / np.maximum((sd * sd).sum(axis=1), 1e-300) - 1.0
     return np.clip(A, 1e-6, 1e12)
 
 
@@ -141,82 +144,144 @@ def _union_mass(inner: TreeCPD, union: ContextTree, d: int, levels: tuple, share
 
 
 def node_context(cpd: Any, new_tree: ContextTree, code: int, n_domains: int, has_domain: bool) -> NodeContext:
-    """Step one: the domain's counts (its old ones and ``new_tree``'s), the pooled
-    vectors its leaves shrink toward and their masses."""
+    """Step one: the domain's counts (its old ones and ``new_tree``'s) at the
+    configurations of the union, the pooled vectors they shrink toward and their masses."""
     inner: TreeCPD = cpd.inner if has_domain else cpd
     tree, est = inner.tree, inner.estimate
     d = len(new_tree.parents)
     pooled_old = tree.truncate(d) if has_domain else tree
     union = pooled_old.merge(new_tree) if new_tree.total else pooled_old  # the new rows' configurations added
-    cfg_old, cnt_old, leaf_old_p, leaf_old_sd, *base = _split_leaves(tree, est, code, d, has_domain)
-    dcfg, dcnt = _domain_counts(tree, new_tree, tuple(base), code, n_domains)
+    r = tree.child_card
+    dcounts = np.zeros((len(union.levels[d].value), r))
+    parent = np.zeros(0, dtype=np.int64)
+    if has_domain:
+        leaves = tree.levels[-1]
+        remap = _union_index(union, d, pooled_old.node_configs(d))
+        parent = remap[leaves.parent]
+        mine = leaves.value == code
+        np.add.at(dcounts, parent[mine], leaves.counts[mine])
+    ncfg, ncnt = new_tree.leaf_table()
+    if len(ncnt):
+        np.add.at(dcounts, _union_index(union, d, ncfg), ncnt)
     levels = _pooled_levels(inner, union, d, est.sd is not None)
-    all_cfg = np.concatenate([cfg_old, dcfg]).reshape(-1, d + 1)
-    _, parent, _ = union.find(all_cfg[:, :d])
-    info = est.info
     shared = None
-    if has_domain and "s_domain_log" in info:
-        shared = (np.asarray(info["s_domain_log"], dtype=np.float64), np.asarray(info["s_domain_weights"]))
+    if has_domain and "s_domain_log" in est.info:
+        shared = (np.asarray(est.info["s_domain_log"], dtype=np.float64), np.asarray(est.info["s_domain_weights"]))
     mass = _union_mass(inner, union, d, levels, shared)
-    return NodeContext(inner, has_domain, union, (cfg_old, cnt_old, leaf_old_p, leaf_old_sd), dcfg, dcnt, parent,
-                       levels, mass, shared)
+    return NodeContext(inner, has_domain, union, parent, dcounts, levels, mass, shared)
 
 
-def _dense_mass(ctx: NodeContext) -> tuple[np.ndarray, np.ndarray] | None:
-    """The union's masses by pooled configuration index (configuration-major)."""
-    if ctx.mass is None:
-        return None
-    d = len(ctx.union.parents)
-    return config_index(ctx.union.node_configs(d), ctx.union.parent_cards), ctx.mass
+def _concentration_mean(shared: tuple) -> float:
+    """The posterior geometric mean of the shared concentration (0: no pooling)."""
+    ls, w = shared
+    return float(np.exp(w @ ls)) if np.isfinite(ls).all() else 0.0
 
 
-def _adapted_posterior(ctx: NodeContext, own: dict, conc: tuple, has_sd: bool) -> tuple[tuple | None, Any]:
+def atom_dirichlets(ctx: NodeContext, atoms: np.ndarray, where: np.ndarray) -> np.ndarray:
+    r"""``(K, len(where), r)``: the Dirichlet parameters of the fitted domains ``atoms``
+    at the union's configurations ``where``: matched to the posterior mean and sd of the
+    domain's leaf there, or (a configuration it has no rows in) to the population's
+    vector with a fresh domain's spread; without sds the mass is the leaf's rows plus
+    the shared concentration."""
+    est = ctx.inner.estimate
+    r = ctx.union.child_card
+    s_bar = _concentration_mean(ctx.shared) if ctx.shared is not None else 0.0
+    mean = ctx.pooled[where]
+    if est.sd is not None:  # what the population answers a domain without rows there (its unseen rule)
+        fresh = _moment_mass(mean, ctx.levels[1][-1][where])
+    else:
+        A = ctx.mass[where] if ctx.mass is not None else np.full(len(where), np.inf)
+        fresh = np.where(np.isfinite(A), s_bar * A / (s_bar + A + 1.0), s_bar)
+    out = np.broadcast_to(np.maximum(fresh, 1e-6)[None, :, None] * mean[None], (len(atoms), len(where), r)).copy()
+    leaves = ctx.inner.tree.levels[-1]
+    slot = np.full(ctx.inner.tree.parent_cards[-1], -1, dtype=np.int64)
+    slot[atoms] = np.arange(len(atoms))
+    col = np.full(len(ctx.pooled), -1, dtype=np.int64)
+    col[where] = np.arange(len(where))
+    k, j = slot[leaves.value], col[ctx.parent]
+    hit = np.flatnonzero((k >= 0) & (j >= 0))
+    p = est.probs[-1][hit]
+    if est.sd is not None:
+        M = _moment_mass(p, est.sd[-1][hit])
+    else:
+        M = leaves.counts[hit].sum(axis=1) + s_bar
+    out[k[hit], j[hit]] = np.maximum(M, 1e-6)[:, None] * np.maximum(p, 1e-300)
+    return out
+
+
+def _insert_leaves(ctx: NodeContext, code: int, n_domains: int, node: AdaptedNode) -> tuple:
+    """The leaf level with the domain's old leaves replaced by ``node``'s: the leaves'
+    union configurations, domain codes, counts, estimates and sds (or ``None``),
+    sorted by configuration then domain."""
+    inner = ctx.inner
+    est = inner.estimate
+    r = ctx.union.child_card
+    if ctx.has_domain:
+        leaves = inner.tree.levels[-1]
+        keep = leaves.value != code
+        parent, value, counts = ctx.parent[keep], leaves.value[keep], leaves.counts[keep]
+        probs = est.probs[-1][keep]
+        sd = est.sd[-1][keep] if est.sd is not None else None
+    else:
+        parent, value = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        counts, probs, sd = np.zeros((0, r), dtype=np.int64), np.zeros((0, r)), None
+    at = np.searchsorted(parent * n_domains + value, node.pos * n_domains + code)
+    dc = ctx.dcounts[node.pos]
+    if counts.dtype.kind != "f":
+        if np.array_equal(dc, np.round(dc)):
+            dc = dc.astype(counts.dtype)
+        else:  # weighted rows: the whole level becomes fractional
+            counts = counts.astype(np.float64)
+    out_sd = None
+    if node.sd is not None and (sd is not None or not len(parent)):
+        out_sd = np.insert(sd if sd is not None else np.zeros((0, r)), at, node.sd, axis=0)
+    return (np.insert(parent, at, node.pos), np.insert(value, at, code), np.insert(counts, at, dc, axis=0),
+            np.insert(probs, at, node.probs, axis=0), out_sd)
+
+
+def _adapted_posterior(ctx: NodeContext, node: AdaptedNode, code: int, has_sd: bool) -> tuple[tuple | None, Any]:
     r"""The adapted estimate's ``unseen_sd`` and posterior.  The population's answers for
     a configuration absent below each pooled node already include a fresh domain's
     spread when the population has domains; a population fitted without them gains it
     here (:math:`\mathrm{Dir}(s_D\,\theta)` around each pooled vector,
     :func:`~pybncsmooth.estimators.posterior.predictive_sd`).  Draws: the population's
-    posterior, the domains with a concentration of their own (``own``) drawn with it."""
+    posterior, the domain's own mixture drawn as it is."""
     est = ctx.inner.estimate
     if not has_sd:
         return None, None
     probs, _, unseen = ctx.levels
+    d = len(ctx.union.parents)
+    cfg = config_index(ctx.union.node_configs(d), ctx.union.parent_cards)[node.pos]
     if ctx.has_domain:
-        post = est.posterior.with_own(own, _dense_mass(ctx)) if isinstance(est.posterior, DomainPosterior) else None
-        return tuple(unseen), post
-    w = shrink_weight(*conc)
+        post = est.posterior
+        if isinstance(post, DomainPosterior) and node.mixture is not None:
+            post = post.with_own(code, cfg, node.mixture)
+        return tuple(unseen), post if isinstance(post, DomainPosterior) else None
+    w = shrink_weight(*node.conc)
     unseen_sd = tuple(predictive_sd(m, v, w) for m, v in zip(probs, unseen))
-    post = DomainPosterior(est.posterior, ctx.inner.tree, *conc, own) if est.posterior is not None else None
+    post = None
+    if est.posterior is not None:
+        post = DomainPosterior(est.posterior, ctx.inner.tree, *node.conc)
+        if node.mixture is not None:
+            post = post.with_own(code, cfg, node.mixture)
     return unseen_sd, post
 
 
-def node_result(ctx: NodeContext, estimator: Any, conc: tuple, code: int, n_domains: int, dom: str
-                ) -> DomainLastCPD:
-    """Step two: the node's CPD with the domain's leaves the posterior under its
-    concentration ``conc`` (``(log_s, weights)``), the other domains' leaves and the
-    node's shared concentration unchanged."""
+def node_result(ctx: NodeContext, node: AdaptedNode, code: int, n_domains: int, dom: str) -> DomainLastCPD:
+    """Step two: the node's CPD with the domain's leaves set to ``node``, the other
+    domains' leaves and the node's shared concentration unchanged."""
     inner, union = ctx.inner, ctx.union
     tree, est = inner.tree, inner.estimate
     d, r = len(union.parents), tree.child_card
-    cfg_old, cnt_old, leaf_old_p, leaf_old_sd = ctx.old
-    p_new, sd_new = estimator.domain_posterior(ctx.dcnt.astype(np.float64), ctx.mean, *conc, mean_sd=ctx.mean_sd,
-                                               mass=ctx.leaf_mass)
-    all_cfg = np.concatenate([cfg_old, ctx.dcfg]).reshape(-1, d + 1)
-    order = np.argsort(ctx.parent * n_domains + all_cfg[:, -1], kind="stable")
-    leaf_level = TreeLevel(ctx.parent[order], all_cfg[order, -1],
-                           np.concatenate([cnt_old, ctx.dcnt]).reshape(-1, r)[order])
+    parent, value, counts, leaf_p, leaf_sd = _insert_leaves(ctx, code, n_domains, node)
     out_tree = ContextTree(tree.child, tuple(tree.parents[:d]) + (dom,), r, tuple(tree.parent_cards[:d]) + (n_domains,),
-                           tuple(union.levels) + (leaf_level,))
+                           tuple(union.levels) + (TreeLevel(parent, value, counts),))
     probs, sds, _ = ctx.levels
-    sd_all = None
-    if sds and sd_new is not None and (leaf_old_sd is not None or not len(cfg_old)):
-        old_sd = leaf_old_sd if leaf_old_sd is not None else np.zeros((0, r))
-        sd_all = tuple(sds) + (np.concatenate([old_sd, sd_new]).reshape(-1, r)[order],)
-    info = dict(est.info) if ctx.has_domain else dict(est.info, **concentration_info(*conc))
-    info = with_own_concentration(info, code, *conc)
+    sd_all = tuple(sds) + (leaf_sd,) if sds and leaf_sd is not None else None
+    info = dict(est.info) if ctx.has_domain else dict(est.info, **concentration_info(*node.conc))
+    info = with_own_concentration(info, code, *node.conc, urn=node.urn)
     if ctx.mass is not None:
         info["s_domain_mass"] = ctx.mass
-    unseen_sd, post = _adapted_posterior(ctx, own_concentrations(info), conc, sd_all is not None)
-    all_p = np.concatenate([leaf_old_p, p_new]).reshape(-1, r)[order]
-    new_est = replace(est, probs=tuple(probs) + (all_p,), info=info, sd=sd_all, unseen_sd=unseen_sd, posterior=post)
+    unseen_sd, post = _adapted_posterior(ctx, node, code, sd_all is not None)
+    new_est = replace(est, probs=tuple(probs) + (leaf_p,), info=info, sd=sd_all, unseen_sd=unseen_sd, posterior=post)
     return DomainLastCPD(TreeCPD(out_tree, new_est, domain_last=True))
