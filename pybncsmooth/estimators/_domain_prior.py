@@ -77,6 +77,9 @@ __all__ = [
     "UNUSUAL_GRID",
     "unusual_prior",
     "atom_codes",
+    "atom_table",
+    "moment_mass",
+    "ATOM_BUDGET",
     "atom_log_evidence",
     "urn_weights",
     "own_concentrations",
@@ -97,6 +100,10 @@ NOVEL_SHARE = 0.5
 #: fitted domains a new domain can be a copy of, at most (beyond: an evenly spaced
 #: sample of them, each standing for ``D / MAX_ATOMS`` domains)
 MAX_ATOMS = 256
+
+#: values at most in a node's table of the fitted domains' Dirichlets kept for adapt
+#: (``domains x configurations x levels``; fewer domains where the tables are large)
+ATOM_BUDGET = 1 << 20
 
 #: a configuration's rows up to which the nested evidence is computed exactly
 EXACT_MAX_ROWS = 400
@@ -272,6 +279,36 @@ def atom_codes(codes: np.ndarray, limit: int = MAX_ATOMS) -> np.ndarray:
     if len(codes) <= limit:
         return codes
     return codes[np.unique(np.round(np.linspace(0, len(codes) - 1, limit)).astype(np.int64))]
+
+
+def moment_mass(mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
+    r"""The mass :math:`M` of the Dirichlet with these means and sds (row-wise):
+    :math:`M + 1 = \sum_x m_x (1 - m_x) / \sum_x \mathrm{sd}_x^2`."""
+    A = (mean * (1.0 - mean)).sum(axis=1) / np.maximum((sd * sd).sum(axis=1), 1e-300) - 1.0
+    return np.clip(A, 1e-6, 1e12)
+
+
+def atom_table(parent: np.ndarray, value: np.ndarray, counts: np.ndarray, probs: np.ndarray, sd: np.ndarray | None,
+               n_domains: int, pooled: np.ndarray, fresh: np.ndarray, s_bar: float) -> dict[str, np.ndarray]:
+    r"""What a fit keeps of its domains for adapt (:func:`atom_codes` of them, at most
+    :data:`ATOM_BUDGET` values): ``s_atom_codes`` and ``s_atom_alpha``
+    (``(K, q, r)``), each domain's Dirichlet at every pooled configuration, matched to
+    its leaf's posterior mean and sd (``probs``, ``sd`` of the leaves ``parent``,
+    ``value``, ``counts``), or without sds its rows plus ``s_bar``; where it has no rows,
+    the pooled vector ``pooled`` with the mass ``fresh`` of a domain without rows."""
+    q, r = pooled.shape
+    present = np.bincount(np.asarray(value, dtype=np.int64), minlength=n_domains) > 0
+    codes = atom_codes(np.flatnonzero(present), max(1, min(MAX_ATOMS, ATOM_BUDGET // max(q * r, 1))))
+    alpha = np.empty((len(codes), q, r))
+    alpha[:] = np.maximum(fresh, 1e-6)[None, :, None] * np.maximum(pooled, 1e-300)[None]
+    slot = np.full(n_domains, -1, dtype=np.int64)
+    slot[codes] = np.arange(len(codes))
+    k = slot[value]
+    hit = np.flatnonzero(k >= 0)
+    p = probs[hit]
+    M = moment_mass(p, sd[hit]) if sd is not None else counts[hit].sum(axis=1) + s_bar
+    alpha[k[hit], parent[hit]] = np.maximum(M, 1e-6)[:, None] * np.maximum(p, 1e-300)
+    return {"s_atom_codes": codes, "s_atom_alpha": alpha}
 
 
 @njit(cache=True, nogil=True)

@@ -29,7 +29,7 @@ from ..counting.context_tree import ContextTree
 from ..errors import DataError, HyperparameterError
 from ..options import RUN_SETTINGS, Options, option_names, run_check
 from ..validation import Param, parallel_map
-from ._domain_prior import effective_mass
+from ._domain_prior import atom_table, effective_mass, moment_mass
 from ._pooling import concentration_info, concentration_posterior, mixture_posterior, shrink_weight
 from .posterior import DomainPosterior, predictive_sd
 
@@ -266,11 +266,13 @@ class Estimator:
         log_s, weights = self.domain_concentration(counts, mean, prior, leaves.parent)
         p, sd = self.domain_posterior(counts, mean, log_s, weights, mean_sd=mean_sd)
         info = dict(pooled.info, **concentration_info(log_s, weights))
-        info.update(self.new_domain_prior(tree, pooled, prior, log_s, weights))
-        if pooled.sd is None or sd is None:
+        w = shrink_weight(log_s, weights)
+        has_sd = pooled.sd is not None and sd is not None
+        fresh_sd = predictive_sd(pooled.probs[-1], pooled.sd[-1], w) if has_sd else None
+        info.update(self.new_domain_prior(tree, pooled, prior, log_s, weights, (p, sd if has_sd else None, fresh_sd)))
+        if not has_sd:
             return replace(pooled, probs=pooled.probs + (p,), info=info, sd=None, unseen_sd=None, posterior=None)
         # a configuration a domain never saw: Dir(s_D theta) around the pooled vector
-        w = shrink_weight(log_s, weights)
         above = pooled.unseen_sd if pooled.unseen_sd is not None else pooled.sd[:-1]
         unseen_sd = tuple(predictive_sd(m, v, w) for m, v in zip(pooled.probs, tuple(above) + (pooled.sd[-1],)))
         fb_sd = pooled.fallback_sd
@@ -283,19 +285,31 @@ class Estimator:
                        fallback_sd=fb_sd, posterior=post)  # the unseen rule and its tables kept
 
     def new_domain_prior(self, tree: ContextTree, pooled: TreeEstimate, prior: np.ndarray | None,
-                         log_s: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
+                         log_s: np.ndarray, weights: np.ndarray, leaves_est: tuple) -> dict[str, np.ndarray]:
         r"""What the fit keeps for a domain added later (:meth:`FittedNetwork.adapt`,
-        :mod:`._domain_prior`) besides the posterior of the concentration: the mass
-        :math:`A_y` each pooled configuration is known with (``s_domain_mass``; the
-        fitted domains' own tables are the tree's leaves).  ``prior``: the
-        configurations' Dirichlet priors (:meth:`fresh_prior`; ``None``:
-        :math:`\mathrm{Dir}(1, \dots, 1)`).  Estimators that fix the concentration keep
-        nothing (a new domain takes theirs)."""
+        :mod:`._domain_prior`) besides the posterior of the concentration, in arrays
+        whose size does not grow with the number of domains: the mass :math:`A_y` each
+        pooled configuration is known with (``s_domain_mass``) and the fitted domains'
+        Dirichlets at every pooled configuration (``s_atom_codes``, ``s_atom_alpha``:
+        :func:`~._domain_prior.atom_table`).  ``prior``: the configurations' Dirichlet
+        priors (:meth:`fresh_prior`; ``None``: :math:`\mathrm{Dir}(1, \dots, 1)`);
+        ``leaves_est``: the leaves' posterior means and sds and a fresh domain's sd at
+        each pooled configuration (``None`` without sds).  Estimators that fix the
+        concentration keep nothing (a new domain takes theirs)."""
         leaves = tree.levels[-1]
         r, n_pooled = tree.child_card, len(tree.levels[-2].value)
         beta = prior if prior is not None else np.ones((n_pooled, r))
         _, post = effective_mass(leaves.counts, leaves.parent, beta, log_s, weights)
-        return {"s_domain_mass": post.sum(axis=1)}
+        mass = post.sum(axis=1)
+        p, sd, fresh_sd = leaves_est
+        s_bar = float(np.exp(weights @ log_s)) if np.isfinite(log_s).all() else 0.0
+        if fresh_sd is not None:
+            fresh = moment_mass(pooled.probs[-1], fresh_sd)
+        else:
+            fresh = s_bar * mass / (s_bar + mass + 1.0)
+        atoms = atom_table(leaves.parent, leaves.value, leaves.counts, p, sd, tree.parent_cards[-1], pooled.probs[-1],
+                           fresh, s_bar)
+        return {"s_domain_mass": mass, **atoms}
 
     def domain_posterior(
         self, counts: np.ndarray, mean: np.ndarray, log_s: np.ndarray, weights: np.ndarray,

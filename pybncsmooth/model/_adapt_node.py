@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..counting.context_tree import ContextTree, TreeLevel, config_index
-from ..estimators._domain_prior import with_own_concentration
+from ..estimators._domain_prior import moment_mass, with_own_concentration
 from ..estimators._pooling import concentration_info, shrink_weight
 from ..estimators.posterior import DirichletMixture, DomainPosterior, predictive_sd
 from .cpd import DomainLastCPD, TreeCPD
@@ -28,11 +28,17 @@ class NodeContext:
     inner: TreeCPD
     has_domain: bool
     union: ContextTree  # the pooled tree with the new rows' configurations added
-    parent: np.ndarray  # the population's leaves' configurations, as indices of the union's last level
+    remap: np.ndarray | None  # the population's pooled configurations in the union's last level (None: the same)
     dcounts: np.ndarray  # (Q, r): the domain's counts at every configuration of the union's last level
     levels: tuple  # the union's pooled levels: estimates, sds, unseen configurations' sds
     mass: np.ndarray | None  # A_y of the union's configurations (None: known exactly)
     shared: tuple | None  # the node's concentration posterior shared by the fitted domains
+
+    @property
+    def parent(self) -> np.ndarray:
+        """The population's leaves' configurations, as indices of the union's last level."""
+        par = self.inner.tree.levels[-1].parent
+        return par if self.remap is None else self.remap[par]
 
     @property
     def dpos(self) -> np.ndarray:
@@ -115,14 +121,7 @@ def _fresh_mass(mean: np.ndarray, unseen_sd: np.ndarray | None, w: float, r: int
         return np.full(len(mean), float(r))
     mm = mean * (1.0 - mean)
     v = (unseen_sd ** 2 - (1.0 - w) * mm) / w if w > 1e-12 else unseen_sd ** 2
-    return _moment_mass(mean, np.sqrt(np.maximum(v, 0.0)))
-
-
-def _moment_mass(mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
-    r"""The mass :math:`M` of the Dirichlet with these means and sds:
-    :math:`M + 1 = \sum_x m_x (1 - m_x) / \sum_x \mathrm{sd}_x^2` (row-wise)."""
-    A = (mean * (1.0 - mean)).sum(axis=1) / np.maximum((sd * sd).sum(axis=1), 1e-300) - 1.0
-    return np.clip(A, 1e-6, 1e12)
+    return moment_mass(mean, np.sqrt(np.maximum(v, 0.0)))
 
 
 def _union_mass(inner: TreeCPD, union: ContextTree, d: int, levels: tuple, shared: tuple | None) -> np.ndarray | None:
@@ -153,13 +152,15 @@ def node_context(cpd: Any, new_tree: ContextTree, code: int, n_domains: int, has
     union = pooled_old.merge(new_tree) if new_tree.total else pooled_old  # the new rows' configurations added
     r = tree.child_card
     dcounts = np.zeros((len(union.levels[d].value), r))
-    parent = np.zeros(0, dtype=np.int64)
+    remap = None
     if has_domain:
-        leaves = tree.levels[-1]
-        remap = _union_index(union, d, pooled_old.node_configs(d))
-        parent = remap[leaves.parent]
-        mine = leaves.value == code
-        np.add.at(dcounts, parent[mine], leaves.counts[mine])
+        if len(union.levels[d].value) != len(pooled_old.levels[d].value):
+            remap = _union_index(union, d, pooled_old.node_configs(d))
+        if code < tree.parent_cards[-1]:  # a fitted domain given more rows: its old leaves
+            leaves = tree.levels[-1]
+            mine = np.flatnonzero(leaves.value == code)
+            par = leaves.parent[mine] if remap is None else remap[leaves.parent[mine]]
+            np.add.at(dcounts, par, leaves.counts[mine])
     ncfg, ncnt = new_tree.leaf_table()
     if len(ncnt):
         np.add.at(dcounts, _union_index(union, d, ncfg), ncnt)
@@ -168,7 +169,7 @@ def node_context(cpd: Any, new_tree: ContextTree, code: int, n_domains: int, has
     if has_domain and "s_domain_log" in est.info:
         shared = (np.asarray(est.info["s_domain_log"], dtype=np.float64), np.asarray(est.info["s_domain_weights"]))
     mass = _union_mass(inner, union, d, levels, shared)
-    return NodeContext(inner, has_domain, union, parent, dcounts, levels, mass, shared)
+    return NodeContext(inner, has_domain, union, remap, dcounts, levels, mass, shared)
 
 
 def _concentration_mean(shared: tuple) -> float:
@@ -177,55 +178,58 @@ def _concentration_mean(shared: tuple) -> float:
     return float(np.exp(w @ ls)) if np.isfinite(ls).all() else 0.0
 
 
-def atom_dirichlets(ctx: NodeContext, atoms: np.ndarray, where: np.ndarray) -> np.ndarray:
-    r"""``(K, len(where), r)``: the Dirichlet parameters of the fitted domains ``atoms``
-    at the union's configurations ``where``: matched to the posterior mean and sd of the
-    domain's leaf there, or (a configuration it has no rows in) to the population's
-    vector with a fresh domain's spread; without sds the mass is the leaf's rows plus
-    the shared concentration."""
-    est = ctx.inner.estimate
-    r = ctx.union.child_card
-    s_bar = _concentration_mean(ctx.shared) if ctx.shared is not None else 0.0
-    mean = ctx.pooled[where]
-    if est.sd is not None:  # what the population answers a domain without rows there (its unseen rule)
-        fresh = _moment_mass(mean, ctx.levels[1][-1][where])
-    else:
-        A = ctx.mass[where] if ctx.mass is not None else np.full(len(where), np.inf)
-        fresh = np.where(np.isfinite(A), s_bar * A / (s_bar + A + 1.0), s_bar)
-    out = np.broadcast_to(np.maximum(fresh, 1e-6)[None, :, None] * mean[None], (len(atoms), len(where), r)).copy()
-    leaves = ctx.inner.tree.levels[-1]
-    slot = np.full(ctx.inner.tree.parent_cards[-1], -1, dtype=np.int64)
-    slot[atoms] = np.arange(len(atoms))
+def atom_dirichlets(ctx: NodeContext, rows: np.ndarray, where: np.ndarray) -> np.ndarray:
+    r"""``(K, len(where), r)``: the Dirichlet parameters at the union's configurations
+    ``where`` of the fitted domains the fit kept for adapt (rows ``rows`` of its
+    ``s_atom_alpha``, :func:`~pybncsmooth.estimators._domain_prior.atom_table`); at a
+    configuration the population never saw, its answer there with a fresh domain's
+    spread (:func:`_fresh_mass`), or without sds the shared concentration."""
+    info = ctx.inner.estimate.info
+    stored = np.asarray(info["s_atom_alpha"])[rows]
+    pos = np.arange(stored.shape[1]) if ctx.remap is None else ctx.remap
     col = np.full(len(ctx.pooled), -1, dtype=np.int64)
-    col[where] = np.arange(len(where))
-    k, j = slot[leaves.value], col[ctx.parent]
-    hit = np.flatnonzero((k >= 0) & (j >= 0))
-    p = est.probs[-1][hit]
-    if est.sd is not None:
-        M = _moment_mass(p, est.sd[-1][hit])
-    else:
-        M = leaves.counts[hit].sum(axis=1) + s_bar
-    out[k[hit], j[hit]] = np.maximum(M, 1e-6)[:, None] * np.maximum(p, 1e-300)
+    col[pos] = np.arange(len(pos))
+    j = col[where]
+    out = np.empty((len(rows), len(where), ctx.union.child_card))
+    hit = j >= 0
+    out[:, hit] = stored[:, j[hit]]
+    if (~hit).any():
+        new = where[~hit]
+        mean = ctx.pooled[new]
+        if ctx.inner.estimate.sd is not None:  # what the population answers a domain without rows there
+            fresh = moment_mass(mean, ctx.levels[1][-1][new])
+        else:
+            s_bar = _concentration_mean(ctx.shared) if ctx.shared is not None else 0.0
+            A = ctx.mass[new] if ctx.mass is not None else np.full(len(new), np.inf)
+            fresh = np.where(np.isfinite(A), s_bar * A / (s_bar + A + 1.0), s_bar)
+        out[:, ~hit] = (np.maximum(fresh, 1e-6)[:, None] * np.maximum(mean, 1e-300))[None]
     return out
 
 
 def _insert_leaves(ctx: NodeContext, code: int, n_domains: int, node: AdaptedNode) -> tuple:
     """The leaf level with the domain's old leaves replaced by ``node``'s: the leaves'
     union configurations, domain codes, counts, estimates and sds (or ``None``),
-    sorted by configuration then domain."""
+    sorted by configuration then domain.  A new domain (the last code) goes at the end
+    of each configuration's block: one copy of the population's arrays."""
     inner = ctx.inner
     est = inner.estimate
     r = ctx.union.child_card
     if ctx.has_domain:
         leaves = inner.tree.levels[-1]
-        keep = leaves.value != code
-        parent, value, counts = ctx.parent[keep], leaves.value[keep], leaves.counts[keep]
-        probs = est.probs[-1][keep]
-        sd = est.sd[-1][keep] if est.sd is not None else None
+        parent, value, counts = ctx.parent, leaves.value, leaves.counts
+        probs = est.probs[-1]
+        sd = est.sd[-1] if est.sd is not None else None
+        if code < inner.tree.parent_cards[-1]:  # a domain the tree has: its old leaves go
+            keep = value != code
+            parent, value, counts, probs = parent[keep], value[keep], counts[keep], probs[keep]
+            sd = sd[keep] if sd is not None else None
+            at = np.searchsorted(parent * n_domains + value, node.pos * n_domains + code)
+        else:
+            at = np.searchsorted(parent, node.pos, side="right")
     else:
         parent, value = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         counts, probs, sd = np.zeros((0, r), dtype=np.int64), np.zeros((0, r)), None
-    at = np.searchsorted(parent * n_domains + value, node.pos * n_domains + code)
+        at = np.zeros(len(node.pos), dtype=np.int64)
     dc = ctx.dcounts[node.pos]
     if counts.dtype.kind != "f":
         if np.array_equal(dc, np.round(dc)):
@@ -234,9 +238,21 @@ def _insert_leaves(ctx: NodeContext, code: int, n_domains: int, node: AdaptedNod
             counts = counts.astype(np.float64)
     out_sd = None
     if node.sd is not None and (sd is not None or not len(parent)):
-        out_sd = np.insert(sd if sd is not None else np.zeros((0, r)), at, node.sd, axis=0)
-    return (np.insert(parent, at, node.pos), np.insert(value, at, code), np.insert(counts, at, dc, axis=0),
-            np.insert(probs, at, node.probs, axis=0), out_sd)
+        out_sd = _spliced(sd if sd is not None else np.zeros((0, r)), at, node.sd)
+    return (_spliced(parent, at, node.pos), _spliced(value, at, np.full(len(at), code, dtype=value.dtype)),
+            _spliced(counts, at, dc), _spliced(probs, at, node.probs), out_sd)
+
+
+def _spliced(old: np.ndarray, at: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``old`` with ``rows`` inserted before the sorted positions ``at`` (one copy:
+    the slices between the positions and the new rows, concatenated)."""
+    parts, prev = [], 0
+    for i, a in enumerate(at):
+        parts.append(old[prev:a])
+        parts.append(rows[i:i + 1])
+        prev = a
+    parts.append(old[prev:])
+    return np.concatenate(parts)
 
 
 def _adapted_posterior(ctx: NodeContext, node: AdaptedNode, code: int, has_sd: bool) -> tuple[tuple | None, Any]:

@@ -13,10 +13,8 @@ import numpy as np
 from ..errors import HyperparameterError
 from ..estimators._domain_prior import (
     UNUSUAL_GRID,
-    atom_codes,
     atom_log_evidence,
     novel_posterior,
-    own_concentrations,
     unusual_prior,
     urn_weights,
 )
@@ -57,21 +55,16 @@ def _prior(net: Any, node: str, ctx: NodeContext, s_domain: Any, has_domain: boo
     return ctx.shared
 
 
-def _atoms(net: Any, ctxs: Mapping[str, NodeContext], code: int) -> np.ndarray:
-    """The fitted domains the adapted one may copy: those with rows in some node, not
-    added or grown by ``adapt`` (the population is what was fitted), nor ``code``
-    itself; at most :data:`~pybncsmooth.estimators._domain_prior.MAX_ATOMS`."""
-    first = next(iter(ctxs.values()))
-    J = first.inner.tree.parent_cards[-1]
-    present = np.zeros(J, dtype=bool)
-    for ctx in ctxs.values():
-        present[ctx.inner.tree.levels[-1].value] = True
-    for c in own_concentrations(first.inner.estimate.info):
-        if c < J:
-            present[c] = False
-    if code < J:
-        present[code] = False
-    return atom_codes(np.flatnonzero(present))
+def _atoms(ctxs: Mapping[str, NodeContext], code: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The fitted domains the adapted one may copy: those the fit kept in every node
+    (:func:`~pybncsmooth.estimators._domain_prior.atom_table`), but ``code`` itself;
+    their codes and, per node, their rows in the node's ``s_atom_alpha``."""
+    kept = [np.asarray(c.inner.estimate.info["s_atom_codes"]) for c in ctxs.values()]
+    codes = kept[0]
+    for k in kept[1:]:
+        codes = np.intersect1d(codes, k)
+    codes = codes[codes != code]
+    return codes, {n: np.searchsorted(k, codes) for n, k in zip(ctxs, kept)}
 
 
 def _novel_alpha(ctx: NodeContext, log_s: np.ndarray) -> np.ndarray:
@@ -100,7 +93,7 @@ def _mixture_node(ctx: NodeContext, concs: list, w_new: np.ndarray, atoms: np.nd
             parts_w.append(wk * post[keep])
             parts_a.append(_novel_alpha(ctx, log_s[keep]))
             merged.append((log_s[keep], wk * post[keep]))
-    if len(atoms):
+    if len(atoms):  # (atoms: their rows in the node's s_atom_alpha)
         where = np.arange(len(ctx.pooled))
         parts_w.append(w_atoms)
         parts_a.append(atom_dirichlets(ctx, atoms, where) + ctx.dcounts[None])
@@ -142,8 +135,9 @@ def adapt_posteriors(net: Any, ctxs: Mapping[str, NodeContext], s_domain: Any, h
     estimator = net.estimator
     if not estimator.pools_domains:
         return {n: _own_frequencies(estimator, ctxs[n]) for n in net.nodes}
-    urn = has_domain and s_domain is None and all(c.mass is not None and c.shared is not None for c in ctxs.values())
-    atoms = _atoms(net, ctxs, code) if urn else np.zeros(0, dtype=np.int64)
+    urn = has_domain and s_domain is None and all(
+        c.mass is not None and c.shared is not None and "s_atom_codes" in c.inner.estimate.info for c in ctxs.values())
+    atoms, rows = _atoms(ctxs, code) if urn else (np.zeros(0, dtype=np.int64), {})
     kinds = 2 if urn else 1
     concs: dict[str, list] = {n: [] for n in net.nodes}
     new_ev = np.zeros(kinds)
@@ -156,9 +150,10 @@ def adapt_posteriors(net: Any, ctxs: Mapping[str, NodeContext], s_domain: Any, h
             concs[n].append((np.asarray(log_s, dtype=np.float64), post))
             new_ev[k] += ev
         if len(atoms):
-            atom_ev += atom_log_evidence(ctx.dcnt, atom_dirichlets(ctx, atoms, ctx.dpos))
+            atom_ev += atom_log_evidence(ctx.dcnt, atom_dirichlets(ctx, rows[n], ctx.dpos))
     w_atoms, w_new = urn_weights(atom_ev, new_ev)
     kept = np.flatnonzero(w_atoms > _TRIM * max(w_atoms.max(initial=0.0), w_new.max()))
     best = int(np.argmax(w_atoms)) if len(atoms) else -1
     summary = (float(w_new.sum()), int(atoms[best]) if best >= 0 else -1, float(w_atoms[best]) if best >= 0 else 0.0)
-    return {n: _mixture_node(ctxs[n], concs[n], w_new, atoms[kept], w_atoms[kept], summary) for n in net.nodes}
+    return {n: _mixture_node(ctxs[n], concs[n], w_new, rows[n][kept] if len(atoms) else atoms, w_atoms[kept], summary)
+            for n in net.nodes}
