@@ -29,8 +29,14 @@ upper bound on what one concentration per domain can do).
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,6 +44,8 @@ import pandas as pd
 
 import pybncsmooth as bs
 from pybncsmooth.datasets import dataset_info, load_dataset, structure
+
+ROOT = Path(__file__).resolve().parents[1]
 
 METHODS = {
     "hdp": dict(method="hdp"),
@@ -329,6 +337,153 @@ def regret_main(names: list[str], methods: list[str], seeds: list[int], k: int, 
         res.to_csv(csv, index=False)
 
 
+# ----------------------------------------------------------------------------- --scale: many users
+
+SCALE_SHARPNESS = 50.0  # every user's tables Dir(50 * asia's)
+
+
+def users_data(n_users: int, rows: int, seed: int = 0) -> tuple[pd.DataFrame, str]:
+    """``rows`` rows of each of ``n_users`` users on the asia network, every user's
+    tables drawn as ``Dir(50 * asia's table)`` (bnlearn's asia, from the test data):
+    the data and asia's model string."""
+    net = bs.read_network(ROOT / "tests" / "data" / "bnlearn" / "asia.bif")
+    rng = np.random.default_rng(seed)
+    n = n_users * rows
+    user = np.repeat(np.arange(n_users), rows)
+    cols: dict[str, np.ndarray] = {}
+    for v in net.dag.topological_order():
+        t = net.cpt(v)
+        r = t.shape[0]
+        base = np.clip(np.moveaxis(t.reshape(r, -1), 0, -1), 1e-3, None)
+        base /= base.sum(axis=1, keepdims=True)
+        cfg = np.zeros(n, dtype=np.int64)
+        for p in net.parents(v):
+            cfg = cfg * len(net.levels(p)) + cols[p]
+        g = rng.standard_gamma(np.broadcast_to(SCALE_SHARPNESS * base, (n_users,) + base.shape))
+        cum = (g / g.sum(axis=2, keepdims=True))[user, cfg].cumsum(axis=1)  # each row's user's table
+        cols[v] = (cum < rng.random(n)[:, None]).sum(axis=1).clip(max=r - 1)
+    df = pd.DataFrame({v: pd.Categorical.from_codes(cols[v], net.levels(v)) for v in cols})
+    df["user"] = pd.Categorical.from_codes(user, [f"u{i}" for i in range(n_users)])
+    return df, net.modelstring()
+
+
+def _rss_mb() -> float:
+    """This process's peak resident memory so far (MB; Linux reports KB)."""
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def scale_worker(kind: str, n_users: int, rows: int, rounds: int) -> dict:
+    """One measurement in a process of its own (``--scale-worker``): ``fit`` times the
+    pooled and the domain fit side by side (``rounds`` alternating rounds, the best of
+    each) and adapt (the median of seven calls after a warm one, a new user of 20
+    rows); ``memory`` the domain fit's seconds and this process's peak memory."""
+    df, ms = users_data(n_users, rows)
+    nodes = [c for c in df if c != "user"]
+    out: dict = {"users": n_users, "rows": rows, "rss_data_mb": _rss_mb()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if kind == "memory":
+            t0 = time.perf_counter()
+            bs.fit(ms, df, method="hmd", domain="user")
+            out.update(domain_s=time.perf_counter() - t0, rss_mb=_rss_mb())
+            return out
+        bs.fit(ms, df.iloc[:2000], method="hmd", domain="user")  # compile, warm caches
+        pooled, domain = [], []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            bs.fit(ms, df[nodes], method="hmd")
+            pooled.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            net = bs.fit(ms, df, method="hmd", domain="user")
+            domain.append(time.perf_counter() - t0)
+        new = users_data(1, 20, seed=1)[0].drop(columns="user")
+        net.adapt(new, "newcomer")
+        ts = []
+        for _ in range(7):
+            t0 = time.perf_counter()
+            net.adapt(new, "newcomer")
+            ts.append(time.perf_counter() - t0)
+    out.update(pooled_s=min(pooled), domain_s=min(domain), adapt_ms=1e3 * float(np.median(ts)))
+    return out
+
+
+def _in_process(*args: object) -> dict:
+    """:func:`scale_worker` in a fresh Python process (its own peak memory)."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--scale-worker", *map(str, args)]
+    res = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+HDIR_R = """
+suppressMessages(library(bnlearn))
+args <- commandArgs(TRUE)
+d <- read.csv(args[1], colClasses = "factor")
+dag <- model2network(args[2])
+t <- system.time(fit <- bn.fit(dag, d, method = "hdir", group = "user"))
+cat(t[["elapsed"]], "\n")
+"""
+
+
+def hdir_side_by_side(n_users: int, rows: int) -> dict:
+    """bnlearn's ``bn.fit(method = "hdir", group = "user")`` (Rscript, the fit alone,
+    timed by R) beside ours on the same data: the default domain fit and the replay
+    of bnlearn's scheme (``compat="bnlearn"``), best of two each."""
+    df, ms = users_data(n_users, rows)
+    grouped = "[user]" + "".join(
+        f"[{v}|{':'.join([*bs.DAG.from_modelstring(ms).parents(v), 'user'])}]" for v in bs.DAG.from_modelstring(ms).nodes)
+    out = {"users": n_users, "rows": rows}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, kw in (("ours_s", {}), ("ours_bnlearn_s", {"compat": "bnlearn"})):
+            times = []
+            for _ in range(2):
+                t0 = time.perf_counter()
+                bs.fit(ms, df, method="hmd", domain="user", **kw)
+                times.append(time.perf_counter() - t0)
+            out[name] = min(times)
+    if shutil.which("Rscript") is None:
+        return out
+    with tempfile.TemporaryDirectory() as tmp:
+        csv, script = Path(tmp) / "users.csv", Path(tmp) / "hdir.R"
+        df.to_csv(csv, index=False)
+        script.write_text(HDIR_R)
+        times = []
+        for _ in range(2):
+            res = subprocess.run(["Rscript", str(script), str(csv), grouped], capture_output=True, text=True)
+            if res.returncode != 0:
+                out["bnlearn_error"] = res.stderr.strip().splitlines()[-1:]
+                return out
+            times.append(float(res.stdout.split()[-1]))
+        out["bnlearn_s"] = min(times)
+    return out
+
+
+def scale_main(sizes: list[int], rows: int, memory_users: int, memory_rows: int, hdir_users: int, rounds: int) -> None:
+    """``--scale``: the done-when table of the many-user fits (every measurement in a
+    process of its own, one after the other on this machine)."""
+    print(f"asia, {rows} rows a user, every user's tables Dir({SCALE_SHARPNESS:g} * asia's); hmd", flush=True)
+    print(f"{'users':>8s} {'pooled s':>9s} {'domain s':>9s} {'ratio':>6s} {'adapt ms':>9s}", flush=True)
+    for n in sizes:
+        r = _in_process("fit", n, rows, rounds)
+        print(f"{n:8d} {r['pooled_s']:9.3f} {r['domain_s']:9.3f} {r['domain_s'] / r['pooled_s']:6.2f} "
+              f"{r['adapt_ms']:9.2f}", flush=True)
+    if memory_users:
+        r = _in_process("memory", memory_users, memory_rows, 1)
+        print(f"{memory_users} users x {memory_rows} rows: domain fit {r['domain_s']:.2f} s, peak memory "
+              f"{r['rss_mb']:.0f} MB (the data alone {r['rss_data_mb']:.0f} MB)", flush=True)
+    if hdir_users:
+        r = hdir_side_by_side(hdir_users, rows)
+        line = (f"{hdir_users} users x {rows} rows: ours {r['ours_s']:.2f} s (compat='bnlearn' "
+                f"{r['ours_bnlearn_s']:.2f} s)")
+        if "bnlearn_s" in r:
+            line += (f", bnlearn hdir {r['bnlearn_s']:.2f} s: {r['bnlearn_s'] / r['ours_s']:.1f}x "
+                     f"({r['bnlearn_s'] / r['ours_bnlearn_s']:.1f}x for the replay)")
+        else:
+            line += f", bnlearn not run ({r.get('bnlearn_error', 'Rscript not found')})"
+        print(line, flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", nargs="+", default=["gssvocab", "chile"])
@@ -347,7 +502,23 @@ def main() -> None:
                     help="adapt's regret to the better of pooled and separate: every domain left out, every draw "
                          "(--seeds) of --k rows, on --data (and 'six', the simulated six-domain set)")
     ap.add_argument("--k", type=int, default=20, help="--regret: rows adapting the left-out domain")
+    ap.add_argument("--scale", action="store_true",
+                    help="many users on asia: pooled and domain fits, adapt's time, peak memory, bnlearn's hdir")
+    ap.add_argument("--users", type=int, nargs="+", default=[1000, 10000], help="--scale: numbers of users")
+    ap.add_argument("--user-rows", type=int, default=20, help="--scale: rows a user")
+    ap.add_argument("--memory", type=int, nargs=2, default=[100000, 10], metavar=("USERS", "ROWS"),
+                    help="--scale: the peak-memory fit (0 0: none)")
+    ap.add_argument("--hdir-users", type=int, default=1000, help="--scale: users of the bnlearn hdir run (0: none)")
+    ap.add_argument("--rounds", type=int, default=3, help="--scale: alternating timing rounds")
+    ap.add_argument("--scale-worker", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.scale_worker:
+        kind, n, rows, rounds = args.scale_worker
+        print(json.dumps(scale_worker(kind, int(n), int(rows), int(rounds))))
+        return
+    if args.scale:
+        scale_main(args.users, args.user_rows, *args.memory, args.hdir_users, args.rounds)
+        return
     if args.regret:
         names = args.data if args.data != ["gssvocab", "chile"] else ["gssvocab", "chile", "six"]
         regret_main(names, args.methods, args.seeds if args.seeds != [7] else [7, 1, 2, 3], args.k, args.csv)

@@ -64,7 +64,9 @@ class Schema:
     def __post_init__(self) -> None:
         clean: dict[str, tuple] = {}
         for var, lev in self.levels.items():
-            tup = tuple(_python_scalar(v) for v in lev)
+            tup = tuple(lev)
+            if not all(type(v) is str for v in tup):  # text levels (the usual case) need no conversion
+                tup = tuple(_python_scalar(v) for v in tup)
             if len(set(tup)) != len(tup):
                 seen: set = set()
                 dup = next(v for v in tup if v in seen or seen.add(v))  # type: ignore[func-returns-value]

@@ -29,6 +29,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import gammaln
 
+from ._domain_kernels import mixture_moments
 from ._leaf_stats import LeafStats, leaf_stats
 from .posterior import dirichlet, effective_concentration, trapezoid_weights
 
@@ -239,16 +240,12 @@ def mixture_posterior(
     m = np.asarray(mean, dtype=np.float64)
     w = np.atleast_1d(np.asarray(weights, dtype=np.float64))
     sk = effective_concentration(np.atleast_1d(log_s), mass)  # (K, L) or (K, 1)
-    v = None if mean_sd is None else np.asarray(mean_sd, dtype=np.float64) ** 2
-    p = np.zeros(n.shape)
-    second = np.zeros(n.shape)
-    for k in range(len(w)):  # one grid point at a time: memory of a few (L, r) arrays, however many leaves
-        sc = sk[k][:, None]
-        a = n + sc * m
-        tot = a.sum(axis=1, keepdims=True)
-        p += w[k] * (a / tot)
-        extra = 0.0 if v is None else (sc * sc) * v
-        second += w[k] * ((a * a + extra + a) / (tot * (tot + 1.0)))
+    v = np.zeros((0, n.shape[1])) if mean_sd is None else np.asarray(mean_sd, dtype=np.float64) ** 2
+    p = np.empty(n.shape)
+    second = np.empty(n.shape)
+    # one pass over the leaves (numba): no (grid, leaves, levels) array, however many leaves
+    mixture_moments(np.ascontiguousarray(n), np.ascontiguousarray(np.broadcast_to(m, n.shape)),
+                    np.ascontiguousarray(sk, dtype=np.float64), w, np.ascontiguousarray(v), p, second)
     return p, np.sqrt(np.maximum(second - p * p, 0.0))
 
 
