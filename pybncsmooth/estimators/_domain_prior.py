@@ -131,10 +131,11 @@ def effective_mass(counts: np.ndarray, groups: np.ndarray, beta: np.ndarray, log
     (``(G, r)``: the Dirichlet the population knows :math:`\theta_y` by)."""
     n = np.asarray(counts, dtype=np.float64)
     tot = n.sum(axis=1)
-    u, inv = np.unique(tot, return_inverse=True)  # the factor depends on a leaf's total alone
-    s = np.exp(np.asarray(log_s, dtype=np.float64))[:, None]
-    ratio = (s + 1.0) / (np.maximum(u, 1e-300)[None, :] + s)  # s = 0 (no pooling): a domain is one draw
-    factor = (np.asarray(weights, dtype=np.float64) @ ratio)[inv.reshape(-1)]
+    safe = np.maximum(tot, 1e-300)
+    factor = np.zeros(len(tot))
+    for ls, w in zip(np.asarray(log_s, dtype=np.float64), np.asarray(weights, dtype=np.float64)):
+        s = np.exp(ls)
+        factor += w * (s + 1.0) / (safe + s)  # s = 0 (no pooling): a domain is one draw
     e = n * np.where(tot > 0, factor, 0.0)[:, None]
     post = np.array(beta, dtype=np.float64, copy=True)
     g = np.asarray(groups, dtype=np.int64)
