@@ -108,8 +108,9 @@ ATOM_BUDGET = 1 << 20
 #: a configuration's rows up to which the nested evidence is computed exactly
 EXACT_MAX_ROWS = 400
 
-#: the grid of log s of an unusual new type's concentration (steps of 0.25, S_MIN to S_MAX)
-UNUSUAL_GRID = np.arange(math.log(S_MIN), math.log(S_MAX) + 1e-9, 0.25)
+#: the grid of log s of an unusual new type's concentration (steps of 0.5, S_MIN to S_MAX:
+#: its prior is smooth, and the rows' evidence in ``s`` too)
+UNUSUAL_GRID = np.arange(math.log(S_MIN), math.log(S_MAX) + 1e-9, 0.5)
 
 
 def unusual_prior(grid: np.ndarray = UNUSUAL_GRID) -> np.ndarray:
@@ -118,9 +119,18 @@ def unusual_prior(grid: np.ndarray = UNUSUAL_GRID) -> np.ndarray:
     uniform shrinkage prior, Christiansen and Morris 1997; Daniels 1999), on the grid of
     :math:`\log s`: :math:`p(\log s) \propto s / (s + 1)^2`.  It leaves neither no
     pooling nor complete pooling much weight that the rows cannot remove."""
+    if grid is UNUSUAL_GRID and _UNUSUAL_PRIOR:
+        return _UNUSUAL_PRIOR[0]
     s = np.exp(np.asarray(grid, dtype=np.float64))
     w = trapezoid_weights(grid) * s / (s + 1.0) ** 2
-    return w / w.sum()
+    w = w / w.sum()
+    if grid is UNUSUAL_GRID:
+        w.flags.writeable = False
+        _UNUSUAL_PRIOR.append(w)
+    return w
+
+
+_UNUSUAL_PRIOR: list = []  # the prior on UNUSUAL_GRID, computed once
 
 
 def effective_mass(counts: np.ndarray, groups: np.ndarray, beta: np.ndarray, log_s: np.ndarray,

@@ -47,29 +47,23 @@ def union_index(union: ContextTree, d: int, configs: np.ndarray) -> np.ndarray:
     return np.searchsorted(keys, config_index(configs, union.parent_cards[:d]))
 
 
-def _old_values(cpd: Any, configs: np.ndarray, depth: int, stat: str) -> np.ndarray:
-    """What the population answers for each prefix configuration (codes of the first
-    parents, the others and the domain unknown): the node's estimate where the tree
-    has it, the estimator's unseen rule otherwise."""
-    n, i = configs.shape
-    P = np.full((n, depth), -1, dtype=np.int64)
-    P[:, :i] = configs
-    if stat == "unseen_sd":
-        return cpd.unseen_sds(P)
-    return cpd.probs(P) if stat == "mean" else cpd.sds(P)
-
-
 def pooled_levels(inner: Any, union: ContextTree, d: int, want_sd: bool) -> tuple[list, list, list]:
-    """The pooled levels of the adapted tree: the population's estimates (or its answer
-    for a configuration it never saw), their sds and unseen configurations' sds."""
+    """The pooled levels of the adapted tree: what the population answers for each
+    prefix configuration of the union (the other parents and the domain unknown: the
+    node's estimate where the tree has it, its unseen rule otherwise), their sds and
+    unseen configurations' sds."""
     probs, sds, unseen = [], [], []
     depth = inner.tree.depth
+    stats = ("mean", "sd", "unseen_sd") if want_sd else ("mean",)
     for i in range(d + 1):
         cf = union.node_configs(i)
-        probs.append(_old_values(inner, cf, depth, "mean"))
+        P = np.full((len(cf), depth), -1, dtype=np.int64)
+        P[:, :i] = cf
+        got = inner.answers(P, stats)
+        probs.append(got[0])
         if want_sd:
-            sds.append(_old_values(inner, cf, depth, "sd"))
-            unseen.append(_old_values(inner, cf, depth, "unseen_sd"))
+            sds.append(got[1])
+            unseen.append(got[2])
     return probs, sds, unseen
 
 

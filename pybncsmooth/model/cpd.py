@@ -173,10 +173,27 @@ class TreeCPD(CPD):
             return self._query_matrix()[config_index(P, self.parent_cards)]
         return self._tree_values(P, "mean")
 
-    def _tree_values(self, P: np.ndarray, stat: str) -> np.ndarray:
-        """Per-row vectors of ``stat`` from the tree and the unseen rule."""
+    def answers(self, parent_codes: np.ndarray, stats: Sequence[str]) -> list[np.ndarray]:
+        """:meth:`probs`, :meth:`sds` and :meth:`unseen_sds` ("mean", "sd",
+        "unseen_sd") of the same rows, the tree searched once."""
+        P = _as_matrix(parent_codes, len(self.parents))
+        found = self.tree.find(P)
+        out = []
+        for stat in stats:
+            if stat == "unseen_sd":
+                if self.estimate.sd is None:
+                    raise StatisticUnavailableError("standard deviation", None, self.node)
+                flat, offsets = self._flat("unseen_sd")
+                out.append(flat[offsets[found[0]] + found[1]])
+            else:
+                out.append(self._tree_values(P, stat, found))
+        return out
+
+    def _tree_values(self, P: np.ndarray, stat: str, found: tuple | None = None) -> np.ndarray:
+        """Per-row vectors of ``stat`` from the tree and the unseen rule (``found``: the
+        tree's :meth:`~ContextTree.find` of ``P``, if known)."""
         fallback, uniform = self._unseen_fill(stat)
-        level, node, unseen = self.tree.find(P)
+        level, node, unseen = found if found is not None else self.tree.find(P)
         flat, offsets = self._flat(stat)
         out = flat[offsets[level] + node]
         if stat == "sd" and self.estimate.unseen_sd is not None:
