@@ -452,3 +452,14 @@ def test_evaluate_domains_reports_what_the_adapted_domain_learned():
             for d in ("s0", "s1", "s2", "s3", "s4", "far")]
     assert s.loc[("lodo", 20, "hierarchical"), "beats_both"] == pytest.approx(np.mean(wins))
     assert np.isnan(s.loc[("lodo", 20, "pooled"), "beats_both"])
+    # the regret to the better of pooled and separate, per domain, by hand; its mean and worst
+    by_hand = [max(lo["pooled", d], lo["separate", d]) - lo["hierarchical", d]
+               for d in ("s0", "s1", "s2", "s3", "s4", "far")]
+    got = hier[hier.k == 20].set_index("domain")["regret"]
+    np.testing.assert_allclose(got[["s0", "s1", "s2", "s3", "s4", "far"]], by_hand, rtol=1e-12)
+    assert s.loc[("lodo", 20, "hierarchical"), "regret"] == pytest.approx(np.mean(by_hand))
+    assert s.loc[("lodo", 20, "hierarchical"), "max_regret"] == pytest.approx(max(by_hand))
+    assert s.loc[("lodo", 20, "hierarchical"), "over_001"] == pytest.approx(np.mean(np.array(by_hand) > 0.01))
+    assert r.loc[r.setting != "hierarchical", "regret"].isna().all()
+    # the far site, unlike every other, is taken for a type of its own; a typical one may copy another
+    assert float(far.p_new.iloc[0]) > 0.9 and far.like.iloc[0] in {"s0", "s1", "s2", "s3", "s4"}
