@@ -325,6 +325,68 @@ def regret_summary(res: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _y_regret_surface(df: pd.DataFrame, domain: str, d: Any, ad: pd.DataFrame, te: pd.DataFrame, m: str,
+                      grid: np.ndarray) -> np.ndarray:
+    """The regret on ``te`` (per row, to the better of pooled and separate) of every
+    outcome table ``P(Y = y1 | P) = (q0, q1)`` on ``grid`` x ``grid``, the parent's
+    table the best any estimate could have (``te``'s own frequencies): ``(G, G)``."""
+    others = df[df[domain] != d].drop(columns=domain)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pooled = bs.fit("[P][Y|P]", pd.concat([others, ad]), method=m, random_state=0).logpdf(te).mean()
+    sep = bs.fit("[P][Y|P]", ad, method="bayes", iss=1).logpdf(te).mean()
+    p = te["P"].cat.codes.to_numpy()
+    y = te["Y"].cat.codes.to_numpy()
+    f = np.array([[np.mean((p == i) & (y == j)) for j in (0, 1)] for i in (0, 1)])
+    share = f.sum(axis=1)
+    best_p = float(share @ np.log(share))
+    ly = (f[0, 1] * np.log(grid) + f[0, 0] * np.log1p(-grid))[:, None] + \
+        (f[1, 1] * np.log(grid) + f[1, 0] * np.log1p(-grid))[None, :]
+    return max(pooled, sep) - best_p - ly
+
+
+def regret_bound(m: str, seeds: list[int], k: int) -> None:
+    """``--bound``: on the six-domain set, pairs of domain-draws whose ``k`` rows have
+    the same number of rows in each parent level and the second at least as many
+    positives in each, though its domain's rate is lower: any estimate that does not
+    lower ``P(Y = y1 | P)`` when a row turns positive gives the second at least the
+    first's, and the least worst regret of the two over all such estimates (the parent's
+    table the best possible, the outcome's on a fine grid) is a bound no such estimator
+    beats.  Printed: the pairs whose bound exceeds 0.01 nats/row."""
+    df, _, domain = six_domains(0)
+    cuts = {seed: draw_rows(df, domain, seed, k) for seed in seeds}
+    grid = np.linspace(0.005, 0.995, 199)
+    cases = []
+    for seed in seeds:
+        for d in df[domain].cat.categories:
+            ad, te = (x.drop(columns=domain) for x in cuts[seed][d])
+            n = pd.crosstab(ad["P"], ad["Y"]).reindex(index=["p0", "p1"], columns=["y0", "y1"], fill_value=0).to_numpy()
+            rate = float((df.loc[df[domain] == d, "Y"] == "y1").mean())
+            cases.append((d, seed, n, rate, ad, te))
+    surf: dict = {}
+    print(f"six domains, {m}: pairs no estimator monotone in the counts can keep both within 0.01 nats/row")
+    found = 0
+    for a in cases:
+        for b in cases:
+            na, nb = a[2], b[2]
+            if a is b or (na.sum(axis=1) != nb.sum(axis=1)).any() or (nb[:, 1] < na[:, 1]).any() or b[3] >= a[3]:
+                continue
+            for c in (a, b):
+                key = (c[0], c[1])
+                if key not in surf:
+                    surf[key] = _y_regret_surface(df, domain, c[0], c[4], c[5], m, grid)
+            ra, rb = surf[(a[0], a[1])], surf[(b[0], b[1])]
+            # b's estimate is at least a's in both parent levels: the least worst of the two
+            rb_up = np.minimum.accumulate(np.minimum.accumulate(rb[::-1, ::-1], axis=0), axis=1)[::-1, ::-1]
+            bound = float(np.maximum(ra, rb_up).min())
+            if bound > 0.01:
+                found += 1
+                print(f"  {a[0]} draw {a[1]} (rate {a[3]:.2f}, rows {na[:, 1].tolist()} positive of "
+                      f"{na.sum(axis=1).tolist()}) and {b[0]} draw {b[1]} (rate {b[3]:.2f}, rows {nb[:, 1].tolist()}): "
+                      f"least worst regret {bound:.4f}", flush=True)
+    print(f"  {found} such pair(s)", flush=True)
+
+
 def regret_main(names: list[str], methods: list[str], seeds: list[int], k: int, csv: str | None) -> None:
     """``--regret``: the done-when table of adapt's regret, every domain and draw."""
     res = pd.concat([regret_rows(n, m, seeds, k) for n in names for m in methods], ignore_index=True)
@@ -502,6 +564,9 @@ def main() -> None:
                     help="adapt's regret to the better of pooled and separate: every domain left out, every draw "
                          "(--seeds) of --k rows, on --data (and 'six', the simulated six-domain set)")
     ap.add_argument("--k", type=int, default=20, help="--regret: rows adapting the left-out domain")
+    ap.add_argument("--bound", action="store_true",
+                    help="--regret: also the least worst regret of pairs of draws on the six-domain set that no "
+                         "estimator monotone in the counts can keep both within 0.01")
     ap.add_argument("--scale", action="store_true",
                     help="many users on asia: pooled and domain fits, adapt's time, peak memory, bnlearn's hdir")
     ap.add_argument("--users", type=int, nargs="+", default=[1000, 10000], help="--scale: numbers of users")
@@ -521,7 +586,10 @@ def main() -> None:
         return
     if args.regret:
         names = args.data if args.data != ["gssvocab", "chile"] else ["gssvocab", "chile", "six"]
-        regret_main(names, args.methods, args.seeds if args.seeds != [7] else [7, 1, 2, 3], args.k, args.csv)
+        seeds = args.seeds if args.seeds != [7] else [7, 1, 2, 3]
+        regret_main(names, args.methods, seeds, args.k, args.csv)
+        if args.bound:
+            regret_bound(args.methods[0], seeds, args.k)
         return
     if args.lodo:
         def data_for(name: str, seed: int) -> tuple:

@@ -8,15 +8,16 @@ domain's leaves set to its posterior, kept beside the population's tree:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from ..counting.context_tree import ContextTree
-from ..estimators._domain_prior import moment_mass
-from ..estimators.posterior import DirichletMixture
-from ._domain_overlay import AddedLeaves, pooled_levels, union_index, union_mass, without_domains
+from ..counting.context_tree import ContextTree, TreeLevel, config_index
+from ..estimators._domain_prior import moment_mass, with_own_concentration
+from ..estimators._pooling import concentration_info, shrink_weight
+from ..estimators.posterior import DirichletMixture, DomainPosterior, predictive_sd
+from ._domain_overlay import AddedLeaves, pooled_levels, union_index, union_mass
 from .cpd import DomainLastCPD, TreeCPD
 
 __all__ = ["NodeContext", "AdaptedNode", "node_context", "node_result", "atom_dirichlets"]
@@ -150,6 +151,36 @@ def atom_dirichlets(ctx: NodeContext, rows: np.ndarray, where: np.ndarray) -> np
             fresh = np.where(np.isfinite(A), s_bar * A / (s_bar + A + 1.0), s_bar)
         out[:, ~hit] = (np.maximum(fresh, 1e-6)[:, None] * np.maximum(mean, 1e-300))[None]
     return out
+
+
+def without_domains(inner: Any, node: Any, dcounts: np.ndarray, union: ContextTree, levels: tuple, code: int,
+                    n_domains: int, dom: str) -> Any:
+    r"""A network fitted without domains adapted: its tree (the union) with the one
+    domain's leaves below it, every other domain answered by the population; a domain
+    without rows somewhere gains a fresh domain's spread (:math:`\mathrm{Dir}(s_D\,\theta)`
+    around each pooled vector, :func:`~pybncsmooth.estimators.posterior.predictive_sd`)."""
+    tree, est = inner.tree, inner.estimate
+    d, r = len(union.parents), tree.child_card
+    dc = dcounts[node.pos]
+    if np.array_equal(dc, np.round(dc)):
+        dc = dc.astype(np.int64)
+    level = TreeLevel(np.asarray(node.pos, dtype=np.int64), np.full(len(node.pos), code, dtype=np.int64), dc)
+    out_tree = ContextTree(tree.child, tuple(tree.parents[:d]) + (dom,), r, tuple(tree.parent_cards[:d]) + (n_domains,),
+                           tuple(union.levels) + (level,))
+    info = with_own_concentration(dict(est.info, **concentration_info(*node.conc)), code, *node.conc, urn=node.urn)
+    probs, sds, unseen = levels
+    sd = tuple(sds) + (node.sd,) if sds and node.sd is not None else None
+    unseen_sd, post = None, None
+    if sd is not None:
+        w = shrink_weight(*node.conc)
+        unseen_sd = tuple(predictive_sd(m, v, w) for m, v in zip(probs, unseen))
+        if est.posterior is not None:
+            post = DomainPosterior(est.posterior, tree, *node.conc)
+            if node.mixture is not None:
+                cfg = config_index(union.node_configs(d), union.parent_cards)[node.pos]
+                post = post.with_own(code, cfg, node.mixture)
+    new_est = replace(est, probs=tuple(probs) + (node.probs,), info=info, sd=sd, unseen_sd=unseen_sd, posterior=post)
+    return DomainLastCPD(TreeCPD(out_tree, new_est, domain_last=True))
 
 
 def node_result(ctx: NodeContext, node: AdaptedNode, code: int, n_domains: int, dom: str) -> DomainLastCPD:

@@ -18,7 +18,7 @@ import numpy as np
 from ..counting.context_tree import ContextTree, TreeLevel, config_index
 from ..estimators._domain_prior import with_own_concentration
 from ..estimators._pooling import shrink_weight
-from ..estimators.posterior import DirichletMixture, DomainPosterior, predictive_sd
+from ..estimators.posterior import DirichletMixture, DomainPosterior
 
 __all__ = ["AddedLeaves", "merged_tree", "pooled_levels", "union_mass", "union_index"]
 
@@ -138,12 +138,10 @@ def _leaf_level(base: Any, added: dict, union: ContextTree, d: int) -> tuple:
             np.concatenate(sd)[order] if has_sd else None)
 
 
-def merged_tree(base: Any, added: dict, n_domains: int) -> Any:
+def merged_tree(base: Any, added: dict, n_domains: int) -> tuple[ContextTree, Any]:
     """The population's ``base`` (a domain-last :class:`~pybncsmooth.model.cpd.TreeCPD`)
     with the ``added`` domains' leaves in its tree and estimate (see the module
-    docstring): a TreeCPD of ``n_domains`` domains."""
-    from .cpd import TreeCPD
-
+    docstring): the tree of ``n_domains`` domains and its estimate."""
     tree, est = base.tree, base.estimate
     d = tree.depth - 1
     union = _union(base, added, d)
@@ -165,37 +163,4 @@ def merged_tree(base: Any, added: dict, n_domains: int) -> Any:
     new_est = replace(est, probs=tuple(probs) + (leaf_p,), info=info, sd=sd,
                       unseen_sd=tuple(unseen) if sd is not None else None,
                       posterior=post if sd is not None else None)
-    return TreeCPD(out_tree, new_est, domain_last=True)
-
-
-def without_domains(inner: Any, node: Any, dcounts: np.ndarray, union: ContextTree, levels: tuple, code: int,
-                    n_domains: int, dom: str) -> Any:
-    r"""A network fitted without domains adapted: its tree (the union) with the one
-    domain's leaves below it, every other domain answered by the population; a domain
-    without rows somewhere gains a fresh domain's spread (:math:`\mathrm{Dir}(s_D\,\theta)`
-    around each pooled vector, :func:`~pybncsmooth.estimators.posterior.predictive_sd`)."""
-    from .cpd import DomainLastCPD, TreeCPD
-
-    tree, est = inner.tree, inner.estimate
-    d, r = len(union.parents), tree.child_card
-    dc = dcounts[node.pos]
-    if np.array_equal(dc, np.round(dc)):
-        dc = dc.astype(np.int64)
-    level = TreeLevel(np.asarray(node.pos, dtype=np.int64), np.full(len(node.pos), code, dtype=np.int64), dc)
-    out_tree = ContextTree(tree.child, tuple(tree.parents[:d]) + (dom,), r, tuple(tree.parent_cards[:d]) + (n_domains,),
-                           tuple(union.levels) + (level,))
-    from ..estimators._pooling import concentration_info
-    info = with_own_concentration(dict(est.info, **concentration_info(*node.conc)), code, *node.conc, urn=node.urn)
-    probs, sds, unseen = levels
-    sd = tuple(sds) + (node.sd,) if sds and node.sd is not None else None
-    unseen_sd, post = None, None
-    if sd is not None:
-        w = shrink_weight(*node.conc)
-        unseen_sd = tuple(predictive_sd(m, v, w) for m, v in zip(probs, unseen))
-        if est.posterior is not None:
-            post = DomainPosterior(est.posterior, tree, *node.conc)
-            if node.mixture is not None:
-                cfg = config_index(union.node_configs(d), union.parent_cards)[node.pos]
-                post = post.with_own(code, cfg, node.mixture)
-    new_est = replace(est, probs=tuple(probs) + (node.probs,), info=info, sd=sd, unseen_sd=unseen_sd, posterior=post)
-    return DomainLastCPD(TreeCPD(out_tree, new_est, domain_last=True))
+    return out_tree, new_est

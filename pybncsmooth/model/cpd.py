@@ -26,6 +26,7 @@ import numpy as np
 from ..counting.context_tree import ContextTree, config_index
 from ..errors import DenseTableTooLargeError, HyperparameterError, StatisticUnavailableError
 from ..estimators.base import TreeEstimate
+from ._domain_overlay import merged_tree
 
 __all__ = ["CPD", "TreeCPD", "TableCPD", "FixedPrefixCPD", "DomainLastCPD", "DEFAULT_MAX_CELLS", "QUERY_DENSE_CELLS"]
 
@@ -435,8 +436,7 @@ class DomainLastCPD(CPD):
             return self.base
         cached = self.__dict__.get("_merged")
         if cached is None:
-            from ._domain_overlay import merged_tree
-            cached = merged_tree(self.base, self.added, self.parent_cards[0])
+            cached = TreeCPD(*merged_tree(self.base, self.added, self.parent_cards[0]), domain_last=True)
             self.__dict__["_merged"] = cached
         return cached
 
