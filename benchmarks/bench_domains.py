@@ -44,6 +44,7 @@ import pandas as pd
 
 import pybncsmooth as bs
 from pybncsmooth.datasets import dataset_info, load_dataset, structure
+from pybncsmooth.estimators import _domain_prior
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -283,11 +284,13 @@ def draw_rows(df: pd.DataFrame, domain: str, seed: int, k: int) -> dict:
     return out
 
 
-def regret_rows(name: str, m: str, seeds: list[int], k: int) -> pd.DataFrame:
+def regret_rows(name: str, m: str, seeds: list[int], k: int, shares: list[float] | None = None) -> pd.DataFrame:
     """Leave each domain out: the others fit the population with ``domain=`` (once per
     left-out domain), and for every draw of ``k`` of its rows: held-out log-likelihood
     per row of adapt, of the same estimator pooled (the others + the ``k`` rows) and of
-    the separate fit (bayes, iss = 1, on the ``k`` rows); adapt's seconds."""
+    the separate fit (bayes, iss = 1, on the ``k`` rows); adapt's seconds.  ``shares``:
+    adapt again with each prior probability of a new type (``NOVEL_SHARE``; 1: no
+    copying of fitted domains), a column ``share`` telling them apart."""
     df, ms, domain = regret_data(name)
     nodes = [c for c in df if c != domain]
     cuts = {seed: draw_rows(df, domain, seed, k) for seed in seeds}
@@ -303,11 +306,16 @@ def regret_rows(name: str, m: str, seeds: list[int], k: int) -> pd.DataFrame:
                 t0 = time.perf_counter()
                 one = pop.adapt(ad, d)
                 t_adapt = time.perf_counter() - t0
-                la = one.for_domain(d).logpdf(te).mean()
                 lp = bs.fit(ms, pd.concat([others[nodes], ad]), method=m, random_state=0).logpdf(te).mean()
                 ls = bs.fit(ms, ad, method="bayes", iss=1).logpdf(te).mean()
-                out.append(dict(data=name, method=m, domain=d, draw=seed, adapt=la, pooled=lp, separate=ls,
-                                t_adapt=t_adapt))
+                for share in shares or [_domain_prior.NOVEL_SHARE]:
+                    if shares:
+                        _domain_prior.NOVEL_SHARE, keep = share, _domain_prior.NOVEL_SHARE
+                        one = pop.adapt(ad, d)
+                        _domain_prior.NOVEL_SHARE = keep
+                    la = one.for_domain(d).logpdf(te).mean()
+                    out.append(dict(data=name, method=m, domain=d, draw=seed, share=share, adapt=la, pooled=lp,
+                                    separate=ls, t_adapt=t_adapt))
     res = pd.DataFrame(out)
     res["regret"] = np.maximum(res.pooled, res.separate) - res.adapt
     return res
@@ -317,8 +325,8 @@ def regret_summary(res: pd.DataFrame) -> pd.DataFrame:
     """Per data set and method: domain-draws more than 0.01 nats/row behind the better
     of pooled and separate, the worst regret, adapt's mean gain over each, adapt's time."""
     rows = []
-    for (data, m), g in res.groupby(["data", "method"], sort=False):
-        rows.append(dict(data=data, method=m, over=f"{int((g.regret > 0.01).sum())}/{len(g)}",
+    for (data, m, share), g in res.groupby(["data", "method", "share"], sort=False):
+        rows.append(dict(data=data, method=m, share=share, over=f"{int((g.regret > 0.01).sum())}/{len(g)}",
                          worst=g.regret.max(), mean_regret=g.regret.mean(),
                          gain_pooled=(g.adapt - g.pooled).mean(), gain_separate=(g.adapt - g.separate).mean(),
                          adapt_ms=1e3 * g.t_adapt.median()))
@@ -387,12 +395,15 @@ def regret_bound(m: str, seeds: list[int], k: int) -> None:
     print(f"  {found} such pair(s)", flush=True)
 
 
-def regret_main(names: list[str], methods: list[str], seeds: list[int], k: int, csv: str | None) -> None:
-    """``--regret``: the done-when table of adapt's regret, every domain and draw."""
-    res = pd.concat([regret_rows(n, m, seeds, k) for n in names for m in methods], ignore_index=True)
-    with pd.option_context("display.width", 160, "display.max_rows", 1000):
-        print(res[["data", "method", "domain", "draw", "adapt", "pooled", "separate", "regret"]].round(4)
-              .to_string(index=False))
+def regret_main(names: list[str], methods: list[str], seeds: list[int], k: int, csv: str | None,
+                shares: list[float] | None = None) -> None:
+    """``--regret``: the done-when table of adapt's regret, every domain and draw
+    (``shares``: the same for several prior probabilities of a new type)."""
+    res = pd.concat([regret_rows(n, m, seeds, k, shares) for n in names for m in methods], ignore_index=True)
+    with pd.option_context("display.width", 160, "display.max_rows", 2000):
+        cols = ["data", "method", "domain", "draw"] + (["share"] if shares else []) + [
+            "adapt", "pooled", "separate", "regret"]
+        print(res[cols].round(4).to_string(index=False))
         print()
         print(regret_summary(res).round(4).to_string(index=False), flush=True)
     if csv:
@@ -564,6 +575,9 @@ def main() -> None:
                     help="adapt's regret to the better of pooled and separate: every domain left out, every draw "
                          "(--seeds) of --k rows, on --data (and 'six', the simulated six-domain set)")
     ap.add_argument("--k", type=int, default=20, help="--regret: rows adapting the left-out domain")
+    ap.add_argument("--share", type=float, nargs="+",
+                    help="--regret: prior probabilities of a new type to compare (default: the package's, 1/2; "
+                         "1: never a copy of a fitted domain)")
     ap.add_argument("--bound", action="store_true",
                     help="--regret: also the least worst regret of pairs of draws on the six-domain set that no "
                          "estimator monotone in the counts can keep both within 0.01")
@@ -587,7 +601,7 @@ def main() -> None:
     if args.regret:
         names = args.data if args.data != ["gssvocab", "chile"] else ["gssvocab", "chile", "six"]
         seeds = args.seeds if args.seeds != [7] else [7, 1, 2, 3]
-        regret_main(names, args.methods, seeds, args.k, args.csv)
+        regret_main(names, args.methods, seeds, args.k, args.csv, args.share)
         if args.bound:
             regret_bound(args.methods[0], seeds, args.k)
         return

@@ -354,18 +354,20 @@ def atom_log_evidence(counts: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     return out
 
 
-def urn_weights(atom_ev: np.ndarray, new_ev: np.ndarray, share: float = NOVEL_SHARE) -> tuple[np.ndarray, np.ndarray]:
+def urn_weights(atom_ev: np.ndarray, new_ev: np.ndarray, share: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     r"""The posterior probabilities of the fitted domains (``atom_ev``: their log
     evidence summed over the nodes) and of a new type of each kind (``new_ev``: spread
     like the fitted domains, unusual), from the prior: ``1 - share`` spread evenly over
     the fitted domains, ``share`` on a new type, of which :math:`1 / (D + 1)` on an
-    unusual one (``D`` fitted domains; without them, all on the new types' first kind)."""
+    unusual one (``D`` fitted domains; without them, all on the new types' first kind);
+    ``share`` defaults to :data:`NOVEL_SHARE`."""
+    share = NOVEL_SHARE if share is None else share
     atom_ev = np.asarray(atom_ev, dtype=np.float64)
     new_ev = np.asarray(new_ev, dtype=np.float64)
     D = len(atom_ev)
     kinds = np.array([D / (D + 1.0), 1.0 / (D + 1.0)])[: len(new_ev)] if D else np.eye(1, len(new_ev))[0]
     with np.errstate(divide="ignore"):
-        lw = np.concatenate([atom_ev + (math.log((1.0 - share) / D) if D else 0.0),
+        lw = np.concatenate([atom_ev + (np.log((1.0 - share) / D) if D else 0.0),
                              new_ev + np.log(kinds * (share if D else 1.0))])
     w = np.exp(lw - lw.max())
     w /= w.sum()
