@@ -289,7 +289,7 @@ def regret_rows(name: str, m: str, seeds: list[int], k: int, shares: list[float]
     left-out domain), and for every draw of ``k`` of its rows: held-out log-likelihood
     per row of adapt, of the same estimator pooled (the others + the ``k`` rows) and of
     the separate fit (bayes, iss = 1, on the ``k`` rows); adapt's seconds.  ``shares``:
-    adapt again with each prior probability of a new type (``NOVEL_SHARE``; 1: no
+    adapt again with each prior probability of a new type (``adapt(new_type=)``; 1: no
     copying of fitted domains), a column ``share`` telling them apart."""
     df, ms, domain = regret_data(name)
     nodes = [c for c in df if c != domain]
@@ -310,9 +310,7 @@ def regret_rows(name: str, m: str, seeds: list[int], k: int, shares: list[float]
                 ls = bs.fit(ms, ad, method="bayes", iss=1).logpdf(te).mean()
                 for share in shares or [_domain_prior.NOVEL_SHARE]:
                     if shares:
-                        _domain_prior.NOVEL_SHARE, keep = share, _domain_prior.NOVEL_SHARE
-                        one = pop.adapt(ad, d)
-                        _domain_prior.NOVEL_SHARE = keep
+                        one = pop.adapt(ad, d, new_type=share)
                     la = one.for_domain(d).logpdf(te).mean()
                     out.append(dict(data=name, method=m, domain=d, draw=seed, share=share, adapt=la, pooled=lp,
                                     separate=ls, t_adapt=t_adapt))

@@ -191,7 +191,8 @@ def adapted_by_hand(net, rows: pd.DataFrame, label, share: float = 0.5, masses: 
                 N = _domain_counts(net, v, e).sum(1)
                 M = np.where(N > 0, N + s_bar, s_bar * A / (s_bar + A + 1))
             atoms[e][v] = M[:, None] * p
-    log_w = [np.log((1 - share) / D) + sum(_dm_log(n[v], atoms[e][v]) for v in net.nodes) for e in fitted]
+    with np.errstate(divide="ignore"):  # share 1: no copy
+        log_w = [np.log((1 - share) / D) + sum(_dm_log(n[v], atoms[e][v]) for v in net.nodes) for e in fitted]
     kinds = []
     for prior_w in (share * D / (D + 1), share / (D + 1)):
         kinds.append([np.log(prior_w), {}])

@@ -77,6 +77,18 @@ def test_the_adapted_domain_by_hand():
     for d in ("s1", "s2", "s3"):
         np.testing.assert_array_equal(a.for_domain(d).cpt("A"), net.for_domain(d).cpt("A"))
     np.testing.assert_array_equal(info["s_domain_weights"], net.cpd("A").estimate.info["s_domain_weights"])
+    # new_type= is the prior probability of a type of its own; 1: never a copy
+    for share in (0.2, 1.0):
+        other = net.adapt(new, "s4", new_type=share)
+        t, p = adapted_by_hand(net, new, "s4", share=share)
+        np.testing.assert_allclose(_flat_table(other.for_domain("s4").cpt("A")), t["A"], rtol=1e-10)
+        assert own_urns(other.cpd("A").estimate.info)[3][0] == pytest.approx(p, rel=1e-10)
+    assert p == 1.0
+    for bad in (0, 1.5, "half", np.nan):
+        with pytest.raises(bs.errors.HyperparameterError, match="new_type"):
+            net.adapt(new, "s4", new_type=bad)
+    with pytest.raises(bs.errors.HyperparameterError, match="give one of them"):
+        net.adapt(new, "s4", new_type=0.5, s_domain=2.0)
     # s_domain= fixes the concentration toward the population (the new type alone)
     fixed = net.adapt(new, "s4", s_domain=2.0)
     finfo = fixed.cpd("A").estimate.info

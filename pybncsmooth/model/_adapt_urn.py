@@ -128,10 +128,11 @@ def _own_frequencies(estimator: Any, ctx: NodeContext) -> AdaptedNode:
 
 
 def adapt_posteriors(net: Any, ctxs: Mapping[str, NodeContext], s_domain: Any, has_domain: bool,
-                     code: int) -> dict[str, AdaptedNode]:
+                     code: int, new_type: float | None = None) -> dict[str, AdaptedNode]:
     """Every node's posterior for the domain ``code`` (see the module docstring): each
     new type's concentration posterior per node and its evidence, the fitted domains'
-    evidence summed over the nodes, their joint weights, then each node's mixture."""
+    evidence summed over the nodes, their joint weights (``new_type``: the prior
+    probability of a new type, default the module's), then each node's mixture."""
     estimator = net.estimator
     if not estimator.pools_domains:
         return {n: _own_frequencies(estimator, ctxs[n]) for n in net.nodes}
@@ -151,7 +152,7 @@ def adapt_posteriors(net: Any, ctxs: Mapping[str, NodeContext], s_domain: Any, h
             new_ev[k] += ev
         if len(atoms):
             atom_ev += atom_log_evidence(ctx.dcnt, atom_dirichlets(ctx, rows[n], ctx.dpos))
-    w_atoms, w_new = urn_weights(atom_ev, new_ev)
+    w_atoms, w_new = urn_weights(atom_ev, new_ev, new_type)
     kept = np.flatnonzero(w_atoms > _TRIM * max(w_atoms.max(initial=0.0), w_new.max()))
     best = int(np.argmax(w_atoms)) if len(atoms) else -1
     summary = (float(w_new.sum()), int(atoms[best]) if best >= 0 else -1, float(w_atoms[best]) if best >= 0 else 0.0)

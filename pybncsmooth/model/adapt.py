@@ -39,8 +39,9 @@ from ..counting.network import count_specs
 from ..data.encode import encode
 from ..data.sources import as_source
 from ..data.weights import check_weights
-from ..errors import DataError, UnknownNodeError
+from ..errors import DataError, HyperparameterError, UnknownNodeError
 from ..options import Options
+from ..validation import check_number
 from ._adapt_node import node_context, node_result
 from ._adapt_urn import adapt_posteriors
 from .cpd import DomainLastCPD, TreeCPD
@@ -121,6 +122,22 @@ def _check_label_column(df: pd.DataFrame, column: str, label: Any) -> pd.DataFra
     return df.drop(columns=column)
 
 
+def _check_new_type(new_type: Any, s_domain: Any) -> float | None:
+    """``new_type``: a probability in (0, 1] (``None``: the default); not with ``s_domain``,
+    which fixes the concentration toward the population and never copies."""
+    if new_type is None:
+        return None
+    v = check_number("new_type", new_type, strict=True)
+    if v > 1:
+        raise HyperparameterError(f"new_type is a probability in (0, 1], not {new_type!r}")
+    if s_domain is not None:
+        raise HyperparameterError(
+            "new_type= weighs copying a fitted domain, and s_domain= fixes the concentration toward the "
+            "population without copying: give one of them"
+        )
+    return v
+
+
 def _check_adaptable(net: Any, has_domain: bool) -> None:
     """Every node's CPD holds a context tree with its estimate, the domain split last."""
     for n in net.nodes:
@@ -145,6 +162,7 @@ def adapt_network(
     *,
     column: str | None = None,
     s_domain: float | Mapping[str, float] | None = None,
+    new_type: float | None = None,
     options: Options | None = None,
 ) -> Any:
     """See :meth:`FittedNetwork.adapt` (``options``: the call's, built at the ``adapt``
@@ -163,6 +181,7 @@ def adapt_network(
         unknown = [k for k in s_domain if k not in net.dag]
         if unknown:
             raise UnknownNodeError(unknown[0], f"(s_domain gives a value for it; the nodes are {net.nodes})")
+    new_type = _check_new_type(new_type, s_domain)
     levels = list(net.schema[dom]) if has_domain else []
     label = _domain_label(label, levels, dom)
     df, weights = _rows_frame(rows, options)
@@ -184,7 +203,7 @@ def adapt_network(
     kept = None if weights is None else weights[np.asarray(enc.index, dtype=np.int64)]
     trees = dict(zip(net.nodes, count_specs(enc, [(n, tuple(net.parents(n))) for n in net.nodes], weights=kept)))
     ctxs = {n: node_context(net.cpd(n), trees[n], code, len(levels), has_domain) for n in net.nodes}
-    posts = adapt_posteriors(net, ctxs, s_domain, has_domain, code)
+    posts = adapt_posteriors(net, ctxs, s_domain, has_domain, code, new_type)
     cpds = {n: node_result(ctxs[n], posts[n], code, len(levels), dom) for n in net.nodes}
     info = dict(net.info)
     adapted = dict(info.get("adapted", {}))
