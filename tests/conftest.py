@@ -163,8 +163,9 @@ def adapted_by_hand(net, rows: pd.DataFrame, label, share: float = 0.5, masses: 
     dense tables: a copy of fitted domain ``e`` (prior ``(1 - share) / D``; at
     configuration ``y`` the Dirichlet of ``e``'s table there whose sd is ``e``'s sd) or
     a new type (prior ``share``), spread like the fitted domains (``D / (D + 1)`` of it:
-    the fit's posterior of the shared ``s``) or unusual (``1 / (D + 1)``: the uniform
-    shrinkage prior of ``s``), both the nested model's ``s' = s A / (s + A + 1)`` around
+    ``s`` from the fit's mixing distribution ``s_new_G``, without the domain's own
+    evidence when it is a fitted one) or unusual (``1 / (D + 1)``: the uniform shrinkage
+    prior of ``s``), both the nested model's ``s' = s A / (s + A + 1)`` around
     the pooled table; weights from the rows' likelihood in every node, the tables the
     weighted posterior means.  ``masses``: ``A_y`` of some nodes' dense configurations
     (default: the fit's, for the configurations it saw).  Returns ``({node:
@@ -199,8 +200,14 @@ def adapted_by_hand(net, rows: pd.DataFrame, label, share: float = 0.5, masses: 
     for v in net.nodes:
         info = net.cpd(v).estimate.info
         A = (masses or {}).get(v, _pooled_mass(net, v))
-        for kind, (ls, w) in zip(kinds, [(np.asarray(info["s_domain_log"]), np.asarray(info["s_domain_weights"])),
-                                         (UNUSUAL_GRID, unusual_prior())]):
+        G = np.asarray(info["s_new_G"])
+        codes = list(np.asarray(info["s_atom_codes"]))
+        if label in net.domains and net.domains.index(label) in codes:  # its own evidence out of the spread
+            j = codes.index(net.domains.index(label))
+            r = G * np.exp(info["s_atom_curves"][j] - info["s_atom_curves"][j].max())
+            G = np.maximum(len(codes) * G - r / r.sum(), 0.0)
+            G /= G.sum()
+        for kind, (ls, w) in zip(kinds, [(UNUSUAL_GRID, G), (UNUSUAL_GRID, unusual_prior())]):
             ev, tab = _new_type(net, v, n[v], pooled[v], A, ls, w)
             kind[0] += ev
             kind[1][v] = tab

@@ -78,6 +78,8 @@ __all__ = [
     "unusual_prior",
     "atom_codes",
     "atom_table",
+    "spread_of_concentrations",
+    "without_domain",
     "moment_mass",
     "ATOM_BUDGET",
     "atom_log_evidence",
@@ -175,6 +177,77 @@ def _dm_curves(n, m, mass, dom, grid, out):  # pragma: no cover - compiled
                     a = sp * max(m[i, x], 1e-300)
                     v += math.lgamma(a + n[i, x]) - math.lgamma(a)
             out[dom[i], k] += v
+
+
+#: EM iterations at most for the mixing distribution of a domain's concentration, and
+#: its tolerance (the EM creeps along likelihoods that are flat in ``s``, where the
+#: weights do not matter)
+_EM_MAX_ITER, _EM_TOL = 500, 1e-7
+
+
+@njit(cache=True, nogil=True)
+def _em_mixing(lik, h, max_iter, tol):  # pragma: no cover - compiled
+    """Laird's (1978) EM for the mixing distribution on the grid, from ``h``: ``lik``
+    ``(D, K)``, the domains' likelihoods (each row scaled to max 1)."""
+    D, K = lik.shape
+    G = h.copy()
+    new = np.empty(K)
+    for _ in range(max_iter):
+        new[:] = 0.0
+        for d in range(D):
+            z = 0.0
+            for k in range(K):
+                z += G[k] * lik[d, k]
+            if z > 0.0:
+                for k in range(K):
+                    new[k] += G[k] * lik[d, k] / z
+        change = 0.0
+        for k in range(K):
+            new[k] /= D
+            change = max(change, abs(new[k] - G[k]))
+            G[k] = new[k]
+        if change < tol:
+            break
+    return G
+
+
+def spread_of_concentrations(counts: np.ndarray, groups: np.ndarray, value: np.ndarray, codes: np.ndarray,
+                             e: np.ndarray, post: np.ndarray) -> dict[str, np.ndarray]:
+    r"""How a domain's own concentration is spread among the fitted domains ``codes``
+    (those :func:`atom_table` keeps): each one's evidence about its own ``s`` on
+    :data:`UNUSUAL_GRID` (its leaves, from ``counts``, ``groups``, ``value``, against
+    its configurations known from the *other* domains, :math:`\beta_y + \sum_{d' \ne d}
+    e_{yd'}`, mean and mass, through the moment-matched
+    :math:`\mathrm{DM}(n; s' m)`; ``e``, ``post``: :func:`effective_mass`), and the
+    nonparametric maximum-likelihood mixing distribution of ``s`` they give (Laird 1978,
+    EM from the flat prior): ``s_atom_curves`` (``(K, grid)``) and ``s_new_G``."""
+    slot = np.full(int(max(value.max(initial=-1), codes.max(initial=-1))) + 1, -1, dtype=np.int64)
+    slot[codes] = np.arange(len(codes))
+    k = slot[value]
+    hit = np.flatnonzero(k >= 0)
+    g = np.asarray(groups, dtype=np.int64)[hit]
+    others = post[g] - e[hit]  # every leaf's configuration without the leaf's own domain
+    mass = others.sum(axis=1)
+    curves = np.zeros((len(codes), len(UNUSUAL_GRID)))
+    _dm_curves(np.asarray(counts, dtype=np.float64)[hit], others / np.maximum(mass, 1e-300)[:, None], mass,
+               k[hit], UNUSUAL_GRID, curves)
+    h = trapezoid_weights(UNUSUAL_GRID)
+    h = h / h.sum()
+    lik = np.exp(curves - curves.max(axis=1, keepdims=True)) if len(codes) else curves
+    G = _em_mixing(np.ascontiguousarray(lik), h, _EM_MAX_ITER, _EM_TOL) if len(codes) else h
+    return {"s_atom_curves": curves, "s_new_G": G}
+
+
+def without_domain(G: np.ndarray, curve: np.ndarray, n_domains: int) -> np.ndarray:
+    r"""The mixing distribution without one of its ``n_domains`` domains (evidence
+    ``curve``): its responsibility taken out of the EM's fixed point,
+    :math:`(D\,G - r_d) / (D - 1)`."""
+    if n_domains <= 1:
+        return G
+    r = G * np.exp(curve - curve.max())
+    r /= max(r.sum(), 1e-300)
+    out = np.maximum(n_domains * G - r, 0.0)
+    return out / out.sum()
 
 
 @njit(cache=True, nogil=True)

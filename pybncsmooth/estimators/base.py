@@ -29,7 +29,7 @@ from ..counting.context_tree import ContextTree
 from ..errors import DataError, HyperparameterError
 from ..options import RUN_SETTINGS, Options, option_names, run_check
 from ..validation import Param, parallel_map
-from ._domain_prior import atom_table, effective_mass, moment_mass
+from ._domain_prior import atom_table, effective_mass, moment_mass, spread_of_concentrations
 from ._pooling import concentration_info, concentration_posterior, mixture_posterior, shrink_weight
 from .posterior import DomainPosterior, predictive_sd
 
@@ -289,9 +289,11 @@ class Estimator:
         r"""What the fit keeps for a domain added later (:meth:`FittedNetwork.adapt`,
         :mod:`._domain_prior`) besides the posterior of the concentration, in arrays
         whose size does not grow with the number of domains: the mass :math:`A_y` each
-        pooled configuration is known with (``s_domain_mass``) and the fitted domains'
+        pooled configuration is known with (``s_domain_mass``), the fitted domains'
         Dirichlets at every pooled configuration (``s_atom_codes``, ``s_atom_alpha``:
-        :func:`~._domain_prior.atom_table`).  ``prior``: the configurations' Dirichlet
+        :func:`~._domain_prior.atom_table`) and how a domain's concentration is spread
+        among them (``s_atom_curves``, ``s_new_G``:
+        :func:`~._domain_prior.spread_of_concentrations`).  ``prior``: the configurations' Dirichlet
         priors (:meth:`fresh_prior`; ``None``: :math:`\mathrm{Dir}(1, \dots, 1)`);
         ``leaves_est``: the leaves' posterior means and sds and a fresh domain's sd at
         each pooled configuration (``None`` without sds).  Estimators that fix the
@@ -299,7 +301,7 @@ class Estimator:
         leaves = tree.levels[-1]
         r, n_pooled = tree.child_card, len(tree.levels[-2].value)
         beta = prior if prior is not None else np.ones((n_pooled, r))
-        _, post = effective_mass(leaves.counts, leaves.parent, beta, log_s, weights)
+        e, post = effective_mass(leaves.counts, leaves.parent, beta, log_s, weights)
         mass = post.sum(axis=1)
         p, sd, fresh_sd = leaves_est
         s_bar = float(np.exp(weights @ log_s)) if np.isfinite(log_s).all() else 0.0
@@ -309,7 +311,8 @@ class Estimator:
             fresh = s_bar * mass / (s_bar + mass + 1.0)
         atoms = atom_table(leaves.parent, leaves.value, leaves.counts, p, sd, tree.parent_cards[-1], pooled.probs[-1],
                            fresh, s_bar)
-        return {"s_domain_mass": mass, **atoms}
+        spread = spread_of_concentrations(leaves.counts, leaves.parent, leaves.value, atoms["s_atom_codes"], e, post)
+        return {"s_domain_mass": mass, **atoms, **spread}
 
     def domain_posterior(
         self, counts: np.ndarray, mean: np.ndarray, log_s: np.ndarray, weights: np.ndarray,

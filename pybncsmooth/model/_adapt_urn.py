@@ -17,6 +17,7 @@ from ..estimators._domain_prior import (
     novel_posterior,
     unusual_prior,
     urn_weights,
+    without_domain,
 )
 from ..estimators._pooling import fixed_concentration
 from ..estimators.posterior import DirichletMixture, effective_concentration
@@ -44,15 +45,26 @@ def _given(node: str, s_domain: Any, has_domain: bool) -> float | None:
     return v
 
 
-def _prior(net: Any, node: str, ctx: NodeContext, s_domain: Any, has_domain: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The new type's concentration before the rows: given, the fitted domains' shared
-    posterior, or (a population without domains) the node's number of levels."""
+def _prior(net: Any, node: str, ctx: NodeContext, s_domain: Any, has_domain: bool, code: int
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """The new type's concentration before the rows: given; how a domain's concentration
+    is spread among the fitted domains (``s_new_G``, without the adapted domain's own
+    evidence if it is one of them); or the fitted domains' shared posterior (a fit that
+    kept no spread); or (a population without domains) the node's number of levels."""
     given = _given(node, s_domain, has_domain)
     if given is not None:
         return fixed_concentration(given)
     if not has_domain or ctx.shared is None:
         return fixed_concentration(float(net.schema.cardinality(node)))
-    return ctx.shared
+    info = ctx.inner.estimate.info
+    if "s_new_G" not in info:
+        return ctx.shared
+    G = np.asarray(info["s_new_G"], dtype=np.float64)
+    codes = np.asarray(info["s_atom_codes"])
+    at = int(np.searchsorted(codes, code))
+    if at < len(codes) and codes[at] == code:
+        G = without_domain(G, np.asarray(info["s_atom_curves"])[at], len(codes))
+    return UNUSUAL_GRID, G
 
 
 def _atoms(ctxs: Mapping[str, NodeContext], code: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -145,7 +157,7 @@ def adapt_posteriors(net: Any, ctxs: Mapping[str, NodeContext], s_domain: Any, h
     atom_ev = np.zeros(len(atoms))
     for n in net.nodes:
         ctx = ctxs[n]
-        priors = [_prior(net, n, ctx, s_domain, has_domain), (UNUSUAL_GRID, unusual_prior())][:kinds]
+        priors = [_prior(net, n, ctx, s_domain, has_domain, code), (UNUSUAL_GRID, unusual_prior())][:kinds]
         for k, (log_s, w) in enumerate(priors):
             ev, post = novel_posterior(ctx.dcnt, ctx.mean, ctx.leaf_mass, log_s, w)
             concs[n].append((np.asarray(log_s, dtype=np.float64), post))
