@@ -235,3 +235,17 @@ def shrunk_by_hand(counts, pooled, info) -> np.ndarray:
         s = np.exp(log_s)
         out += w * (n + s * m) / (n.sum(axis=0) + s)
     return out
+
+
+def _sites(seed: int, spreads: dict, n: int) -> pd.DataFrame:
+    """``B | A`` in sites whose tables sit ``spreads[site]`` away from a common one."""
+    rng = np.random.default_rng(seed)
+    base = np.array([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3]])
+    rows = []
+    for site, s in spreads.items():
+        tab = np.array([rng.dirichlet(s * b) for b in base])
+        a = rng.choice(2, n, p=[0.6, 0.4])
+        b = (tab[a].cumsum(axis=1) < rng.random(n)[:, None]).sum(axis=1).clip(max=2)
+        rows.append(pd.DataFrame({"site": site, "A": a, "B": b}))
+    df = pd.concat(rows, ignore_index=True).astype(str)
+    return df.assign(**{c: pd.Categorical(df[c]) for c in df})

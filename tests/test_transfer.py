@@ -15,7 +15,7 @@ from scipy.special import gammaln
 import pybncsmooth as bs
 from pybncsmooth.errors import MissingColumnError, UnseenDomainError, UnseenDomainWarning
 from pybncsmooth.estimators._domain_prior import UNUSUAL_GRID, nested_log_evidence, own_concentrations, own_urns
-from conftest import _flat_table, adapted_by_hand
+from conftest import _flat_table, _sites, adapted_by_hand
 
 
 def _dm(n: np.ndarray, a: np.ndarray) -> float:
@@ -195,20 +195,6 @@ def test_a_domain_departing_like_a_fitted_one_takes_its_tables(method):
 # ----------------------------------------------------------------------------- incrementality
 
 
-def _sites(seed: int, spreads: dict, n: int) -> pd.DataFrame:
-    """``B | A`` in sites whose tables sit ``spreads[site]`` away from a common one."""
-    rng = np.random.default_rng(seed)
-    base = np.array([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3]])
-    rows = []
-    for site, s in spreads.items():
-        tab = np.array([rng.dirichlet(s * b) for b in base])
-        a = rng.choice(2, n, p=[0.6, 0.4])
-        b = (tab[a].cumsum(axis=1) < rng.random(n)[:, None]).sum(axis=1).clip(max=2)
-        rows.append(pd.DataFrame({"site": site, "A": a, "B": b}))
-    df = pd.concat(rows, ignore_index=True).astype(str)
-    return df.assign(**{c: pd.Categorical(df[c]) for c in df})
-
-
 @pytest.mark.parametrize("method", ["hmd", "hdp"])
 def test_adapting_in_parts_equals_adapting_once(method):
     df = _sites(1, {"s1": 50, "s2": 80, "s3": 30, "s4": 60}, 300)
@@ -318,33 +304,6 @@ def test_the_report_and_the_draws_of_an_adapted_domain(tmp_path):
         np.testing.assert_array_equal(own_a[1], own_b[1])
     assert back.adapt(df[df.site == "far"].drop(columns="site").iloc[30:40], "far").max_abs_diff(
         a.adapt(df[df.site == "far"].drop(columns="site").iloc[30:40], "far")) < 1e-12
-
-
-@pytest.mark.parametrize("method", ["hmd", "hdp"])
-def test_an_adapted_domains_sd_intervals_and_draws_are_one_posterior(method):
-    """Issue 43, case 2: the adapted domain's ``cpt(stat="sd")`` (and ``cpt_frame``'s
-    ``sd``) is the spread of its own posterior draws, and ``lower`` / ``upper`` their
-    quantiles, as for the fitted domains (for a typical new domain, "s5" here, the sd was
-    30-38% above the draws' spread)."""
-    df = _sites(4, {"s1": 50, "s2": 80, "s3": 30, "far": 1.0}, 400)
-    kw = {"iterations": 300} if method == "hdp" else {}
-    net = bs.fit("[A][B|A]", df[df.site != "far"], method=method, domain="site", random_state=0, **kw)
-    s2 = df[df.site == "s2"].iloc[:15]
-    for label, rows in (("far", df[df.site == "far"].iloc[:30]), ("s5", s2), ("s2", s2)):
-        a = net.adapt(rows.drop(columns="site"), label)
-        j = a.domains.index(label)
-        for node in ("A", "B"):
-            draws = a._posterior_tables(20000, np.random.default_rng(5))[node][..., j]
-            mean, sd = a.cpt(node)[..., j], a.cpt(node, stat="sd")[..., j]
-            np.testing.assert_allclose(draws.mean(axis=0), mean, atol=0.004)
-            # the sd of 20000 draws is within 2% of the truth (its MC error about 0.5%)
-            np.testing.assert_allclose(draws.std(axis=0), sd, rtol=0.03, atol=2e-4)
-            fr = a.cpt_frame(node, interval=0.9, draws=4000, random_state=1)
-            mine = fr[fr.site == label]
-            np.testing.assert_allclose(mine.sd, sd.reshape(-1, order="F"), rtol=1e-12)
-            lo, hi = np.quantile(draws, [0.05, 0.95], axis=0)
-            np.testing.assert_allclose(mine.lower, lo.reshape(-1, order="F"), atol=0.012)
-            np.testing.assert_allclose(mine.upper, hi.reshape(-1, order="F"), atol=0.012)
 
 
 # ----------------------------------------------------------------------------- rows without a fitted domain
