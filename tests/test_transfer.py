@@ -4,7 +4,9 @@ the population."""
 
 from __future__ import annotations
 
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -137,18 +139,12 @@ def test_the_adapted_domain_by_hand():
 
 def _six_domains(seed: int = 0) -> pd.DataFrame:
     """Six domains shaped like the issue's: outcome ``Y`` (one parent ``P`` that barely
-    differs) at rates 0.64, 0.63, 0.35, 0.34, 0.25, 0.06 (log-odds +-0.3 by ``P``),
-    600-900 rows each (``benchmarks/bench_domains.py``'s ``six``)."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for d, p in enumerate((0.64, 0.63, 0.35, 0.34, 0.25, 0.06)):
-        n = int(rng.integers(600, 901))
-        share = 0.5 + rng.uniform(-0.02, 0.02)
-        par = rng.random(n) < share
-        y = rng.random(n) < 1 / (1 + np.exp(-(np.log(p / (1 - p)) + np.where(par, 0.3, -0.3))))
-        rows.append(pd.DataFrame({"dom": f"d{d}", "P": np.where(par, "p1", "p0"), "Y": np.where(y, "y1", "y0")}))
-    df = pd.concat(rows, ignore_index=True)
-    return df.assign(**{c: pd.Categorical(df[c]) for c in df})
+    differs) at rates 0.64, 0.63, 0.35, 0.34, 0.25, 0.06, 600-900 rows each: the
+    benchmark's ``six`` (``benchmarks/bench_domains.py``), the same frame."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from bench_domains import six_domains
+
+    return six_domains(seed)[0]
 
 
 def _adapted_scores(df: pd.DataFrame, held: str, positives: int, method: str) -> tuple:
