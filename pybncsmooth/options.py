@@ -25,6 +25,7 @@ imports nothing of it but that module and :mod:`~pybncsmooth.errors`.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterator, Mapping
 
@@ -36,6 +37,7 @@ from .validation import check_choice, check_int, check_n_jobs, check_number, che
 __all__ = [
     "NA_LABEL",
     "ENTRY_POINTS",
+    "PRIOR_PER",
     "STRUCTURES",
     "NAPolicy",
     "OptionSpec",
@@ -52,8 +54,12 @@ NA_LABEL = "<NA>"
 
 #: where options enter: ``fit`` (:func:`pybncsmooth.fit`, the command line's ``fit``, R's
 #: ``bncs.fit``), ``classifier`` (:class:`BNClassifier`, R's ``bncs.classifier``),
-#: ``evaluate``, ``evaluate_domains`` and ``adapt`` (:meth:`FittedNetwork.adapt`)
-ENTRY_POINTS: tuple[str, ...] = ("fit", "classifier", "evaluate", "evaluate_domains", "adapt")
+#: ``evaluate``, ``evaluate_domains``, ``adapt`` (:meth:`FittedNetwork.adapt`) and
+#: ``update`` (:meth:`FittedNetwork.update`, the command line's ``update``, R's ``bncs.update``)
+ENTRY_POINTS: tuple[str, ...] = ("fit", "classifier", "evaluate", "evaluate_domains", "adapt", "update")
+
+#: how a prior network's equivalent sample size is spread (see the ``prior_per`` option)
+PRIOR_PER: tuple[str, ...] = ("network", "configuration")
 
 #: classifier structures learned from data
 STRUCTURES: tuple[str, ...] = ("nb", "tan", "kdb", "skdb", "eskdb")
@@ -239,6 +245,39 @@ def _weights(v: Any) -> Any:
     return v
 
 
+def _decay(v: Any) -> float | None:
+    if v is None:
+        return None
+    d = check_number("decay", v)
+    if d > 1.0:
+        raise HyperparameterError(f"decay must be in (0, 1] (the factor the old counts are multiplied by), not {v!r}")
+    return d
+
+
+def _prior(v: Any) -> Any:
+    """A prior network: a fitted network, a network file's path, a bnlearn ``bn.fit`` or a
+    dict of CPTs (resolved against the structure and levels by the fit)."""
+    if v is None:
+        return None
+    if isinstance(v, (bool, int, float, np.number, bytes, list, tuple, set)) or (isinstance(v, str) and not v):
+        raise HyperparameterError(
+            "prior must be a network (a FittedNetwork, the path of a .bif/.dsc/.net/.pbn/.rds file, a bnlearn "
+            f"bn.fit) or a dict of CPTs, not {v!r}"
+            + ("; hgs's pseudo-counts toward the uniform distribution are its hyperparameter pseudo_count"
+               if isinstance(v, (int, float, np.number)) and not isinstance(v, bool) else "")
+        )
+    return v
+
+
+def _prior_rule(name: str) -> Callable[["Options"], str | None]:
+    def rule(o: "Options") -> str | None:
+        if o.entry == "update" or o.prior is not None:
+            return None
+        return f"{name} applies with prior= (an expert network), which is not given"
+
+    return rule
+
+
 def _na(v: Any) -> str | None:
     if v is None:
         return None
@@ -290,6 +329,8 @@ def _em_int(name: str, low: int) -> Callable[[Any], int]:
 
 _FITS = ("fit", "classifier", "evaluate_domains")
 _LEARNING = ("fit", "classifier")
+#: why an update does not take an option of the fit
+_BY_THE_FIT = "an update keeps the settings of the fit it updates"
 
 
 def _only_structures(name: str, allowed: tuple[str, ...]) -> Callable[["Options"], str | None]:
@@ -357,12 +398,12 @@ class Options:
     )
     chunksize: int | None = _opt(
         None, "int", "rows per chunk read from a file (default: about two million values a chunk)",
-        _chunksize, entries=("fit", "classifier", "adapt"), example=7,
+        _chunksize, entries=("fit", "classifier", "adapt", "update"), example=7,
         effect="same",
     )
     weights: Any = _opt(
         None, "str", "row weights: a column's name or one number >= 0 per row (counts are sums of weights)",
-        _weights, entries=("fit", "evaluate_domains", "adapt"), example="w",
+        _weights, entries=("fit", "evaluate_domains", "adapt", "update"), example="w",
         refuse={"classifier": "give the weights to fit(X, y, sample_weight=...)"},
     )
     domain: str | None = _opt(
@@ -422,17 +463,17 @@ class Options:
     # how the fit runs
     random_state: Any = _opt(
         None, "seed", "seed (an integer >= 0) or numpy Generator of every random choice", check_random_state,
-        entries=("fit", "classifier", "evaluate", "evaluate_domains"), example=7,
+        entries=("fit", "classifier", "evaluate", "evaluate_domains", "update"), example=7,
         needs={"method": "hdp", "iterations": 30},
         refuse={"adapt": "adapting is a closed form: nothing in it is random"},
     )
     n_jobs: int | None = _opt(
         None, "int", "threads (default: all cores); the result does not depend on it", check_n_jobs,
-        entries=("fit", "classifier", "evaluate", "evaluate_domains"), example=2, effect="same",
+        entries=("fit", "classifier", "evaluate", "evaluate_domains", "update"), example=2, effect="same",
     )
     progress: bool | None = _opt(
         None, "progress", "progress bars (default: none over chunks, the estimator's own at a terminal)", _progress,
-        entries=("fit", "classifier", "evaluate", "evaluate_domains"), example=True, effect="display",
+        entries=("fit", "classifier", "evaluate", "evaluate_domains", "update"), example=True, effect="display",
     )
     # expectation-maximisation over missing cells
     em_tol: float = _opt(
@@ -452,6 +493,30 @@ class Options:
     em_burn: int = _opt(
         2, "int", "data augmentation: blocks discarded first", _em_int("em_burn", 0), entries=_FITS, example=0,
         needs={"na": "em", "method": "hdp", "iterations": 30}, applies=_needs_em("em_burn", ("em",)),
+    )
+    # updates and informative priors
+    decay: float | None = _opt(
+        None, "float", "an update multiplies the old counts by it (0 < decay <= 1) before adding the new rows",
+        _decay, entries=("update",), example=0.5,
+        refuse={e: "decay weighs the old counts of an update: net.update(rows, decay=...)" for e in ENTRY_POINTS},
+    )
+    prior: Any = _opt(
+        None, "str", "an expert network (a fitted network, a .bif/.dsc/.net/.pbn/.rds file, a bnlearn bn.fit) or a "
+        "dict of CPTs: the estimator's prior mean (bayes: Dirichlet pseudo-counts)", _prior,
+        entries=_LEARNING, example="expert.bif",
+        refuse={"update": "an update keeps the fit's prior (a network read from a file is updated with its tables "
+                          "as prior: prior_weight=)"},
+    )
+    prior_weight: float | None = _opt(
+        None, "float", "the prior's equivalent sample size: the rows its tables are worth (default 1 with prior=)",
+        lambda v: check_number("prior_weight", v, optional=True), entries=(*_LEARNING, "update"), example=25.0,
+        needs={"prior": "expert.bif"}, applies=_prior_rule("prior_weight"),
+    )
+    prior_per: str = _opt(
+        "network", "choice", "how prior_weight is spread: network (w P(x, parents), pyAgrum's) or configuration "
+        "(w P(x | parents) for every parent configuration)", lambda v: check_choice("prior_per", v, PRIOR_PER),
+        entries=(*_LEARNING, "update"), example="configuration", needs={"prior": "expert.bif"},
+        applies=_prior_rule("prior_per"), choices=PRIOR_PER,
     )
     # queries
     on_unseen: str = _opt(
@@ -586,7 +651,7 @@ def _default_of(spec: OptionSpec, entry: str) -> Any:
 
 
 def _refusal(spec: OptionSpec, entry: str) -> str:
-    hint = spec.refuse.get(entry)
+    hint = spec.refuse.get(entry) or (_BY_THE_FIT if entry == "update" else None)
     takes = ", ".join(spec.entries)
     return f"{spec.name} does not apply to {entry}" + (f": {hint}" if hint else f" (it applies to {takes})")
 
@@ -627,10 +692,13 @@ def run_check(name: str, value: Any) -> Any:
 _ALIASES = {"group": "domain"}
 
 
-def split_settings(settings: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def split_settings(settings: Mapping[str, Any], method: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(options, hyperparameters)`` from the keyword arguments of an entry point:
     option names go to the first, everything else to the estimator.  ``group`` (bnlearn's
-    name) is taken as ``domain``; both naming different columns is an error."""
+    name) is taken as ``domain``; both naming different columns is an error.  With
+    ``method="hgs"`` a number given as ``prior`` is hgs's ``pseudo_count`` (its name
+    before ``prior=`` became the expert network), with a :class:`DeprecationWarning`."""
+    settings = _renamed_hgs_prior(settings, method)
     options, hyper = {}, {}
     for name, value in settings.items():
         target = _ALIASES.get(name, name)
@@ -642,3 +710,23 @@ def split_settings(settings: Mapping[str, Any]) -> tuple[dict[str, Any], dict[st
         else:
             hyper[name] = value
     return options, hyper
+
+
+def _renamed_hgs_prior(settings: Mapping[str, Any], method: Any) -> Mapping[str, Any]:
+    """``settings`` with hgs's old ``prior=<number>`` given its name ``pseudo_count``."""
+    value = settings.get("prior")
+    if not (isinstance(method, str) and method == "hgs") or isinstance(value, bool) \
+            or not isinstance(value, (int, float, np.number)):
+        return settings
+    if "pseudo_count" in settings:
+        raise HyperparameterError(
+            f"prior={value!r} and pseudo_count={settings['pseudo_count']!r} are both given for hgs: prior= is an "
+            "expert network (hgs takes none); give hgs's pseudo-counts as pseudo_count= only"
+        )
+    warnings.warn(
+        f"hgs's hyperparameter prior= (pseudo-counts toward the uniform distribution) is now pseudo_count=: "
+        f"prior={value!r} is read as pseudo_count={value!r}; write pseudo_count= (prior= is the expert network "
+        "option, and a number there will be refused)",
+        DeprecationWarning, stacklevel=4,
+    )
+    return {("pseudo_count" if k == "prior" else k): v for k, v in settings.items()}

@@ -115,17 +115,17 @@ def test_row1_large_weights_below_the_bound_give_the_converged_fit(abc, big):
 
 
 def test_row2_hgs_with_prior_zero_on_two_and_three_rows(abc):
-    """Row 2: ``method="hgs", prior=0`` on two or three rows raised ZeroDivisionError: a
+    """Row 2: ``method="hgs", pseudo_count=0`` on two or three rows raised ZeroDivisionError: a
     row whose class is alone in its leaf and in every ancestor has leave-one-out
     probability 0 whatever the weights, so it carries no information about them."""
     two = pd.DataFrame({"A": pd.Categorical(["x", "y"]), "B": pd.Categorical(["u", "v"])})
-    net = bs.fit("[A][B|A]", two, "hgs", prior=0)
+    net = bs.fit("[A][B|A]", two, "hgs", pseudo_count=0)
     # every leave-one-out term is uninformative: the weight stays at its start, alpha = 1,
     # and eq. (45) gives (n_l + alpha theta_root) / (n_l + alpha) = ((1, 0) + (.5, .5)) / 2
     assert net.cpd("B").estimate.info["alpha_levels"].tolist() == [1.0]
     np.testing.assert_allclose(net.cpt("B"), [[0.75, 0.25], [0.25, 0.75]], rtol=1e-15)
     for n in (2, 3):
-        net = bs.fit("[A][B|A][C|A:B]", abc.iloc[:n], "hgs", prior=0)
+        net = bs.fit("[A][B|A][C|A:B]", abc.iloc[:n], "hgs", pseudo_count=0)
         for v in net.nodes:
             assert np.isfinite(net.cpt(v)).all()
             np.testing.assert_allclose(net.cpt(v).sum(axis=0), 1.0, rtol=1e-12)

@@ -15,6 +15,7 @@ with an error naming the option and the entry point's alternative.
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from typing import Any, Callable
 
@@ -138,12 +139,22 @@ def run_adapt(opts: dict) -> Any:
     return json.dumps([_net_fingerprint(new.for_domain("s9")), odd], default=str)
 
 
+def run_update(opts: dict) -> Any:
+    """A network fitted on the first 160 rows (the method ``needs`` names), updated with
+    the others under the options."""
+    method, rest = _split(opts)
+    hyper = {"iterations": rest.pop("iterations")} if "iterations" in rest else {}
+    net = bs.fit(DAG_SPEC, DATA.iloc[:160], method, na="available", random_state=0, **hyper)
+    return _net_fingerprint(net.update(DATA.iloc[160:], **rest))
+
+
 RUNNERS: dict[str, Callable[[dict], Any]] = {
     "fit": run_fit,
     "classifier": run_classifier,
     "evaluate": run_evaluate,
     "evaluate_domains": run_evaluate_domains,
     "adapt": run_adapt,
+    "update": run_update,
 }
 #: what every call of an entry point passes (the scenario has missing values)
 BASE = {
@@ -152,8 +163,21 @@ BASE = {
     "evaluate": {"random_state": 0},
     "evaluate_domains": {"na": "available", "random_state": 0},
     "adapt": {},
+    "update": {},
 }
 CASES = [(entry, name) for entry in ENTRY_POINTS for name in option_specs()]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _example_files(tmp_path_factory):
+    """An option whose example value names a file (``prior="expert.bif"``) finds it: the
+    tests run in a folder holding it (an expert network over the scenario's variables)."""
+    folder = tmp_path_factory.mktemp("examples")
+    bs.fit(DAG_SPEC + "[site]", DATA, "bayes", na="level").write(folder / "expert.bif")
+    here = os.getcwd()
+    os.chdir(folder)
+    yield
+    os.chdir(here)
 
 
 def test_every_entry_point_has_a_runner():

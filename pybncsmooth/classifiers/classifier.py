@@ -82,7 +82,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, structure: Any = "tan", method: Any = "bayes", **settings: Any) -> None:
-        options, hyper = split_settings(settings)
+        options, hyper = split_settings(settings, method)
         self.structure = structure
         self.method = method
         for name in _OPTIONS:
@@ -101,7 +101,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 
     def set_params(self, **params: Any) -> "BNClassifier":
         own = set(super().get_params(deep=False))
-        options, hyper = split_settings(params)
+        options, hyper = split_settings(params, params.get("method", self.method))
         for name, value in {**options, **hyper}.items():
             if name in own:
                 setattr(self, name, value)
@@ -341,6 +341,25 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 
         rule = Options.build("adapt", on_unseen=self.on_unseen if on_unseen is None else on_unseen).on_unseen
         adapt_classifier(self, X, y, domain, column, sample_weight, rule)
+        return self
+
+    def partial_fit(self, X: Any, y: Any, classes: Any = None, sample_weight: Any = None) -> "BNClassifier":
+        """Fit on batches that come one at a time (scikit-learn's incremental contract).
+
+        The first call is ``fit`` on its batch, the structure learned there (or the DAG
+        given as ``structure``) and the classes fixed: ``classes`` (all of them; sorted
+        into ``classes_``), which later batches may not extend.  Every later call adds
+        its rows to the counts of every member network (:meth:`FittedNetwork.update`):
+        the structure, the features left out and the discretiser's cut points stay
+        those of the first call, and no earlier row is read again.  With a closed-form
+        estimator (``mle``, ``bayes``, ``mestimate``, ...) the classifier equals
+        ``BNClassifier(structure=clf.dag_).fit`` on all the batches; samplers resume
+        from their last state.  ``X`` a data frame or an array (one batch in memory;
+        with a data frame ``y`` may name its class column); ``sample_weight`` as in
+        :meth:`fit`.  Returns ``self``."""
+        from ._partial import partial_fit_classifier
+
+        partial_fit_classifier(self, X, y, classes, sample_weight)
         return self
 
     def predict_log_proba(self, X: Any) -> np.ndarray:

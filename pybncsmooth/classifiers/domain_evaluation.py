@@ -176,7 +176,8 @@ def _fit(spec: Any, train: pd.DataFrame, setting: Mapping[str, Any], domain: str
     """One setting's fit on ``train``: its method and hyperparameters, its options (the
     call's with the setting's own over them, checked by :func:`_setting_options`) and
     the repetition's seed."""
-    own, hyper = split_settings({k: v for k, v in setting.items() if k not in ("mode", "method")})
+    own, hyper = split_settings({k: v for k, v in setting.items() if k not in ("mode", "method")},
+                               setting.get("method", "hmd"))
     opts = _setting_options(options, own).replace(random_state=seed)
     if setting["mode"] == "domain":
         opts = opts.replace(domain=domain)

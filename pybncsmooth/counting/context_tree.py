@@ -198,6 +198,16 @@ class ContextTree:
             levels.insert(0, TreeLevel(self.levels[i - 1].parent, self.levels[i - 1].value, above))
         return ContextTree(self.child, self.parents, r, self.parent_cards, tuple(levels))
 
+    def scaled(self, factor: float) -> "ContextTree":
+        """The same nodes with every count multiplied by ``factor`` (> 0; fractional
+        counts, unless ``factor`` is 1): the old counts of an update with forgetting."""
+        if factor == 1.0:
+            return self
+        if not factor > 0:
+            raise ValueError(f"the factor must be positive, not {factor!r}")
+        levels = tuple(TreeLevel(l.parent, l.value, l.counts * float(factor)) for l in self.levels)
+        return ContextTree(self.child, self.parents, self.child_card, self.parent_cards, levels)
+
     def whole(self, who: str) -> "ContextTree":
         """This tree with integer counts: fractional counts that are whole numbers are
         converted; others raise :class:`DataError` naming ``who`` (an estimator whose
@@ -227,6 +237,11 @@ class ContextTree:
 
     def merge(self, *others: "ContextTree") -> "ContextTree":
         """The tree of the union of the data sets (counts added, branches united)."""
+        if len(others) == 1:
+            self._check_compatible(others[0])
+            inside = self._merge_inside(others[0])
+            if inside is not None:
+                return inside
         configs, counts = [self.leaf_table()[0]], [self.levels[-1].counts]
         for o in others:
             self._check_compatible(o)
@@ -241,6 +256,26 @@ class ContextTree:
             np.concatenate(configs),
             np.concatenate(counts),
         )
+
+    def _merge_inside(self, other: "ContextTree") -> "ContextTree | None":
+        """The merge when every node of ``other`` is a node of this tree (a few new rows
+        added to many: an update): each level's counts added at their nodes' places, no
+        sort; ``None`` when ``other`` has a branch this tree lacks."""
+        dt = np.result_type(self.levels[0].counts.dtype, other.levels[0].counts.dtype)
+        levels = [TreeLevel(self.levels[0].parent, self.levels[0].value, self.levels[0].counts + other.levels[0].counts)]
+        here = np.zeros(1, dtype=np.int64)
+        for i in range(1, self.depth + 1):
+            lev, new = self.levels[i], other.levels[i]
+            q = here[new.parent] * self.parent_cards[i - 1] + new.value
+            keys = self.keys[i]
+            pos = np.searchsorted(keys, q)
+            if len(q) and (pos[-1] >= len(keys) or not np.array_equal(keys[np.minimum(pos, len(keys) - 1)], q)):
+                return None
+            counts = lev.counts.astype(dt, copy=True)
+            counts[pos] += new.counts  # the nodes of a level are distinct: no repeated index
+            levels.append(TreeLevel(lev.parent, lev.value, counts))
+            here = pos
+        return ContextTree(self.child, self.parents, self.child_card, self.parent_cards, tuple(levels))
 
     def __add__(self, other: "ContextTree") -> "ContextTree":
         return self.merge(other)

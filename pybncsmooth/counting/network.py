@@ -196,6 +196,10 @@ class NetworkCounter:
         #: missing cells of each variable that has some (before the missing-value policy)
         self.n_missing: dict[str, int] = {}
 
+    def empty_like(self) -> "NetworkCounter":
+        """A counter with this one's set-up and no counts."""
+        return self._empty()
+
     def _empty(self) -> "NetworkCounter":
         return NetworkCounter(
             self.dag,

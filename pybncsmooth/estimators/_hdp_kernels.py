@@ -21,14 +21,25 @@ from numba import njit, uint64
 from ._rng import gamma, gamma_dc, gamma_int, uniform
 from ._stirling import digamma, log_stirling_beyond, pcol_offset
 
-__all__ = ["hdp_init", "hdp_layout", "hdp_schedule", "hdp_sweeps", "check_invariants"]
+__all__ = ["hdp_init", "hdp_warm_init", "hdp_layout", "hdp_schedule", "hdp_sweeps", "check_invariants"]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def hdp_init(n, t, nsum, tsum, parent, lstart, c0):  # pragma: no cover - compiled
     """Initial table counts, bottom-up (eq. 15): ``t = n`` if ``n <= 1``, else
     ``max(1, floor(c (psi(c + n) - psi(c))))``; internal ``n`` = children's ``t``; the
-    root has ``t = min(1, n)``."""
+    root has ``t = min(1, n)`` (:func:`hdp_warm_init` with no previous state)."""
+    hdp_warm_init(n, t, nsum, tsum, parent, lstart, c0, np.zeros((1, 1), dtype=np.int64),
+                  np.zeros(n.shape[0], dtype=np.bool_))
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def hdp_warm_init(n, t, nsum, tsum, parent, lstart, c0, t_prev, has_prev):  # pragma: no cover - compiled
+    """Table counts of a warm start, bottom-up: a node that the previous state had
+    (``has_prev``) keeps its table count ``t_prev`` where it is still valid, clipped to
+    ``1 .. n`` (its count ``n`` may have grown, or shrunk under forgetting); a new node
+    or value starts as :func:`hdp_init` starts it (eq. 15); internal ``n`` = children's
+    ``t``; the root has ``t = min(1, n)``."""
     N, r = n.shape
     L = lstart.shape[0] - 1
     for lev in range(L - 1, -1, -1):
@@ -44,6 +55,8 @@ def hdp_init(n, t, nsum, tsum, parent, lstart, c0):  # pragma: no cover - compil
                     tk = 1 if nk > 0 else 0
                 elif nk <= 1:
                     tk = nk
+                elif has_prev[i] and t_prev[i, k] > 0:  # (t_prev is read only where has_prev)
+                    tk = min(max(t_prev[i, k], 1), nk)
                 else:
                     tk = int(math.floor(c0 * (digamma(c0 + nk) - digamma(c0))))
                     if tk < 1:
@@ -318,7 +331,7 @@ def _draw_log(u, f, m, lw):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _record_internal(n, nsum, parent, group, conc, c_root, leaf0, pk, pk2, acc, acc2, accsq, track_sq):  # noqa: E501  # pragma: no cover
+def _record_internal(n, nsum, parent, group, conc, c_root, root_h, leaf0, pk, pk2, acc, acc2, accsq, track_sq):  # noqa: E501  # pragma: no cover
     r"""Estimates of the internal nodes (eqs. 12-14), top-down, added to ``acc``.
 
     Each vector sums to one by construction ((n + c base) / (N + c) with a base that
@@ -331,7 +344,8 @@ def _record_internal(n, nsum, parent, group, conc, c_root, leaf0, pk, pk2, acc, 
     :math:`(n_k^2 + n_k + (2 n_k + 1) c\,E\phi_{pa,k} + c^2 E\phi_{pa,k}^2) / (A(A+1))`,
     the parent's own uncertainty included (its second moment ``pk2``, computed the
     same way above it).  ``acc2`` receives it: the law of total variance over the
-    sweeps then gives the posterior variance.
+    sweeps then gives the posterior variance.  ``root_h``: the root's base measure
+    (``1 / r`` each, or an expert network's :math:`P(x)`).
     """
     r = n.shape[1]
     for i in range(leaf0):
@@ -341,8 +355,8 @@ def _record_internal(n, nsum, parent, group, conc, c_root, leaf0, pk, pk2, acc, 
         inv = 1.0 / A
         inv2 = 1.0 / (A * (A + 1.0))
         for k in range(r):
-            if p < 0:
-                m1 = 1.0 / r
+            if p < 0:  # the root's base measure: uniform, or an expert's P(x)
+                m1 = root_h[k]
                 m2 = m1 * m1
             else:
                 m1 = pk[p, k]
@@ -453,18 +467,19 @@ def check_invariants(n, t, parent, lstart):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _lone_root(n, nsum, c_root, start_iter, n_sweeps, burn_in, acc, acc2, accsq, track_sq, leaf_trace, thin):  # noqa: E501  # pragma: no cover
+def _lone_root(n, nsum, c_root, root_ch, start_iter, n_sweeps, burn_in, acc, acc2, accsq, track_sq, leaf_trace, thin):  # noqa: E501  # pragma: no cover
     """:func:`hdp_sweeps` on a tree that is its root alone: the root's counts are data
     and its concentration is fixed, so every recorded sweep adds the same estimate
-    :math:`v = (n + c_0 / r) / (N + c_0)` (and its Dirichlet second moment); they are
-    added at once instead of sweep by sweep."""
+    :math:`v = (n + c_0 h) / (N + c_0)` (``root_ch`` = :math:`c_0 h`, :math:`h = 1/r` or
+    an expert's :math:`P(x)`; and its Dirichlet second moment); they are added at once
+    instead of sweep by sweep."""
     r = n.shape[1]
     first = max(start_iter, burn_in)
     m = max(start_iter + n_sweeps - first, 0)  # recorded sweeps of this block
     inv = 1.0 / (nsum[0] + c_root)
     inv1 = 1.0 / (nsum[0] + c_root + 1.0)
     for k in range(r):
-        v = (n[0, k] + c_root / r) * inv
+        v = (n[0, k] + root_ch[k]) * inv
         acc[0, k] += m * v
         acc2[0, k] += m * (v * v + v * (1.0 - v) * inv1)
         if track_sq:
@@ -476,7 +491,7 @@ def _lone_root(n, nsum, c_root, start_iter, n_sweeps, burn_in, acc, acc2, accsq,
             d = (it - burn_in) // thin
             if d < leaf_trace.shape[0]:
                 for k in range(r):
-                    leaf_trace[d, k] = (n[0, k] + c_root / r) * inv
+                    leaf_trace[d, k] = (n[0, k] + root_ch[k]) * inv
                 n_draws += 1
             it += thin
     return m, 0, n_draws, -1
@@ -785,6 +800,8 @@ def hdp_sweeps(  # pragma: no cover - compiled
     thin,
     debug,
     root_base,
+    root_h,
+    root_ch,
 ):
     """Run sweeps ``start_iter .. start_iter + n_sweeps - 1`` of the sampler.
 
@@ -820,12 +837,15 @@ def hdp_sweeps(  # pragma: no cover - compiled
     accumulated in ``acc``/``acc2`` (the leaves' through their parents' sums ``b1``/``b2``/``b3``,
     see :func:`_flush_leaves`) and, every ``state_meta[1]`` of them, the state is kept
     for posterior draws (:func:`_record_state`).
+    ``root_h``: the root's base measure in the estimates (``1 / r`` each, or an expert
+    network's :math:`P(x)`), ``root_ch`` the same times ``c_root``.
     Returns ``(records, concentration events, leaf draws, offending node or -1)``.
     """
     N, r = n.shape
     L = lstart.shape[0] - 1
     if L < 2:  # a lone root (a node without parents): nothing moves, every sweep records the same
-        return _lone_root(n, nsum, c_root, start_iter, n_sweeps, burn_in, acc, acc2, accsq, track_sq, leaf_trace, thin)
+        return _lone_root(n, nsum, c_root, root_ch, start_iter, n_sweeps, burn_in, acc, acc2, accsq, track_sq,
+                          leaf_trace, thin)
     leaf0 = lstart[L - 1]  # nodes from here on are leaves with a parent
     f = np.empty(2 * window + 2)
     cum = np.empty(2 * window + 2)
@@ -932,7 +952,8 @@ def hdp_sweeps(  # pragma: no cover - compiled
             if bad >= 0:
                 return n_rec, n_events, n_draws, bad
         if it >= burn_in:
-            _record_internal(n, nsum, parent, group, conc, c_root, leaf0, pk, pk2, acc, acc2, accsq, track_sq)
+            _record_internal(n, nsum, parent, group, conc, c_root, root_h, leaf0, pk, pk2, acc, acc2, accsq,
+                             track_sq)
             if leaf0 < N:
                 for p in range(parent[leaf0], parent[N - 1] + 1):
                     for k in range(r):

@@ -18,6 +18,7 @@ The same estimator objects serve every front end; :func:`make_estimator` turns
 
 from __future__ import annotations
 
+import copy
 import inspect
 import math
 from dataclasses import dataclass, field, replace
@@ -34,6 +35,7 @@ from ._pooling import concentration_info, concentration_posterior, mixture_poste
 from . import bootstrap as _bootstrap
 from .bootstrap import BootstrapPosterior
 from .posterior import DomainPosterior, predictive_sd
+from .prior import NetworkPrior, NodePrior
 
 __all__ = [
     "Estimator",
@@ -171,6 +173,17 @@ class Estimator:
     params: ClassVar[tuple[Param, ...]] = ()
     #: the settings of a run that every estimator takes (declared as options)
     RUN: ClassVar[tuple[str, ...]] = RUN_SETTINGS
+    #: where an informative prior (``fit(prior=)``) enters, in words; ``None``: the
+    #: estimator takes none (:meth:`with_prior` refuses it)
+    prior_role: ClassVar[str | None] = None
+    #: the hyperparameters a prior network takes the place of (given together: refused)
+    prior_replaces: ClassVar[tuple[str, ...]] = ()
+    #: hyperparameters renamed: old name -> new name (named when the old one is given)
+    renamed: ClassVar[Mapping[str, str]] = {}
+    #: the prior network this estimator carries (:meth:`with_prior`), or ``None``
+    network_prior: NetworkPrior | None = None
+    #: the trees and estimates of the network an update starts from (:meth:`warm_started`), or ``None``
+    previous: Mapping[str, tuple[ContextTree, TreeEstimate]] | None = None
 
     def __init__(self, **values: Any) -> None:
         decl = {p.name: p for p in self.params}
@@ -201,8 +214,44 @@ class Estimator:
         :class:`HyperparameterError`); derived settings.  Called by the constructor."""
 
     def with_settings(self, **changes: Any) -> "Estimator":
-        """A copy with some hyperparameters or run settings changed (checked again)."""
-        return type(self)(**{**self.get_params(), **changes})
+        """A copy with some hyperparameters or run settings changed (checked again); the
+        prior and the warm start it carries, if any, are kept."""
+        out = type(self)(**{**self.get_params(), **changes})
+        out.network_prior, out.previous = self.network_prior, self.previous
+        return out
+
+    def with_prior(self, prior: NetworkPrior | None, *, check: bool = True) -> "Estimator":
+        """A copy carrying the prior network ``prior`` (every node's
+        :class:`~pybncsmooth.estimators.prior.NodePrior`), which :meth:`estimate` reads
+        through :meth:`node_prior`; an estimator without a ``prior_role`` refuses it, and
+        one given a hyperparameter the prior takes the place of too (``check``: a network
+        read back from a file gives every hyperparameter)."""
+        if prior is not None and self.prior_role is None:
+            takes = ", ".join(sorted(n for n, c in _REGISTRY.items() if c.prior_role is not None))
+            raise HyperparameterError(
+                f"method {self.name!r} takes no prior network (prior=); the methods that do: {takes}"
+            )
+        both = [n for n in self.prior_replaces if n in self.given]
+        if prior is not None and both and check:
+            raise HyperparameterError(
+                f"prior= (with prior_weight=) takes the place of {self.name}'s {both[0]}=: give one of them"
+            )
+        out = copy.copy(self)
+        out.network_prior = prior
+        return out
+
+    def node_prior(self, tree: ContextTree) -> NodePrior | None:
+        """The prior of ``tree``'s node (checked against the tree's parents and levels), or
+        ``None``: the estimator's own prior."""
+        return None if self.network_prior is None else self.network_prior.for_tree(tree)
+
+    def warm_started(self, previous: Mapping[str, tuple[ContextTree, TreeEstimate]] | None) -> "Estimator":
+        """A copy that starts from ``previous`` (the context tree and estimate of every
+        node of the network being updated): samplers resume from the state their
+        estimates kept; closed forms ignore it."""
+        out = copy.copy(self)
+        out.previous = previous
+        return out
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} does not define estimate()")
@@ -427,6 +476,7 @@ def _unknown_message(cls: type[Estimator], name: str) -> str:
     return (
         f"method {cls.name!r} has no hyperparameter {name!r}; its hyperparameters are "
         f"{', '.join(p.name for p in ps) or 'none'}" + (f" ({ranges})" if ranges else "")
+        + (f"; {name} is now {cls.renamed[name]}" if name in cls.renamed else "")
     )
 
 

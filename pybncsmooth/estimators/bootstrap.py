@@ -137,6 +137,11 @@ class BootstrapPosterior(TreePosterior):
             self._estimator = ESTIMATOR_FACTORY[0](self.method, **self.params)
         return self._estimator
 
+    def use_estimator(self, estimator: Any) -> None:
+        """Fit the replicates with ``estimator`` (a network read back from a file gives its
+        estimator with the prior it carries, which the method and hyperparameters lack)."""
+        self._estimator = estimator
+
     def replicates(self, tree: ContextTree, n: int, rng: np.random.Generator) -> list[np.ndarray]:
         """Per tree level, ``(n, m_i, r)``: the estimate of every node of ``tree`` in ``n``
         replicates."""

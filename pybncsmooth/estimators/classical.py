@@ -14,7 +14,8 @@ from ..validation import Param
 from ._pooling import fixed_concentration
 from .base import Estimator, TreeEstimate, register_estimator
 from .bootstrap import ProportionPosterior
-from .posterior import DirichletPosterior, predictive_sd
+from .posterior import DirichletPosterior, DirichletTablePosterior, predictive_sd
+from .prior import NodePrior
 
 __all__ = ["MLE", "Bayes", "MEstimate"]
 
@@ -123,6 +124,15 @@ class Bayes(Estimator):
     That is the BDeu prior's doing, not an approximation; the hierarchical
     estimators (``hdp``, ``hmd``, ``hls-bayes``) learn how much configurations differ
     and cover.
+
+    An expert network (``fit(prior=P, prior_weight=w)``,
+    :mod:`~pybncsmooth.estimators.prior`) replaces BDeu's pseudo-counts (and ``iss``)
+    with :math:`a(x, \pi) = w P(x, \pi)` (``prior_per="network"``, pyAgrum's
+    ``useDirichletPrior``; a uniform ``P`` is BDeu with ``iss = w``) or
+    :math:`w P(x \mid \pi)` (``"configuration"``), at every tree node the same with the
+    node's context; a configuration without data then answers its prior mean
+    :math:`P(x \mid \pi)` (``unseen="uniform"``) and the posteriors are
+    :math:`\mathrm{Dir}(n + a)`, exact as above.
     """
 
     name = "bayes"
@@ -130,9 +140,13 @@ class Bayes(Estimator):
         Param("iss", "float", 1.0, "imaginary sample size of the BDeu prior", strict=True),
         _unseen("uniform"),
     )
-
+    prior_role = "Dirichlet pseudo-counts a(x, pi) of every parent configuration, in place of BDeu's"
+    prior_replaces = ("iss",)
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:
+        prior = self.node_prior(tree)
+        if prior is not None:
+            return _bayes_with_prior(tree, prior, self.unseen)
         r = tree.child_card
         probs, sds = [], []
         q = 1
@@ -157,8 +171,44 @@ class Bayes(Estimator):
 
 
     def fresh_prior(self, tree: ContextTree, est: TreeEstimate) -> np.ndarray:
-        r"""The BDeu prior of a configuration's vector, :math:`\mathrm{Dir}(iss / (r q))`."""
+        r"""The BDeu prior of a configuration's vector, :math:`\mathrm{Dir}(iss / (r q))`
+        (with a prior network, :math:`\mathrm{Dir}(a_y)`)."""
+        prior = self.node_prior(tree)
+        if prior is not None:
+            return np.maximum(prior.tree_pseudo_counts(tree)[-1], 1e-300)
         return np.full((tree.n_leaves, tree.child_card), _level_alpha(self.iss, tree)[-1])
+
+
+def _bayes_with_prior(tree: ContextTree, prior: NodePrior, unseen: str) -> TreeEstimate:
+    r"""The posterior means :math:`(n_c(x) + a_c(x)) / (n_c + A_c)` at every tree node
+    ``c`` with the prior network's pseudo-counts :math:`a_c`
+    (:meth:`~pybncsmooth.estimators.prior.NodePrior.tree_pseudo_counts`) and their
+    Dirichlet sds; an unseen configuration gets its prior mean :math:`P(x \mid \pi)`
+    (``unseen="uniform"``: the prior's mean, here the expert's) or the ancestor's
+    estimate (``"backoff"``)."""
+    alpha = prior.tree_pseudo_counts(tree)
+    probs, sds = [], []
+    for lev, a in zip(tree.levels, alpha):
+        n = lev.counts.astype(np.float64) + a
+        tot = n.sum(axis=1, keepdims=True)
+        p = n / tot
+        probs.append(p)
+        sds.append(_dirichlet_sd(p, tot))
+    leaf = prior.level_table(tree.depth)
+    strength = leaf.sum(axis=1, keepdims=True)
+    if unseen == "uniform":
+        fb = prior.conditional()
+        return TreeEstimate(tuple(probs), "fallback", sd=tuple(sds), fallback=fb, fallback_sd=_dirichlet_sd(fb, strength),
+                            posterior=DirichletTablePosterior(leaf))
+    # back-off: Dir(A phi) around the ancestor, A the mean strength of the configurations below it
+    q = leaf.shape[0]
+    unseen_sd = []
+    for i, (p, sd, a) in enumerate(zip(probs[:-1], sds[:-1], alpha[:-1])):
+        q_i = int(np.prod(tree.parent_cards[:i], dtype=np.int64)) if i else 1
+        A = a.sum(axis=1, keepdims=True) * q_i / q if prior.per == "network" else np.full((len(p), 1), prior.weight)
+        unseen_sd.append(predictive_sd(p, sd, A / (A + 1.0)))
+    return TreeEstimate(tuple(probs), "backoff", sd=tuple(sds), unseen_sd=tuple(unseen_sd),
+                        posterior=DirichletTablePosterior(leaf, alpha))
 
 
 def _level_alpha(iss: float, tree: ContextTree) -> np.ndarray:
@@ -184,24 +234,47 @@ class MEstimate(Estimator):
     credible, statements (``[0, 1]`` where a configuration has no rows);
     ``method="bayes"`` gives exact Dirichlet posteriors, the hierarchical estimators
     calibrated ones.
+
+    An expert network (``fit(prior=P, prior_weight=w)``) gives every tree node ``c``
+    its prior probabilities :math:`P(x \mid c)` and weight, the pseudo-counts
+    :math:`a_c(x)` of :mod:`~pybncsmooth.estimators.prior` in place of ``m / r`` (and
+    ``m``): :math:`(n_c(x) + a_c(x)) / (n_c + A_c)`, :math:`A_c = w` with
+    ``prior_per="configuration"`` (Cestnik's m-estimate with ``m = w`` and the expert's
+    probabilities), :math:`w P(c)` with ``"network"``; the bootstrap keeps them.
     """
 
     name = "mestimate"
     params = (Param("m", "float", 1.0, "pseudo-counts spread evenly over the child's levels"),)
-
+    prior_role = "every tree node's prior probabilities and weight: (n_c(x) + a_c(x)) / (n_c + A_c)"
+    prior_replaces = ("m",)
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:
         r = tree.child_card
-        if self.m == 0 and tree.total == 0:
+        prior = self.node_prior(tree)
+        if self.m == 0 and tree.total == 0 and prior is None:
             raise DataError(f"node {tree.child!r} has no complete rows and m = 0")
+        alpha = prior.tree_pseudo_counts(tree) if prior is not None else None
         probs = []
-        for lev in tree.levels:
+        for i, lev in enumerate(tree.levels):
             n = lev.counts.astype(np.float64)
-            probs.append((n + self.m / r) / (n.sum(axis=1, keepdims=True) + self.m))
+            if alpha is None:
+                probs.append((n + self.m / r) / (n.sum(axis=1, keepdims=True) + self.m))
+                continue
+            a = alpha[i] + n
+            tot = a.sum(axis=1, keepdims=True)
+            probs.append(np.where(tot > 0, a / np.where(tot > 0, tot, 1.0), 1.0 / r))
         return TreeEstimate(tuple(probs), "backoff", posterior=self.bootstrap())
 
     def batch_probs(self, tree: ContextTree, counts: list[np.ndarray]) -> list[np.ndarray]:
-        """The m-estimates of every replicate (empty nodes: see :meth:`Estimator.batch_probs`)."""
+        """The m-estimates of every replicate (empty nodes: see :meth:`Estimator.batch_probs`;
+        an expert's pseudo-counts as in :meth:`estimate`)."""
         r = tree.child_card
+        prior = self.node_prior(tree)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return [(c + self.m / r) / (c.sum(axis=2, keepdims=True) + self.m) for c in counts]
+            if prior is None:
+                return [(c + self.m / r) / (c.sum(axis=2, keepdims=True) + self.m) for c in counts]
+            out = []
+            for a, c in zip(prior.tree_pseudo_counts(tree), counts):
+                tot = (c + a).sum(axis=2, keepdims=True)
+                out.append(np.where(tot > 0, (c + a) / np.where(tot > 0, tot, 1.0), 1.0 / r))
+            return out

@@ -64,13 +64,14 @@ import numpy as np
 from ..counting.context_tree import ContextTree
 from ..errors import ConvergenceWarning, HyperparameterError
 from ..validation import Param
-from ._hdp_kernels import hdp_init, hdp_layout, hdp_schedule, hdp_sweeps
+from ._hdp_kernels import hdp_init, hdp_layout, hdp_schedule, hdp_sweeps, hdp_warm_init
 from ._mcmc import chain_seed, entropy_of, progress_bar, split_rhat
+from ._warm import node_map, previous_tree
 from ._rng import new_state
 from ._stirling import MAX_TABLE_N, SHARED_RATIOS, new_memo
 from .base import Estimator, TreeEstimate, register_estimator
 from .hdp_posterior import HDPPosterior, hdp_unseen_sd, unseen_weights
-from .posterior import DirichletPosterior
+from .posterior import DirichletPosterior, DirichletTablePosterior
 
 __all__ = ["HDP", "split_rhat"]
 
@@ -169,8 +170,11 @@ class _Chain:
     """One chain of the sampler on one tree: its state and accumulators, advanced by
     the compiled kernel a block of sweeps at a time."""
 
-    def __init__(self, est: "HDP", st: _TreeState, seed: int, name: str, burn: int, events: int, thin: int) -> None:
+    def __init__(self, est: "HDP", st: _TreeState, seed: int, name: str, burn: int, events: int, thin: int,
+                 root: tuple[float, np.ndarray, np.ndarray] | None = None) -> None:
         N, r = st.n_nodes, st.r
+        #: the root's concentration, base measure and their product (an expert's, or c0 and 1 / r)
+        self.c_root, self.root_h, self.root_ch = root if root is not None else est.root_base(None, r)
         self.est, self.st, self.name, self.burn, self.thin = est, st, name, burn, thin
         self.n = st.leaf_counts.copy()
         self.t = np.zeros((N, r), dtype=np.int64)
@@ -202,6 +206,34 @@ class _Chain:
         # kernel's work arrays, 2 * window + 2 long, stay bounded)
         self.window = min(est.window, int(st.leaf_counts.sum()) + 1)
 
+    def resume(self, tree: ContextTree, old_tree: ContextTree, t_prev: np.ndarray, conc_prev: np.ndarray,
+               c: int) -> None:
+        """Start from the state a previous fit's chain ended in (its chain ``c``, or the
+        last it had): the table counts of every node the previous tree had, kept where
+        still valid (:func:`hdp_warm_init`), new nodes initialised by eq. 15; every
+        concentration group takes the previous concentration of its first member the
+        previous tree had (else ``initial_concentration``)."""
+        st, est = self.st, self.est
+        k = min(c, t_prev.shape[0] - 1)
+        idx = node_map(old_tree, tree)
+        prev = np.zeros((st.n_nodes, st.r), dtype=np.int64)
+        has = np.zeros(st.n_nodes, dtype=np.bool_)
+        prev[idx] = t_prev[k]
+        has[idx] = True
+        self.n[:] = st.leaf_counts
+        self.t[:] = 0
+        hdp_warm_init(self.n, self.t, self.nsum, self.tsum, st.parent, st.lstart, est.initial_concentration, prev, has)
+        d = len(st.lstart) - 2
+        level_parent = np.concatenate([lev.parent for lev in old_tree.levels[1:]]) if d else np.zeros(0, np.int64)
+        old_lstart = np.concatenate([[0], np.cumsum(old_tree.level_sizes())]).astype(np.int64)
+        old_group = hdp_layout(level_parent, old_lstart, np.asarray(old_tree.parent_cards, dtype=np.int64),
+                               _TYINGS.index(est.tying))[1]
+        node_conc = np.full(st.n_nodes, np.nan)
+        ok = old_group >= 0
+        node_conc[idx[ok]] = np.asarray(conc_prev[k])[old_group[ok]]
+        self.conc[:] = _first_per_group(node_conc, st.group_off, est.initial_concentration)
+        self.logc[:] = np.log(self.conc)
+
     def _grow_trace(self, sweeps: int) -> None:
         """Room in the concentrations' trace for the events of ``sweeps`` more sweeps."""
         need = self.n_ev + sweeps // self.est.concentration_every + 2
@@ -217,12 +249,12 @@ class _Chain:
         root_a = est.initial_concentration / st.r if est.root_tables == "integrated" else 0.0
         rec, ev, dr, bad = hdp_sweeps(
             self.rng, self.n, self.t, self.nsum, self.tsum, st.parent, st.lstart, st.group, self.conc, self.logc,
-            est.initial_concentration, st.group_nodes, st.group_off, st.group_level, st.sched_i, st.sched_k,
+            self.c_root, st.group_nodes, st.group_off, st.group_level, st.sched_i, st.sched_k,
             self.it, sweeps, self.burn, est.concentration_every, self.window, est.max_tables, est.prior_shape,
             est.prior_rate, est.max_concentration, self.n_ev, self.rtab, self.pcol, self.n_tab, st.n_lim,
             self.ckeys, self.cvals, self.pk, self.pk2, self.acc, self.acc2, self.accsq, est.auto, self.b1,
             self.b2, self.b3, self.state_n, self.state_c, self.state_meta, self.conc_trace, self.leaf_trace,
-            self.thin, est.debug, root_a,
+            self.thin, est.debug, root_a, self.root_h, self.root_ch,
         )
         if bad >= 0:
             raise RuntimeError(
@@ -233,6 +265,23 @@ class _Chain:
         self.n_ev += ev
         self.n_draws += dr
         self.it += sweeps
+
+
+def _first_per_group(node_values: np.ndarray, group_off: np.ndarray, default: float) -> np.ndarray:
+    """Per concentration group (members: nodes ``group_off[g] + 1 .. group_off[g + 1]``),
+    the value of its first member that has one (not NaN), else ``default``."""
+    vals = node_values[1:]
+    G = len(group_off) - 1
+    out = np.full(G, float(default))
+    if not G or not len(vals):
+        return out
+    pos = np.where(np.isfinite(vals), np.arange(len(vals)), len(vals))
+    starts = group_off[:-1]
+    nonempty = group_off[1:] > starts
+    first = np.minimum.reduceat(np.append(pos, len(vals)), np.minimum(starts, len(vals)))[: G]
+    hit = nonempty & (first < group_off[1:]) & (first < len(vals))
+    out[hit] = vals[first[hit]]
+    return out
 
 
 class _Batches:
@@ -320,6 +369,7 @@ class HDP(Estimator):
     """
 
     name = "hdp"
+    prior_role = "the root's base distribution P(x), of concentration w, in place of the uniform and initial_concentration"
     stochastic = True
     whole_counts = True
     params = (
@@ -343,6 +393,8 @@ class HDP(Estimator):
         Param("root_tables", "choice", "one", "the root's tables: the authors' one per value, or integrated out",
               choices=("one", "integrated")),
         Param("record_states", "int", 100, "sweep states kept (evenly spaced) for posterior draws; 0: none", low=0),
+        Param("update_iterations", "int", None, "sweeps per chain of net.update, resumed from the fit's last state "
+              "(default iterations // 5, at least 50; the first tenth discarded)", low=2, optional=True),
     )
 
     def _check(self) -> None:
@@ -384,55 +436,85 @@ class HDP(Estimator):
 
     def estimate_all(self, trees: Mapping[str, ContextTree], *, domain: str | None = None) -> dict[str, TreeEstimate]:
         """Estimate several trees (the CPTs of a network) in parallel threads (a
-        domain is the first split of every tree, like any other)."""
+        domain is the first split of every tree, like any other).  In an update
+        (:meth:`~pybncsmooth.estimators.base.Estimator.warm_started`) a tree whose levels
+        did not change resumes from the state its fit kept (:meth:`_warm_state`) and runs
+        :attr:`update_sweeps` sweeps per chain, the first tenth discarded; the others
+        start afresh."""
         trees = {n: t.whole("hdp") for n, t in trees.items()}
-        burn = self.effective_burn_in
+        if self.previous is None:
+            return self._estimate_trees(trees, {})
+        warm = {n: w for n, w in ((n, self._warm_state(n, t)) for n, t in trees.items()) if w is not None}
+        cold = {n: t for n, t in trees.items() if n not in warm}
+        out = self.warm_started(None)._estimate_trees(cold, {}) if cold else {}
+        if warm:
+            out.update(self._estimate_trees({n: trees[n] for n in warm}, warm))
+        return {n: out[n] for n in trees}
+
+    @property
+    def update_sweeps(self) -> int:
+        """Sweeps per chain of an update's warm-started run: ``update_iterations``, by
+        default a fifth of ``iterations`` (with ``"auto"``: of ``max_iterations``), at
+        least 50."""
+        if self.update_iterations is not None:
+            return int(self.update_iterations)
+        return max(50, (self.max_iterations if self.auto else int(self.iterations)) // 5)
+
+    def _warm_state(self, name: str, tree: ContextTree) -> tuple | None:
+        """What a chain of ``tree`` resumes from: the previous fit's tree (cut to this
+        tree's parents: a multi-domain fit's pooled tree) and the table counts and
+        concentrations its chains ended with; ``None`` where there is none or the
+        tree's levels changed (a new level: a fresh start)."""
+        prev = previous_tree(self.previous, name, tree, "warm_t")
+        if prev is None or tree.depth == 0:
+            return None
+        old_tree, info = prev
+        t_prev = np.asarray(info["warm_t"])
+        if t_prev.shape[1:] != (old_tree.n_nodes, tree.child_card):
+            return None
+        return old_tree, t_prev, np.asarray(info["warm_conc"])
+
+    def _estimate_trees(self, trees: Mapping[str, ContextTree], warm: Mapping[str, tuple]) -> dict[str, TreeEstimate]:
+        """The sampler on ``trees``: fresh chains, or (``warm`` given for every tree)
+        chains resuming from a previous fit's state for :attr:`update_sweeps` sweeps."""
         total = self.max_iterations if self.auto else int(self.iterations)
+        burn = self.effective_burn_in
+        if warm:
+            total = self.update_sweeps if not self.auto else self.max_iterations
+            burn = max(1, self.update_sweeps // 10)
         thin = 0 if self.auto or self.n_chains == 1 else max(1, (total - burn) // 500)
         events = total // self.concentration_every + 2 if not self.auto else 64
         if not self.auto:  # nodes without parents: nothing moves, the estimate is in closed form
             lone = {n: self._lone_root(t, total, burn, thin, events) for n, t in trees.items() if t.depth == 0}
             if lone:  # the others sampled as before (their streams do not depend on the lone roots)
                 others = {n: t for n, t in trees.items() if n not in lone}
-                rest = self.estimate_all(others, domain=domain) if others else {}
+                rest = self._estimate_trees(others, warm) if others else {}
                 return {name: lone[name] if name in lone else rest[name] for name in trees}
         entropy = self._entropy()
         if entropy is None:
             entropy = int(np.random.SeedSequence().entropy % (2**63))
         workers = self.n_jobs or os.cpu_count() or 1
         SHARED_RATIOS.ensure(max(_count_limit(t) for t in trees.values()))  # before the threads start
+
+        def chains_of(name: str, st: _TreeState) -> list[_Chain]:
+            root = self.root_base(trees[name], st.r)
+            chs = [_Chain(self, st, self._seed(entropy, name, c), name, burn, events, thin, root)
+                   for c in range(self.n_chains)]
+            if name in warm:
+                for c, ch in enumerate(chs):
+                    ch.resume(trees[name], *warm[name], c)
+            return chs
+
         bar = self._progress_bar(len(trees) * self.n_chains * total, trees)
         if bar is not None and self.auto:
             bar.total = None  # the stopping rule decides how many sweeps
         try:
             if not self.auto and len(trees) >= min(workers, 2):
-                # one task per tree: its state and chains live while it runs, so the memory
-                # held at once is that of the trees in flight (plus every tree's estimates),
-                # not that of the whole network (many domains: millions of tree nodes)
-                out: dict[str, TreeEstimate] = {}
-
-                def run_tree(name: str) -> None:
-                    st = _TreeState.build(trees[name], self.tying)
-                    chs = [
-                        _Chain(self, st, self._seed(entropy, name, c), name, burn, events, thin)
-                        for c in range(self.n_chains)
-                    ]
-                    for ch in chs:
-                        self._advance(ch, total, bar)
-                    out[name] = self._combine(trees[name], st, chs, None)
-
-                self._map(run_tree, list(trees), workers)
-                return {name: out[name] for name in trees}
+                return self._tree_tasks(trees, chains_of, total, bar, workers)
             states = {name: _TreeState.build(tree, self.tying) for name, tree in trees.items()}
-            chains = {
-                name: [
-                    _Chain(self, states[name], self._seed(entropy, name, c), name, burn, events, thin)
-                    for c in range(self.n_chains)
-                ]
-                for name in trees
-            }
+            chains = {name: chains_of(name, states[name]) for name in trees}
             if self.auto:
-                diag = self._run_auto(chains, workers, bar)
+                diag = self._run_auto(chains, workers, bar, burn)
                 self._warn_unconverged(diag)
             else:  # fewer trees than threads: the chains are the tasks
                 diag = {}
@@ -443,23 +525,44 @@ class HDP(Estimator):
                 bar.close()
         return {name: self._combine(trees[name], states[name], chains[name], diag.get(name)) for name in trees}
 
+    def _tree_tasks(self, trees: Mapping[str, ContextTree], chains_of: Any, total: int, bar: Any, workers: int
+                    ) -> dict[str, TreeEstimate]:
+        """One task per tree: its state and chains live while it runs, so the memory
+        held at once is that of the trees in flight (plus every tree's estimates), not
+        that of the whole network (many domains: millions of tree nodes)."""
+        out: dict[str, TreeEstimate] = {}
+
+        def run_tree(name: str) -> None:
+            st = _TreeState.build(trees[name], self.tying)
+            chs = chains_of(name, st)
+            for ch in chs:
+                self._advance(ch, total, bar)
+            out[name] = self._combine(trees[name], st, chs, None)
+
+        self._map(run_tree, list(trees), workers)
+        return {name: out[name] for name in trees}
+
     def _lone_root(self, tree: ContextTree, total: int, burn: int, thin: int, events: int) -> TreeEstimate:
         """The estimate of a tree that is its root alone (a node without parents), in
         closed form: its counts are data and its concentration :math:`c_0` is fixed, so
         every recorded sweep of every chain gives the same
-        :math:`v = (n + c_0 / r) / (N + c_0)`, with the Dirichlet's second moment
+        :math:`v = (n + c_0 h) / (N + c_0)` (:math:`h = 1 / r`, or with an expert network
+        :math:`c_0 = w`, :math:`h = P(x)`), with the Dirichlet's second moment
         :math:`v^2 + v (1 - v) / (N + c_0 + 1)`: what the sampler would record, without its
         state.  The draws for R-hat (several chains) are constant, which
         :func:`split_rhat` counts as converged (1.0)."""
         n = tree.levels[0].counts[0].astype(np.float64)
-        r, c0 = n.shape[0], self.initial_concentration
-        v = (n + c0 / r) / (n.sum() + c0)
+        c0, _, ch = self.root_base(tree, n.shape[0])
+        v = (n + ch) / (n.sum() + c0)
         sd = np.sqrt(np.maximum(v * (1.0 - v) / (n.sum() + c0 + 1.0), 0.0))
-        info = self._info(np.full((0, 1), np.nan), max(total - burn, 0) * self.n_chains)
+        info = self._info(np.full((0, 1), np.nan), max(total - burn, 0) * self.n_chains, c0)
         if self.n_chains > 1 and thin > 0:  # as many draws as the chains' traces would hold
             if min(len(range(burn, total, thin)), _trace_rows(events, self.concentration_every, thin)) >= 4:
                 info["rhat"] = 1.0
-        post = DirichletPosterior(np.array([c0 / r]), backoff=False)  # exact: Dir(n + c0 / r)
+        if self.node_prior(tree) is None:
+            post = DirichletPosterior(np.array([ch[0]]), backoff=False)  # exact: Dir(n + c0 / r)
+        else:
+            post = DirichletTablePosterior(ch[None, :])  # exact: Dir(n + w P)
         return TreeEstimate(((v / v.sum())[None, :],), "backoff", info, sd=(sd[None, :],), posterior=post)
 
     @staticmethod
@@ -485,13 +588,13 @@ class HDP(Estimator):
                 for f in [new_pool.submit(fn, it) for it in items]:
                     f.result()
 
-    def _run_auto(self, chains: dict[str, list[_Chain]], workers: int, bar: Any) -> dict[str, dict]:
+    def _run_auto(self, chains: dict[str, list[_Chain]], workers: int, bar: Any, burn: int) -> dict[str, dict]:
         """``iterations="auto"``: burn-in, then batches of sweeps until every entry of a
         table has split-R-hat below ``rhat`` and MCSE below ``tol`` (checked once every
         chain holds at least 16 batches), or ``max_iterations`` sweeps per chain.  The
         entries are the estimates of the tree nodes the table uses: the leaves, and the
         inner nodes that answer unseen parent configurations."""
-        burn = self.effective_burn_in
+        burn = int(burn)
         batch = 25
         keep = 16
         active = dict(chains)
@@ -585,13 +688,13 @@ class HDP(Estimator):
     def _progress_bar(self, total: int, trees: Mapping[str, ContextTree]) -> Any:
         return progress_bar(self.progress, total, trees, "HDP sweeps")
 
-    def _info(self, conc: np.ndarray, n_rec: int) -> dict[str, Any]:
+    def _info(self, conc: np.ndarray, n_rec: int, c_root: float) -> dict[str, Any]:
         """The diagnostics every tree's estimate carries: the concentration draws (one
         column per tree level), the root's fixed concentration, the recorded sweeps."""
         return {
             "concentrations": conc,
             "concentration_levels": np.arange(conc.shape[1] if conc.ndim == 2 else 0),
-            "root_concentration": self.initial_concentration,
+            "root_concentration": c_root,
             "n_records": n_rec,
             "n_chains": self.n_chains,
         }
@@ -611,7 +714,10 @@ class HDP(Estimator):
         if self.tying == "single" and conc.size:
             conc = np.repeat(conc[:, 1:2], conc.shape[1], axis=1)
             conc[:, 0] = np.nan
-        info = self._info(conc, int(n_rec))
+        info = self._info(conc, int(n_rec), chains[0].c_root)
+        tmax = max(int(ch.t.max()) for ch in chains) if st.n_nodes else 0
+        info["warm_t"] = np.stack([ch.t for ch in chains]).astype(np.int32 if tmax < 2**31 else np.int64)
+        info["warm_conc"] = np.stack([ch.conc for ch in chains])
         if diag is not None:
             info.update(diag)
             info["iterations"] = int(chains[0].it)
@@ -626,12 +732,33 @@ class HDP(Estimator):
             post = HDPPosterior(
                 np.concatenate([ch.state_n[: ch.state_meta[0]] for ch in chains]),
                 np.concatenate([ch.state_c[: ch.state_meta[0]] for ch in chains]),
-                st.group, st.group_level, self.initial_concentration, self.tying, self._prior(),
+                st.group, st.group_level, chains[0].c_root, self.tying, self._prior(),
+                base=None if self.node_prior(tree) is None else chains[0].root_h,
             )
         return TreeEstimate(probs, "backoff", info, sd=sds, unseen_sd=hdp_unseen_sd(probs, sds, W), posterior=post)
 
     def _prior(self) -> tuple[float, float, float]:
         return (self.prior_shape, self.prior_rate, self.max_concentration)
+
+    def root_base(self, tree: ContextTree | None, r: int) -> tuple[float, np.ndarray, np.ndarray]:
+        """The root's concentration :math:`c_0`, base measure :math:`h` and :math:`c_0 h`:
+        ``initial_concentration`` and :math:`1 / r`, or with an expert network the prior
+        weight ``w`` and the expert's :math:`P(x)`."""
+        prior = self.node_prior(tree) if tree is not None else None
+        if prior is None:
+            c0 = float(self.initial_concentration)
+            return c0, np.full(r, 1.0 / r), np.full(r, c0 / r)
+        h = prior.marginal()
+        return prior.weight, h, prior.weight * h
+
+    def with_prior(self, prior: Any, *, check: bool = True) -> "HDP":
+        """See :meth:`Estimator.with_prior`; ``root_tables="integrated"`` takes no prior."""
+        if prior is not None and self.root_tables == "integrated":
+            raise HyperparameterError(
+                "hdp with root_tables='integrated' takes no prior network (its root's tables are summed out under "
+                "a uniform base measure): use the default root_tables='one'"
+            )
+        return super().with_prior(prior, check=check)
 
     def _kept_concentrations(self, chains: list[_Chain]) -> np.ndarray:
         """Every chain's concentration draws after burn-in (events x levels, the levels'

@@ -98,7 +98,7 @@ class HDPPosterior(TreePosterior):
     kind = "hdp"
 
     def __init__(self, state_n: np.ndarray, state_c: np.ndarray, group: np.ndarray, group_level: np.ndarray,
-                 c_root: float, tying: str, prior: tuple[float, float, float]) -> None:
+                 c_root: float, tying: str, prior: tuple[float, float, float], base: np.ndarray | None = None) -> None:
         self.state_n = state_n
         self.state_c = state_c
         self.group = np.asarray(group, dtype=np.int64)
@@ -106,6 +106,8 @@ class HDPPosterior(TreePosterior):
         self.c_root = float(c_root)
         self.tying = tying
         self.prior = tuple(float(v) for v in prior)
+        #: the root's base measure (``None``: uniform; an expert network's P(x))
+        self.base = None if base is None else np.asarray(base, dtype=np.float64)
 
     @property
     def n_states(self) -> int:
@@ -135,7 +137,8 @@ class HDPPosterior(TreePosterior):
         sizes = tree.level_sizes()
         lstart = np.concatenate([[0], np.cumsum(sizes)])
         c = self.state_c[idx]
-        out = [dirichlet(self.state_n[idx, :1] + self.c_root / r, rng)]
+        root = self.c_root / r if self.base is None else self.c_root * self.base
+        out = [dirichlet(self.state_n[idx, :1] + root, rng)]
         for i in range(1, d + 1):
             lo, hi = lstart[i], lstart[i + 1]
             ci = c[:, self.group[lo:hi]][:, :, None]
@@ -182,11 +185,14 @@ class HDPPosterior(TreePosterior):
                             self.tying, self.prior)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
-        return {"state_n": self.state_n, "state_c": self.state_c, "group": self.group,
-                "group_level": self.group_level, "c_root": np.array(self.c_root), "tying": np.array(self.tying),
-                "prior": np.array(self.prior)}
+        out = {"state_n": self.state_n, "state_c": self.state_c, "group": self.group,
+               "group_level": self.group_level, "c_root": np.array(self.c_root), "tying": np.array(self.tying),
+               "prior": np.array(self.prior)}
+        if self.base is not None:
+            out["base"] = self.base
+        return out
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, Any]) -> "HDPPosterior":
         return cls(arrays["state_n"], arrays["state_c"], arrays["group"], arrays["group_level"],
-                   float(arrays["c_root"]), str(arrays["tying"]), tuple(arrays["prior"]))
+                   float(arrays["c_root"]), str(arrays["tying"]), tuple(arrays["prior"]), arrays.get("base"))

@@ -30,16 +30,16 @@ Details the thesis's decision trees do not meet and a CPT's context tree does:
 
 * an ancestor whose only row is the one left out has no LOO estimate: it drops out of
   that row's sums (and a row alone in the whole tree carries no information; with
-  ``prior=0`` neither does a row whose class no other row of its path shares, whose LOO
+  ``pseudo_count=0`` neither does a row whose class no other row of its path shares, whose LOO
   probability is 0 for every weight);
-* every node's own frequencies carry ``prior`` pseudo-counts toward the uniform
-  distribution (default 1): :math:`\hat\theta_{v,k} = (n_{v,k} + prior/K) / (n_{v,\cdot}
-  + prior)` for the ancestors, and ``prior/K`` added to the node's own counts in (45), so
+* every node's own frequencies carry ``pseudo_count`` pseudo-counts (``c``) toward the
+  uniform distribution (default 1): :math:`\hat\theta_{v,k} = (n_{v,k} + c/K) / (n_{v,\cdot}
+  + c)` for the ancestors, and ``c/K`` added to the node's own counts in (45), so
   that no estimate is 0 where a level is unseen in a node (the thesis's decision-tree
   roots see every class; a CPT's contexts often do not, and a leaf pooled entirely to an
   ancestor with a zero, or kept alone, would give held-out rows probability 0).  The
   same pseudo-counts are in the leave-one-out terms (``n - 1`` for the row left out).
-  ``prior=0`` is eq. (45) exactly.  The pseudo-counts are fixed, not learned:
+  ``pseudo_count=0`` is eq. (45) exactly.  The pseudo-counts are fixed, not learned:
   leave-one-out sends them to 0 whenever a level is unseen, the very case they are for;
 * every internal node gets the estimate of (45) over its own ancestors (with the same
   weights), which answers parent configurations absent from the data (back-off);
@@ -205,15 +205,17 @@ class HGS(Estimator):
     over the weights lowers the leave-one-out loss by less than ``tol`` (relative); with
     one weight per depth (joint Newton steps) when no weight's derivative (per row)
     exceeds ``tol``; or after ``max_iter`` sweeps or steps (a :class:`ConvergenceWarning`).
-    ``prior=0`` is the thesis's eq. 45, where a level unseen in a context can get 0.
+    ``pseudo_count=0`` is the thesis's eq. 45, where a level unseen in a context can get 0.
     ``n_jobs`` threads run over the nodes of a network."""
 
     name = "hgs"
+    renamed = {"prior": "pseudo_count"}
     params = (
         Param("tying", "choice", "level", "one weight per depth, or one per internal node (the thesis's)",
               choices=("level", "node")),
         Param("loss", "choice", "log", "leave-one-out loss the weights minimise", choices=("log", "squared")),
-        Param("prior", "float", 1.0, "pseudo-counts toward the uniform distribution in every node's frequencies"),
+        Param("pseudo_count", "float", 1.0,
+              "pseudo-counts toward the uniform distribution in every node's frequencies"),
         Param("tol", "float", 1e-8, "stop when a sweep lowers the LOO loss by less than tol (relative)", strict=True),
         Param("max_iter", "int", 1000, "sweeps over the weights at most", low=1),
     )
@@ -222,7 +224,7 @@ class HGS(Estimator):
         """The optimal weights of ``tree`` (compiled Newton steps on ``log alpha`` from the
         thesis's start ``alpha = 1``: jointly with one weight per depth, one weight at a
         time with one per node), its problem and the optimiser's report."""
-        prob = HGSProblem(tree, self.tying, self.loss, self.prior)
+        prob = HGSProblem(tree, self.tying, self.loss, self.pseudo_count)
         if prob.N <= 1 or prob.size == 0:  # a lone row, or no parent: nothing to learn
             return np.ones(prob.size), prob, {"iterations": 0, "converged": True, "loo_loss": float("nan")}
         d = prob.depth

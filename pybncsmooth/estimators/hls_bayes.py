@@ -59,6 +59,7 @@ from ..validation import Param
 from .base import Estimator, TreeEstimate, register_estimator
 from .hls import flatten_tree, split_levels
 from .hls_posterior import HLSPosterior, unseen_sd
+from ._warm import node_map, previous_tree
 
 #: a chain keeps at most max(STATE_VALUES, 8 x the network's entries) coefficients of its sweeps
 STATE_VALUES = 1 << 21
@@ -287,6 +288,9 @@ class HLSBayes(Estimator):
         Param("variance", "float", None, "fix the coefficients' prior variance instead of sampling it", low=1e-10,
               high=1e10, optional=True),
         Param("record_states", "int", 200, "sweeps kept (evenly spaced) for posterior draws; 0: none", low=0),
+        Param("update_iterations", "int", None, "sweeps per chain of net.update, resumed from the fit's last "
+              "coefficients (default iterations // 6, at least 50; the first tenth discarded)", low=2,
+              optional=True),
     )
 
     def _check(self) -> None:
@@ -297,8 +301,16 @@ class HLSBayes(Estimator):
     def effective_burn_in(self) -> int:
         return self.burn_in if self.burn_in is not None else self.iterations // 2
 
+    @property
+    def update_sweeps(self) -> int:
+        """Sweeps per chain of an update's warm-started run: ``update_iterations``, by
+        default a sixth of ``iterations``, at least 50: a fit spends half its sweeps on
+        burn-in, an update a tenth of its own, so that it records 30% of a fit's sweeps
+        in about a fifth of its time."""
+        return int(self.update_iterations) if self.update_iterations is not None else max(50, self.iterations // 6)
+
     # ------------------------------------------------------------------ sampling
-    def _record_buffers(self, net: _Network) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _record_buffers(self, net: _Network, kept: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One chain's buffers of kept sweeps: ``record_states`` shared among the chains,
         evenly spaced after burn-in, at most ``max(STATE_VALUES, 8 x the network's
         entries)`` coefficients per chain (every draw is a whole sweep: their number is
@@ -309,35 +321,38 @@ class HLSBayes(Estimator):
         cap = 0
         if self.record_states:
             cap = max(1, min(self.record_states // self.n_chains, budget // per))
-        kept = self.iterations - self.effective_burn_in
         spacing = max(1, -(-kept // cap)) if cap else 1
         return (np.zeros((cap, n_all, net.K_max), dtype=np.float32), np.zeros((cap, net.T)),
                 np.array([0, spacing], dtype=np.int64))
 
-    def _chain(self, net: _Network, seed: int, bar: Any) -> tuple:
+    def _chain(self, net: _Network, seed: int, bar: Any, start: tuple | None, iterations: int, burn: int) -> tuple:
         """One chain over every tree of the network, compiled (:func:`_sweeps`), run in
         blocks of at most 100 sweeps (the progress bar's step; with several chains, up
-        to each sweep whose CPT columns are kept for R-hat)."""
+        to each sweep whose CPT columns are kept for R-hat); ``start``: the coefficients
+        and variances it resumes from (an update), else zeros and 1."""
         seed_numba(seed % (2**32))
         n_all = int(net.n_nodes.sum())
         L = int(net.n_leaf.sum())
         B = np.zeros((n_all, net.K_max))
-        eta = np.zeros((n_all, net.K_max))
+        var_t = np.full(net.T, self.variance if self.variance is not None else 1.0)
+        if start is not None:
+            B[:] = start[0]
+            if self.variance is None:
+                var_t[:] = start[1]
+        eta = _path_sums(B, net.parent, net.node_off, net.n_nodes)
         psi, pre, omega = np.zeros(L), np.zeros(L), np.zeros(L)
         suf = np.zeros((L, net.K_max + 1))
         acc = np.zeros((n_all, net.r_max))
         acc2 = np.zeros((n_all, net.r_max))
-        var_t = np.full(net.T, self.variance if self.variance is not None else 1.0)
         ss = np.zeros(net.T)
         z = np.zeros(n_all)
         dims = net.dims.astype(np.float64)
-        burn = self.effective_burn_in
-        thin = max(1, (self.iterations - burn) // 200)
-        rec_B, rec_var, rec_meta = self._record_buffers(net)
+        thin = max(1, (iterations - burn) // 200)
+        rec_B, rec_var, rec_meta = self._record_buffers(net, iterations - burn)
         trace = []
         it = 0
-        while it < self.iterations:
-            stop = min(self.iterations, it + 100)
+        while it < iterations:
+            stop = min(iterations, it + 100)
             if self.n_chains > 1:
                 nxt = burn if it <= burn else burn + -(-(it - burn) // thin) * thin
                 stop = min(stop, nxt + 1)
@@ -353,10 +368,10 @@ class HLSBayes(Estimator):
             if bar is not None:
                 bar.update(stop - it)
             it = stop
-        kept = self.iterations - burn
+        kept = iterations - burn
         draws = np.array(trace) if trace else np.zeros((0, 0))
         held = int(rec_meta[0])
-        return acc / kept, acc2 / kept, draws, kept, rec_B[:held], rec_var[:held]
+        return acc / kept, acc2 / kept, draws, kept, rec_B[:held], rec_var[:held], B, var_t
 
     def _progress_bar(self, total: int, trees: Mapping[str, ContextTree]) -> Any:
         return progress_bar(self.progress, total, trees, "HLS-bayes sweeps")
@@ -366,31 +381,57 @@ class HLSBayes(Estimator):
 
     def estimate_all(self, trees: Mapping[str, ContextTree], *, domain: str | None = None) -> dict[str, TreeEstimate]:
         """Sample the CPTs of a network together (chains in parallel threads); the
-        draws depend on ``random_state`` and on the set of trees, not on the threads."""
+        draws depend on ``random_state`` and on the set of trees, not on the threads.
+        In an update (:meth:`~pybncsmooth.estimators.base.Estimator.warm_started`) the
+        trees whose levels did not change resume from the coefficients and variances
+        their fit's chains ended with (new nodes at 0) for :attr:`update_sweeps` sweeps,
+        the first tenth discarded; the others start afresh."""
         trees = {n: t.whole("hls-bayes") for n, t in trees.items()}
+        if self.previous is None:
+            return self._sample(trees, None)
+        warm = {n: w for n, w in ((n, previous_tree(self.previous, n, t, "warm_B")) for n, t in trees.items())
+                if w is not None}
+        cold = {n: t for n, t in trees.items() if n not in warm}
+        out = self.warm_started(None)._sample(cold, None) if cold else {}
+        if warm:
+            out.update(self._sample({n: trees[n] for n in warm}, warm))
+        return {n: out[n] for n in trees}
+
+    def _sample(self, trees: Mapping[str, ContextTree], warm: Mapping[str, tuple] | None) -> dict[str, TreeEstimate]:
         names = list(trees)
         net = _Network([trees[n] for n in names])
         entropy = entropy_of(self.random_state)
         if entropy is None:
             entropy = int(np.random.SeedSequence().entropy % (2**63))
-        bar = self._progress_bar(self.n_chains * self.iterations, trees)
+        iterations, burn = self.iterations, self.effective_burn_in
+        if warm is not None:
+            iterations = self.update_sweeps
+            burn = max(1, iterations // 10)
+        bar = self._progress_bar(self.n_chains * iterations, trees)
         seeds = [chain_seed(entropy, "hls-bayes", c) for c in range(self.n_chains)]
+        starts = [_start(net, names, trees, warm, c) if warm is not None else None for c in range(self.n_chains)]
         try:
             workers = min(self.n_jobs or os.cpu_count() or 1, self.n_chains)
+            run = lambda c: self._chain(net, seeds[c], bar, starts[c], iterations, burn)  # noqa: E731
             if workers <= 1:
-                results = [self._chain(net, sd, bar) for sd in seeds]
+                results = [run(c) for c in range(self.n_chains)]
             else:
                 with ThreadPoolExecutor(max_workers=workers) as pool:
-                    results = list(pool.map(lambda sd: self._chain(net, sd, bar), seeds))
+                    results = list(pool.map(run, range(self.n_chains)))
         finally:
             if bar is not None:
                 bar.close()
+        return self._estimates(results, net, names, entropy)
+
+    def _estimates(self, results: list, net: _Network, names: list[str], entropy: int) -> dict[str, TreeEstimate]:
+        """Every tree's estimate from the chains' results, with the coefficients and
+        variances the chains ended with (``warm_B``, ``warm_var``: what an update resumes from)."""
         mean = np.mean([res[0] for res in results], axis=0)
         second = np.mean([res[1] for res in results], axis=0)
         sd_all = np.sqrt(np.maximum(second - mean * mean, 0.0))
         out = {}
         for t, name in enumerate(names):
-            no, nn, r = int(net.node_off[t]), int(net.n_nodes[t]), int(net.r_t[t])
+            no, nn, r, K = int(net.node_off[t]), int(net.n_nodes[t]), int(net.r_t[t]), int(net.K_t[t])
             m = mean[no : no + nn, :r]
             m = m / m.sum(axis=1, keepdims=True)
             sd = sd_all[no : no + nn, :r]
@@ -398,6 +439,8 @@ class HLSBayes(Estimator):
             info: dict[str, Any] = {"n_records": int(sum(res[3] for res in results)), "n_chains": self.n_chains}
             if self.n_chains > 1:
                 info["rhat"] = _tree_rhat(results, net, t)
+            info["warm_B"] = np.stack([res[6][no : no + nn, :K] for res in results])
+            info["warm_var"] = np.array([res[7][t] for res in results])
             probs, sds = split_levels(m, offsets), split_levels(sd, offsets)
             post, u_sd = self._posterior(results, net, t, offsets, entropy, name)
             out[name] = TreeEstimate(probs, "backoff", info, sd=sds, unseen_sd=u_sd, posterior=post)
@@ -417,6 +460,40 @@ class HLSBayes(Estimator):
         post = HLSPosterior(B, var, parent, offsets, r)
         rng = np.random.default_rng(chain_seed(entropy, name, 1 << 20))
         return post, unseen_sd(B, var, parent, offsets, r, rng) if len(offsets) > 2 else None
+
+
+def _start(net: _Network, names: list[str], trees: Mapping[str, ContextTree], warm: Mapping[str, tuple],
+           c: int) -> tuple[np.ndarray, np.ndarray]:
+    """Chain ``c``'s starting coefficients (``(nodes, K_max)``, every tree's previous
+    coefficients at its nodes' new places, new nodes at 0) and variances."""
+    B = np.zeros((int(net.n_nodes.sum()), net.K_max))
+    var = np.ones(net.T)
+    for t, name in enumerate(names):
+        old_tree, info = warm[name]
+        prev = np.asarray(info["warm_B"])
+        k = min(c, prev.shape[0] - 1)
+        no, K = int(net.node_off[t]), int(net.K_t[t])
+        if trees[name].depth == 0:  # a virtual root and the root: the same two rows
+            idx = np.arange(2)
+        else:
+            idx = node_map(old_tree, trees[name])
+        if prev.shape[1:] == (len(idx), K):
+            B[no + idx, :K] = prev[k]
+            var[t] = float(np.asarray(info["warm_var"])[k])
+    return B, var
+
+
+@njit(cache=True, nogil=True)
+def _path_sums(B, parent, node_off, n_nodes):  # pragma: no cover - compiled
+    """Every node's linear predictor: the sum of the coefficients along its path (a
+    node's parent comes before it; each tree's first row is its root)."""
+    eta = B.copy()
+    for t in range(node_off.shape[0]):
+        no = node_off[t]
+        for i in range(1, n_nodes[t]):
+            for k in range(B.shape[1]):
+                eta[no + i, k] += eta[no + parent[no + i], k]
+    return eta
 
 
 def node_probs_rows(B: np.ndarray, net: _Network) -> np.ndarray:

@@ -48,6 +48,12 @@ survey data whose domains are alike, this layout loses to ignoring the domains (
 thin domain's configurations back off to its own marginal, not to the configuration
 pooled over domains), which is why it is not the default.
 
+**An expert network** (``fit(prior=P, prior_weight=w)``): the hyperprior of the shared
+:math:`\alpha` becomes :math:`\alpha / s \sim \mathrm{Dir}(w P(x))`, the expert's
+marginal of ``X`` with ``w`` pseudo-counts, in place of :math:`\mathrm{Dir}(\alpha_0)`
+(``alpha0``): every column shrinks toward a :math:`\kappa` pulled toward the expert's
+:math:`P(x)`.  (The joint domain model takes no prior.)
+
 **Fitting.**  The variational parameters :math:`(\nu, \tau, \kappa)` of eq. (12)
 maximise the bound L~ (App. B.1) by coordinate ascent (Algorithm 1): the
 closed-form :math:`\nu = s\kappa + n` (eq. 14), Newton on :math:`\log\tau`
@@ -347,6 +353,8 @@ class HMD(Estimator):
     """
 
     name = "hmd"
+    prior_role = "the base measure of the columns' shared alpha: alpha / s ~ Dir(w P(x)) in place of Dir(alpha0)"
+    prior_replaces = ("alpha0",)
     # s, alpha0, iss: outside [1e-10, 1e10] the variational updates under- or overflow
     # (s = 1e154 divides by zero, 1e308 never converges); the estimates at the bounds are
     # already those of no pooling and of complete pooling
@@ -400,11 +408,11 @@ class HMD(Estimator):
         return "first" if joint else "last"
 
     # ------------------------------------------------------------------ helpers
-    def _run(self, N: np.ndarray, s: float) -> HMDFit:
+    def _run(self, N: np.ndarray, s: float, a0: np.ndarray | None = None) -> HMDFit:
         return fit_hmd_matrix(
             N,
             s,
-            self.alpha0,
+            self.alpha0 if a0 is None else a0,
             compat=self.compat,
             tol=self.tol if self.tol is not None else 1e-10,
             max_iter=self.max_iter if self.max_iter is not None else _MAX_ITER,
@@ -452,7 +460,9 @@ class HMD(Estimator):
             )
         r = tree.child_card
         leaves = tree.levels[-1].counts.astype(np.float64)
-        a0 = np.full(r, float(self.alpha0))
+        prior = self.node_prior(tree)
+        # an expert network: alpha / s ~ Dir(w P(x)), its mean the expert's marginal
+        a0 = np.full(r, float(self.alpha0)) if prior is None else np.maximum(prior.weight * prior.marginal(), 1e-10)
         tol = self.tol if self.tol is not None else 1e-10
         max_iter = self.max_iter if self.max_iter is not None else _MAX_ITER
         if leaves.shape[0] == 0:  # no data at all: the prior
@@ -463,7 +473,7 @@ class HMD(Estimator):
             info = {"iterations": post.iterations, "converged": True}
         else:
             s = float(r) if self.s == "levels" else float(self.s)
-            fit = self._run(leaves.T, s)
+            fit = self._run(leaves.T, s, a0)
             post = fixed_s(s, fit.kappa, fit.tau, fit.iterations, fit.converged)
             info = self._info(fit)
         info.update(_s_info(post))

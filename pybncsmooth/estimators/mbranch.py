@@ -12,7 +12,9 @@ user count ``M``:
 
 .. math:: m_v = M\,(1 + \Delta_v \sqrt{N}), \qquad \Delta_v = 1 - 1/h_v  \quad (18)
 
-(``M = 4`` as Ferri et al.).  Here the leaves are a CPT's parent configurations, ``N``
+(``M = 4`` as Ferri et al.).  An expert network (``fit(prior=P, prior_weight=w)``)
+is the root's base measure: :math:`\hat\theta_{root} = (n + w P(x)) / (N + w)` in place
+of the uniform distribution and :math:`m_{root}`.  Here the leaves are a CPT's parent configurations, ``N``
 is the number of rows counted in the node's tree, and every node's estimate is kept, so
 a configuration absent from the data is answered by its deepest ancestor (back-off).
 Its uncertainty is a bootstrap over rows (:mod:`~pybncsmooth.estimators.bootstrap`).
@@ -37,6 +39,7 @@ class MBranch(Estimator):
     eq. (18), 4 by default as Ferri, Flach & Hernandez-Orallo (2003)."""
 
     name = "mbranch"
+    prior_role = "the root's base measure P(x), of weight w, in place of the uniform distribution and m_root"
     # beyond 1e10 (times sqrt(N)) the m-estimates overflow; there every node already equals
     # the uniform distribution
     params = (Param("M", "float", 4.0, "user count of m_v = M (1 + (1 - 1/h) sqrt(N))", high=1e10),)
@@ -51,11 +54,20 @@ class MBranch(Estimator):
             out.append(self.M * (1.0 + (1.0 - 1.0 / h) * math.sqrt(N)))
         return out
 
+    def _root_base(self, tree: ContextTree, m: list[float]) -> np.ndarray:
+        """The root's base measure: uniform, or the expert's :math:`P(x)` (its weight then
+        replaces ``m[0]``, in place)."""
+        prior = self.node_prior(tree)
+        if prior is None:
+            return np.full(tree.child_card, 1.0 / tree.child_card)
+        m[0] = prior.weight  # the root smoothed toward the expert's P(x), with its weight
+        return prior.marginal()
+
     def estimate(self, tree: ContextTree) -> TreeEstimate:
         r = tree.child_card
         m = self.weights(tree)
         probs = []
-        base = np.full((1, r), 1.0 / r)
+        base = self._root_base(tree, m).reshape(1, r)
         for i, lev in enumerate(tree.levels):
             if i > 0:
                 base = probs[-1][lev.parent]
@@ -75,7 +87,7 @@ class MBranch(Estimator):
         r = tree.child_card
         m = self.weights(tree)
         probs: list[np.ndarray] = []
-        base = np.full((1, 1, r), 1.0 / r)
+        base = self._root_base(tree, m).reshape(1, 1, r)
         for i, n in enumerate(counts):
             if i > 0:
                 base = probs[-1][:, tree.levels[i].parent]

@@ -22,7 +22,7 @@ posteriors with a network (:func:`posterior_from_arrays`).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from ..counting.context_tree import ContextTree, config_index
 __all__ = [
     "TreePosterior",
     "DirichletPosterior",
+    "DirichletTablePosterior",
     "MixturePosterior",
     "even_states",
     "DomainPosterior",
@@ -280,6 +281,38 @@ class MixturePosterior(TreePosterior):
         return cls(parts, counts)
 
 
+def _independent_draws(tree: ContextTree, n: int, rng: np.random.Generator, base: np.ndarray,
+                       anc_alpha: Any, strength: Any) -> np.ndarray:
+    r"""``(n, Q, r)`` draws of independent Dirichlet posteriors: configuration ``y``
+    :math:`\mathrm{Dir}(n_y + a_y)` (``base``: ``(Q, r)`` the prior's :math:`a_y`, changed
+    in place); with ``strength`` (back-off), an unseen configuration instead
+    :math:`\mathrm{Dir}(A_y\,\phi)` around its deepest ancestor's posterior draw
+    :math:`\phi \sim \mathrm{Dir}(n_a + \text{anc_alpha}(i))`, :math:`A_y` = ``strength``
+    (a number, or per configuration shaped ``(1, Q, 1)``)."""
+    r, d = tree.child_card, tree.depth
+    lvl, node = backoff_index(tree)
+    Q = len(lvl)
+    seen = lvl == d
+    base[seen] += tree.levels[d].counts[node[seen]]
+    out = np.empty((n, Q, r))
+    for lo, hi in _chunks(n, Q * r):
+        k = hi - lo
+        if strength is None or seen.all():
+            out[lo:hi] = dirichlet(np.broadcast_to(base, (k, Q, r)), rng)
+            continue
+        alpha = np.broadcast_to(base, (k, Q, r)).copy()
+        for i in np.unique(lvl[~seen]):
+            rows = np.flatnonzero(lvl == i)
+            anc = tree.levels[i].counts + anc_alpha(i)
+            used = np.unique(node[rows])
+            phi = np.zeros((k, len(anc), r))
+            phi[:, used] = dirichlet(np.broadcast_to(anc[used], (k, len(used), r)), rng)
+            a = strength if np.ndim(strength) == 0 else strength[:, rows]
+            alpha[:, rows] = a * phi[:, node[rows]]
+        out[lo:hi] = dirichlet(alpha, rng)
+    return out
+
+
 @register_posterior
 class DirichletPosterior(TreePosterior):
     r"""Independent Dirichlet posteriors: configuration ``y`` with counts :math:`n_y` has
@@ -300,30 +333,11 @@ class DirichletPosterior(TreePosterior):
         self.beta_exact = not self.backoff  # type: ignore[misc]
 
     def draw(self, tree: ContextTree, n: int, rng: np.random.Generator) -> np.ndarray:
-        r = tree.child_card
-        d = tree.depth
-        lvl, node = backoff_index(tree)
-        Q = len(lvl)
+        r, d = tree.child_card, tree.depth
         a_leaf = self.level_alpha[d]
-        out = np.empty((n, Q, r))
-        seen = lvl == d
-        base = np.full((Q, r), a_leaf)
-        base[seen] += tree.levels[d].counts[node[seen]]
-        for lo, hi in _chunks(n, Q * r):
-            k = hi - lo
-            if not self.backoff or seen.all():
-                out[lo:hi] = dirichlet(np.broadcast_to(base, (k, Q, r)), rng)
-                continue
-            alpha = np.broadcast_to(base, (k, Q, r)).copy()
-            for i in np.unique(lvl[~seen]):
-                rows = np.flatnonzero(lvl == i)
-                anc = tree.levels[i].counts + self.level_alpha[i]
-                used = np.unique(node[rows])
-                phi = np.zeros((k, len(anc), r))
-                phi[:, used] = dirichlet(np.broadcast_to(anc[used], (k, len(used), r)), rng)
-                alpha[:, rows] = r * a_leaf * phi[:, node[rows]]
-            out[lo:hi] = dirichlet(alpha, rng)
-        return out
+        Q = int(np.prod(tree.parent_cards, dtype=np.int64)) if d else 1
+        return _independent_draws(tree, n, rng, np.full((Q, r), a_leaf), lambda i: self.level_alpha[i],
+                                  r * a_leaf if self.backoff else None)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         return {"level_alpha": self.level_alpha, "backoff": np.array(self.backoff)}
@@ -331,6 +345,42 @@ class DirichletPosterior(TreePosterior):
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "DirichletPosterior":
         return cls(arrays["level_alpha"], bool(arrays["backoff"]))
+
+
+@register_posterior
+class DirichletTablePosterior(TreePosterior):
+    r"""Independent Dirichlet posteriors with a pseudo-count of their own in every cell
+    (an informative prior, :mod:`~pybncsmooth.estimators.prior`): configuration ``y``
+    has :math:`\theta_y \sim \mathrm{Dir}(n_y + a_y)`, ``leaf_alpha`` holding
+    :math:`a_y` for every configuration (configuration-major).  An unseen configuration
+    has its prior :math:`\mathrm{Dir}(a_y)`, or with ``node_alpha`` (back-off: the
+    pseudo-counts of every tree node, per level) a prior of its own strength
+    :math:`A_y = \sum_x a_y(x)` centred on the deepest existing ancestor's posterior,
+    :math:`\mathrm{Dir}(A_y\,\phi)`, :math:`\phi \sim \mathrm{Dir}(n_a + a_a)`."""
+
+    kind = "dirichlet_table"
+
+    def __init__(self, leaf_alpha: np.ndarray, node_alpha: tuple[np.ndarray, ...] | None = None) -> None:
+        self.leaf_alpha = np.asarray(leaf_alpha, dtype=np.float64)
+        self.node_alpha = None if node_alpha is None else tuple(np.asarray(a, dtype=np.float64) for a in node_alpha)
+        self.beta_exact = self.node_alpha is None  # type: ignore[misc]
+
+    def draw(self, tree: ContextTree, n: int, rng: np.random.Generator) -> np.ndarray:
+        strength = None
+        if self.node_alpha is not None:
+            strength = np.maximum(self.leaf_alpha.sum(axis=1), 1e-300)[None, :, None]
+        return _independent_draws(tree, n, rng, self.leaf_alpha.copy(), lambda i: self.node_alpha[i], strength)
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        out = {"leaf_alpha": self.leaf_alpha}
+        for i, a in enumerate(self.node_alpha or ()):
+            out[f"node_alpha_{i}"] = a
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "DirichletTablePosterior":
+        levels = sorted((int(k.rsplit("_", 1)[1]), v) for k, v in arrays.items() if k.startswith("node_alpha_"))
+        return cls(arrays["leaf_alpha"], tuple(v for _, v in levels) if levels else None)
 
 
 @register_posterior

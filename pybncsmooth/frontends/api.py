@@ -91,7 +91,7 @@ def fit(spec: Any, data: Any, /, method: str | Estimator = "bayes", **settings: 
     >>> round(float(net.cpt("A")[1]), 7)
     0.0084983
     """
-    given, hyper = split_settings(settings)
+    given, hyper = split_settings(settings, method)
     options = Options.build("fit", **given)
     estimator = make_estimator(method, options=options, **hyper)
     classifier = options.structure is not None or (

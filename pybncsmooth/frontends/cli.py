@@ -3,6 +3,7 @@
 ::
 
     pybncsmooth fit DATA -s SPEC [--method M] [--OPTION VALUE ...] [-p NAME=VALUE ...] -o OUT
+    pybncsmooth update MODEL DATA [--decay D] [--weights COL] [--prior-weight W] -o OUT
     pybncsmooth predict MODEL DATA --target T [-o OUT.csv] [--on-unseen backoff]
     pybncsmooth query MODEL --target T [--target T2] [--evidence A=x ...]
                       [--interval 0.9 [--draws N] [--seed S] | --map]
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import warnings
 from typing import Any, Sequence
 
 import pandas as pd
@@ -78,6 +80,8 @@ def _fit_settings(args: argparse.Namespace) -> dict[str, Any]:
     if "method" in out and args.method is not None:
         raise ValueError("method is given twice (-p method=... and -m/--method): give it once")
     out["method"] = out.pop("method", None) or args.method or "bayes"
+    if isinstance(out.get("prior"), str) and not isinstance(parse_value(out["prior"]), str):
+        out["prior"] = parse_value(out["prior"])  # a number: hgs's pseudo-counts under their old name
     return out
 
 
@@ -88,8 +92,14 @@ def _read_data(path: str, chunksize: int | None = None) -> Any:
 def _cmd_fit(args: argparse.Namespace) -> int:
     data = args.data  # read in chunks (bounded memory), chunksize= or the default
     try:
-        options = _fit_settings(args)
-        Options.build("fit", **split_settings(options)[0])  # the options checked before any data is read
+        with warnings.catch_warnings(record=True) as renamed:  # a renamed hyperparameter, said plainly
+            warnings.simplefilter("always", DeprecationWarning)
+            settings = _fit_settings(args)
+            given, hyper = split_settings(settings, settings["method"])
+        for w in renamed:
+            print(f"pybncsmooth: warning: {w.message}", file=sys.stderr)
+        options = {**given, **hyper}
+        Options.build("fit", **given)  # the options checked before any data is read
     except (ValueError, PyBNCSmoothError) as e:
         args.subparser.error(str(e))  # the usage line, exit status 2
     if options.get("discretize") is not None:  # cut points are learned from numbers, in memory
@@ -102,6 +112,23 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     if args.verbose:
         with pd.option_context("display.width", 160, "display.max_rows", 500):
             print(net.node_summary().to_string())
+    return 0
+
+
+def _cmd_update(args: argparse.Namespace) -> int:
+    try:
+        settings = given_settings(args, "update", [])
+        Options.build("update", **settings)  # checked before any data is read
+    except (ValueError, PyBNCSmoothError) as e:
+        args.subparser.error(str(e))
+    net = read_network(args.model)
+    if isinstance(net, DAG):
+        raise PyBNCSmoothError(f"{args.model} holds a structure without tables: fit it first (pybncsmooth fit)")
+    new = net.update(args.data, **settings)
+    print(new)
+    out = args.output or args.model
+    new.write(out)
+    print(f"wrote {out}")
     return 0
 
 
@@ -314,6 +341,16 @@ def _add_fit_parser(sub: Any) -> None:
     f.set_defaults(func=_cmd_fit, subparser=f)
 
 
+def _add_update_parser(sub: Any) -> None:
+    """The `update` command: a network and new rows, a flag for every option of update."""
+    u = sub.add_parser("update", help="add new rows to a fitted network without refitting it (net.update)")
+    u.add_argument("model", help="a fitted .pbn network (or tables read from .bif/.dsc/.net/.rds, with --prior-weight)")
+    u.add_argument("data", help="CSV or Parquet file of the new rows")
+    u.add_argument("-o", "--output", help="write the updated network (default: over MODEL)")
+    add_option_flags(u, "update")
+    u.set_defaults(func=_cmd_update, subparser=u)
+
+
 def _add_predict_parser(sub: Any) -> None:
     p = sub.add_parser("predict", help="posterior of a target variable for each row of a data file")
     p.add_argument("model", help=".bif/.dsc/.net/.pbn/.rds network")
@@ -380,6 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     _add_fit_parser(sub)
+    _add_update_parser(sub)
     _add_predict_parser(sub)
     _add_query_parser(sub)
     _add_evaluate_parser(sub)

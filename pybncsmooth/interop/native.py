@@ -24,10 +24,14 @@ from ..data.discretize import Discretizer
 from ..data.schema import Schema
 from ..errors import FileFormatError
 from ..estimators.base import TreeEstimate, make_estimator
+from ..estimators.bootstrap import BootstrapPosterior
 from ..estimators.posterior import posterior_from_arrays
 from ..model.cpd import DomainLastCPD, FixedPrefixCPD, TableCPD, TreeCPD
+from ..estimators.prior import NetworkPrior, NodePrior
+from ..model.fit_state import FitState
 from ..model.formats import NetworkFormat, register_format
 from ..model.network import FittedNetwork
+from ..options import Options, option_names
 from ..structure.dag import DAG
 from .io import check_writable
 
@@ -113,6 +117,71 @@ def _load_posterior(k: int, meta: dict[str, Any], z: Any) -> dict[str, Any]:
     return out
 
 
+def _save_tree_counts(prefix: str, tree: ContextTree, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    for i, lev in enumerate(tree.levels):
+        arrays[f"{prefix}_parent_{i}"] = lev.parent
+        arrays[f"{prefix}_value_{i}"] = lev.value
+        arrays[f"{prefix}_counts_{i}"] = lev.counts
+    return {"child": tree.child, "parents": list(tree.parents), "cards": [int(c) for c in tree.parent_cards],
+            "r": int(tree.child_card)}
+
+
+def _load_tree_counts(prefix: str, meta: dict[str, Any], z: Any) -> ContextTree:
+    levels = tuple(TreeLevel(z[f"{prefix}_parent_{i}"], z[f"{prefix}_value_{i}"], z[f"{prefix}_counts_{i}"])
+                   for i in range(len(meta["parents"]) + 1))
+    return ContextTree(meta["child"], tuple(meta["parents"]), meta["r"], tuple(meta["cards"]), levels)
+
+
+def _save_state(net: "FittedNetwork", arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    """What ``net`` keeps for :meth:`~pybncsmooth.FittedNetwork.update` beyond its trees
+    (:class:`~pybncsmooth.model.fit_state.FitState`: the levels a file fixed; under EM,
+    the complete rows' trees and the incomplete rows' patterns) and the prior network
+    its estimator carries (the families' joints): arrays added, header entries returned."""
+    out: dict[str, Any] = {}
+    st = net.fit_state
+    if st is not None:
+        meta: dict[str, Any] = {"given": list(st.given)}
+        if st.has_em:
+            meta["complete"] = {n: _save_tree_counts(f"em_{k}", t, arrays) for k, (n, t) in enumerate(st.complete.items())}
+            arrays["em_patterns"] = st.patterns
+            arrays["em_pattern_weights"] = st.pattern_weights
+            meta["pattern_variables"] = list(st.pattern_variables)
+        out["fit_state"] = meta
+    prior = getattr(net.estimator, "network_prior", None)
+    if prior is not None:
+        fams = []
+        for k, p in enumerate(prior.families()):
+            arrays[f"prior_{k}_joint"] = p.joint
+            fams.append({"child": p.child, "parents": list(p.parents)})
+        out["prior"] = {"weight": prior.weight, "per": prior.per, "source": prior.source, "families": fams}
+    return out
+
+
+def _load_state(net: "FittedNetwork", header: dict[str, Any], z: Any, schema: Schema) -> None:
+    """The fit state and the prior saved by :func:`_save_state`, back on ``net``."""
+    meta = header.get("fit_state")
+    if meta is not None:
+        em = {}
+        if "complete" in meta:
+            em = {
+                "complete": {n: _load_tree_counts(f"em_{k}", m, z) for k, (n, m) in enumerate(meta["complete"].items())},
+                "patterns": z["em_patterns"], "pattern_weights": z["em_pattern_weights"],
+                "pattern_variables": tuple(meta["pattern_variables"]),
+            }
+        net.fit_state = FitState(given=tuple(meta.get("given", ())), **em)
+    pm = header.get("prior")
+    if pm is not None and net.estimator is not None:
+        fams = [NodePrior(f["child"], tuple(f["parents"]), z[f"prior_{k}_joint"], pm["weight"], pm["per"])
+                for k, f in enumerate(pm["families"])]
+        net.estimator = net.estimator.with_prior(NetworkPrior(pm["weight"], pm["per"], pm["source"], nodes=fams),
+                                                 check=False)
+        for node in net.nodes:  # a bootstrap's replicates take the prior as the estimates did
+            cpd = net.cpd(node)
+            post = getattr(getattr(getattr(cpd, "inner", cpd), "estimate", None), "posterior", None)
+            if isinstance(post, BootstrapPosterior):
+                post.use_estimator(net.estimator)
+
+
 def save_native(net: "FittedNetwork", fh: Any) -> None:
     """Write ``net`` to a binary file object or path."""
     arrays: dict[str, np.ndarray] = {}
@@ -142,6 +211,10 @@ def save_native(net: "FittedNetwork", fh: Any) -> None:
                 f"cannot save the network's transformer {type(net.transformer).__name__} in the native format"
             )
         transformer = _json_safe(net.transformer.to_dict())
+    state_meta = _save_state(net, arrays)
+    opts = {k: v for k, v in net.options.explicit().items()
+            if isinstance(v, (str, int, float, bool)) and not isinstance(v, np.generic) and k not in ("prior", "weights")}
+    state_meta["options"] = {"entry": net.options.entry, "values": opts}
     header = {
         "magic": _MAGIC,
         "version": NATIVE_VERSION,
@@ -153,6 +226,7 @@ def save_native(net: "FittedNetwork", fh: Any) -> None:
         "estimator": None if est is None else {"name": est.name, "params": _json_safe(est.get_params())},
         "cpds": nodes_meta,
         "transformer": transformer,
+        **state_meta,
     }
     arrays["header"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
     np.savez_compressed(fh, **arrays)
@@ -231,14 +305,40 @@ def _load_native(fh: Any, path: str | None = None) -> "FittedNetwork":
             cpds[node] = FixedPrefixCPD(cpds[node], meta["prefix_codes"])
     est = None
     if header.get("estimator"):
-        try:
-            est = make_estimator(header["estimator"]["name"], **header["estimator"]["params"])
-        except Exception:  # an estimator this version does not know: keep the tables
-            est = None
-    net = FittedNetwork(dag, schema, cpds, domain=header.get("domain"), estimator=est, info=header.get("info"))
+        est = _load_estimator(header["estimator"])
+    net = FittedNetwork(dag, schema, cpds, domain=header.get("domain"), estimator=est, info=header.get("info"),
+                        options=_load_options(header.get("options")))
+    _load_state(net, header, z, schema)
     if header.get("transformer"):
         net.transformer = Discretizer.from_dict(header["transformer"])
     return net
+
+
+def _load_options(meta: dict[str, Any] | None) -> Options | None:
+    """The options the network was fitted with, as far as they were saved (their plain
+    values; ``None``: a file without them, whose network takes them from its ``info``)."""
+    if not meta:
+        return None
+    known = option_names()
+    values = {k: v for k, v in meta.get("values", {}).items() if k in known}
+    try:
+        return Options(**values, entry=meta.get("entry", "fit"))
+    except (TypeError, ValueError):
+        return None
+
+
+def _load_estimator(meta: dict[str, Any]) -> Any:
+    """The saved estimator (a seed that was a Generator, saved as its text, is dropped);
+    ``None`` for one this version does not know (the tables are kept)."""
+    params = dict(meta["params"])
+    if meta["name"] == "hgs" and "prior" in params:  # hgs's pseudo-counts, once named prior
+        params["pseudo_count"] = params.pop("prior")
+    if not isinstance(params.get("random_state"), (int, type(None))):
+        params.pop("random_state")
+    try:
+        return make_estimator(meta["name"], **params)
+    except Exception:  # an estimator this version does not know: keep the tables
+        return None
 
 
 def to_bytes(net: "FittedNetwork") -> bytes:

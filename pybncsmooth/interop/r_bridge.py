@@ -28,6 +28,7 @@ __all__ = [
     "as_strings",
     "array_to_list",
     "network_tables",
+    "network_from_tables",
     "describe_methods",
     "method_table",
     "integer_params",
@@ -81,6 +82,36 @@ def network_tables(net: Any) -> dict[str, Any]:
         # rows per domain level with the domain observed (bnlearn's ML marginal of the group)
         out["domain_rows"] = [int(rows.get(v, 0)) + int(added.get(v, 0)) for v in net.levels(net.domain)]
     return out
+
+
+def network_from_tables(nodes: Sequence[str], parents: Sequence[Any], levels: Sequence[Any],
+                        probs: Sequence[Any]) -> Any:
+    """A network of dense tables from a ``bn.fit`` as R holds it (the inverse of
+    :func:`network_tables`; an expert network for ``fit(prior=)``): per node its parents,
+    the levels of every axis (the node's, then its parents') and ``prob`` flattened in
+    R's column-major order."""
+    from ..data.schema import Schema
+    from ..model.cpd import TableCPD
+    from ..model.network import FittedNetwork
+    from ..structure.dag import DAG
+
+    nodes = [str(n) for n in (nodes if isinstance(nodes, (list, tuple)) else [nodes])]
+    as_list = lambda v: [str(x) for x in (v if isinstance(v, (list, tuple)) else [v])]  # noqa: E731
+    pa = {n: as_list(p) if p is not None else [] for n, p in zip(nodes, parents)}
+    lev: dict[str, list[str]] = {}
+    cpds = {}
+    for n, axes, prob in zip(nodes, levels, probs):
+        axes = [as_list(a) for a in (axes if isinstance(axes, (list, tuple)) else [axes])]
+        for v, lv in zip([n, *pa[n]], axes):
+            if lev.setdefault(v, lv) != lv:
+                raise DataError(f"the prior's tables give variable {v!r} the levels {lev[v]} and {lv}")
+        shape = tuple(len(a) for a in axes)
+        table = np.asarray(prob, dtype=np.float64).reshape(shape, order="F")
+        try:
+            cpds[n] = TableCPD(n, pa[n], table)
+        except ValueError as e:
+            raise DataError(f"the prior's table of node {n!r}: {e}") from None
+    return FittedNetwork(DAG(pa, nodes=nodes), Schema(lev, frozenset(lev)), cpds)
 
 
 def describe_methods() -> dict[str, dict[str, Any]]:

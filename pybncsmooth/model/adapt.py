@@ -47,6 +47,7 @@ from ..validation import check_number
 from ._adapt_node import node_context, node_result
 from ._adapt_urn import adapt_posteriors
 from .cpd import DomainLastCPD, TreeCPD
+from .fit_state import FitState
 
 __all__ = ["adapt_network"]
 
@@ -213,4 +214,6 @@ def adapt_network(
     out = type(net)(net.dag, schema, cpds, domain=dom, estimator=net.estimator, info=info,
                     options=net.options.replace(domain=dom) if net.options.domain != dom else net.options)
     out.transformer = net.transformer
+    if net.fit_state is not None:  # the levels a file fixed (an EM fit's rows do not cover the new domain's)
+        out.fit_state = FitState(given=net.fit_state.given)
     return out

@@ -225,13 +225,14 @@ class TreeCPD(CPD):
             out[unseen] = uniform
         elif rule == "fallback":
             k = self.estimate.fallback_from
-            tail = P[:, k:]
-            use = level < self.tree.depth
+            end = self.tree.depth - int(self.domain_last)  # domain last: the fallback is the pooled configurations'
+            tail = P[:, k:end]
+            use = level < end
             if tail.shape[1]:
                 use &= tail.min(axis=1) >= 0
             if use.any():
                 rows = np.flatnonzero(use)
-                out[rows] = fallback[config_index(tail[rows], self.parent_cards[k:])]
+                out[rows] = fallback[config_index(tail[rows], self.parent_cards[k:end])]
         return out
 
     def _dense(self, max_cells: int, stat: str) -> np.ndarray:
@@ -248,7 +249,14 @@ class TreeCPD(CPD):
             k = self.estimate.fallback_from
             q_head = int(np.prod(self.parent_cards[:k], dtype=np.int64)) if k else 1
             full = np.tile(fallback, (q_head, 1))
-            configs = self.tree.node_configs(self.tree.depth)
+            d = self.tree.depth
+            if self.domain_last:  # the pooled configurations', then each domain's below them
+                configs = self.tree.node_configs(d - 1)
+                if len(configs):
+                    back = levels if stat == "mean" else self._levels("unseen_sd")
+                    full[config_index(configs, self.parent_cards[: d - 1])] = back[-2]
+                full = np.repeat(full, self.parent_cards[-1], axis=0)
+            configs = self.tree.node_configs(d)
             if len(configs):
                 full[config_index(configs, self.parent_cards)] = levels[-1]
             return full

@@ -3,8 +3,9 @@ it was fitted with.
 
 The class is assembled from one part per concern, each in a module of its own: its
 tables (:mod:`._network_tables`), its domains (:mod:`._network_domains`), rows scored
-(:mod:`._network_rows`), queries (:mod:`._network_queries`) and reports
-(:mod:`._network_reporting`); this module holds its structure and construction."""
+(:mod:`._network_rows`), queries (:mod:`._network_queries`), reports
+(:mod:`._network_reporting`) and updates with new rows (:mod:`._network_update`); this
+module holds its structure and construction."""
 
 from __future__ import annotations
 
@@ -19,13 +20,14 @@ from ._network_queries import QueriesMixin
 from ._network_reporting import ReportingMixin
 from ._network_rows import RowsMixin
 from ._network_tables import TablesMixin
+from ._network_update import UpdateMixin
 from .cpd import CPD, DomainLastCPD, TreeCPD
 from .formats import network_format
 
 __all__ = ["FittedNetwork"]
 
 
-class FittedNetwork(TablesMixin, DomainsMixin, RowsMixin, QueriesMixin, ReportingMixin):
+class FittedNetwork(TablesMixin, DomainsMixin, RowsMixin, QueriesMixin, ReportingMixin, UpdateMixin):
     """A discrete Bayesian network with estimated conditional probability tables.
 
     Built by :func:`pybncsmooth.fit` or read by :func:`pybncsmooth.read_network`.
@@ -131,6 +133,9 @@ class FittedNetwork(TablesMixin, DomainsMixin, RowsMixin, QueriesMixin, Reportin
             hp = self.info.get("hyperparameters") or {}
             hp_txt = ", ".join(f"{k}={v}" for k, v in hp.items())
             head += f", method={self.method}" + (f" ({hp_txt})" if hp_txt else "")
+        prior = self.info.get("prior")
+        if isinstance(prior, dict):
+            head += f", prior={prior.get('source') or 'a network'} (weight {prior.get('weight')}, per {prior.get('per')})"
         if self.n_rows is not None:
             head += f", n={self.n_rows}"
         if self.domain is not None:

@@ -12,6 +12,7 @@ decides where the domain column goes.
 from .domains import DomainRole, check_domain, strip_domain
 from .fitting import assemble_network, check_counted_weight, estimate_network, fit_network, weighted_source
 from .structure import resolve_structure
+from .update import update_network
 
 __all__ = [
     "fit_network",
@@ -23,4 +24,5 @@ __all__ = [
     "DomainRole",
     "strip_domain",
     "check_domain",
+    "update_network",
 ]

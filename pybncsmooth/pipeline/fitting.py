@@ -15,15 +15,18 @@ from ..data.discretize import MDLDiscretizer, make_discretizer
 from ..data.schema import NA_LABEL, Schema
 from ..data.sources import DataSource, as_source
 from ..data.weights import WEIGHT_COLUMN, check_total_weight, weights_column
-from ..errors import DataError, StructureError
+from ..errors import DataError, StructureError, UndeclaredLevelError
 from ..estimators.base import Estimator
+from ..model.fit_state import FitState
 from ..model.cpd import CPD, DomainLastCPD, TreeCPD
 from ..model.network import FittedNetwork
 from ..options import Options
 from ..structure.dag import DAG
 from .augment import run_augmentation
 from .domains import DomainRole, check_domain
+from ._em_update import em_state
 from .em import EStep, run_em
+from .prior import check_prior_use, load_prior, prior_schema, resolve_prior, with_fit_prior
 from .structure import resolve_structure
 
 __all__ = ["fit_network", "estimate_network", "assemble_network", "check_counted_weight", "weighted_source"]
@@ -54,6 +57,7 @@ def estimate_network(
     ``info`` (rows used, NA policy, ...) is kept in ``FittedNetwork.info`` beside the
     method and its hyperparameters."""
     role = DomainRole.of(options, estimator)
+    estimator = with_fit_prior(estimator, dag, schema, options)
     node_trees = {n: trees[n] for n in dag.nodes}
     check_counted_weight(node_trees, (info or {}).get("weights"))
     if role.split == "last":
@@ -78,6 +82,8 @@ def assemble_network(
     last = DomainRole.of(options, estimator).split == "last"
     cpds = {n: _tree_cpd(trees[n], estimates[n], last) for n in dag.nodes}
     full_info = {"method": estimator.name, "hyperparameters": estimator.hyperparameters()}
+    if estimator.network_prior is not None:
+        full_info["prior"] = estimator.network_prior.describe()
     full_info.update(info or {})
     return FittedNetwork(dag, schema, cpds, domain=options.domain, estimator=estimator, info=full_info,
                          options=options)
@@ -137,10 +143,22 @@ def fit_network(spec: Any, data: Any, estimator: Estimator, options: Options, *,
     if options.weights is not None and (options.weights in dag or options.weights == role.column):
         raise StructureError(f"the weights column {options.weights!r} is a variable of the network")
     dag, file_schema = role.structure(dag, file_schema)
+    prior = load_prior(options.prior)
+    if prior is not None:
+        check_prior_use(estimator, role)
+        file_schema = prior_schema(prior, dag, file_schema)
     if transformer is None and options.discretize is not None and options.structure is None:
         source, transformer = _discretized(source, dag, options)  # a classifier's were cut with the class
-    counter = _count(source, dag, file_schema, role, options)
+    try:
+        counter = _count(source, dag, file_schema, role, options)
+    except UndeclaredLevelError as e:
+        if prior is None:
+            raise
+        e.args = (f"{e.args[0]} (the levels are the prior network's: prior= fixes them)", *e.args[1:])
+        raise
     schema, trees = counter.result()
+    if prior is not None:
+        estimator = estimator.with_prior(resolve_prior(prior, dag, schema, options))
     if options.weights is not None and all(t.total == 0 for t in trees.values()):
         raise DataError(f"the weights column {options.weights!r} has only zero weights (on the rows counted)")
     schema.check_min_levels(dag.nodes)
@@ -149,6 +167,7 @@ def fit_network(spec: Any, data: Any, estimator: Estimator, options: Options, *,
     info = _fit_info(counter, role, options)
     net = estimate_network(dag, schema, trees, estimator, options, info=info)
     net.transformer = transformer
+    net.fit_state = FitState(given=tuple(file_schema) if file_schema is not None else ())
     if options.missing.em is None:
         return net
     return _fit_em(net, source, dag, schema, trees, estimator, options, info)
@@ -217,7 +236,11 @@ def _fit_em(net: FittedNetwork, source: DataSource, dag: DAG, schema: Schema, tr
     estimate = functools.partial(estimate_network, dag, schema, estimator=estimator, options=options, info=info)
     if options.missing.treatment(estimator) == "augmentation":
         assemble = functools.partial(assemble_network, dag, schema, estimator=estimator, options=options, info=info)
-        return run_augmentation(net, estep, trees, estimator, estimate, assemble, draws=options.em_draws,
-                                burn=options.em_burn, progress=options.progress)
-    return run_em(net, estep, trees, estimate, hard=options.missing.em == "hard", tol=options.em_tol,
-                  max_iter=options.em_max_iter)
+        out = run_augmentation(net, estep, trees, estimator, estimate, assemble, draws=options.em_draws,
+                               burn=options.em_burn, progress=options.progress)
+    else:
+        out = run_em(net, estep, trees, estimate, hard=options.missing.em == "hard", tol=options.em_tol,
+                     max_iter=options.em_max_iter)
+    out.transformer = net.transformer
+    out.fit_state = em_state(estep, schema, specs, net.fit_state.given if net.fit_state else ())
+    return out

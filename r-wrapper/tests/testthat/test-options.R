@@ -10,6 +10,11 @@ test_that("every option of fit reaches the fitted network, or is refused by name
   weighted$w <- rep(c(1, 2, 3), length.out = nrow(asia))
   opts <- bncs.options()
   expect_true(all(c("na", "na_label", "weights", "domain", "random_state", "n_jobs") %in% opts$name))
+  # an option whose example names a file (prior = "expert.bif") finds it: an expert network of asia
+  old <- setwd(tempdir())
+  on.exit(setwd(old), add = TRUE)
+  expert <- bncs.fit(asia_string, asia, method = "bayes")
+  attr(expert, "bncs.network")$write("expert.bif")
   checked <- 0L
   for (i in seq_len(nrow(opts))) {
     name <- opts$name[i]
