@@ -9,44 +9,65 @@ notation with a common mantissa length, whichever is narrower (fixed wins ties).
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_EVEN, Decimal, localcontext
-from math import floor, isfinite, log10
+from functools import lru_cache
+from math import isfinite
 from typing import Iterable
 
-__all__ = ["format_r"]
+import numpy as np
+
+__all__ = ["format_r", "format_probs", "probability_digits"]
 
 _DIGITS = 7
 
 
+@lru_cache(maxsize=65536)
 def _scientific(x: float, digits: int = _DIGITS) -> tuple[int, int, int, bool]:
-    """(neg, kpower, nsig, roundingwidens) as R's ``scientific()`` computes them."""
+    """(neg, kpower, nsig, roundingwidens) as R's ``scientific()`` computes them.
+
+    The ``digits`` significant digits of ``|x|`` are its exact binary value rounded
+    half-even (C's ``printf``, as an exact decimal expansion would give)."""
     if x == 0.0:
         return 0, 0, 1, False
     neg = 1 if x < 0 else 0
     r = -x if neg else x
-    kp = floor(log10(r)) - digits + 1
-    with localcontext() as ctx:
-        ctx.prec = 60
-        r_prec = Decimal(r).scaleb(-kp)
-        if r_prec < Decimal(10) ** (digits - 1):
-            r_prec *= 10
-            kp -= 1
-        alpha = int(r_prec.quantize(Decimal(1), rounding=ROUND_HALF_EVEN))
+    mant, ex = f"{r:.{digits - 1}e}".split("e")
+    alpha = int(mant.replace(".", ""))
+    kpower = int(ex)
     nsig = digits
-    for _ in range(digits):
-        if alpha % 10 == 0:
-            alpha //= 10
-            nsig -= 1
-        else:
-            break
-    if nsig == 0:
-        nsig = 1
-        kp += 1
-    kpower = kp + digits - 1
+    while nsig > 1 and alpha % 10 == 0:
+        alpha //= 10
+        nsig -= 1
     rgt = max(0, min(digits - kpower, 22))
     fuzz = 0.5 / 10**rgt
     widens = 0 < kpower <= 22 and r < 10**kpower - fuzz
     return neg, kpower, nsig, widens
+
+
+def probability_digits(values: Iterable[float]) -> int:
+    """The significant digits to write ``values`` with: R's 7, or, when every value is a
+    decimal of at most 12 significant digits (up to floating-point noise: a few units in
+    the last place, as a table read from a file and renormalised is), the fewest that
+    give them all back."""
+    v = np.abs(np.asarray(list(values) if not isinstance(values, np.ndarray) else values, dtype=np.float64))
+    v = v[v > 0]
+    if v.size == 0:
+        return _DIGITS
+    e = np.floor(np.log10(v))
+    ulp = 4 * np.spacing(v)
+    for d in range(_DIGITS, 13):
+        scale = 10.0 ** (e - d + 1)
+        m = v / scale
+        if np.all(np.abs(np.rint(m) - m) * scale <= ulp):
+            return d
+    return _DIGITS
+
+
+def format_probs(values: Iterable[float], nsmall: int = 1) -> list[str]:
+    """``values`` as :func:`format_r` prints them with :func:`probability_digits` digits:
+    bnlearn's output for fitted tables, and tables of short decimals written back
+    unchanged."""
+    vals = np.asarray(values, dtype=np.float64)
+    return format_r(vals.tolist(), nsmall, probability_digits(vals))
 
 
 def format_r(values: Iterable[float], nsmall: int = 1, digits: int = _DIGITS) -> list[str]:
