@@ -61,7 +61,7 @@ def parse_bif(text: str, path: str | None = None) -> NetworkParts:
         if word == "variable":
             _variable(src, header, open_, close, parts, line)
         elif word == "probability":
-            pending.append(_probability(src, header, open_, close, line))
+            pending.append(_probability(src, header, open_, close, line, parts))
         else:
             raise src.error(f"expected 'variable' or 'probability' but found {word or '{'!r}", line)
     for block, table in build_tables(src, pending, parts):
@@ -127,11 +127,11 @@ def _variable(src: BifText, header: str, open_: int, close: int, parts: NetworkP
     parts.add_variable(name, levels, line)
 
 
-def _probability(src: BifText, header: str, open_: int, close: int, line: int) -> Block:
+def _probability(src: BifText, header: str, open_: int, close: int, line: int, parts: NetworkParts) -> Block:
     i, j = header.find("("), header.rfind(")")
     if i < 0 or j < i:
         raise src.error("expected 'probability ( node | parents )'", line)
-    node, parents = _header_names(header[i + 1 : j], src, line)
+    node, parents = _header_names(header[i + 1 : j], src, line, parts.levels)
     body = src.text[open_ + 1 : close]
     if "property" in body:  # blanked, positions kept for the line numbers
         body = _PROPERTY.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), body)
@@ -143,8 +143,11 @@ def _probability(src: BifText, header: str, open_: int, close: int, line: int) -
     return Block(node, parents, line, open_ + 1, body, rows, keywords)
 
 
-def _header_names(inner: str, src: BifText, line: int) -> tuple[str, list[str]]:
-    """``node | p1, p2`` (or the old ``node p1 p2``)."""
+def _header_names(inner: str, src: BifText, line: int, declared: Any) -> tuple[str, list[str]]:
+    """``node | p1, p2`` (or the old ``node p1 p2``; a declared name with spaces is one
+    node)."""
+    if "|" not in inner and unquote(inner) in declared:
+        return unquote(inner), []
     if "|" in inner:
         head, tail = inner.split("|", 1)
         node, parents = unquote(head), [unquote(p) for p in tail.split(",")]

@@ -138,11 +138,12 @@ def _cpts(cards: list[int], scopes: list[list[int]], tables: list[np.ndarray], l
     for lay in [layout] if layout else ["uai", "pgmpy"]:
         out = [_table(t, cards[s[-1]], [cards[i] for i in s[:-1]], lay) for s, t in zip(scopes, tables)]
         bad = next((i for i, t in enumerate(out) if not np.allclose(t.sum(axis=0), 1.0, atol=0.01, rtol=0)), None)
-        if bad is None:
-            return lay, out
+        if bad is None:  # renormalised, as the text formats are
+            return lay, [t / t.sum(axis=0) for t in out]
     raise FileFormatError(
         f"the table of variable {scopes[bad][-1]} is not a distribution over it for each configuration of its parents "
-        f"in the {lay!r} layout" + ("" if layout else " (nor in 'uai'); give layout='pyagrum' or 'pgmpy'"), path)
+        f"in the {lay!r} layout (within 0.01)" + ("" if layout else " (nor in 'uai'); give layout='pyagrum' or 'pgmpy'"),
+        path)
 
 
 def write_uai(net: "FittedNetwork", fh: TextIO, layout: str = "uai") -> None:

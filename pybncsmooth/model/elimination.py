@@ -147,7 +147,8 @@ def choose_order(adj: Mapping[str, set[str]], cards: Mapping[str, int], eliminat
     # a fill-rule pass scores every neighbour pair where min-weight scored neighbours
     mean_deg = best.ops / max(len(eliminate), 1)
     per_run = max(best.ops * (1.0 + mean_deg), 1.0)
-    allowed = int(_SEARCH_SHARE * best.cost / (_OP_CELLS * per_run))
+    search = _OP_CELLS * per_run
+    allowed = _MAX_RESTARTS if search == 0 else int(_SEARCH_SHARE * best.cost / search)
     if best.width > budget:
         allowed = max(allowed, len(_RULES) - 1)  # always look for an order that fits
     tried = [best]
