@@ -13,7 +13,7 @@ from ..errors import FileFormatError
 from ..model.cpd import TableCPD
 from ..model.network import FittedNetwork
 from ..structure.dag import DAG
-from ._rformat import format_probs
+from ._rformat import format_probs, table_digits
 from ._tokens import Cursor, word_or_quoted
 
 __all__ = ["NetworkParts", "table_columns", "write_probability_blocks", "config_label"]
@@ -138,18 +138,22 @@ def write_probability_blocks(
     Columns come in R's ``expand.grid`` order (the first parent varies fastest);
     ``row(codes, labels)`` gives the text before a column's numbers, and
     ``root_prefix`` the text before a root node's numbers, ``name`` a node's name as
-    the format writes it.  Numbers as :func:`~._rformat.format_probs` prints them.
+    the format writes it.  Numbers as :func:`~._rformat.format_probs` prints them: a
+    fitted network's as bnlearn writes them, a table read from a file (no ``method``)
+    with the decimals that read back to it (:func:`~._rformat.table_digits`).
     """
     for node in net.nodes:
         t = net.cpt(node)
         pa = net.parents(node)
         q = name(node)
         if not pa:
-            fh.write(f"probability ( {q} ) {{\n{root_prefix}{', '.join(format_probs(t))};\n}}\n")
+            w, d = table_digits(t.reshape(-1, 1), search=net.method is None)
+            fh.write(f"probability ( {q} ) {{\n{root_prefix}{', '.join(format_probs(w.ravel(), digits=int(d[0])))};\n}}\n")
             continue
         fh.write(f"probability ( {q} | {', '.join(name(p) for p in pa)} ) {{\n")
-        cols = t.reshape(t.shape[0], -1, order="F")
+        cols, digits = table_digits(t.reshape(t.shape[0], -1, order="F"), search=net.method is None)
+        digits = digits.tolist()
         labels = [[str(l) for l in net.levels(p)] for p in pa]
         for i, combo in enumerate(itertools.product(*[range(c) for c in reversed(t.shape[1:])])):
-            fh.write(f"{row(list(reversed(combo)), labels)}{', '.join(format_probs(cols[:, i]))};\n")
+            fh.write(f"{row(list(reversed(combo)), labels)}{', '.join(format_probs(cols[:, i], digits=digits[i]))};\n")
         fh.write("}\n")

@@ -188,6 +188,7 @@ def _count(source: DataSource, dag: DAG, file_schema: Schema | None, role: Domai
         max_levels=options.max_levels,
         na_label=policy.label,
         weights=options.weights,
+        n_jobs=options.n_jobs,
         **role.counter_splits(),
     )
     return count_source(source, counter, progress=options.progress)
