@@ -83,6 +83,10 @@ def count_specs(
     return trees
 
 
+#: counting passes (rows x columns read) below which the dense counting runs in one thread
+_THREADED_WORK = 1 << 24
+
+
 def _balanced(pa_ptr: np.ndarray, parts: int) -> list[tuple[int, int]]:
     """Consecutive ranges of nodes of about equal work (a pass over the rows per parent,
     two more per node)."""
@@ -120,7 +124,9 @@ def _dense_trees(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], n
         network_counts(M, child[j0:j1], pa_ptr[j0 : j1 + 1], pa_idx, pa_card, rcard[j0:j1], cell_off[j0 : j1 + 1],
                        out, missing)
 
-    parallel_map(count, _balanced(pa_ptr, n_workers(n_jobs, len(specs))), n_jobs)
+    work = M.shape[0] * (len(pa_idx) + 2 * len(specs))
+    jobs = 1 if work < _THREADED_WORK else n_workers(n_jobs, len(specs))  # threads cost more than small work
+    parallel_map(count, _balanced(pa_ptr, jobs), jobs)
     depth = np.diff(pa_ptr)
     sizes = np.zeros(int((depth + 1).sum()), dtype=np.int64)
     blk_ptr = np.empty(len(specs) + 1, dtype=np.int64)

@@ -52,9 +52,22 @@ def _network(nodes: list[str], parents: dict[str, list[str]], levels: dict[str, 
              source: str) -> FittedNetwork:
     dag = DAG(parents, nodes=nodes)
     schema = Schema({v: levels[v] for v in nodes}, frozenset(nodes))
-    # checked (columns sum to one within 1e-6) but kept bit for bit: a round trip is exact
-    cpds = {v: TableCPD(v, parents[v], tables[v], normalize=False) for v in nodes}
+    cpds = {v: TableCPD(v, parents[v], _distributions(v, tables[v], source), normalize=False) for v in nodes}
     return FittedNetwork(dag, schema, cpds, info={"source": source})
+
+
+def _distributions(node: str, table: Any, source: str) -> np.ndarray:
+    """The table bit for bit when its columns sum to one (a round trip is exact), else
+    renormalised as a file's tables are (a model read from a rounded file by the other
+    library: within 0.01 of one)."""
+    t = np.asarray(table, dtype=np.float64)
+    s = t.sum(axis=0)
+    if np.all(np.abs(s - 1.0) <= 1e-12):
+        return t
+    if not (np.all(np.isfinite(t)) and (t >= 0).all() and np.all(np.abs(s - 1.0) <= 0.01)):
+        raise DataError(f"the {source} table of {node!r} is not a distribution over it for each configuration of "
+                        "its parents (negative entries, or columns summing to more than 0.01 from one)")
+    return t / s
 
 
 # ----------------------------------------------------------------------------- pgmpy

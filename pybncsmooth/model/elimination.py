@@ -8,7 +8,7 @@ cells of the factor that merges every factor holding the variable,
 with :math:`N(v)` its neighbours in the interaction graph of the factors still live;
 the *total cost* of an order is the sum of these, its *width* the largest.  Finding the
 order of least total cost is NP-hard; the classical greedy rules pick the next variable
-by a local score (Koller and Friedman 2009, Sec. 9.4.3.2; Kjaerulff 1990):
+by a local score (Koller and Friedman 2009, Sec. 9.4.3.2; Kjærulff 1990):
 
 * **min-weight**: the smallest :math:`w(v)`;
 * **min-fill**: the fewest *fill edges* (pairs of neighbours not yet linked, which
@@ -21,7 +21,7 @@ nearly so on most query patterns, and the cheapest to find) and, when the time t
 evaluation is predicted to take (its total cost) is large against the time a search
 would take (predicted from the work min-weight's own greedy pass did), also runs the
 other rules and restarts of them with random tie-breaking and mildly randomised scores
-(Kjaerulff 1992's randomised restarts), as many as that time allows, keeping the order
+(Kask et al. 2011), as many as that time allows, keeping the order
 of least total cost among those whose largest factor fits the budget.  Both
 predictions count operations, not seconds, and the restarts are seeded: a pattern
 always gets the same plan.
@@ -114,6 +114,8 @@ def _greedy(adj: Mapping[str, set[str]], cards: Mapping[str, int], eliminate: Se
     heap = [entry(v) for v in eliminate]
     heapq.heapify(heap)
     order: list[str] = []
+    cost = width = 0
+    widest = None
     while heap:
         *_, version, v = heapq.heappop(heap)
         if v not in todo or version != ver[v]:
@@ -121,6 +123,10 @@ def _greedy(adj: Mapping[str, set[str]], cards: Mapping[str, int], eliminate: Se
         todo.discard(v)
         order.append(v)
         nb = g.pop(v)
+        w = cards[v] * math.prod(cards[u] for u in nb)
+        cost += w
+        if w > width:
+            width, widest = w, v
         for a in nb:
             g[a] |= nb
             g[a].discard(a)
@@ -129,8 +135,7 @@ def _greedy(adj: Mapping[str, set[str]], cards: Mapping[str, int], eliminate: Se
         for u in touched & todo:
             ver[u] += 1
             heapq.heappush(heap, entry(u))
-    done = order_cost(adj, cards, order)
-    return Order(done, done.cost, done.width, done.widest, ops[0])
+    return Order(order, cost, width, widest, ops[0])
 
 
 def choose_order(adj: Mapping[str, set[str]], cards: Mapping[str, int], eliminate: Sequence[str],
