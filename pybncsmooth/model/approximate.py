@@ -34,6 +34,7 @@ import numpy as np
 
 from ..errors import ImpossibleEvidenceError
 from .query_engine import network_tables
+from .query_plan import _ancestral
 
 __all__ = ["LWResult", "likelihood_weighting"]
 
@@ -57,13 +58,7 @@ class LWResult(tuple):
 
 def _ancestral_order(net: Any, start: Sequence[str]) -> list[str]:
     """``start`` and their ancestors, in the network's topological order."""
-    keep: set[str] = set()
-    stack = list(start)
-    while stack:
-        v = stack.pop()
-        if v not in keep:
-            keep.add(v)
-            stack.extend(net.parents(v))
+    keep = _ancestral({v: net.parents(v) for v in net.nodes}, start)
     return [v for v in net.dag.topological_order() if v in keep]
 
 

@@ -63,21 +63,28 @@ class Order(tuple):
         return self
 
 
+def _eliminate(g: dict[str, set[str]], cards: Mapping[str, int], v: str) -> tuple[int, set[str]]:
+    """Remove ``v`` from the graph ``g``, linking its neighbours; the cells of the factor
+    its elimination merges, and its neighbours."""
+    nb = g.pop(v)
+    w = cards[v] * math.prod(cards[u] for u in nb)
+    for a in nb:
+        g[a] |= nb
+        g[a].discard(a)
+        g[a].discard(v)
+    return w, nb
+
+
 def order_cost(adj: Mapping[str, set[str]], cards: Mapping[str, int], order: Sequence[str]) -> Order:
     """The total cost and width of eliminating ``order`` from the graph ``adj``."""
     g = {v: set(n) for v, n in adj.items()}
     cost = width = 0
     widest = None
     for v in order:
-        nb = g.pop(v)
-        w = cards[v] * math.prod(cards[u] for u in nb)
+        w, _ = _eliminate(g, cards, v)
         cost += w
         if w > width:
             width, widest = w, v
-        for a in nb:
-            g[a] |= nb
-            g[a].discard(a)
-            g[a].discard(v)
     return Order(order, cost, width, widest)
 
 
@@ -122,15 +129,10 @@ def _greedy(adj: Mapping[str, set[str]], cards: Mapping[str, int], eliminate: Se
             continue  # stale entry
         todo.discard(v)
         order.append(v)
-        nb = g.pop(v)
-        w = cards[v] * math.prod(cards[u] for u in nb)
+        w, nb = _eliminate(g, cards, v)
         cost += w
         if w > width:
             width, widest = w, v
-        for a in nb:
-            g[a] |= nb
-            g[a].discard(a)
-            g[a].discard(v)
         touched = set(nb) if rule == "weight" else set(nb).union(*(g[a] for a in nb))
         for u in touched & todo:
             ver[u] += 1
