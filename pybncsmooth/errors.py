@@ -40,6 +40,7 @@ __all__ = [
     "ConvergenceWarning",
     "UnseenDomainWarning",
     "UnseenDomainError",
+    "NoDomainColumnError",
     "ClassRelabellingWarning",
 ]
 
@@ -137,12 +138,35 @@ class UnseenLevelError(DataError, KeyError):
         return str(self.args[0])
 
 
-class UnseenDomainError(UnseenLevelError):
-    """Rows of a domain the network was not fitted with, refused (``on_unseen_domain="error"``)."""
+_DOMAIN_HINT = ('on_unseen_domain="warn" answers them with the population-level tables; net.adapt(rows, domain=...) '
+                "adds a domain")
 
-    def __init__(self, column: str, levels: Sequence[Any], known: Sequence[Any] = ()):
-        super().__init__(column, levels, known, hint='on_unseen_domain="warn" answers them with the population-level '
-                                                     "tables; net.adapt(rows, domain=...) adds a domain")
+
+class UnseenDomainError(UnseenLevelError):
+    """Rows or a query without a fitted domain, refused (``on_unseen_domain="error"``):
+    a domain the network was not fitted with, or no domain at all (no domain column, a
+    missing domain value, a query without ``domain=``), which ``what`` then says."""
+
+    def __init__(self, column: str, levels: Sequence[Any], known: Sequence[Any] = (), what: str | None = None):
+        if what is None:
+            super().__init__(column, levels, known, hint=_DOMAIN_HINT)
+            return
+        self.column = column
+        self.levels = list(levels)
+        self.known = list(known)
+        shown = ", ".join(repr(v) for v in self.known[:10]) + (", ..." if len(self.known) > 10 else "")
+        DataError.__init__(self, f"{what}; the fitted domains of {column!r} are {shown} ({_DOMAIN_HINT})")
+
+
+class NoDomainColumnError(UnseenDomainError, MissingColumnError):
+    """Rows without the domain column of a multi-domain fit, refused
+    (``on_unseen_domain="error"``): an :class:`UnseenDomainError` that is also a
+    :class:`MissingColumnError` (what it was before the domain errors were one)."""
+
+    def __init__(self, column: str, known: Sequence[Any] = ()):
+        self.role = "domain"
+        UnseenDomainError.__init__(self, column, [], known,
+                                   what=f"the rows have no domain: {column!r} (domain) is not a column of the data")
 
 
 class UndeclaredLevelError(UnseenLevelError):
@@ -297,11 +321,18 @@ class StatisticUnavailableError(PyBNCSmoothError, ValueError):
     def __init__(self, stat: str, method: str | None, node: str | None = None, reason: str | None = None):
         self.stat = stat
         self.method = method
-        what = f"method {method!r}" if method else "a table read from a file"
         where = f" of node {node!r}" if node else ""
-        why = reason or _NO_POSTERIOR.get(method or "", "")
+        if not method:  # fixed tables: read from a file (or one draw of a posterior)
+            super().__init__(
+                f"no posterior {stat}{where}: the tables are fixed, as read from a BIF, DSC, NET or .rds file, which "
+                "keeps the tables only, not the posterior they were estimated with (tables alone do not say how many "
+                "rows stand behind them). Fit the network with a Bayesian estimator ('bayes', 'hdp', 'hmd', "
+                "'hls-bayes') and save it in the native format (.pbn), which keeps the posterior"
+            )
+            return
+        why = reason or _NO_POSTERIOR.get(method, "")
         super().__init__(
-            f"{what} gives no posterior {stat}{where}" + (f" ({why})" if why else "")
+            f"method {method!r} gives no posterior {stat}{where}" + (f" ({why})" if why else "")
             + ": use a Bayesian estimator ('bayes', 'hdp', 'hmd', 'hls-bayes')"
         )
 

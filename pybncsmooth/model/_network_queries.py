@@ -51,12 +51,14 @@ class QueriesMixin:
             A node, or a list of nodes for their joint posterior.
         evidence:
             ``{variable: level}`` (a missing value leaves the variable unobserved;
-            a value that is not a level raises
-            :class:`~pybncsmooth.errors.UnseenLevelError`), or a data frame with one
+            a value names a level by the package's one rule,
+            :mod:`pybncsmooth.data.levels`: ``1978`` names ``'1978'``, ``'3'`` names
+            ``3``; a value that is not a level raises
+            :class:`~pybncsmooth.errors.UnseenLevelError`; a network fitted with
+            ``discretize=`` takes numbers and its bin labels), or a data frame with one
             query per row, its columns nodes (NaN: unobserved in that row).  ``None``:
             no evidence.  Evidence d-separated from the targets does not change the
-            answer and is not evaluated, except that a level no parent configuration
-            allows is always refused.
+            answer, but evidence of probability zero is refused wherever its zero lies.
         interval:
             Add the equal-tailed credible interval of each probability at this level
             (e.g. ``0.9``), from ``draws`` parameter sets drawn from the posterior of
@@ -64,7 +66,8 @@ class QueriesMixin:
             reproducible); networks without such a posterior raise
             :class:`~pybncsmooth.errors.StatisticUnavailableError`.
         domain:
-            Multi-domain fits: the domain to query.  No domain (``None``) and a label
+            Multi-domain fits: the domain to query (named as :meth:`for_domain`
+            names it).  No domain (``None``) and a label
             unseen in training are answered by the population-level tables, with an
             :class:`~pybncsmooth.errors.UnseenDomainWarning`; ``on_unseen_domain="error"``
             (default: the fit's option) refuses them.
@@ -128,7 +131,8 @@ class QueriesMixin:
         """Draw ``n`` rows by forward (ancestral) sampling in topological order.
 
         ``random_state`` (an int, a ``numpy.random.Generator`` or ``None``) makes the
-        draw reproducible.  Multi-domain networks need ``domain=`` (a level).
+        draw reproducible.  Multi-domain networks need ``domain=`` (a level, named as
+        :meth:`for_domain` names it: 1978 is the domain ``'1978'`` of text labels).
         Columns are pandas Categoricals in node order.
         """
         n = check_int("n", n, low=0)

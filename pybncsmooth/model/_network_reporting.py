@@ -8,7 +8,6 @@ from typing import Any
 import pandas as pd
 
 from ..errors import UnknownNodeError
-from ..validation import check_int, check_probability
 from .cpd import DomainLastCPD, TreeCPD
 from .plotting import plot_cpt, plot_shrinkage
 
@@ -85,11 +84,12 @@ class ReportingMixin:
         ``draws``), the domain's rows and its mean shrinkage weight toward the
         population; see :mod:`pybncsmooth.model.domain_report`.  An estimator without
         posterior sds (``mle``, ``hgs``, ``mbranch``, ``hls``) gives no interval: the
-        report then has no interval columns, and ``attrs["intervals"]`` says why."""
+        report then has no interval columns, and ``attrs["intervals"]`` says why.
+        ``draws`` is 0 (no interval) or at least 2; ``random_state`` seeds the draws.
+        The divergences are finite whatever the draws (a draw's value that underflows
+        to zero gives a divergence of zero, not an infinite or undefined one)."""
         from .domain_report import domain_report
 
-        check_probability("level", level)
-        check_int("draws", draws, low=0)
         return domain_report(self, level=level, draws=draws, random_state=random_state)
 
     def plot_domains(self, node: str, ax: Any = None, **report: Any) -> Any:

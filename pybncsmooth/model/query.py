@@ -39,7 +39,8 @@ from ..validation import check_choice, check_int, check_probability, check_rando
 from .approximate import likelihood_weighting
 from .query_batch import bind_rows, budget_of, posterior_rows
 from .query_engine import _query_tables
-from .query_evidence import check_no_domain, check_targets, dict_codes, domain_network, frame_codes, never_observed
+from .query_evidence import check_no_domain, check_targets, dict_codes, domain_network, frame_codes
+from .query_zeros import impossible_rows
 
 __all__ = ["query", "map_query", "sample_tables", "MapResult"]
 
@@ -106,13 +107,14 @@ def _levels_index(levels: tuple, name: str) -> pd.CategoricalIndex:
 
 
 def _impossible(
-    net: Any, post: np.ndarray, codes: Mapping[str, np.ndarray], labels: Sequence[Any], evidence: dict | None
+    net: Any, post: np.ndarray, codes: Mapping[str, np.ndarray], labels: Sequence[Any], evidence: dict | None,
+    targets: Sequence[str],
 ) -> None:
     """Raise on queries whose evidence has probability zero: those the elimination
-    found (NaN posteriors), and those observing a level that no parent configuration
-    allows (caught even where the evidence is d-separated from the targets)."""
+    found (NaN posteriors), and those :func:`~pybncsmooth.model.query_evidence.impossible_rows`
+    finds (a zero in a factor the evidence d-separates from the targets included)."""
     bad = np.isnan(post.reshape(len(post), -1)).any(axis=1)
-    never = never_observed(net, codes)
+    never = impossible_rows(net, codes, len(post), targets)
     if never is not None:
         bad |= never
     if bad.any():
@@ -134,13 +136,13 @@ def _evaluate(net: Any, targets: tuple[str, ...], evidence: Any, budget: int) ->
         codes, index = frame_codes(net, evidence, targets)
         n = len(index)
         post = posterior_rows(net, targets, codes, n, budget) if n else np.zeros((0, *_cards(net, targets)))
-        _impossible(net, post, codes, list(index), None)
+        _impossible(net, post, codes, list(index), None, targets)
         return post, index, (codes, n)
     ev = dict_codes(net, evidence, targets)
     codes = {v: np.array([c], dtype=np.int64) for v, c in ev.items()}
     post = posterior_rows(net, targets, codes, 1, budget)
     shown = {v: net.schema[v][c] for v, c in ev.items()}
-    _impossible(net, post, codes, [], shown)
+    _impossible(net, post, codes, [], shown, targets)
     return post, None, (codes, 1)
 
 
