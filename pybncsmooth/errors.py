@@ -324,17 +324,21 @@ class StatisticUnavailableError(PyBNCSmoothError, ValueError):
         where = f" of node {node!r}" if node else ""
         if not method:  # fixed tables: read from a file (or one draw of a posterior)
             super().__init__(
-                f"no posterior {stat}{where}: the tables are fixed, as read from a BIF, DSC, NET or .rds file, which "
-                "keeps the tables only, not the posterior they were estimated with (tables alone do not say how many "
-                "rows stand behind them). Fit the network with a Bayesian estimator ('bayes', 'hdp', 'hmd', "
-                "'hls-bayes') and save it in the native format (.pbn), which keeps the posterior"
+                f"no posterior {stat}{where}: a table read from a file is fixed (a BIF, DSC, NET or .rds file keeps "
+                "the tables only, not the posterior they were estimated with: tables alone do not say how many rows "
+                "stand behind them); fit the network from data (every estimator gives intervals) and save it in the "
+                "native format (.pbn), which keeps the posterior"
             )
             return
         why = reason or _NO_POSTERIOR.get(method, "")
-        super().__init__(
-            f"method {method!r} gives no posterior {stat}{where}" + (f" ({why})" if why else "")
-            + ": use a Bayesian estimator ('bayes', 'hdp', 'hmd', 'hls-bayes')"
-        )
+        if reason:
+            advice = ""  # the reason says what to do
+        elif method in _NO_POSTERIOR:
+            advice = ": use a Bayesian estimator ('bayes', 'hdp', 'hmd', 'hls-bayes')"
+        else:
+            advice = ": fit the network from data (every estimator gives intervals), or read it from a .pbn file"
+        kind = "" if method in _NO_POSTERIOR else "posterior "
+        super().__init__(f"method {method!r} gives no {kind}{stat}{where}" + (f" ({why})" if why else "") + advice)
 
 
 class ImpossibleEvidenceError(DataError):
@@ -365,14 +369,11 @@ def _bytes(n: int) -> str:
     return f"{n} bytes"
 
 
-#: why an estimator has no posterior to report
+#: why an estimator without a posterior has no uncertainty where it has none: its
+#: bootstrap over rows covers single-domain fits only
 _NO_POSTERIOR = {
-    "mle": "maximum likelihood is a point estimate",
-    "mestimate": "an m-estimate with back-off is a smoothing rule: where it backs off its value is the "
-    "ancestor's estimate, not the mean of a posterior it states",
-    "hls": "the ridge fit is a penalised point estimate (its Bayesian version is 'hls-bayes')",
-    "mbranch": "M-branch smoothing is a point estimate",
-    "hgs": "hierarchical gradient smoothing is a point estimate",
+    m: "its uncertainty is a bootstrap over rows of one data set, which a multi-domain fit does not offer"
+    for m in ("mle", "mestimate", "hls", "mbranch", "hgs")
 }
 
 

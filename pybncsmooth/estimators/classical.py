@@ -17,6 +17,7 @@ from ..validation import Param
 from ._pooling import fixed_concentration
 from ._stacked import per_row, stack_levels, unstack
 from .base import Estimator, TreeEstimate, register_estimator
+from .bootstrap import ProportionPosterior
 from .posterior import DirichletPosterior, predictive_sd
 
 __all__ = ["MLE", "Bayes", "MEstimate"]
@@ -46,6 +47,12 @@ class MLE(Estimator):
     configuration that never occurs with the deepest ancestor's frequencies
     (bnlearn would return NA); ``"uniform"`` with ``1/r``.  On configurations
     that occur it equals bnlearn's ``bn.fit(method = "mle")``.
+
+    Uncertainty (frequentist): ``cpt_frame(interval=)`` gives each entry's Wilson score
+    interval (statsmodels), ``stat="sd"`` the binomial standard error
+    :math:`\sqrt{p(1-p)/n}`; a configuration without rows ``[0, 1]``; queries and
+    ``sample_parameters`` draw bootstrap replicates over rows
+    (:mod:`~pybncsmooth.estimators.bootstrap`).
     """
 
     name = "mle"
@@ -65,8 +72,14 @@ class MLE(Estimator):
             for k, (name, tree) in enumerate(zip(st.names, st.trees)):
                 if not n[st.bounds[k][0]].any():
                     raise DataError(f"node {tree.child!r} has no complete rows to estimate it from")
-                out[name] = TreeEstimate._closed_form(unstack(st, k, p), self.unseen)
+                out[name] = TreeEstimate._closed_form(unstack(st, k, p), self.unseen, posterior=ProportionPosterior(
+                    self.name, self.hyperparameters(), self.unseen, self))
         return {name: out[name] for name in trees}
+
+    def batch_probs(self, tree: ContextTree, counts: list[np.ndarray]) -> list[np.ndarray]:
+        """Relative frequencies of every replicate (empty nodes: see :meth:`Estimator.batch_probs`)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return [c / c.sum(axis=2, keepdims=True) for c in counts]
 
     def domain_concentration(
         self, counts: np.ndarray, mean: np.ndarray, prior: np.ndarray | None = None, groups: np.ndarray | None = None
@@ -198,12 +211,13 @@ class MEstimate(Estimator):
     :math:`\hat p(x_4 \mid x_0)`), which the paper shows m-estimates need to be
     competitive.
 
-    No uncertainty: where a configuration has data the value is the posterior mean
-    of a Dirichlet(m/r, ..., m/r) prior, but where it backs off it is the
-    ancestor's estimate, the mean of no posterior the rule states.  ``stat="sd"``,
-    intervals and ``sample_parameters`` raise
-    :class:`~pybncsmooth.errors.StatisticUnavailableError`; ``method="bayes"`` gives
-    exact Dirichlet posteriors, the hierarchical estimators calibrated ones.
+    Uncertainty: a bootstrap over rows (:mod:`~pybncsmooth.estimators.bootstrap`):
+    the m-estimate is a smoothing rule, not the mean of a posterior it states (where it
+    backs off its value is the ancestor's estimate), so ``stat="sd"``, intervals and
+    ``sample_parameters`` are the estimator's sampling variability: confidence, not
+    credible, statements (``[0, 1]`` where a configuration has no rows);
+    ``method="bayes"`` gives exact Dirichlet posteriors, the hierarchical estimators
+    calibrated ones.
     """
 
     name = "mestimate"
@@ -223,5 +237,11 @@ class MEstimate(Estimator):
             for k, (name, tree) in enumerate(zip(st.names, st.trees)):
                 if self.m == 0 and not n[st.bounds[k][0]].any():
                     raise DataError(f"node {tree.child!r} has no complete rows and m = 0")
-                out[name] = TreeEstimate._closed_form(unstack(st, k, p), "backoff")
+                out[name] = TreeEstimate._closed_form(unstack(st, k, p), "backoff", posterior=self.bootstrap())
         return {name: out[name] for name in trees}
+
+    def batch_probs(self, tree: ContextTree, counts: list[np.ndarray]) -> list[np.ndarray]:
+        """The m-estimates of every replicate (empty nodes: see :meth:`Estimator.batch_probs`)."""
+        r = tree.child_card
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return [(c + self.m / r) / (c.sum(axis=2, keepdims=True) + self.m) for c in counts]

@@ -101,7 +101,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         print(f"wrote {args.output}")
     if args.verbose:
         with pd.option_context("display.width", 160, "display.max_rows", 500):
-            print(net.summary().to_string())
+            print(net.node_summary().to_string())
     return 0
 
 
@@ -174,7 +174,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
     print(obj)
     print(f"model string: {obj.modelstring()}")
     with pd.option_context("display.width", 160, "display.max_rows", 500, "display.max_columns", 50):
-        print(obj.summary().to_string())
+        print(obj.node_summary().to_string())
         for node in args.cpt or []:
             print(f"\nP({node} | {', '.join(obj.parents(node)) or '-'})")
             print(obj.cpt_frame(node, wide=True).to_string())

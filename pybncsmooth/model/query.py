@@ -22,12 +22,17 @@ A credible interval treats the CPTs :math:`\theta` as unknown: with draws
 given the training data, the interval of :math:`P(x_T \mid x_E)` at level
 :math:`1 - \alpha` is the equal-tailed interval of the :math:`D` values
 :math:`P(x_T \mid x_E; \theta^{(d)})` (their :math:`\alpha/2` and :math:`1 - \alpha/2`
-quantiles), each computed exactly on the same plan.
+quantiles), each computed exactly on the same plan.  For the estimators without a
+posterior the draws are replicates of a bootstrap over rows
+(:mod:`pybncsmooth.estimators.bootstrap`) and the interval a percentile bootstrap
+interval; the result says which in ``attrs["interval"]`` (``"credible"``,
+``"bootstrap"``; ``"confidence"`` for ``mle``, whose draws are its bootstrap too).
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
@@ -37,6 +42,7 @@ from ..errors import HyperparameterError, ImpossibleEvidenceError, StatisticUnav
 from ..options import Options
 from ..validation import check_choice, check_int, check_probability, check_random_state
 from .approximate import likelihood_weighting
+from .draws import interval_kind
 from .query_batch import bind_rows, budget_of, posterior_rows
 from .query_engine import _query_tables
 from .query_evidence import check_no_domain, check_targets, dict_codes, domain_network, frame_codes
@@ -52,7 +58,8 @@ class MapResult(NamedTuple):
     prob: float
 
 
-def sample_tables(net: Any, n: int, random_state: Any = None) -> dict[str, np.ndarray]:
+def sample_tables(net: Any, n: int, random_state: Any = None, nodes: Sequence[str] | None = None
+                  ) -> dict[str, np.ndarray]:
     """``n`` draws of every CPT from its posterior: ``{node: array (n, *net.cpt(node).shape)}``,
     draw ``d`` of all nodes together one parameter set.
 
@@ -68,14 +75,18 @@ def sample_tables(net: Any, n: int, random_state: Any = None) -> dict[str, np.nd
     posterior (maximum likelihood, tables read from a file).  For a multi-domain fit the
     queries call it on the domain's network (:meth:`~pybncsmooth.FittedNetwork.for_domain`;
     the population-level network for a label unseen in training), whose tables have no
-    domain axis.  Without the hook, this raises that error too."""
+    domain axis.  Without the hook, this raises that error too.  A hook that takes
+    ``nodes=`` (the network's does) is asked for the tables of ``nodes`` only (those a
+    query uses: the others cost draws and change nothing)."""
     n = check_int("draws", n, low=2)
     check_random_state(random_state)
     hook = getattr(net, "_posterior_tables", None)
     if hook is None:
         raise StatisticUnavailableError("draws of its tables", net.method)
-    tables = hook(n, np.random.default_rng(random_state))
-    for v in net.nodes:
+    rng = np.random.default_rng(random_state)
+    partial = nodes is not None and "nodes" in inspect.signature(hook).parameters
+    tables = hook(n, rng, nodes=list(nodes)) if partial else hook(n, rng)
+    for v in nodes if partial else net.nodes:
         want = (n, *net.cpt(v).shape)
         got = np.shape(tables.get(v)) if v in tables else None
         if got != want:
@@ -155,11 +166,13 @@ def _intervals(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper bounds ``(n, *cards)`` from ``draws`` posterior parameter sets."""
     codes, n = coded
-    tables = sample_tables(net, draws, random_state)
+    groups = bind_rows(net, targets, codes, n, budget)
+    used = {f.node for _, bound in groups for f in bound.plan.factors}
+    tables = sample_tables(net, draws, random_state, nodes=[v for v in net.nodes if v in used])
     lower = np.empty((n, *_cards(net, targets)))
     upper = np.empty_like(lower)
     tail = (1.0 - level) / 2
-    for rows, bound in bind_rows(net, targets, codes, n, budget):
+    for rows, bound in groups:
         vals = _query_tables(bound, tables, budget)  # (D, rows, *cards); NaN: a draw that rules the row out
         sel = slice(None) if rows is None else rows
         with np.errstate(invalid="ignore"):
@@ -205,13 +218,16 @@ def query(
     if index is None:
         if interval is None:
             return pd.Series(flat[0], index=states, name="prob")
-        return pd.DataFrame({"prob": flat[0], "lower": lo[0], "upper": hi[0]}, index=states)
-    out = pd.DataFrame(flat, index=index, columns=states)
-    if interval is None:
-        return out
-    parts = {"prob": out, "lower": pd.DataFrame(lo, index=index, columns=states),
-             "upper": pd.DataFrame(hi, index=index, columns=states)}
-    return pd.concat(parts, axis=1, names=["stat"])
+        out = pd.DataFrame({"prob": flat[0], "lower": lo[0], "upper": hi[0]}, index=states)
+    else:
+        out = pd.DataFrame(flat, index=index, columns=states)
+        if interval is None:
+            return out
+        parts = {"prob": out, "lower": pd.DataFrame(lo, index=index, columns=states),
+                 "upper": pd.DataFrame(hi, index=index, columns=states)}
+        out = pd.concat(parts, axis=1, names=["stat"])
+    out.attrs.update(interval=interval_kind(qnet, draws=True), level=float(interval), draws=int(draws))
+    return out
 
 
 def map_query(
