@@ -20,7 +20,9 @@ from ..data.encode import DEFAULT_MAX_LEVELS, EncodedData, NAPolicy, encode
 from ..data.mapreduce import reduce_chunks
 from ..data.schema import NA_LABEL, Schema
 from ..data.weights import chunk_weights
-from ..errors import DataError, EmptyDataError, MissingColumnError, UndeclaredLevelError, UnseenLevelError
+from ..errors import (
+    DataError, DuplicateColumnError, EmptyDataError, MissingColumnError, UndeclaredLevelError, UnseenLevelError,
+)
 from ..structure.dag import DAG
 from ..validation import n_workers, parallel_map
 from ._kernels import _level_sizes, network_counts, network_levels
@@ -300,6 +302,8 @@ class NetworkCounter:
                     "row needs its domain; drop those rows or give them a domain level of their own"
                 )
         labels = {str(c): c for c in df.columns}  # integer column labels name nodes by their text
+        if len(labels) < df.shape[1]:  # two columns of one name (or text): encode's check, before the look-ups
+            raise DuplicateColumnError(str(df.columns[df.columns.astype(str).duplicated()][0]))
         for v in self.variables:
             miss = int(df[labels[v]].isna().sum()) if v in labels else 0  # an absent column: encode names it
             if miss:
