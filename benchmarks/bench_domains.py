@@ -29,8 +29,14 @@ upper bound on what one concentration per domain can do).
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,6 +44,9 @@ import pandas as pd
 
 import pybncsmooth as bs
 from pybncsmooth.datasets import dataset_info, load_dataset, structure
+from pybncsmooth.estimators import _domain_prior
+
+ROOT = Path(__file__).resolve().parents[1]
 
 METHODS = {
     "hdp": dict(method="hdp"),
@@ -238,6 +247,318 @@ def lodo(name: str, df: pd.DataFrame, ms: str, domain: str, n_per: int, k: int, 
     return res
 
 
+def six_domains(seed: int = 0) -> tuple[pd.DataFrame, str, str]:
+    """Six domains shaped like the issue's hidden set: a binary outcome ``Y`` with one
+    parent ``P`` whose distribution barely differs (``P(p1)`` 0.48-0.52), outcome rates
+    0.64, 0.63, 0.35, 0.34, 0.25 and 0.06 by domain (log-odds +-0.3 by ``P``), 600-900
+    rows each."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for d, p in enumerate((0.64, 0.63, 0.35, 0.34, 0.25, 0.06)):
+        n = int(rng.integers(600, 901))
+        share = 0.5 + rng.uniform(-0.02, 0.02)
+        par = rng.random(n) < share
+        logit = np.log(p / (1 - p)) + np.where(par, 0.3, -0.3)
+        y = rng.random(n) < 1 / (1 + np.exp(-logit))
+        rows.append(pd.DataFrame({"dom": f"d{d}", "P": np.where(par, "p1", "p0"), "Y": np.where(y, "y1", "y0")}))
+    df = pd.concat(rows, ignore_index=True)
+    return df.assign(**{c: pd.Categorical(df[c]) for c in df}), "[P][Y|P]", "dom"
+
+
+def regret_data(name: str) -> tuple[pd.DataFrame, str, str]:
+    """A data set of ``--regret``: a bundled one, or ``six`` (:func:`six_domains`)."""
+    if name == "six":
+        return six_domains(0)
+    return load_dataset(name), structure(name).modelstring(), dataset_info(name)["domain"]
+
+
+def draw_rows(df: pd.DataFrame, domain: str, seed: int, k: int) -> dict:
+    """Draw ``seed`` of every domain's ``k`` adapting rows (the rest held out): one
+    permutation per domain, in the order of the levels (as ``--lodo`` draws them)."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for d in df[domain].cat.categories:
+        rows = df[df[domain] == d]
+        idx = rng.permutation(len(rows))
+        out[d] = (rows.iloc[idx[:k]], rows.iloc[idx[k:]])
+    return out
+
+
+def regret_rows(name: str, m: str, seeds: list[int], k: int, shares: list[float] | None = None) -> pd.DataFrame:
+    """Leave each domain out: the others fit the population with ``domain=`` (once per
+    left-out domain), and for every draw of ``k`` of its rows: held-out log-likelihood
+    per row of adapt, of the same estimator pooled (the others + the ``k`` rows) and of
+    the separate fit (bayes, iss = 1, on the ``k`` rows); adapt's seconds.  ``shares``:
+    adapt again with each prior probability of a new type (``adapt(new_type=)``; 1: no
+    copying of fitted domains), a column ``share`` telling them apart."""
+    df, ms, domain = regret_data(name)
+    nodes = [c for c in df if c != domain]
+    cuts = {seed: draw_rows(df, domain, seed, k) for seed in seeds}
+    out = []
+    for d in df[domain].cat.categories:
+        others = df[df[domain] != d]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pop = bs.fit(ms, others, method=m, domain=domain, random_state=0)
+            for seed in seeds:
+                ad, te = (x[nodes] for x in cuts[seed][d])
+                pop.adapt(ad, d)  # warm (the first call of a process compiles)
+                t0 = time.perf_counter()
+                one = pop.adapt(ad, d)
+                t_adapt = time.perf_counter() - t0
+                lp = bs.fit(ms, pd.concat([others[nodes], ad]), method=m, random_state=0).logpdf(te).mean()
+                ls = bs.fit(ms, ad, method="bayes", iss=1).logpdf(te).mean()
+                for share in shares or [_domain_prior.NOVEL_SHARE]:
+                    if shares:
+                        one = pop.adapt(ad, d, new_type=share)
+                    la = one.for_domain(d).logpdf(te).mean()
+                    out.append(dict(data=name, method=m, domain=d, draw=seed, share=share, adapt=la, pooled=lp,
+                                    separate=ls, t_adapt=t_adapt))
+    res = pd.DataFrame(out)
+    res["regret"] = np.maximum(res.pooled, res.separate) - res.adapt
+    return res
+
+
+def regret_summary(res: pd.DataFrame) -> pd.DataFrame:
+    """Per data set and method: domain-draws more than 0.01 nats/row behind the better
+    of pooled and separate, the worst regret, adapt's mean gain over each, adapt's time."""
+    rows = []
+    for (data, m, share), g in res.groupby(["data", "method", "share"], sort=False):
+        rows.append(dict(data=data, method=m, share=share, over=f"{int((g.regret > 0.01).sum())}/{len(g)}",
+                         worst=g.regret.max(), mean_regret=g.regret.mean(),
+                         gain_pooled=(g.adapt - g.pooled).mean(), gain_separate=(g.adapt - g.separate).mean(),
+                         adapt_ms=1e3 * g.t_adapt.median()))
+    return pd.DataFrame(rows)
+
+
+def _y_regret_surface(df: pd.DataFrame, domain: str, d: Any, ad: pd.DataFrame, te: pd.DataFrame, m: str,
+                      grid: np.ndarray) -> np.ndarray:
+    """The regret on ``te`` (per row, to the better of pooled and separate) of every
+    outcome table ``P(Y = y1 | P) = (q0, q1)`` on ``grid`` x ``grid``, the parent's
+    table the best any estimate could have (``te``'s own frequencies): ``(G, G)``."""
+    others = df[df[domain] != d].drop(columns=domain)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pooled = bs.fit("[P][Y|P]", pd.concat([others, ad]), method=m, random_state=0).logpdf(te).mean()
+    sep = bs.fit("[P][Y|P]", ad, method="bayes", iss=1).logpdf(te).mean()
+    p = te["P"].cat.codes.to_numpy()
+    y = te["Y"].cat.codes.to_numpy()
+    f = np.array([[np.mean((p == i) & (y == j)) for j in (0, 1)] for i in (0, 1)])
+    share = f.sum(axis=1)
+    best_p = float(share @ np.log(share))
+    ly = (f[0, 1] * np.log(grid) + f[0, 0] * np.log1p(-grid))[:, None] + \
+        (f[1, 1] * np.log(grid) + f[1, 0] * np.log1p(-grid))[None, :]
+    return max(pooled, sep) - best_p - ly
+
+
+def regret_bound(m: str, seeds: list[int], k: int) -> None:
+    """``--bound``: on the six-domain set, pairs of domain-draws whose ``k`` rows have
+    the same number of rows in each parent level and the second at least as many
+    positives in each, though its domain's rate is lower: any estimate that does not
+    lower ``P(Y = y1 | P)`` when a row turns positive gives the second at least the
+    first's, and the least worst regret of the two over all such estimates (the parent's
+    table the best possible, the outcome's on a fine grid) is a bound no such estimator
+    beats.  Printed: the pairs whose bound exceeds 0.01 nats/row."""
+    df, _, domain = six_domains(0)
+    cuts = {seed: draw_rows(df, domain, seed, k) for seed in seeds}
+    grid = np.linspace(0.005, 0.995, 199)
+    cases = []
+    for seed in seeds:
+        for d in df[domain].cat.categories:
+            ad, te = (x.drop(columns=domain) for x in cuts[seed][d])
+            n = pd.crosstab(ad["P"], ad["Y"]).reindex(index=["p0", "p1"], columns=["y0", "y1"], fill_value=0).to_numpy()
+            rate = float((df.loc[df[domain] == d, "Y"] == "y1").mean())
+            cases.append((d, seed, n, rate, ad, te))
+    surf: dict = {}
+    print(f"six domains, {m}: pairs no estimator monotone in the counts can keep both within 0.01 nats/row")
+    found = 0
+    for a in cases:
+        for b in cases:
+            na, nb = a[2], b[2]
+            if a is b or (na.sum(axis=1) != nb.sum(axis=1)).any() or (nb[:, 1] < na[:, 1]).any() or b[3] >= a[3]:
+                continue
+            for c in (a, b):
+                key = (c[0], c[1])
+                if key not in surf:
+                    surf[key] = _y_regret_surface(df, domain, c[0], c[4], c[5], m, grid)
+            ra, rb = surf[(a[0], a[1])], surf[(b[0], b[1])]
+            # b's estimate is at least a's in both parent levels: the least worst of the two
+            rb_up = np.minimum.accumulate(np.minimum.accumulate(rb[::-1, ::-1], axis=0), axis=1)[::-1, ::-1]
+            bound = float(np.maximum(ra, rb_up).min())
+            if bound > 0.01:
+                found += 1
+                print(f"  {a[0]} draw {a[1]} (rate {a[3]:.2f}, rows {na[:, 1].tolist()} positive of "
+                      f"{na.sum(axis=1).tolist()}) and {b[0]} draw {b[1]} (rate {b[3]:.2f}, rows {nb[:, 1].tolist()}): "
+                      f"least worst regret {bound:.4f}", flush=True)
+    print(f"  {found} such pair(s)", flush=True)
+
+
+def regret_main(names: list[str], methods: list[str], seeds: list[int], k: int, csv: str | None,
+                shares: list[float] | None = None) -> None:
+    """``--regret``: the done-when table of adapt's regret, every domain and draw
+    (``shares``: the same for several prior probabilities of a new type)."""
+    res = pd.concat([regret_rows(n, m, seeds, k, shares) for n in names for m in methods], ignore_index=True)
+    with pd.option_context("display.width", 160, "display.max_rows", 2000):
+        cols = ["data", "method", "domain", "draw"] + (["share"] if shares else []) + [
+            "adapt", "pooled", "separate", "regret"]
+        print(res[cols].round(4).to_string(index=False))
+        print()
+        print(regret_summary(res).round(4).to_string(index=False), flush=True)
+    if csv:
+        res.to_csv(csv, index=False)
+
+
+# ----------------------------------------------------------------------------- --scale: many users
+
+SCALE_SHARPNESS = 50.0  # every user's tables Dir(50 * asia's)
+
+
+def users_data(n_users: int, rows: int, seed: int = 0) -> tuple[pd.DataFrame, str]:
+    """``rows`` rows of each of ``n_users`` users on the asia network, every user's
+    tables drawn as ``Dir(50 * asia's table)`` (bnlearn's asia, from the test data):
+    the data and asia's model string."""
+    net = bs.read_network(ROOT / "tests" / "data" / "bnlearn" / "asia.bif")
+    rng = np.random.default_rng(seed)
+    n = n_users * rows
+    user = np.repeat(np.arange(n_users), rows)
+    cols: dict[str, np.ndarray] = {}
+    for v in net.dag.topological_order():
+        t = net.cpt(v)
+        r = t.shape[0]
+        base = np.clip(np.moveaxis(t.reshape(r, -1), 0, -1), 1e-3, None)
+        base /= base.sum(axis=1, keepdims=True)
+        cfg = np.zeros(n, dtype=np.int64)
+        for p in net.parents(v):
+            cfg = cfg * len(net.levels(p)) + cols[p]
+        g = rng.standard_gamma(np.broadcast_to(SCALE_SHARPNESS * base, (n_users,) + base.shape))
+        cum = (g / g.sum(axis=2, keepdims=True))[user, cfg].cumsum(axis=1)  # each row's user's table
+        cols[v] = (cum < rng.random(n)[:, None]).sum(axis=1).clip(max=r - 1)
+    df = pd.DataFrame({v: pd.Categorical.from_codes(cols[v], net.levels(v)) for v in cols})
+    df["user"] = pd.Categorical.from_codes(user, [f"u{i}" for i in range(n_users)])
+    return df, net.modelstring()
+
+
+def _rss_mb() -> float:
+    """This process's peak resident memory so far (MB; Linux reports KB)."""
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def scale_worker(kind: str, n_users: int, rows: int, rounds: int) -> dict:
+    """One measurement in a process of its own (``--scale-worker``): ``fit`` times the
+    pooled and the domain fit side by side (``rounds`` alternating rounds, the best of
+    each) and adapt (the median of seven calls after a warm one, a new user of 20
+    rows: elapsed and this process's CPU time, which a machine shared with other work
+    inflates less); ``memory`` the domain fit's seconds and this process's peak memory."""
+    df, ms = users_data(n_users, rows)
+    nodes = [c for c in df if c != "user"]
+    out: dict = {"users": n_users, "rows": rows, "rss_data_mb": _rss_mb()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if kind == "memory":
+            t0 = time.perf_counter()
+            bs.fit(ms, df, method="hmd", domain="user")
+            out.update(domain_s=time.perf_counter() - t0, rss_mb=_rss_mb())
+            return out
+        bs.fit(ms, df.iloc[:2000], method="hmd", domain="user")  # compile, warm caches
+        pooled, domain = [], []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            bs.fit(ms, df[nodes], method="hmd")
+            pooled.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            net = bs.fit(ms, df, method="hmd", domain="user")
+            domain.append(time.perf_counter() - t0)
+        new = users_data(1, 20, seed=1)[0].drop(columns="user")
+        net.adapt(new, "newcomer")
+        ts, cpu = [], []
+        for _ in range(7):
+            t0, c0 = time.perf_counter(), time.process_time()
+            net.adapt(new, "newcomer")
+            ts.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
+    out.update(pooled_s=min(pooled), domain_s=min(domain), adapt_ms=1e3 * float(np.median(ts)),
+               adapt_cpu_ms=1e3 * float(np.median(cpu)))
+    return out
+
+
+def _in_process(*args: object) -> dict:
+    """:func:`scale_worker` in a fresh Python process (its own peak memory)."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--scale-worker", *map(str, args)]
+    res = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+HDIR_R = """
+suppressMessages(library(bnlearn))
+args <- commandArgs(TRUE)
+d <- read.csv(args[1], colClasses = "factor")
+dag <- model2network(args[2])
+t <- system.time(fit <- bn.fit(dag, d, method = "hdir", group = "user"))
+cat(t[["elapsed"]], "\n")
+"""
+
+
+def hdir_side_by_side(n_users: int, rows: int) -> dict:
+    """bnlearn's ``bn.fit(method = "hdir", group = "user")`` (Rscript, the fit alone,
+    timed by R) beside ours on the same data: the default domain fit and the replay
+    of bnlearn's scheme (``compat="bnlearn"``), best of two each."""
+    df, ms = users_data(n_users, rows)
+    grouped = "[user]" + "".join(
+        f"[{v}|{':'.join([*bs.DAG.from_modelstring(ms).parents(v), 'user'])}]" for v in bs.DAG.from_modelstring(ms).nodes)
+    out = {"users": n_users, "rows": rows}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, kw in (("ours_s", {}), ("ours_bnlearn_s", {"compat": "bnlearn"})):
+            times = []
+            for _ in range(2):
+                t0 = time.perf_counter()
+                bs.fit(ms, df, method="hmd", domain="user", **kw)
+                times.append(time.perf_counter() - t0)
+            out[name] = min(times)
+    if shutil.which("Rscript") is None:
+        return out
+    with tempfile.TemporaryDirectory() as tmp:
+        csv, script = Path(tmp) / "users.csv", Path(tmp) / "hdir.R"
+        df.to_csv(csv, index=False)
+        script.write_text(HDIR_R)
+        times = []
+        for _ in range(2):
+            res = subprocess.run(["Rscript", str(script), str(csv), grouped], capture_output=True, text=True)
+            if res.returncode != 0:
+                out["bnlearn_error"] = res.stderr.strip().splitlines()[-1:]
+                return out
+            times.append(float(res.stdout.split()[-1]))
+        out["bnlearn_s"] = min(times)
+    return out
+
+
+def scale_main(sizes: list[int], rows: int, memory_users: int, memory_rows: int, hdir_users: int, rounds: int) -> None:
+    """``--scale``: the done-when table of the many-user fits (every measurement in a
+    process of its own, one after the other on this machine)."""
+    print(f"asia, {rows} rows a user, every user's tables Dir({SCALE_SHARPNESS:g} * asia's); hmd", flush=True)
+    print(f"{'users':>8s} {'pooled s':>9s} {'domain s':>9s} {'ratio':>6s} {'adapt ms':>9s} {'(cpu ms)':>9s}",
+          flush=True)
+    for n in sizes:
+        r = _in_process("fit", n, rows, rounds)
+        print(f"{n:8d} {r['pooled_s']:9.3f} {r['domain_s']:9.3f} {r['domain_s'] / r['pooled_s']:6.2f} "
+              f"{r['adapt_ms']:9.2f} {r['adapt_cpu_ms']:9.2f}", flush=True)
+    if memory_users:
+        r = _in_process("memory", memory_users, memory_rows, 1)
+        print(f"{memory_users} users x {memory_rows} rows: domain fit {r['domain_s']:.2f} s, peak memory "
+              f"{r['rss_mb']:.0f} MB (the data alone {r['rss_data_mb']:.0f} MB)", flush=True)
+    if hdir_users:
+        r = hdir_side_by_side(hdir_users, rows)
+        line = (f"{hdir_users} users x {rows} rows: ours {r['ours_s']:.2f} s (compat='bnlearn' "
+                f"{r['ours_bnlearn_s']:.2f} s)")
+        if "bnlearn_s" in r:
+            line += (f", bnlearn hdir {r['bnlearn_s']:.2f} s: {r['bnlearn_s'] / r['ours_s']:.1f}x "
+                     f"({r['bnlearn_s'] / r['ours_bnlearn_s']:.1f}x for the replay)")
+        else:
+            line += f", bnlearn not run ({r.get('bnlearn_error', 'Rscript not found')})"
+        print(line, flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", nargs="+", default=["gssvocab", "chile"])
@@ -252,7 +573,40 @@ def main() -> None:
     ap.add_argument("--far", action="store_true", help="--lodo on simulated domains, the last far from the rest")
     ap.add_argument("--oracle", action="store_true",
                     help="--lodo: also the best single s_domain per domain chosen with hindsight (an upper bound)")
+    ap.add_argument("--regret", action="store_true",
+                    help="adapt's regret to the better of pooled and separate: every domain left out, every draw "
+                         "(--seeds) of --k rows, on --data (and 'six', the simulated six-domain set)")
+    ap.add_argument("--k", type=int, default=20, help="--regret: rows adapting the left-out domain")
+    ap.add_argument("--share", type=float, nargs="+",
+                    help="--regret: prior probabilities of a new type to compare (default: the package's, 1/2; "
+                         "1: never a copy of a fitted domain)")
+    ap.add_argument("--bound", action="store_true",
+                    help="--regret: also the least worst regret of pairs of draws on the six-domain set that no "
+                         "estimator monotone in the counts can keep both within 0.01")
+    ap.add_argument("--scale", action="store_true",
+                    help="many users on asia: pooled and domain fits, adapt's time, peak memory, bnlearn's hdir")
+    ap.add_argument("--users", type=int, nargs="+", default=[1000, 10000], help="--scale: numbers of users")
+    ap.add_argument("--user-rows", type=int, default=20, help="--scale: rows a user")
+    ap.add_argument("--memory", type=int, nargs=2, default=[100000, 10], metavar=("USERS", "ROWS"),
+                    help="--scale: the peak-memory fit (0 0: none)")
+    ap.add_argument("--hdir-users", type=int, default=1000, help="--scale: users of the bnlearn hdir run (0: none)")
+    ap.add_argument("--rounds", type=int, default=3, help="--scale: alternating timing rounds")
+    ap.add_argument("--scale-worker", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.scale_worker:
+        kind, n, rows, rounds = args.scale_worker
+        print(json.dumps(scale_worker(kind, int(n), int(rows), int(rounds))))
+        return
+    if args.scale:
+        scale_main(args.users, args.user_rows, *args.memory, args.hdir_users, args.rounds)
+        return
+    if args.regret:
+        names = args.data if args.data != ["gssvocab", "chile"] else ["gssvocab", "chile", "six"]
+        seeds = args.seeds if args.seeds != [7] else [7, 1, 2, 3]
+        regret_main(names, args.methods, seeds, args.k, args.csv, args.share)
+        if args.bound:
+            regret_bound(args.methods[0], seeds, args.k)
+        return
     if args.lodo:
         def data_for(name: str, seed: int) -> tuple:
             if name == "far":  # simulated: a population of its own for every seed

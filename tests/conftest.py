@@ -86,24 +86,142 @@ def insurance() -> pd.DataFrame:
     return _shared("insurance")
 
 
-def adapted_by_hand(counts, pooled, info, code: int, mass=None) -> np.ndarray:
-    """An adapted domain's table by hand (the same layout as :func:`shrunk_by_hand`): the
-    posterior means (n + s' m) / (N + s') with the nested model's s' = s A / (s + A + 1)
-    (``mass``: A per column, default the node's ``s_domain_mass``; infinite: s itself),
-    averaged over the domain's own posterior of s (``info["s_own_*"]`` of ``code``)."""
-    n = np.asarray(counts, dtype=float)
-    m = np.asarray(pooled, dtype=float)
-    codes = list(np.asarray(info["s_own_codes"]))
-    row = codes.index(code)
-    A = np.asarray(info["s_domain_mass"] if mass is None else mass, dtype=float)
-    out = np.zeros_like(n)
-    for log_s, w in zip(info["s_own_log"][row], info["s_own_weights"][row]):
-        if w == 0:
-            continue
-        s = np.exp(log_s)
-        sp = np.where(np.isfinite(A), s * A / (s + A + 1), s)
-        out += w * (n + sp * m) / (n.sum(axis=0) + sp)
+def _flat_table(t: np.ndarray) -> np.ndarray:
+    """A dense CPT (child on axis 0) as ``(configurations, levels)``, configuration-major."""
+    return np.moveaxis(t, 0, -1).reshape(-1, t.shape[0])
+
+
+def _row_counts(net, rows: pd.DataFrame, node: str) -> np.ndarray:
+    """The rows' counts of ``node`` in the dense layout of :func:`_flat_table`."""
+    cards = [len(net.levels(p)) for p in net.parents(node)]
+    cfg = np.zeros(len(rows), dtype=np.int64)
+    for p, c in zip(net.parents(node), cards):
+        cfg = cfg * c + rows[p].cat.codes.to_numpy()
+    out = np.zeros((int(np.prod(cards, dtype=np.int64)), len(net.levels(node))))
+    np.add.at(out, (cfg, rows[node].cat.codes.to_numpy()), 1.0)
     return out
+
+
+def _dm_log(n: np.ndarray, a: np.ndarray) -> float:
+    """log Dirichlet-multinomial of the rows' counts ``n`` (one sequence) under ``a``, summed over rows."""
+    from scipy.special import gammaln
+    rows = n.sum(axis=1) > 0
+    n, a = n[rows], a[rows]
+    return float((gammaln(a.sum(1)) - gammaln(a.sum(1) + n.sum(1)) + (gammaln(a + n) - gammaln(a)).sum(1)).sum())
+
+
+def _pooled_mass(net, node: str) -> np.ndarray:
+    """``A_y`` of every dense configuration the population saw (others: NaN)."""
+    cpd = net.cpd(node)
+    tree = cpd.tree.truncate(cpd.tree.depth - 1)
+    cards = tree.parent_cards
+    out = np.full(int(np.prod(cards, dtype=np.int64)), np.nan)
+    cfg = tree.node_configs(tree.depth)
+    idx = np.zeros(len(cfg), dtype=np.int64)
+    for j, c in enumerate(cards):
+        idx = idx * c + cfg[:, j]
+    out[idx] = cpd.estimate.info["s_domain_mass"]
+    return out
+
+
+def _domain_counts(net, node: str, label) -> np.ndarray:
+    """Domain ``label``'s counts of ``node`` in the fit (dense, the layout of :func:`_flat_table`)."""
+    cpd = net.cpd(node)
+    cfg, cnt = cpd.tree.leaf_table()
+    mine = cfg[:, -1] == net.domains.index(label)
+    idx = np.zeros(int(mine.sum()), dtype=np.int64)
+    for j, c in enumerate(cpd.tree.parent_cards[:-1]):
+        idx = idx * c + cfg[mine, j]
+    out = np.zeros((int(np.prod(cpd.tree.parent_cards[:-1], dtype=np.int64)), cpd.card))
+    out[idx] = cnt[mine]
+    return out
+
+
+def _new_type(net, v: str, n: np.ndarray, pooled: np.ndarray, A: np.ndarray, ls: np.ndarray, w: np.ndarray):
+    """A new type's log evidence in node ``v`` and its table: the nested model around
+    ``pooled`` (masses ``A``, NaN: known exactly), ``s`` from ``(ls, w)``."""
+    from pybncsmooth.estimators._domain_prior import nested_log_evidence
+    seen = n.sum(1) > 0
+    Af = np.where(np.isnan(A), np.inf, A)
+    ev = nested_log_evidence(n[seen], pooled[seen], Af[seen], ls)
+    lone = n[seen].sum(1) == 1
+    ev = ev + (n[seen][lone] * np.log(pooled[seen][lone])).sum()
+    post = w * np.exp(ev - ev.max())
+    log_z = ev.max() + np.log(post.sum())
+    post /= post.sum()
+    tab = np.zeros_like(pooled)
+    for lsk, pk in zip(ls, post):
+        s = np.exp(lsk)
+        sp = np.where(np.isfinite(Af), s * Af / (s + Af + 1), s)[:, None]
+        tab += pk * (n + sp * pooled) / (n.sum(1, keepdims=True) + sp)
+    return log_z, tab
+
+
+def adapted_by_hand(net, rows: pd.DataFrame, label, share: float = 0.5, masses: dict | None = None) -> tuple:
+    """The tables of the domain ``label`` adapted from ``rows`` (every parent
+    configuration of the rows seen by the population), by hand from the population's
+    dense tables: a copy of fitted domain ``e`` (prior ``(1 - share) / D``; at
+    configuration ``y`` the Dirichlet of ``e``'s table there whose sd is ``e``'s sd) or
+    a new type (prior ``share``), spread like the fitted domains (``D / (D + 1)`` of it:
+    ``s`` from the fit's mixing distribution ``s_new_G``, without the domain's own
+    evidence when it is a fitted one) or unusual (``1 / (D + 1)``: the uniform shrinkage
+    prior of ``s``), both the nested model's ``s' = s A / (s + A + 1)`` around
+    the pooled table; weights from the rows' likelihood in every node, the tables the
+    weighted posterior means.  ``masses``: ``A_y`` of some nodes' dense configurations
+    (default: the fit's, for the configurations it saw).  Returns ``({node:
+    (configurations, levels)}, posterior probability of a new type)``, the layout of
+    :func:`_flat_table`."""
+    from pybncsmooth.estimators._domain_prior import UNUSUAL_GRID, unusual_prior
+    fitted = [e for e in net.domains if e != label and net.info["domain_rows"].get(e, 0) > 0]
+    D = len(fitted)
+    pooled = {v: _flat_table(net.for_domain(None).cpt(v)) for v in net.nodes}
+    n = {v: _row_counts(net, rows, v) for v in net.nodes}
+    atoms = {}
+    for e in fitted:
+        one = net.for_domain(e)
+        atoms[e] = {}
+        for v in net.nodes:
+            p = _flat_table(one.cpt(v))
+            if net.cpd(v).has_sd:  # the Dirichlet with the leaf's mean and sd
+                sd = _flat_table(one.cpt(v, stat="sd"))
+                M = (p * (1 - p)).sum(1) / (sd * sd).sum(1) - 1.0
+            else:  # its rows plus the shared concentration (nested where it has none)
+                info = net.cpd(v).estimate.info
+                s_bar = np.exp(np.asarray(info["s_domain_weights"]) @ np.asarray(info["s_domain_log"]))
+                A = _pooled_mass(net, v)
+                N = _domain_counts(net, v, e).sum(1)
+                M = np.where(N > 0, N + s_bar, s_bar * A / (s_bar + A + 1))
+            atoms[e][v] = M[:, None] * p
+    with np.errstate(divide="ignore"):  # share 1: no copy
+        log_w = [np.log((1 - share) / D) + sum(_dm_log(n[v], atoms[e][v]) for v in net.nodes) for e in fitted]
+    kinds = []
+    for prior_w in (share * D / (D + 1), share / (D + 1)):
+        kinds.append([np.log(prior_w), {}])
+    for v in net.nodes:
+        info = net.cpd(v).estimate.info
+        A = (masses or {}).get(v, _pooled_mass(net, v))
+        G = np.asarray(info["s_new_G"])
+        codes = list(np.asarray(info["s_atom_codes"]))
+        if label in net.domains and net.domains.index(label) in codes:  # its own evidence out of the spread
+            j = codes.index(net.domains.index(label))
+            r = G * np.exp(info["s_atom_curves"][j] - info["s_atom_curves"][j].max())
+            G = np.maximum(len(codes) * G - r / r.sum(), 0.0)
+            G /= G.sum()
+        for kind, (ls, w) in zip(kinds, [(UNUSUAL_GRID, G), (UNUSUAL_GRID, unusual_prior())]):
+            ev, tab = _new_type(net, v, n[v], pooled[v], A, ls, w)
+            kind[0] += ev
+            kind[1][v] = tab
+    log_w += [k[0] for k in kinds]
+    wts = np.exp(np.array(log_w) - max(log_w))
+    wts /= wts.sum()
+    out = {}
+    for v in net.nodes:
+        tab = sum(wk * k[1][v] for wk, k in zip(wts[D:], kinds))
+        for e, we in zip(fitted, wts[:D]):
+            a = atoms[e][v] + n[v]
+            tab = tab + we * a / a.sum(1, keepdims=True)
+        out[v] = tab
+    return out, float(wts[D:].sum())
 
 
 def shrunk_by_hand(counts, pooled, info) -> np.ndarray:
@@ -117,3 +235,17 @@ def shrunk_by_hand(counts, pooled, info) -> np.ndarray:
         s = np.exp(log_s)
         out += w * (n + s * m) / (n.sum(axis=0) + s)
     return out
+
+
+def _sites(seed: int, spreads: dict, n: int) -> pd.DataFrame:
+    """``B | A`` in sites whose tables sit ``spreads[site]`` away from a common one."""
+    rng = np.random.default_rng(seed)
+    base = np.array([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3]])
+    rows = []
+    for site, s in spreads.items():
+        tab = np.array([rng.dirichlet(s * b) for b in base])
+        a = rng.choice(2, n, p=[0.6, 0.4])
+        b = (tab[a].cumsum(axis=1) < rng.random(n)[:, None]).sum(axis=1).clip(max=2)
+        rows.append(pd.DataFrame({"site": site, "A": a, "B": b}))
+    df = pd.concat(rows, ignore_index=True).astype(str)
+    return df.assign(**{c: pd.Categorical(df[c]) for c in df})

@@ -1,9 +1,12 @@
-"""A new domain's concentration learned from its rows (adapt), classifiers adapted to a new
-domain, and rows without a fitted domain answered by the population."""
+"""A new domain learned from its rows (adapt: a copy of a fitted domain or a type of its
+own), classifiers adapted to a new domain, and rows without a fitted domain answered by
+the population."""
 
 from __future__ import annotations
 
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,14 +16,8 @@ from scipy.special import gammaln
 
 import pybncsmooth as bs
 from pybncsmooth.errors import MissingColumnError, UnseenDomainError, UnseenDomainWarning
-from pybncsmooth.estimators._domain_prior import (
-    ADAPT_GRID,
-    NOVEL_WEIGHT,
-    grid_weights,
-    nested_log_evidence,
-    own_concentrations,
-)
-from conftest import adapted_by_hand
+from pybncsmooth.estimators._domain_prior import UNUSUAL_GRID, nested_log_evidence, own_concentrations, own_urns
+from conftest import _flat_table, _sites, adapted_by_hand
 
 
 def _dm(n: np.ndarray, a: np.ndarray) -> float:
@@ -67,90 +64,131 @@ def _three_sites(seed: int = 3) -> pd.DataFrame:
     return df.assign(site=pd.Categorical(df.site), A=pd.Categorical(df.A, categories=["a", "b"]))
 
 
-def _posterior_by_hand(net: bs.FittedNetwork, n_new: np.ndarray) -> np.ndarray:
-    """The new site's posterior of s on the grid, from the fit's counts alone: the sites'
-    evidence (each against the others' pooled vector, moment-matched), Laird's EM for the
-    mixing distribution, the sites' profiles and the flat prior as components, the new
-    rows' nested evidence by quadrature."""
-    est = net.cpd("A").estimate
-    ls, ws = est.info["s_domain_log"], est.info["s_domain_weights"]
+def test_how_a_domains_concentration_is_spread_by_hand():
+    """The fit keeps each fitted site's evidence about its own ``s`` (its counts against
+    the other sites' pooled vector, moment-matched: ``DM(n; s' m)``, ``s' = s A / (s + A +
+    1)``) and the mixing distribution Laird's EM gives from them, on the grid."""
+    net = bs.fit("[A]", _three_sites(), method="bayes", domain="site")
+    info = net.cpd("A").estimate.info
+    ls, ws = info["s_domain_log"], info["s_domain_weights"]
     counts = net.cpd("A").tree.leaf_table()[1].astype(float)  # the three sites, in code order
     beta = np.full(2, 1.0 / 2)  # bayes, iss = 1: the root's cell pseudo-count 1 / r
     e = counts * np.array([ws @ ((np.exp(ls) + 1) / (c.sum() + np.exp(ls))) for c in counts])[:, None]
-    s = np.exp(ADAPT_GRID)
+    s = np.exp(UNUSUAL_GRID)
     curves = np.zeros((3, len(s)))
     for d in range(3):
         rest = beta + e.sum(axis=0) - e[d]
         A, m = rest.sum(), rest / rest.sum()
         sp = s * A / (s + A + 1)
         curves[d] = [_dm(counts[d], x * m) for x in sp]
-    h = grid_weights()
+    np.testing.assert_allclose(info["s_atom_curves"], curves, rtol=1e-10)
+    h = np.r_[0.5, np.ones(len(s) - 2), 0.5]
+    G = h / h.sum()
     lik = np.exp(curves - curves.max(axis=1, keepdims=True))
-    G = h.copy()
-    for _ in range(1000):
+    for _ in range(500):
         R = G * lik
-        R /= R.sum(axis=1, keepdims=True)
-        new, G_old = R.mean(axis=0), G
+        new = (R / R.sum(axis=1, keepdims=True)).mean(axis=0)
+        done = np.abs(new - G).max() < 1e-7
         G = new
-        if np.abs(new - G_old).max() < 1e-9:
+        if done:
             break
-    comps = G * lik
-    comps /= comps.sum(axis=1, keepdims=True)
-    novel = h * s / (s + 1) ** 2
-    comps = np.vstack([comps, novel / novel.sum()])
-    A_all = beta.sum() + e.sum()
-    pooled = net.for_domain(None).cpt("A")
-    L = np.array([_nested_by_quadrature(n_new, pooled, A_all, x) for x in s])
-    L = np.exp(L - L.max())
-    z = comps @ L
-    w = np.array([1, 1, 1, NOVEL_WEIGHT]) * z
-    w /= w.sum()
-    post = (w / z) @ (comps * L)
-    return post / post.sum()
+    np.testing.assert_allclose(info["s_new_G"], G, atol=1e-12)
+    assert info["s_atom_codes"].tolist() == [0, 1, 2] and info["s_atom_alpha"].shape == (3, 1, 2)
 
 
-def test_the_new_domains_posterior_of_s_by_hand():
+def test_the_adapted_domain_by_hand():
     net = bs.fit("[A]", _three_sites(), method="bayes", domain="site")
     new = pd.DataFrame({"A": pd.Categorical(["a"] * 9 + ["b"] * 3, categories=["a", "b"])})
     a = net.adapt(new, "s4")
+    tables, p_new = adapted_by_hand(net, new, "s4")
+    np.testing.assert_allclose(_flat_table(a.for_domain("s4").cpt("A")), tables["A"], rtol=1e-10)
     info = a.cpd("A").estimate.info
-    ls, w = own_concentrations(info)[3]
-    got = np.zeros(len(ADAPT_GRID))
-    got[np.searchsorted(ADAPT_GRID, ls - 1e-9)] = w
-    want = _posterior_by_hand(net, np.array([9.0, 3.0]))
-    np.testing.assert_allclose(got, want, atol=1e-9)
-    # the table: (n + s' m) / (N + s') averaged over that posterior, s' = s A / (s + A + 1)
-    pooled = net.for_domain(None).cpt("A")
-    np.testing.assert_allclose(a.for_domain("s4").cpt("A"), adapted_by_hand([9.0, 3.0], pooled, info, 3), rtol=1e-12)
+    got_new, like, p_like, _ = own_urns(info)[3]
+    assert got_new == pytest.approx(p_new, rel=1e-10)
+    # 9 of 12 rows "a": of the three most like s3 (0.55 "a"), the most unusual of them
+    assert like == 2 and 0.2 < p_like < 0.5 and 0.4 < got_new < 0.8, (like, p_like, got_new)
     # the fitted sites' tables, and their shared posterior, are untouched
     for d in ("s1", "s2", "s3"):
         np.testing.assert_array_equal(a.for_domain(d).cpt("A"), net.for_domain(d).cpt("A"))
     np.testing.assert_array_equal(info["s_domain_weights"], net.cpd("A").estimate.info["s_domain_weights"])
-    # s_domain= still fixes it
+    # new_type= is the prior probability of a type of its own; 1: never a copy
+    for share in (0.2, 1.0):
+        other = net.adapt(new, "s4", new_type=share)
+        t, p = adapted_by_hand(net, new, "s4", share=share)
+        np.testing.assert_allclose(_flat_table(other.for_domain("s4").cpt("A")), t["A"], rtol=1e-10)
+        assert own_urns(other.cpd("A").estimate.info)[3][0] == pytest.approx(p, rel=1e-10)
+    assert p == 1.0
+    for bad in (0, 1.5, "half", np.nan):
+        with pytest.raises(bs.errors.HyperparameterError, match="new_type"):
+            net.adapt(new, "s4", new_type=bad)
+    with pytest.raises(bs.errors.HyperparameterError, match="give one of them"):
+        net.adapt(new, "s4", new_type=0.5, s_domain=2.0)
+    # s_domain= fixes the concentration toward the population (the new type alone)
     fixed = net.adapt(new, "s4", s_domain=2.0)
     finfo = fixed.cpd("A").estimate.info
-    assert own_concentrations(finfo)[3][0].tolist() == [np.log(2.0)]
+    assert own_concentrations(finfo)[3][0].tolist() == [np.log(2.0)] and own_urns(finfo)[3][:3] == (1.0, -1, 0.0)
+    pooled = net.for_domain(None).cpt("A")
     A = finfo["s_domain_mass"][0]
     sp = 2.0 * A / (2.0 + A + 1)
     np.testing.assert_allclose(fixed.for_domain("s4").cpt("A"), (np.array([9, 3]) + sp * pooled) / (12 + sp),
                                rtol=1e-12)
 
 
+# ----------------------------------------------------------------------------- six domains
+
+
+def _six_domains(seed: int = 0) -> pd.DataFrame:
+    """Six domains shaped like the issue's: outcome ``Y`` (one parent ``P`` that barely
+    differs) at rates 0.64, 0.63, 0.35, 0.34, 0.25, 0.06, 600-900 rows each: the
+    benchmark's ``six`` (``benchmarks/bench_domains.py``), the same frame."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from bench_domains import six_domains
+
+    return six_domains(seed)[0]
+
+
+def _adapted_scores(df: pd.DataFrame, held: str, positives: int, method: str) -> tuple:
+    """``held`` left out, adapted from 20 of its rows of which ``positives`` have
+    ``Y = y1`` (the first such rows); its other rows scored per row under adapt, the same
+    estimator pooled and the separate fit (bayes, iss = 1); the adapted network."""
+    rows = df[df.dom == held].drop(columns="dom")
+    pos, neg = rows[rows.Y == "y1"], rows[rows.Y == "y0"]
+    ad = pd.concat([pos.iloc[:positives], neg.iloc[:20 - positives]])
+    te = rows.drop(ad.index)
+    others = df[df.dom != held]
+    kw = {"iterations": 300} if method == "hdp" else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pop = bs.fit("[P][Y|P]", others, method=method, domain="dom", random_state=0, **kw)
+        a = pop.adapt(ad, held)
+        pooled = bs.fit("[P][Y|P]", pd.concat([others.drop(columns="dom"), ad]), method=method, random_state=0, **kw)
+        sep = bs.fit("[P][Y|P]", ad, method="bayes", iss=1)
+    return a.for_domain(held).logpdf(te).mean(), pooled.logpdf(te).mean(), sep.logpdf(te).mean(), a
+
+
+@pytest.mark.parametrize("method", ["hmd", "hdp"])
+def test_a_domain_departing_like_a_fitted_one_takes_its_tables(method):
+    """The issue's case: a domain at 0.64 left out, 11 of its 20 rows positive where the
+    other domains together give a third.  It is taken for a copy of the fitted domain at
+    0.63 (the one-concentration model pulled it halfway back to the population, 0.05-0.07
+    nats/row behind the separate fit), its outcome table follows that domain's, and it
+    scores within 0.01 nats/row of the better of pooling and the separate fit.  A
+    typical domain (0.34, 7 of 20 positive) borrows: within 0.01 of pooling, far above
+    the separate fit."""
+    df = _six_domains(0)
+    la, lp, ls, a = _adapted_scores(df, "d0", 11, method)
+    rep = a.domain_report(draws=0).set_index(["domain", "node"])
+    # most like d1 (0.36 of the posterior; 0.42 a type of its own, the rest the other domains)
+    assert rep.loc[("d0", "Y"), "like"] == "d1" and 0.3 < rep.loc[("d0", "Y"), "p_like"] < 0.45
+    assert 0.35 < rep.loc[("d0", "Y"), "p_new"] < 0.5
+    y1 = a.for_domain("d0").cpt("Y")[1]  # P(Y = y1 | P): 0.48 and 0.51, the population's 0.35
+    assert (y1 > 0.47).all() and (y1 > a.for_domain(None).cpt("Y")[1] + 0.1).all(), y1
+    assert la > max(lp, ls) and la > lp + 0.1, (la, lp, ls)
+    la, lp, ls, a = _adapted_scores(df, "d3", 7, method)
+    assert la > lp - 0.01 and la > ls + 0.03, (la, lp, ls)
+
+
 # ----------------------------------------------------------------------------- incrementality
-
-
-def _sites(seed: int, spreads: dict, n: int) -> pd.DataFrame:
-    """``B | A`` in sites whose tables sit ``spreads[site]`` away from a common one."""
-    rng = np.random.default_rng(seed)
-    base = np.array([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3]])
-    rows = []
-    for site, s in spreads.items():
-        tab = np.array([rng.dirichlet(s * b) for b in base])
-        a = rng.choice(2, n, p=[0.6, 0.4])
-        b = (tab[a].cumsum(axis=1) < rng.random(n)[:, None]).sum(axis=1).clip(max=2)
-        rows.append(pd.DataFrame({"site": site, "A": a, "B": b}))
-    df = pd.concat(rows, ignore_index=True).astype(str)
-    return df.assign(**{c: pd.Categorical(df[c]) for c in df})
 
 
 @pytest.mark.parametrize("method", ["hmd", "hdp"])
@@ -215,23 +253,24 @@ def _lodo_scores(df: pd.DataFrame, held: str, seed: int) -> dict:
 
 @pytest.mark.slow
 def test_a_far_domain_keeps_its_counts_and_a_typical_one_borrows():
-    """Eight draws of six sites, one far from the rest (spread 1 against 100).  In every
-    draw the far site learns a concentration a twentieth of a typical site's or less and
-    scores 0.25 nats/row or more above the shared concentration (which pulled it toward
-    the population as hard as a typical site); a typical site does no worse than with the
-    shared one.  Against the separate fit on its 20 rows, the far site is within 0.01
-    nats/row or better in the median draw (and in five of the eight: 20 rows cannot always
-    tell a spread of 1 from one of 10, seed 4 loses 0.17)."""
+    """Eight draws of six sites, one far from the rest (spread 1 against 100), so unlike
+    every fitted site: in every draw it learns a smaller concentration than a typical
+    site and scores 0.25 nats/row or more above the shared concentration (which pulled
+    it toward the population as hard as a typical site) and 0.3 above pooling; a typical
+    site does no worse than with the shared one and far better than alone.  Against the
+    separate fit on its 20 rows, the far site is within 0.01 nats/row or better in the
+    median draw and in six of the eight (20 rows cannot always tell a spread of 1 from
+    one of 10: seed 0 loses 0.035, seed 4 0.21)."""
     gap_sep = []
     for seed in range(8):
         df = _spread_sites(seed)
         far, typical = _lodo_scores(df, "far", seed), _lodo_scores(df, "s1", seed)
-        assert far["s"] < typical["s"] / 20, seed
+        assert far["s"] < typical["s"], seed
         assert far["adapt"] > far["shared"] + 0.25 and far["adapt"] > far["pooled"] + 0.3, seed
         assert typical["adapt"] > typical["shared"] - 0.005 and typical["adapt"] > typical["separate"] + 0.1, seed
         gap_sep.append(far["adapt"] - far["separate"])
     assert np.median(gap_sep) > -0.01
-    assert sum(g > -0.01 for g in gap_sep) >= 5
+    assert sum(g > -0.01 for g in gap_sep) >= 6
 
 
 # ----------------------------------------------------------------------------- reports and draws
@@ -354,7 +393,9 @@ def test_every_eskdb_member_is_adapted():
 def test_a_hierarchical_classifier_learns_the_new_region():
     """Each Chilean region left out, the TAN-hmd classifier adapted from its first 20
     rows: the held-out log-likelihood of the classes rises in four regions of five
-    (C, M, S, SA: by 0.009-0.019 nats/row) and N, a typical region, stays within 0.001."""
+    (C, M, S, SA: by 0.006-0.019 nats/row) and N, a typical region whose first 20 rows
+    look like another region's, stays within 0.01 (it loses 0.007: the bar of adapt's
+    regret, not the 0.001 of the one-concentration model, which could not copy a region)."""
     df = bs.load_dataset("chile")
     feats = [c for c in df if c != "vote"]
     gains = {}
@@ -371,7 +412,7 @@ def test_a_hierarchical_classifier_learns_the_new_region():
         after = clf.predict_proba(test[feats])
         ll = [np.log(p[np.arange(len(y)), y]).mean() for p in (before, after)]
         gains[region] = ll[1] - ll[0]
-    assert sum(g > 0.005 for g in gains.values()) >= 4 and min(gains.values()) > -0.002, gains
+    assert sum(g > 0.005 for g in gains.values()) >= 4 and min(gains.values()) > -0.01, gains
     df, old, new = _chile_split()
     test = new.iloc[20:]
     # a classifier fitted without domains is the population; its domain column is named at adapt
@@ -409,3 +450,14 @@ def test_evaluate_domains_reports_what_the_adapted_domain_learned():
             for d in ("s0", "s1", "s2", "s3", "s4", "far")]
     assert s.loc[("lodo", 20, "hierarchical"), "beats_both"] == pytest.approx(np.mean(wins))
     assert np.isnan(s.loc[("lodo", 20, "pooled"), "beats_both"])
+    # the regret to the better of pooled and separate, per domain, by hand; its mean and worst
+    by_hand = [max(lo["pooled", d], lo["separate", d]) - lo["hierarchical", d]
+               for d in ("s0", "s1", "s2", "s3", "s4", "far")]
+    got = hier[hier.k == 20].set_index("domain")["regret"]
+    np.testing.assert_allclose(got[["s0", "s1", "s2", "s3", "s4", "far"]], by_hand, rtol=1e-12)
+    assert s.loc[("lodo", 20, "hierarchical"), "regret"] == pytest.approx(np.mean(by_hand))
+    assert s.loc[("lodo", 20, "hierarchical"), "max_regret"] == pytest.approx(max(by_hand))
+    assert s.loc[("lodo", 20, "hierarchical"), "over_001"] == pytest.approx(np.mean(np.array(by_hand) > 0.01))
+    assert r.loc[r.setting != "hierarchical", "regret"].isna().all()
+    # the far site, unlike every other, is taken for a type of its own; a typical one may copy another
+    assert float(far.p_new.iloc[0]) > 0.9 and far.like.iloc[0] in {"s0", "s1", "s2", "s3", "s4"}

@@ -15,11 +15,16 @@ The score is the held-out log-likelihood per row (of the whole row, or with ``ta
 the class: its log probability given the other columns, plus the RMSE over classes and
 the log loss).  Beside the score of a hierarchical setting in the ``lodo`` scheme stand
 what the adapted domain learned: its concentration ``s_domain`` (the geometric mean over
-the nodes of each node's posterior geometric mean of :math:`s_D`) and ``shrinkage``
-(the population's weight in its tables, averaged over the nodes:
-:meth:`FittedNetwork.domain_report`).  Win-draw-loss over domains with the two-tailed
-sign test compares two settings; :meth:`DomainEvaluation.summary` gives the share of
-domains where each hierarchical setting beats every pooled and separate one.
+the nodes of each node's posterior geometric mean of :math:`s_D`), ``shrinkage`` (its
+prior's weight in its tables, averaged over the nodes), ``p_new`` (the posterior
+probability that it is a type of its own) and ``like`` (the fitted domain it most
+likely copies: :meth:`FittedNetwork.domain_report`).  A hierarchical setting's
+``regret`` is how far its score falls behind the better of the pooled and separate
+settings in that domain (negative: ahead of both); adapt's aim is a regret of at most
+0.01 nats/row in every domain.  Win-draw-loss over domains with the two-tailed sign test
+compares two settings; :meth:`DomainEvaluation.summary` gives the mean and the worst
+regret and the share of domains where each hierarchical setting beats every pooled and
+separate one.
 """
 
 from __future__ import annotations
@@ -61,9 +66,10 @@ class DomainEvaluation:
     ``results`` has one row per scheme, setting (and its ``mode``), domain, ``k``
     (``lodo``; -1 for ``within``) and repetition, with ``n_test`` and the scores
     (``loglik``: mean held-out log-likelihood per row, higher is better; with a target
-    also ``rmse`` and ``log_loss``, lower is better); a hierarchical setting's ``lodo``
-    rows also hold the adapted domain's learned ``s_domain`` and ``shrinkage`` (see the
-    module documentation)."""
+    also ``rmse`` and ``log_loss``, lower is better); a hierarchical setting's rows hold
+    its ``regret`` (the better pooled or separate ``loglik`` minus its own), its
+    ``lodo`` rows the adapted domain's learned ``s_domain``, ``shrinkage``, ``p_new``
+    and ``like`` (see the module documentation)."""
 
     def __init__(self, results: pd.DataFrame, target: str | None) -> None:
         self.results = results
@@ -71,15 +77,23 @@ class DomainEvaluation:
 
     def summary(self) -> pd.DataFrame:
         """Scores averaged over domains (weighted by held-out rows) per scheme, ``k`` and
-        setting, and for the hierarchical settings ``beats_both``: the share of domains
-        where the setting's score (``loglik``, summed over repetitions) is above that of
-        every pooled and every separate setting."""
+        setting, and for the hierarchical settings the ``regret`` to the better of pooled
+        and separate averaged over the domains (and repetitions), its worst
+        (``max_regret``), the share of domains more than 0.01 nats/row behind
+        (``over_001``) and ``beats_both``: the share of domains where the setting's
+        score (``loglik``, summed over repetitions) is above that of every pooled and
+        every separate setting."""
         r = self.results.dropna(subset=["loglik"])
         cols = [c for c in ("loglik", "rmse", "log_loss") if c in r]
         w = r[cols].multiply(r["n_test"], axis=0)
-        g = w.groupby([r["scheme"], r["k"], r["setting"]], sort=False).sum()
+        keys = [r["scheme"], r["k"], r["setting"]]
+        g = w.groupby(keys, sort=False).sum()
         n = r.groupby(["scheme", "k", "setting"], sort=False)["n_test"].sum()
         out = g.divide(n, axis=0).join(n)
+        if "regret" in r:
+            reg = r["regret"].groupby(keys, sort=False)
+            out["regret"], out["max_regret"] = reg.mean(), reg.max()
+            out["over_001"] = (r["regret"] > 0.01).where(r["regret"].notna()).groupby(keys, sort=False).mean()
         out["beats_both"] = [self._beats_both(*key) for key in out.index]
         return out
 
@@ -269,17 +283,34 @@ def _lodo_score(spec, s, pop, others, ad, te_nodes, d, domain, target, seed, opt
     return {**_scores(one, te_nodes, target), **_learned(adapted, d)}
 
 
-def _learned(adapted: FittedNetwork | None, d: Any) -> dict[str, float]:
+def _learned(adapted: FittedNetwork | None, d: Any) -> dict[str, Any]:
     """What the adapted domain ``d`` learned: its concentration (the geometric mean over
-    the nodes of each node's posterior geometric mean; ``nan`` from no row) and the
-    population's weight in its tables averaged over the nodes (1 from no row)."""
+    the nodes of each node's posterior geometric mean; ``nan`` from no row), its prior's
+    weight in its tables averaged over the nodes (1 from no row), the probability that
+    it is a type of its own and the fitted domain it most likely copies."""
     if adapted is None:
-        return {"s_domain": np.nan, "shrinkage": 1.0}
+        return {"s_domain": np.nan, "shrinkage": 1.0, "p_new": np.nan, "like": None}
     rep = adapted.domain_report(draws=0)
     rep = rep[rep["domain"] == d]
+    if not len(rep):
+        return {"s_domain": np.nan, "shrinkage": np.nan, "p_new": np.nan, "like": None}
     with np.errstate(divide="ignore"):
-        s = float(np.exp(np.mean(np.log(rep["s_domain"].to_numpy())))) if len(rep) else np.nan
-    return {"s_domain": s, "shrinkage": float(rep["shrinkage"].mean()) if len(rep) else np.nan}
+        s = float(np.exp(np.mean(np.log(rep["s_domain"].to_numpy()))))
+    return {"s_domain": s, "shrinkage": float(rep["shrinkage"].mean()), "p_new": float(rep["p_new"].iloc[0]),
+            "like": rep["like"].iloc[0]}
+
+
+def _with_regret(results: pd.DataFrame) -> pd.DataFrame:
+    """``results`` with a hierarchical row's ``regret``: the best ``loglik`` of the pooled
+    and separate settings in the same scheme, ``k``, domain and repetition minus its own
+    (``nan`` for those settings, or without any)."""
+    if results.empty:
+        return results
+    keys = ["scheme", "k", "domain", "repeat"]
+    rivals = results[results["mode"] != "domain"].groupby(keys, observed=True)["loglik"].max().rename("_best")
+    out = results.join(rivals, on=keys)
+    out["regret"] = np.where(out["mode"] == "domain", out["_best"] - out["loglik"], np.nan)
+    return out.drop(columns="_best")
 
 
 def _check_k_grid(k_grid: Any, lodo: bool) -> list[int]:
@@ -393,4 +424,4 @@ def evaluate_domains(
     finally:
         if bar is not None:
             bar.close()
-    return DomainEvaluation(pd.DataFrame(rows), target)
+    return DomainEvaluation(_with_regret(pd.DataFrame(rows)), target)

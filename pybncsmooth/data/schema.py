@@ -64,7 +64,9 @@ class Schema:
     def __post_init__(self) -> None:
         clean: dict[str, tuple] = {}
         for var, lev in self.levels.items():
-            tup = tuple(_python_scalar(v) for v in lev)
+            tup = tuple(lev)
+            if not all(type(v) is str for v in tup):  # text levels (the usual case) need no conversion
+                tup = tuple(_python_scalar(v) for v in tup)
             if len(set(tup)) != len(tup):
                 seen: set = set()
                 dup = next(v for v in tup if v in seen or seen.add(v))  # type: ignore[func-returns-value]
@@ -112,14 +114,32 @@ class Schema:
     def subset(self, variables: Iterable[str]) -> "Schema":
         """The schema restricted to ``variables`` (in that order)."""
         variables = list(variables)
-        return Schema({v: self[v] for v in variables}, self.fixed & frozenset(variables))
+        return Schema._checked({v: self[v] for v in variables}, self.fixed & frozenset(variables))
+
+    @staticmethod
+    def _checked(levels: dict, fixed: Iterable[str]) -> "Schema":
+        """A schema of levels already checked (taken from schemas): no pass over them
+        again (a domain column of a hundred thousand levels)."""
+        out = object.__new__(Schema)
+        object.__setattr__(out, "levels", levels)
+        object.__setattr__(out, "fixed", frozenset(v for v in fixed if v in levels))
+        return out
 
     def with_levels(self, var: str, levels: Sequence[Any], fixed: bool = True) -> "Schema":
-        """A copy with ``var``'s levels replaced (or added)."""
+        """A copy with ``var``'s levels replaced (or added).  Levels that extend ``var``'s
+        own are checked for the new ones alone (a domain added to thousands)."""
         lev = dict(self.levels)
-        lev[var] = tuple(levels)
         fx = set(self.fixed)
         (fx.add if fixed else fx.discard)(var)
+        old = self.levels.get(var)
+        levels = tuple(levels)
+        if old is not None and len(levels) > len(old) and levels[: len(old)] == old:
+            extra = tuple(_python_scalar(v) for v in levels[len(old):])
+            if len(set(extra)) != len(extra) or not set(extra).isdisjoint(old):
+                return Schema({**lev, var: levels}, frozenset(fx))  # the full check names the duplicate
+            lev[var] = old + extra
+            return Schema._checked(lev, fx)
+        lev[var] = levels
         return Schema(lev, frozenset(fx))
 
     def check_min_levels(self, variables: Iterable[str]) -> None:

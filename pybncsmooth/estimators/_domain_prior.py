@@ -1,21 +1,32 @@
-r"""What a fitted population knows about the concentration of a domain it has not seen.
+r"""What a fitted population knows about a domain it has not seen: the prior of a domain
+added later (:meth:`FittedNetwork.adapt`) and its posterior given the domain's rows.
 
 A multi-domain fit models domain ``d``'s vector of parent configuration ``y`` as
-:math:`\theta_{y,d} \sim \mathrm{Dir}(s\,\theta_y)` around the configuration pooled over
-the domains, with one concentration ``s`` per node shared by the fit's domains
-(:mod:`._pooling`).  A domain added later (:meth:`FittedNetwork.adapt`) gets a
-concentration of its own, :math:`s_{new}`, from its posterior given the population and
-its rows:
+:math:`\theta_{y,d} \sim \mathrm{Dir}(s\,\theta_y)` around the configuration's vector
+pooled over the domains, with one concentration ``s`` per node shared by the fit's
+domains (:mod:`._pooling`).  A new domain is exchangeable with the fitted ones.  As the
+predictive rule of a Pitman-Yor process over domain *types* (Pitman and Yor 1997;
+Blackwell and MacQueen 1973 for the Dirichlet process), with every fitted domain a
+type of its own and discount :math:`1/2`, the new domain is
 
-.. math:: p(s_{new} \mid \text{population}, n_{new}) \propto
-          p(s_{new} \mid \text{population})\; p(n_{new} \mid s_{new}, \text{population}).
+* with probability :data:`NOVEL_SHARE` (:math:`1/2`) **a type of its own**: a fresh
+  draw from the fitted model, :math:`\theta_{y,new} \sim \mathrm{Dir}(s\,\theta_y)` in
+  every node with the node's shared ``s`` (its posterior given the fit, on its grid);
+* with probability :math:`1/(2D)` each, **a copy of fitted domain** ``d`` (its tables
+  in every node at once, known as the fit knows them: at configuration ``y`` the
+  Dirichlet :math:`\mathrm{Dir}(M_{yd}\,p_{yd})` matched to the fitted leaf's posterior
+  mean :math:`p_{yd}` and sd; a configuration ``d`` has no rows in answers the pooled
+  vector with a fresh domain's spread).  With more than :data:`MAX_ATOMS` fitted
+  domains an evenly spaced sample of them stands for all (each with probability
+  :math:`1/(2K)`), so that adapting costs the same whatever their number.
 
-**The likelihood** is that of the nested model: the population knows :math:`\theta_y`
-only as well as its domains tell it, a Dirichlet with mean :math:`m_y` and mass
-:math:`A_y = |\beta_y| + \sum_d n_{yd} (s + 1) / (n_{yd} + s)` (the configuration's
-prior :math:`\beta_y` and every domain's rows, a domain's ``n`` rows weighing like
-:math:`n (s + 1) / (n + s)` draws of :math:`\theta_y`, averaged over the fit's posterior
-of ``s``), so
+The new rows weigh the types by their exact marginal likelihood, jointly over the nodes.
+Under the new type it is that of the **nested model**: the population knows
+:math:`\theta_y` only as well as its domains tell it, a Dirichlet with mean :math:`m_y`
+and mass :math:`A_y = |\beta_y| + \sum_d n_{yd} (s + 1) / (n_{yd} + s)` (the
+configuration's prior :math:`\beta_y` and every domain's rows, a domain's ``n`` rows
+weighing like :math:`n (s + 1) / (n + s)` draws of :math:`\theta_y`, averaged over the
+fit's posterior of ``s``), so
 
 .. math:: p(n_{new} \mid s) = \prod_y \int \mathrm{Dir}(\theta; A_y m_y)\,
           \mathrm{DM}(n_{y,new}; s\,\theta)\, d\theta,
@@ -25,35 +36,29 @@ Dirichlet-multinomial expanded in unsigned Stirling numbers, Petitjean et al. 20
 eq. 7, and integrated term by term; a configuration with more than
 :data:`EXACT_MAX_ROWS` rows uses the moment match below).  Given ``s`` the domain's
 vector is, to its second moments, :math:`\mathrm{Dir}(s'\,m_y)` with
-:math:`s' = s A_y / (s + A_y + 1)` (the two Dirichlet stages compounded: for
-:math:`s \ll A_y` the population's uncertainty does not matter, and however large
-``s``, the domain never pools more than the population's :math:`A_y` draws allow),
-whose posterior mean :math:`(n + s' m_y) / (N + s')` is the adapted table.
+:math:`s' = s A_y / (s + A_y + 1)` (the two Dirichlet stages compounded).  Under a copy
+of ``d`` it is the Dirichlet-multinomial :math:`\prod_y \mathrm{DM}(n_{y,new}; M_{yd}
+p_{yd})`.  The posterior of the new domain's vectors is then a mixture of Dirichlets,
+:math:`w_{new} \sum_k \pi_k \mathrm{Dir}(s'_k m_y + n_y) + \sum_d w_d
+\mathrm{Dir}(M_{yd} p_{yd} + n_y)` (:func:`urn_weights`): a domain whose rows look like
+an unusual fitted domain's takes that domain's tables, one that looks typical borrows
+from the population, and one unlike every fitted domain keeps the new type's
+concentration toward the population.
 
-**The prior** is the population's distribution of a domain's concentrations, learned
-from the fit's domains.  Each fitted domain's evidence about its own ``s`` in node
-``v``, :math:`\ell_{d,v}(s)`, is the same nested likelihood with the domain's own rows
-left out of the vector it is compared with (:func:`domain_curves`).  Per node, the
-distribution :math:`G_v` of a domain's ``s`` on the grid :data:`ADAPT_GRID` is the
-nonparametric maximum-likelihood mixing distribution (Laird 1978, EM from the flat
-prior), and each fitted domain's profile is its posterior under :math:`G_v`,
-:math:`r_{d,v}(s) \propto G_v(s)\,e^{\ell_{d,v}(s)}` (:func:`population_prior`).  A new
-domain is exchangeable with the fitted ones: as the Pólya urn of a Dirichlet process
-over domain types (Blackwell and MacQueen 1973) it is like one of the ``D`` fitted
-domains, in every node at once, with prior weight 1 each, or a type of its own, its
-``s`` in every node from the uniform shrinkage prior (:func:`novel_prior`), with weight
-:data:`NOVEL_WEIGHT`.
-The new rows weigh the components jointly over the nodes
-(:func:`new_domain_posterior`): a domain whose rows look like an atypical fitted
-domain's borrows as little as that one does, a typical one as much as the typical
-ones, and rows unlike every fitted domain's select the new type, under which the
-rows alone decide.
+Why not one concentration per new domain, learned from its rows (what ``adapt`` did
+before): when the fitted domains spread widely, :math:`A_y` is small, so even
+:math:`s \to \infty` pools toward a vector the population barely knows
+(:math:`s' \le A_y`); a few rows far from :math:`m_y` are then about as likely under
+large ``s`` as under small, and the concentration learned for a domain that departs
+plainly (11 of 20 rows positive where the others give a third) came out large.  A
+concentration says how far from the centre a domain sits, never in which direction;
+the fitted domains say where the unusual ones are.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -63,54 +68,71 @@ from ._stirling import SHARED_TABLE
 from .posterior import pack_concentrations, trapezoid_weights, unpack_concentrations
 
 __all__ = [
-    "ADAPT_GRID",
-    "NOVEL_WEIGHT",
+    "NOVEL_SHARE",
+    "MAX_ATOMS",
     "EXACT_MAX_ROWS",
     "effective_mass",
-    "domain_curves",
-    "population_prior",
     "nested_log_evidence",
-    "new_domain_posterior",
-    "grid_weights",
-    "novel_prior",
+    "novel_posterior",
+    "UNUSUAL_GRID",
+    "unusual_prior",
+    "atom_codes",
+    "atom_table",
+    "spread_of_concentrations",
+    "without_domain",
+    "moment_mass",
+    "ATOM_BUDGET",
+    "atom_log_evidence",
+    "urn_weights",
     "own_concentrations",
+    "own_urns",
     "with_own_concentration",
 ]
 
-#: the grid of log s a new domain's posterior lives on (steps of 0.25, S_MIN to S_MAX)
-ADAPT_GRID = np.arange(math.log(S_MIN), math.log(S_MAX) + 1e-9, 0.25)
+#: prior probability that a new domain is a type of its own (the Pitman-Yor process's
+#: discount 1/2 with its concentration 0, every fitted domain a type: each fitted
+#: domain then has prior probability 1 / (2 D)).  With 1 / (D + 1) instead (the
+#: Dirichlet process's conventional concentration 1) the rows choose among the fitted
+#: domains more eagerly: on GSS 20 rows of a held-out year then point to the wrong years
+#: more often (12 of 80 domain-draws more than 0.01 nats/row behind pooling, against 7),
+#: for a mean gain over pooling of 0.018 nats/row against 0.015
+#: (``benchmarks/bench_domains.py --regret``).
+NOVEL_SHARE = 0.5
 
-#: prior weight of "a type of its own" against weight 1 for each fitted domain (the
-#: Dirichlet process's concentration, at its conventional value 1: with ``D`` fitted
-#: domains a new one is of a new type with prior probability ``1 / (D + 1)``).  A
-#: tenth of it pulled a domain unusual in one node of two toward the population
-#: (0.21 nats/row worse than its separate fit on simulated sites, 0.07 with 1) and
-#: changed nothing measurable on GSS or Chile (``benchmarks/bench_domains.py --lodo``).
-NOVEL_WEIGHT = 1.0
+#: fitted domains a new domain can be a copy of, at most (beyond: an evenly spaced
+#: sample of them, each standing for ``D / MAX_ATOMS`` domains)
+MAX_ATOMS = 256
+
+#: values at most in a node's table of the fitted domains' Dirichlets kept for adapt
+#: (``domains x configurations x levels``; fewer domains where the tables are large)
+ATOM_BUDGET = 1 << 20
 
 #: a configuration's rows up to which the nested evidence is computed exactly
 EXACT_MAX_ROWS = 400
 
-#: EM iterations at most for the mixing distribution, and its tolerance (the EM creeps
-#: along likelihoods that are flat in ``s``, where the weights do not matter)
-_EM_MAX_ITER, _EM_TOL = 1000, 1e-9
+#: the grid of log s of an unusual new type's concentration (steps of 0.5, S_MIN to S_MAX:
+#: its prior is smooth, and the rows' evidence in ``s`` too)
+UNUSUAL_GRID = np.arange(math.log(S_MIN), math.log(S_MAX) + 1e-9, 0.5)
 
 
-def grid_weights(grid: np.ndarray = ADAPT_GRID) -> np.ndarray:
-    """The flat prior on ``log s``: trapezoidal weights of the grid, summing to 1."""
-    w = trapezoid_weights(grid)
-    return w / w.sum()
-
-
-def novel_prior(grid: np.ndarray = ADAPT_GRID) -> np.ndarray:
-    r"""The concentration of a domain unlike every fitted one: uniform on the weight
+def unusual_prior(grid: np.ndarray = UNUSUAL_GRID) -> np.ndarray:
+    r"""The concentration of a new type unlike the fitted domains: uniform on the weight
     :math:`s / (s + 1)` the population gets against one of the domain's rows (the
     uniform shrinkage prior, Christiansen and Morris 1997; Daniels 1999), on the grid of
     :math:`\log s`: :math:`p(\log s) \propto s / (s + 1)^2`.  It leaves neither no
     pooling nor complete pooling much weight that the rows cannot remove."""
+    if grid is UNUSUAL_GRID and _UNUSUAL_PRIOR:
+        return _UNUSUAL_PRIOR[0]
     s = np.exp(np.asarray(grid, dtype=np.float64))
-    w = grid_weights(grid) * s / (s + 1.0) ** 2
-    return w / w.sum()
+    w = trapezoid_weights(grid) * s / (s + 1.0) ** 2
+    w = w / w.sum()
+    if grid is UNUSUAL_GRID:
+        w.flags.writeable = False
+        _UNUSUAL_PRIOR.append(w)
+    return w
+
+
+_UNUSUAL_PRIOR: list = []  # the prior on UNUSUAL_GRID, computed once
 
 
 def effective_mass(counts: np.ndarray, groups: np.ndarray, beta: np.ndarray, log_s: np.ndarray,
@@ -121,12 +143,16 @@ def effective_mass(counts: np.ndarray, groups: np.ndarray, beta: np.ndarray, log
     (``(G, r)``: the Dirichlet the population knows :math:`\theta_y` by)."""
     n = np.asarray(counts, dtype=np.float64)
     tot = n.sum(axis=1)
-    s = np.exp(np.asarray(log_s, dtype=np.float64))[:, None]
-    ratio = (s + 1.0) / (np.maximum(tot, 1e-300)[None, :] + s)  # s = 0 (no pooling): a domain is one draw
-    factor = np.asarray(weights, dtype=np.float64) @ ratio
+    safe = np.maximum(tot, 1e-300)
+    factor = np.zeros(len(tot))
+    for ls, w in zip(np.asarray(log_s, dtype=np.float64), np.asarray(weights, dtype=np.float64)):
+        s = np.exp(ls)
+        factor += w * (s + 1.0) / (safe + s)  # s = 0 (no pooling): a domain is one draw
     e = n * np.where(tot > 0, factor, 0.0)[:, None]
     post = np.array(beta, dtype=np.float64, copy=True)
-    np.add.at(post, np.asarray(groups, dtype=np.int64), e)
+    g = np.asarray(groups, dtype=np.int64)
+    for x in range(n.shape[1]):  # bincount: one pass per level (np.add.at is far slower on many leaves)
+        post[:, x] += np.bincount(g, weights=e[:, x], minlength=post.shape[0])[: post.shape[0]]
     return e, post
 
 
@@ -153,22 +179,10 @@ def _dm_curves(n, m, mass, dom, grid, out):  # pragma: no cover - compiled
             out[dom[i], k] += v
 
 
-def domain_curves(counts: np.ndarray, groups: np.ndarray, domains: np.ndarray, n_domains: int, e: np.ndarray,
-                  post: np.ndarray, grid: np.ndarray = ADAPT_GRID) -> np.ndarray:
-    r"""Each fitted domain's log evidence about its own concentration, ``(J, K)`` on
-    ``grid``: the nested likelihood of its leaves, each compared with its configuration
-    known from the *other* domains (:math:`\beta_y + \sum_{d' \ne d} e_{yd'}`, mean and
-    mass) through the moment-matched :math:`\mathrm{DM}(n; s' m)`.  ``e``, ``post``: the
-    leaves' effective counts and the configurations' Dirichlets (:func:`effective_mass`).
-    A domain without a leaf of two rows or more has a flat row."""
-    g = np.asarray(groups, dtype=np.int64)
-    out_post = post[g] - e  # every leaf's configuration without the leaf's own domain
-    mass = out_post.sum(axis=1)
-    centre = out_post / np.maximum(mass, 1e-300)[:, None]
-    out = np.zeros((n_domains, len(grid)))
-    _dm_curves(np.asarray(counts, dtype=np.float64), centre, mass, np.asarray(domains, dtype=np.int64),
-               np.asarray(grid, dtype=np.float64), out)
-    return out
+#: EM iterations at most for the mixing distribution of a domain's concentration, and
+#: its tolerance (the EM creeps along likelihoods that are flat in ``s``, where the
+#: weights do not matter)
+_EM_MAX_ITER, _EM_TOL = 500, 1e-7
 
 
 @njit(cache=True, nogil=True)
@@ -197,28 +211,40 @@ def _em_mixing(lik, h, max_iter, tol):  # pragma: no cover - compiled
     return G
 
 
-def population_prior(curves: np.ndarray, present: np.ndarray, grid: np.ndarray = ADAPT_GRID) -> dict[str, Any]:
-    r"""What a node's estimate keeps for new domains: the fitted domains' evidence
-    ``curves`` (``(J, K)``; ``present``: the domains with rows) and the mixing
-    distribution :math:`G` of a domain's ``s`` they give (Laird 1978; a flat row adds
-    nothing)."""
-    h = grid_weights(grid)
-    idx = np.flatnonzero(present)
-    G = h.copy()
-    if len(idx):
-        lik = np.exp(curves[idx] - curves[idx].max(axis=1, keepdims=True))
-        G = _em_mixing(np.ascontiguousarray(lik), h, _EM_MAX_ITER, _EM_TOL)
-    return {"s_new_grid": np.asarray(grid, dtype=np.float64), "s_new_curves": curves,
-            "s_new_present": np.asarray(present, dtype=bool), "s_new_G": G}
+def spread_of_concentrations(counts: np.ndarray, groups: np.ndarray, value: np.ndarray, codes: np.ndarray,
+                             e: np.ndarray, post: np.ndarray) -> dict[str, np.ndarray]:
+    r"""How a domain's own concentration is spread among the fitted domains ``codes``
+    (those :func:`atom_table` keeps): each one's evidence about its own ``s`` on
+    :data:`UNUSUAL_GRID` (its leaves, from ``counts``, ``groups``, ``value``, against
+    its configurations known from the *other* domains, :math:`\beta_y + \sum_{d' \ne d}
+    e_{yd'}`, mean and mass, through the moment-matched
+    :math:`\mathrm{DM}(n; s' m)`; ``e``, ``post``: :func:`effective_mass`), and the
+    nonparametric maximum-likelihood mixing distribution of ``s`` they give (Laird 1978,
+    EM from the flat prior): ``s_atom_curves`` (``(K, grid)``) and ``s_new_G``."""
+    slot = np.full(int(max(value.max(initial=-1), codes.max(initial=-1))) + 1, -1, dtype=np.int64)
+    slot[codes] = np.arange(len(codes))
+    k = slot[value]
+    hit = np.flatnonzero(k >= 0)
+    g = np.asarray(groups, dtype=np.int64)[hit]
+    others = post[g] - e[hit]  # every leaf's configuration without the leaf's own domain
+    mass = others.sum(axis=1)
+    curves = np.zeros((len(codes), len(UNUSUAL_GRID)))
+    _dm_curves(np.asarray(counts, dtype=np.float64)[hit], others / np.maximum(mass, 1e-300)[:, None], mass,
+               k[hit], UNUSUAL_GRID, curves)
+    h = trapezoid_weights(UNUSUAL_GRID)
+    h = h / h.sum()
+    lik = np.exp(curves - curves.max(axis=1, keepdims=True)) if len(codes) else curves
+    G = _em_mixing(np.ascontiguousarray(lik), h, _EM_MAX_ITER, _EM_TOL) if len(codes) else h
+    return {"s_atom_curves": curves, "s_new_G": G}
 
 
-def _without(G: np.ndarray, lik: np.ndarray, n_domains: int) -> np.ndarray:
-    r"""The mixing distribution without one of its ``n_domains`` domains (likelihood
-    ``lik``): its responsibility taken out of the EM's fixed point,
+def without_domain(G: np.ndarray, curve: np.ndarray, n_domains: int) -> np.ndarray:
+    r"""The mixing distribution without one of its ``n_domains`` domains (evidence
+    ``curve``): its responsibility taken out of the EM's fixed point,
     :math:`(D\,G - r_d) / (D - 1)`."""
     if n_domains <= 1:
         return G
-    r = G * lik
+    r = G * np.exp(curve - curve.max())
     r /= max(r.sum(), 1e-300)
     out = np.maximum(n_domains * G - r, 0.0)
     return out / out.sum()
@@ -276,7 +302,7 @@ def _log_evidence(n, a, log_s, tab, out):  # pragma: no cover - compiled
 
 
 def nested_log_evidence(counts: np.ndarray, mean: np.ndarray, mass: np.ndarray | None,
-                        log_s: np.ndarray = ADAPT_GRID) -> np.ndarray:
+                        log_s: np.ndarray) -> np.ndarray:
     r"""``(K,)``: the log evidence of the leaves ``counts`` (``(L, r)``) under each
     ``log s``, every leaf's vector :math:`\mathrm{Dir}(s\,\theta)` around a configuration
     known as :math:`\mathrm{Dir}(A\,m)` (``mean`` ``(L, r)``, ``mass`` ``(L,)``; ``None``
@@ -305,72 +331,155 @@ def nested_log_evidence(counts: np.ndarray, mean: np.ndarray, mass: np.ndarray |
     return total
 
 
-def _profiles(piece: dict[str, Any], codes: np.ndarray, exclude: int | None) -> np.ndarray:
-    """A node's prior components for a new domain, ``(len(codes) + 1, K)``: each fitted
-    domain's profile, its posterior under the mixing distribution (of the others, when
-    ``exclude`` is a fitted domain given more rows), the distribution itself where the
-    domain has no rows in this node; the new type's (:func:`novel_prior`) last."""
-    curves, present = piece["s_new_curves"], piece["s_new_present"]
-    G = piece["s_new_G"]
-    if exclude is not None and 0 <= exclude < len(present) and present[exclude]:
-        own = np.exp(curves[exclude] - curves[exclude].max())
-        G = _without(G, own, int(present.sum()))
-    out = np.empty((len(codes) + 1, len(G)))
-    out[:-1] = G
-    here = np.array([c < len(present) and present[c] for c in codes], dtype=bool)
-    if here.any():
-        cur = curves[codes[here]]
-        R = G[None, :] * np.exp(cur - cur.max(axis=1, keepdims=True))
-        out[:-1][here] = R / np.maximum(R.sum(axis=1, keepdims=True), 1e-300)
-    out[-1] = novel_prior(piece["s_new_grid"])
+def novel_posterior(counts: np.ndarray, mean: np.ndarray, mass: np.ndarray | None, log_s: np.ndarray,
+                    weights: np.ndarray) -> tuple[float, np.ndarray]:
+    r"""The new type's side of one node: the log marginal likelihood of the domain's
+    leaves ``counts`` (``(L, r)``) with ``s`` drawn from its prior ``(log_s, weights)``
+    (the fit's posterior of the shared ``s``), and the posterior weights of ``log_s``.
+    A leaf of one row has probability :math:`m_x` whatever ``s``."""
+    n = np.asarray(counts, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    if not len(n):
+        return 0.0, w / w.sum()
+    ls = np.asarray(log_s, dtype=np.float64)
+    ev = nested_log_evidence(n, mean, mass, ls) if np.isfinite(ls).all() else np.zeros(len(ls))
+    tot = n.sum(axis=1)
+    lone = tot < 2
+    const = 0.0
+    if lone.any():
+        m = np.maximum(np.asarray(mean, dtype=np.float64)[lone], 1e-300)
+        const = float((n[lone] * np.log(m)).sum())
+    lw = np.log(np.maximum(w, 1e-300)) + ev
+    top = float(lw.max())
+    post = np.exp(lw - top)
+    z = float(post.sum())
+    return top + math.log(z) + const, post / z
+
+
+def atom_codes(codes: np.ndarray, limit: int = MAX_ATOMS) -> np.ndarray:
+    """The fitted domains a new domain can be a copy of: ``codes`` (sorted, unique), or
+    ``limit`` of them evenly spaced when there are more."""
+    codes = np.unique(np.asarray(codes, dtype=np.int64))
+    if len(codes) <= limit:
+        return codes
+    return codes[np.unique(np.round(np.linspace(0, len(codes) - 1, limit)).astype(np.int64))]
+
+
+def moment_mass(mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
+    r"""The mass :math:`M` of the Dirichlet with these means and sds (row-wise):
+    :math:`M + 1 = \sum_x m_x (1 - m_x) / \sum_x \mathrm{sd}_x^2`."""
+    A = (mean * (1.0 - mean)).sum(axis=1) / np.maximum((sd * sd).sum(axis=1), 1e-300) - 1.0
+    return np.clip(A, 1e-6, 1e12)
+
+
+def atom_table(parent: np.ndarray, value: np.ndarray, counts: np.ndarray, probs: np.ndarray, sd: np.ndarray | None,
+               n_domains: int, pooled: np.ndarray, fresh: np.ndarray, s_bar: float) -> dict[str, np.ndarray]:
+    r"""What a fit keeps of its domains for adapt (:func:`atom_codes` of them, at most
+    :data:`ATOM_BUDGET` values): ``s_atom_codes`` and ``s_atom_alpha``
+    (``(K, q, r)``), each domain's Dirichlet at every pooled configuration, matched to
+    its leaf's posterior mean and sd (``probs``, ``sd`` of the leaves ``parent``,
+    ``value``, ``counts``), or without sds its rows plus ``s_bar``; where it has no rows,
+    the pooled vector ``pooled`` with the mass ``fresh`` of a domain without rows."""
+    q, r = pooled.shape
+    present = np.bincount(np.asarray(value, dtype=np.int64), minlength=n_domains) > 0
+    codes = atom_codes(np.flatnonzero(present), max(1, min(MAX_ATOMS, ATOM_BUDGET // max(q * r, 1))))
+    alpha = np.empty((len(codes), q, r))
+    alpha[:] = np.maximum(fresh, 1e-6)[None, :, None] * np.maximum(pooled, 1e-300)[None]
+    slot = np.full(n_domains, -1, dtype=np.int64)
+    slot[codes] = np.arange(len(codes))
+    k = slot[value]
+    hit = np.flatnonzero(k >= 0)
+    p = probs[hit]
+    M = moment_mass(p, sd[hit]) if sd is not None else counts[hit].sum(axis=1) + s_bar
+    alpha[k[hit], parent[hit]] = np.maximum(M, 1e-6)[:, None] * np.maximum(p, 1e-300)
+    return {"s_atom_codes": codes, "s_atom_alpha": alpha}
+
+
+@njit(cache=True, nogil=True)
+def _atom_log_dm(n, alpha, out):  # pragma: no cover - compiled
+    """``out[k] = sum_q log DM(n[q]; alpha[k, q])`` (rows ``q`` with no count add 0)."""
+    K, Q, r = alpha.shape
+    for k in range(K):
+        acc = 0.0
+        for q in range(Q):
+            N = 0.0
+            A = 0.0
+            for x in range(r):
+                N += n[q, x]
+                A += alpha[k, q, x]
+            if N <= 0.0:
+                continue
+            acc += math.lgamma(A) - math.lgamma(A + N)
+            for x in range(r):
+                if n[q, x] > 0.0:
+                    acc += math.lgamma(alpha[k, q, x] + n[q, x]) - math.lgamma(alpha[k, q, x])
+        out[k] = acc
+
+
+def atom_log_evidence(counts: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    r"""``(K,)``: the log Dirichlet-multinomial likelihood of the domain's leaves
+    ``counts`` (``(Q, r)``) under each fitted domain's Dirichlets ``alpha``
+    (``(K, Q, r)``, the same configurations)."""
+    out = np.zeros(alpha.shape[0])
+    if alpha.shape[0] and alpha.shape[1]:
+        _atom_log_dm(np.ascontiguousarray(counts, dtype=np.float64), np.ascontiguousarray(alpha, dtype=np.float64),
+                     out)
     return out
 
 
-def new_domain_posterior(pieces: Sequence[dict[str, Any]], evidence: Sequence[np.ndarray],
-                         exclude: int | None = None) -> list[np.ndarray]:
-    """The new domain's posterior weights on the grid, one array per node: the prior
-    components of every node (:func:`_profiles`) weighed jointly by the product over
-    the nodes of the new rows' evidence (``evidence``: log, on the grid), each fitted
-    domain with prior weight 1 and the new type (:func:`novel_prior`) with :data:`NOVEL_WEIGHT`.
-    ``exclude``: the code of a fitted domain given more rows (its own profile is not its
-    prior)."""
-    present = [np.flatnonzero(p["s_new_present"]) for p in pieces]
-    codes = np.unique(np.concatenate(present)) if present else np.zeros(0, dtype=np.int64)
-    if exclude is not None:
-        codes = codes[codes != exclude]
-    log_z = np.zeros(len(codes) + 1)
-    parts = []
-    for piece, L in zip(pieces, evidence):
-        comp = _profiles(piece, codes, exclude)
-        lik = np.exp(L - L.max())
-        z = comp @ lik
-        log_z += np.log(np.maximum(z, 1e-300))
-        parts.append((comp, lik, z))
-    prior = np.ones(len(codes) + 1)
-    prior[-1] = NOVEL_WEIGHT
-    lw = np.log(prior) + log_z
+def urn_weights(atom_ev: np.ndarray, new_ev: np.ndarray, share: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    r"""The posterior probabilities of the fitted domains (``atom_ev``: their log
+    evidence summed over the nodes) and of a new type of each kind (``new_ev``: spread
+    like the fitted domains, unusual), from the prior: ``1 - share`` spread evenly over
+    the fitted domains, ``share`` on a new type, of which :math:`1 / (D + 1)` on an
+    unusual one (``D`` fitted domains; without them, all on the new types' first kind);
+    ``share`` defaults to :data:`NOVEL_SHARE`."""
+    share = NOVEL_SHARE if share is None else share
+    atom_ev = np.asarray(atom_ev, dtype=np.float64)
+    new_ev = np.asarray(new_ev, dtype=np.float64)
+    D = len(atom_ev)
+    kinds = np.array([D / (D + 1.0), 1.0 / (D + 1.0)])[: len(new_ev)] if D else np.eye(1, len(new_ev))[0]
+    with np.errstate(divide="ignore"):
+        lw = np.concatenate([atom_ev + (np.log((1.0 - share) / D) if D else 0.0),
+                             new_ev + np.log(kinds * (share if D else 1.0))])
     w = np.exp(lw - lw.max())
     w /= w.sum()
-    out = []
-    for comp, lik, z in parts:
-        post = (w / np.maximum(z, 1e-300)) @ (comp * lik[None, :])
-        out.append(post / post.sum())
-    return out
+    return w[:D], w[D:]
 
 
 def own_concentrations(info: dict[str, Any]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """The posteriors of the domains that have a concentration of their own (added or
-    given rows by :meth:`FittedNetwork.adapt`), by domain code, from ``info``'s arrays
-    ``s_own_codes``, ``s_own_log``, ``s_own_weights`` (rows padded with weight 0)."""
+    """The new-type concentration posteriors of the domains added or given rows by
+    :meth:`FittedNetwork.adapt`, by domain code, from ``info``'s arrays ``s_own_codes``,
+    ``s_own_log``, ``s_own_weights`` (rows padded with weight 0)."""
     if "s_own_codes" not in info:
         return {}
     return unpack_concentrations(info["s_own_codes"], info["s_own_log"], info["s_own_weights"])
 
 
-def with_own_concentration(info: dict[str, Any], code: int, log_s: np.ndarray, weights: np.ndarray) -> dict:
-    """``info`` with domain ``code``'s own posterior of its concentration set."""
+#: an adapted domain's summary when none was kept: a new type, no fitted domain copied,
+#: shrinkage unknown
+NO_URN = (1.0, -1, 0.0, float("nan"))
+
+
+def own_urns(info: dict[str, Any]) -> dict[int, tuple[float, int, float, float]]:
+    """For each adapted domain: the posterior probability that it is a type of its own,
+    the fitted domain it most likely copies (``-1``: none), that probability, and the
+    weight of its prior in its tables (averaged over its rows' configurations)."""
+    if "s_own_urn" not in info:
+        return {}
+    return {int(c): (float(u[0]), int(u[1]), float(u[2]), float(u[3]))
+            for c, u in zip(info["s_own_codes"], info["s_own_urn"])}
+
+
+def with_own_concentration(info: dict[str, Any], code: int, log_s: np.ndarray, weights: np.ndarray,
+                           urn: tuple[float, int, float, float] = NO_URN) -> dict:
+    """``info`` with domain ``code``'s new-type concentration posterior and its summary
+    (:func:`own_urns`) set."""
     own = own_concentrations(info)
+    urns = own_urns(info)
     own[int(code)] = (np.atleast_1d(np.asarray(log_s, dtype=np.float64)),
                       np.atleast_1d(np.asarray(weights, dtype=np.float64)))
+    urns[int(code)] = urn
     codes, ls, w = pack_concentrations(own)
-    return {**info, "s_own_codes": codes, "s_own_log": ls, "s_own_weights": w}
+    table = np.array([urns.get(int(c), NO_URN) for c in codes], dtype=np.float64).reshape(-1, 4)
+    return {**info, "s_own_codes": codes, "s_own_log": ls, "s_own_weights": w, "s_own_urn": table}

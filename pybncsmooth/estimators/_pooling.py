@@ -29,6 +29,8 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import gammaln
 
+from ._domain_kernels import mixture_moments
+from ._leaf_stats import LeafStats, leaf_stats
 from .posterior import dirichlet, effective_concentration, trapezoid_weights
 
 __all__ = [
@@ -53,40 +55,59 @@ S_MIN = 1e-3
 S_MAX = 1e7
 
 
-def _informative(counts: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """The leaves with two rows or more (a leaf with one row has the same likelihood for
-    every ``s``), or ``None``."""
-    n = np.asarray(counts, dtype=np.float64)
-    tot = n.sum(axis=1)
-    keep = tot >= 2
-    if not keep.any():
+def _groups_of(mean: np.ndarray, groups: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Each leaf's configuration and the configurations' vectors: ``groups`` and the
+    rows of ``mean`` they pick, or (no groups) the distinct rows of ``mean``."""
+    m = np.maximum(np.asarray(mean, dtype=np.float64), 1e-300)
+    if groups is None:
+        vec, g = np.unique(m, axis=0, return_inverse=True)
+        return np.asarray(g, dtype=np.int64).reshape(-1), vec
+    g = np.asarray(groups, dtype=np.int64)
+    vec = np.ones((int(g.max()) + 1 if len(g) else 0, m.shape[1]))
+    vec[g] = m
+    return g, vec
+
+
+def _informative(counts: np.ndarray, mean: np.ndarray, groups: np.ndarray | None = None
+                 ) -> tuple[LeafStats, np.ndarray] | None:
+    """The statistics of the leaves with two rows or more (a leaf with one row has the
+    same likelihood for every ``s``) and the configurations' vectors, or ``None``."""
+    g, vec = _groups_of(mean, groups)
+    stats = leaf_stats(counts, g, informative=True)
+    if not len(stats.total_value):
         return None
-    return n[keep], tot[keep], np.maximum(np.asarray(mean, dtype=np.float64)[keep], 1e-300)
+    return stats, vec
 
 
-def _neg_marginal(log_s: float, n: np.ndarray, tot: np.ndarray, m: np.ndarray) -> float:
+def _neg_marginal(log_s: float, stats: LeafStats, vec: np.ndarray) -> float:
+    """Minus the Dirichlet-multinomial log-likelihood of the leaves around ``vec``."""
     s = np.exp(log_s)
-    a = s * m
-    val = (gammaln(s) - gammaln(s + tot)).sum() + (gammaln(a + n) - gammaln(a)).sum()
+    a = s * vec[stats.cell_group, stats.cell_level]
+    val = stats.total_mult @ (gammaln(s) - gammaln(s + stats.total_value))
+    val += stats.cell_mult @ (gammaln(a + stats.cell_value) - gammaln(a))
     return -float(val)
 
 
-def fit_concentration(counts: np.ndarray, mean: np.ndarray) -> float:
+def fit_concentration(counts: np.ndarray, mean: np.ndarray, groups: np.ndarray | None = None) -> float:
     """The ``s`` maximising the marginal likelihood of ``counts`` (``(L, r)``, one row per
     domain leaf) around ``mean`` (``(L, r)``, the pooled distribution of each leaf's
-    configuration, every entry > 0), bounded to ``[S_MIN, S_MAX]``.  Leaves whose domain
-    has no row there carry no information; with no leaf holding two rows or more the
-    likelihood is flat and ``S_MAX`` (complete pooling) is returned."""
-    data = _informative(counts, mean)
+    configuration, every entry > 0; ``groups``: the leaves' configurations, if known),
+    bounded to ``[S_MIN, S_MAX]``.  Leaves whose domain has no row there carry no
+    information; with no leaf holding two rows or more the likelihood is flat and
+    ``S_MAX`` (complete pooling) is returned."""
+    data = _informative(counts, mean, groups)
     if data is None:
         return S_MAX
-    n, tot, m = data
+    return _fit_stats(*data)
+
+
+def _fit_stats(stats: LeafStats, vec: np.ndarray) -> float:
     lo, hi = np.log(S_MIN), np.log(S_MAX)
-    res = minimize_scalar(_neg_marginal, bounds=(lo, hi), args=(n, tot, m), method="bounded",
+    res = minimize_scalar(_neg_marginal, bounds=(lo, hi), args=(stats, vec), method="bounded",
                           options={"xatol": 1e-6})
     best = float(res.x)
     # the bounded search can stop short of an optimum at a bound: compare with the bounds
-    cands = [(res.fun, np.exp(best)), (_neg_marginal(lo, n, tot, m), S_MIN), (_neg_marginal(hi, n, tot, m), S_MAX)]
+    cands = [(res.fun, np.exp(best)), (_neg_marginal(lo, stats, vec), S_MIN), (_neg_marginal(hi, stats, vec), S_MAX)]
     return float(min(cands)[1])
 
 
@@ -111,17 +132,16 @@ def concentration_posterior(
     (:func:`nested_evidence`); without, the Dirichlet-multinomial likelihood around the
     plug-in ``mean``, which counts each domain's rows twice (they made the mean) and so
     overstates the pooling when the domains differ."""
-    data = _informative(counts, mean)
-    if data is None:
+    if not (np.asarray(counts).sum(axis=1) >= 2).any():
         return np.array([np.log(S_MAX)]), np.array([1.0])
-    n, tot, m = data
-    best = np.log(fit_concentration(counts, mean))
-    grid = np.unique(np.concatenate([np.linspace(np.log(S_MIN), np.log(S_MAX), GRID_POINTS), [best]]))
     ll = None
     if prior is not None:
-        grid, ll = _nested_grid(np.asarray(counts, dtype=np.float64), np.asarray(groups), np.asarray(prior))
+        grid, ll = _nested_grid(leaf_stats(counts, groups), np.asarray(prior))
     if ll is None:
-        ll = np.array([-_neg_marginal(g, n, tot, m) for g in grid])
+        data = _informative(counts, mean, groups)
+        best = np.log(_fit_stats(*data))
+        grid = np.unique(np.concatenate([np.linspace(np.log(S_MIN), np.log(S_MAX), GRID_POINTS), [best]]))
+        ll = np.array([-_neg_marginal(g, *data) for g in grid])
     w = np.exp(ll - ll.max()) * trapezoid_weights(grid)
     w /= w.sum()
     keep = w > 1e-12
@@ -132,19 +152,19 @@ def concentration_posterior(
 NESTED_PARTICLES = 32
 
 
-def _nested_grid(counts: np.ndarray, groups: np.ndarray, prior: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+def _nested_grid(stats: LeafStats, prior: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """The nested evidence on a coarse grid of ``log s`` (a decade apart), then on a fine
     one (step 0.25) within a decade of the best coarse value: ``(grid, log evidence)``
     (``None`` beyond the budget: the caller's grid and likelihood)."""
     lo, hi = np.log(S_MIN), np.log(S_MAX)
     coarse = np.arange(lo, hi + 1e-9, np.log(10.0))
-    ll_c = nested_evidence(counts, groups, prior, coarse)
+    ll_c = _nested_stats(stats, prior, coarse)
     if ll_c is None:
         return np.linspace(lo, hi, GRID_POINTS), None
     best = coarse[int(np.argmax(ll_c))]
     fine = best + 0.25 * np.arange(-9, 10)
     fine = fine[(fine > lo) & (fine < hi) & ~np.isin(fine, coarse)]
-    ll_f = nested_evidence(counts, groups, prior, fine) if len(fine) else np.zeros(0)
+    ll_f = _nested_stats(stats, prior, fine) if len(fine) else np.zeros(0)
     if ll_f is None:
         return coarse, ll_c
     grid = np.concatenate([coarse, fine])
@@ -167,39 +187,40 @@ def nested_evidence(counts: np.ndarray, groups: np.ndarray, prior: np.ndarray, g
     (:math:`n_{ydk} (s + 1) / (n_{yd} + s)`: a Dirichlet-multinomial sample of size
     ``n`` weighs like :math:`n (s + 1) / (n + s)` draws), weighted by
     :math:`\mathrm{Dir}(\theta; \beta_y) \prod_d \mathrm{DM}(n_{yd}; s\theta) / \text{proposal}`.
-    Reproducible (fixed seed).  ``None`` when it would exceed :data:`NESTED_BUDGET`."""
-    keep = counts.sum(axis=1) > 0
-    n, g = counts[keep], groups[keep]
-    L, r = n.shape
+    Reproducible (fixed seed).  ``None`` when it would exceed :data:`NESTED_BUDGET`
+    (computed from the leaves' statistics, :mod:`._leaf_stats`: its cost grows with the
+    distinct counts, not with the number of domains)."""
+    return _nested_stats(leaf_stats(counts, groups), np.asarray(prior), np.asarray(grid, dtype=np.float64))
+
+
+def _nested_stats(stats: LeafStats, prior: np.ndarray, grid: np.ndarray) -> np.ndarray | None:
+    """:func:`nested_evidence` from the leaves' statistics."""
     M = NESTED_PARTICLES
-    li, xi = np.nonzero(n)  # a zero count adds nothing to a Dirichlet-multinomial's log
-    if len(li) * M * len(grid) > NESTED_BUDGET:
+    if stats.n_cells * M * len(grid) > NESTED_BUDGET:
         return None
-    order = np.argsort(g[li], kind="stable")  # grouped, for one reduction per configuration
-    li, xi = li[order], xi[order]
-    gi, vals = g[li], n[li, xi][:, None]
+    G, r = prior.shape
+    gi, xi = stats.cell_group, stats.cell_level
+    vals, mult = stats.cell_value[:, None], stats.cell_mult[:, None]
     groups_hit, starts = np.unique(gi, return_index=True)
     rng = np.random.default_rng(0)
-    G = prior.shape[0]
-    nd = n.sum(axis=1)
     beta0 = np.maximum(prior, 1e-300)
     out = np.empty(len(grid))
     for i, ls in enumerate(grid):
         s = float(np.exp(ls))
         eff = np.zeros((G, r))
-        np.add.at(eff, g, n * ((s + 1.0) / (nd + s))[:, None])  # (one small (L, r) sum a grid value)
+        np.add.at(eff, stats.gt_group, stats.gt_counts * ((s + 1.0) / (stats.gt_total + s))[:, None])
         beta = beta0 + 0.5 * eff
         U = dirichlet(np.broadcast_to(beta[:, None, :], (G, M, r)), rng)
         U = np.maximum(U, 1e-300)
         U /= U.sum(axis=2, keepdims=True)
-        a = s * U[gi, :, xi]  # (non-zero counts, M)
+        a = s * U[gi, :, xi]  # (distinct non-zero cells, M)
         ll = np.zeros((G, M))
         if len(gi):
-            ll[groups_hit] = np.add.reduceat(gammaln(a + vals) - gammaln(a), starts, axis=0)
+            ll[groups_hit] = np.add.reduceat(mult * (gammaln(a + vals) - gammaln(a)), starts, axis=0)
         lw = ll + _log_dirichlet(U, beta0[:, None, :]) - _log_dirichlet(U, beta[:, None, :])
         top = lw.max(axis=1, keepdims=True)
         out[i] = float((top[:, 0] + np.log(np.exp(lw - top).mean(axis=1))).sum())
-        out[i] += float((gammaln(s) - gammaln(s + nd)).sum())
+        out[i] += float(stats.total_mult @ (gammaln(s) - gammaln(s + stats.total_value)))
     return out
 
 
@@ -218,13 +239,13 @@ def mixture_posterior(
     n = np.asarray(counts, dtype=np.float64)
     m = np.asarray(mean, dtype=np.float64)
     w = np.atleast_1d(np.asarray(weights, dtype=np.float64))
-    sk = effective_concentration(np.atleast_1d(log_s), mass)[:, :, None]
-    a = n[None] + sk * m[None]  # (K, L, r): every grid point at once
-    tot = a.sum(axis=2, keepdims=True)
-    pk = a / tot
-    p = np.tensordot(w, pk, axes=1)
-    extra = 0.0 if mean_sd is None else (sk * sk) * np.asarray(mean_sd, dtype=np.float64)[None] ** 2
-    second = np.tensordot(w, (a * a + extra + a) / (tot * (tot + 1.0)), axes=1)
+    sk = effective_concentration(np.atleast_1d(log_s), mass)  # (K, L) or (K, 1)
+    v = np.zeros((0, n.shape[1])) if mean_sd is None else np.asarray(mean_sd, dtype=np.float64) ** 2
+    p = np.empty(n.shape)
+    second = np.empty(n.shape)
+    # one pass over the leaves (numba): no (grid, leaves, levels) array, however many leaves
+    mixture_moments(np.ascontiguousarray(n), np.ascontiguousarray(np.broadcast_to(m, n.shape)),
+                    np.ascontiguousarray(sk, dtype=np.float64), w, np.ascontiguousarray(v), p, second)
     return p, np.sqrt(np.maximum(second - p * p, 0.0))
 
 

@@ -30,7 +30,7 @@ from ..counting.context_tree import ContextTree
 from ..errors import DataError, HyperparameterError
 from ..options import RUN_SETTINGS, Options, option_names, run_check
 from ..validation import Param, parallel_map
-from ._domain_prior import domain_curves, effective_mass, population_prior
+from ._domain_prior import atom_table, effective_mass, moment_mass, spread_of_concentrations
 from ._pooling import concentration_info, concentration_posterior, mixture_posterior, shrink_weight
 from . import bootstrap as _bootstrap
 from .bootstrap import BootstrapPosterior
@@ -184,6 +184,9 @@ class Estimator:
     #: whether the estimator needs whole counts (a sampler of table counts): ``na="em"``
     #: then runs as data augmentation, and row weights must be integers
     whole_counts: ClassVar[bool] = False
+    #: whether a domain's leaves are a Dirichlet pooled toward their configuration
+    #: (:meth:`domain_posterior`); ``False``: they keep their own frequencies (``mle``)
+    pools_domains: ClassVar[bool] = True
     #: the hyperparameters' declarations, in the constructor's order
     params: ClassVar[tuple[Param, ...]] = ()
     #: the settings of a run that every estimator takes (declared as options)
@@ -299,11 +302,13 @@ class Estimator:
         log_s, weights = self.domain_concentration(counts, mean, prior, leaves.parent)
         p, sd = self.domain_posterior(counts, mean, log_s, weights, mean_sd=mean_sd)
         info = dict(pooled.info, **concentration_info(log_s, weights))
-        info.update(self.new_domain_prior(tree, pooled, prior, log_s, weights))
-        if pooled.sd is None or sd is None:
+        w = shrink_weight(log_s, weights)
+        has_sd = pooled.sd is not None and sd is not None
+        fresh_sd = predictive_sd(pooled.probs[-1], pooled.sd[-1], w) if has_sd else None
+        info.update(self.new_domain_prior(tree, pooled, prior, log_s, weights, (p, sd if has_sd else None, fresh_sd)))
+        if not has_sd:
             return replace(pooled, probs=pooled.probs + (p,), info=info, sd=None, unseen_sd=None, posterior=None)
         # a configuration a domain never saw: Dir(s_D theta) around the pooled vector
-        w = shrink_weight(log_s, weights)
         above = pooled.unseen_sd if pooled.unseen_sd is not None else pooled.sd[:-1]
         unseen_sd = tuple(predictive_sd(m, v, w) for m, v in zip(pooled.probs, tuple(above) + (pooled.sd[-1],)))
         fb_sd = pooled.fallback_sd
@@ -316,25 +321,34 @@ class Estimator:
                        fallback_sd=fb_sd, posterior=post)  # the unseen rule and its tables kept
 
     def new_domain_prior(self, tree: ContextTree, pooled: TreeEstimate, prior: np.ndarray | None,
-                         log_s: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
-        r"""What the fit keeps for a domain added later (:meth:`FittedNetwork.adapt`), as
-        arrays of ``info`` (:mod:`._domain_prior`): every fitted domain's evidence about
-        its own concentration on the grid (``s_new_curves``, ``s_new_present``), the
-        mixing distribution of a domain's concentration learned from them (``s_new_G``)
-        and the mass :math:`A_y` each pooled configuration is known with
-        (``s_domain_mass``).  ``prior``: the configurations'
-        Dirichlet priors (:meth:`fresh_prior`; ``None``: :math:`\mathrm{Dir}(1, \dots, 1)`).
-        Estimators that fix the concentration keep nothing (a new domain takes theirs)."""
+                         log_s: np.ndarray, weights: np.ndarray, leaves_est: tuple) -> dict[str, np.ndarray]:
+        r"""What the fit keeps for a domain added later (:meth:`FittedNetwork.adapt`,
+        :mod:`._domain_prior`) besides the posterior of the concentration, in arrays
+        whose size does not grow with the number of domains: the mass :math:`A_y` each
+        pooled configuration is known with (``s_domain_mass``), the fitted domains'
+        Dirichlets at every pooled configuration (``s_atom_codes``, ``s_atom_alpha``:
+        :func:`~._domain_prior.atom_table`) and how a domain's concentration is spread
+        among them (``s_atom_curves``, ``s_new_G``:
+        :func:`~._domain_prior.spread_of_concentrations`).  ``prior``: the configurations' Dirichlet
+        priors (:meth:`fresh_prior`; ``None``: :math:`\mathrm{Dir}(1, \dots, 1)`);
+        ``leaves_est``: the leaves' posterior means and sds and a fresh domain's sd at
+        each pooled configuration (``None`` without sds).  Estimators that fix the
+        concentration keep nothing (a new domain takes theirs)."""
         leaves = tree.levels[-1]
         r, n_pooled = tree.child_card, len(tree.levels[-2].value)
         beta = prior if prior is not None else np.ones((n_pooled, r))
-        counts = leaves.counts.astype(np.float64)
-        e, post = effective_mass(counts, leaves.parent, beta, log_s, weights)
-        J = tree.parent_cards[-1]
-        present = np.zeros(J, dtype=bool)
-        present[leaves.value[counts.sum(axis=1) > 0]] = True
-        curves = domain_curves(counts, leaves.parent, leaves.value, J, e, post)
-        return {**population_prior(curves, present), "s_domain_mass": post.sum(axis=1)}
+        e, post = effective_mass(leaves.counts, leaves.parent, beta, log_s, weights)
+        mass = post.sum(axis=1)
+        p, sd, fresh_sd = leaves_est
+        s_bar = float(np.exp(weights @ log_s)) if np.isfinite(log_s).all() else 0.0
+        if fresh_sd is not None:
+            fresh = moment_mass(pooled.probs[-1], fresh_sd)
+        else:
+            fresh = s_bar * mass / (s_bar + mass + 1.0)
+        atoms = atom_table(leaves.parent, leaves.value, leaves.counts, p, sd, tree.parent_cards[-1], pooled.probs[-1],
+                           fresh, s_bar)
+        spread = spread_of_concentrations(leaves.counts, leaves.parent, leaves.value, atoms["s_atom_codes"], e, post)
+        return {"s_domain_mass": mass, **atoms, **spread}
 
     def domain_posterior(
         self, counts: np.ndarray, mean: np.ndarray, log_s: np.ndarray, weights: np.ndarray,

@@ -57,6 +57,7 @@ class MLE(Estimator):
 
     name = "mle"
     params = (_unseen("backoff"),)
+    pools_domains = False
 
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:
@@ -88,7 +89,7 @@ class MLE(Estimator):
         return fixed_concentration(0.0)
 
     def new_domain_prior(self, tree: ContextTree, pooled: TreeEstimate, prior: np.ndarray | None,
-                         log_s: np.ndarray, weights: np.ndarray) -> dict:
+                         log_s: np.ndarray, weights: np.ndarray, leaves_est: tuple) -> dict:
         """Nothing: a domain's leaves never pool, whatever its rows."""
         return {}
 

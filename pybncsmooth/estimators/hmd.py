@@ -483,11 +483,11 @@ class HMD(Estimator):
         return super().domain_concentration(counts, mean, prior, groups)
 
     def new_domain_prior(self, tree: ContextTree, pooled: TreeEstimate, prior: np.ndarray | None,
-                         log_s: np.ndarray, weights: np.ndarray) -> dict:
+                         log_s: np.ndarray, weights: np.ndarray, leaves_est: tuple) -> dict:
         """Nothing with ``s_domain`` given (a new domain takes it too), else the base class's."""
         if self.s_domain is not None:
             return {}
-        return super().new_domain_prior(tree, pooled, prior, log_s, weights)
+        return super().new_domain_prior(tree, pooled, prior, log_s, weights, leaves_est)
 
     def _estimate_domain(self, tree: ContextTree) -> TreeEstimate:
         """Domain-pooled joint tables (Azzimonti et al. 2019, Sec. 5, bnlearn's hdir): the first

@@ -34,6 +34,7 @@ __all__ = [
     "MixturePosterior",
     "even_states",
     "DomainPosterior",
+    "DirichletMixture",
     "dirichlet",
     "backoff_index",
     "posterior_from_arrays",
@@ -161,6 +162,39 @@ def predictive_sd(mean: np.ndarray, sd: np.ndarray, w: np.ndarray | float) -> np
     :math:`\mathrm{Var}\,\theta_k = w\,\mathrm{Var}\,\phi_k + (1 - w)\,m_k (1 - m_k)`."""
     var = w * sd * sd + (1.0 - w) * mean * (1.0 - mean)
     return np.sqrt(np.maximum(var, 0.0))
+
+
+class DirichletMixture:
+    r"""The posterior of one domain's vectors at ``Q`` configurations as a mixture of
+    Dirichlets, :math:`\sum_c w_c \prod_q \mathrm{Dir}(\theta_q; \alpha_{c,q})`: one
+    component ``c`` for all configurations at once (a domain added by
+    :meth:`FittedNetwork.adapt` is a copy of one fitted domain, or a new type with one
+    concentration), the configurations independent given it.  Its moments
+    (:meth:`moments`) and its draws (:meth:`draw`) are the same distribution."""
+
+    def __init__(self, weights: np.ndarray, alpha: np.ndarray) -> None:
+        w = np.atleast_1d(np.asarray(weights, dtype=np.float64))
+        self.alpha = np.asarray(alpha, dtype=np.float64).reshape(len(w), -1, np.shape(alpha)[-1])
+        self.weights = w / w.sum()
+
+    def moments(self) -> tuple[np.ndarray, np.ndarray]:
+        r"""``(Q, r)`` posterior means and sds of every entry (the mixture's first two
+        moments: :math:`E\theta = \sum_c w_c \alpha_c / |\alpha_c|`,
+        :math:`E\theta^2 = \sum_c w_c \alpha_c (\alpha_c + 1) / (|\alpha_c| (|\alpha_c| + 1))`)."""
+        a = self.alpha
+        tot = a.sum(axis=2, keepdims=True)
+        mean = np.tensordot(self.weights, a / tot, axes=1)
+        second = np.tensordot(self.weights, a * (a + 1.0) / (tot * (tot + 1.0)), axes=1)
+        return mean, np.sqrt(np.maximum(second - mean * mean, 0.0))
+
+    def draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``(n, Q, r)`` draws: a component per draw, then every configuration's vector."""
+        comp = rng.choice(len(self.weights), size=n, p=self.weights)
+        out = np.empty((n,) + self.alpha.shape[1:])
+        for c in np.unique(comp):
+            rows = np.flatnonzero(comp == c)
+            out[rows] = dirichlet(np.broadcast_to(self.alpha[c], (len(rows),) + self.alpha.shape[1:]), rng)
+        return out
 
 
 def _chunks(n: int, per_draw: int) -> list[tuple[int, int]]:
@@ -312,46 +346,31 @@ class DomainPosterior(TreePosterior):
     posterior is that of the configurations' pooled counts: the two-stage
     approximation of the nested model that :meth:`Estimator.domain_leaves` fits.)
 
-    ``own``: domains added later (:meth:`FittedNetwork.adapt`) with a concentration of
-    their own, ``{code: (log_s, weights)}``, drawn for them apart; where such a domain
-    has rows its vector is :math:`\mathrm{Dir}(s'\,\theta_y + n)` with the nested
-    model's :math:`s' = s A_y / (s + A_y + 1)` (``mass``: the pooled configurations'
-    indices, configuration-major, and their :math:`A_y`; :mod:`._domain_prior`),
-    elsewhere it answers as a domain without rows there."""
+    ``own``: domains added later (:meth:`FittedNetwork.adapt`), ``{code: (configs,
+    mixture)}``: the pooled configurations' indices (configuration-major) their posterior
+    covers and that posterior (:class:`DirichletMixture`, drawn as it is); at other
+    configurations such a domain answers as a domain without rows there."""
 
     kind = "domain"
 
     def __init__(self, pooled: TreePosterior, pooled_tree: ContextTree, log_s: np.ndarray, weights: np.ndarray,
-                 own: dict | None = None, mass: tuple[np.ndarray, np.ndarray] | None = None):
+                 own: dict | None = None):
         self.pooled = pooled
         self.pooled_tree = pooled_tree
         self.log_s = np.atleast_1d(np.asarray(log_s, dtype=np.float64))
         self.weights = np.atleast_1d(np.asarray(weights, dtype=np.float64))
-        self.own = {int(k): (np.atleast_1d(np.asarray(v[0], dtype=np.float64)),
-                             np.atleast_1d(np.asarray(v[1], dtype=np.float64))) for k, v in (own or {}).items()}
-        self.mass = None if mass is None else (np.asarray(mass[0], dtype=np.int64),
-                                                np.asarray(mass[1], dtype=np.float64))
+        self.own = {int(k): (np.asarray(v[0], dtype=np.int64), v[1]) for k, v in (own or {}).items()}
 
     def with_concentration(self, log_s: np.ndarray, weights: np.ndarray) -> "DomainPosterior":
-        return DomainPosterior(self.pooled, self.pooled_tree, log_s, weights, self.own, self.mass)
+        return DomainPosterior(self.pooled, self.pooled_tree, log_s, weights, self.own)
 
-    def with_own(self, own: dict, mass: tuple[np.ndarray, np.ndarray] | None) -> "DomainPosterior":
-        """The same with the domains of their own concentration ``own`` and the pooled
-        configurations' ``mass``."""
-        return DomainPosterior(self.pooled, self.pooled_tree, self.log_s, self.weights, own, mass)
+    def with_own(self, code: int, configs: np.ndarray, mixture: "DirichletMixture") -> "DomainPosterior":
+        """The same with domain ``code``'s posterior (at the pooled ``configs``) set."""
+        return DomainPosterior(self.pooled, self.pooled_tree, self.log_s, self.weights,
+                               {**self.own, int(code): (configs, mixture)})
 
     def draw(self, tree: ContextTree, n: int, rng: np.random.Generator) -> np.ndarray:
         return self.draw_joint(tree, n, rng)[0]
-
-    def _own_scale(self, j: int, n: int, q: int, rng: np.random.Generator) -> np.ndarray:
-        """``(n, q)``: domain ``j``'s :math:`s'` per draw and pooled configuration."""
-        ls, w = self.own[j]
-        drawn = ls[rng.choice(len(w), size=n, p=w)]
-        A = None
-        if self.mass is not None:
-            A = np.full(q, np.inf)
-            A[self.mass[0]] = self.mass[1]
-        return np.broadcast_to(effective_concentration(drawn, A), (n, q))
 
     def draw_joint(self, tree: ContextTree, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """The draws of :meth:`draw` (``(n, q * J, r)``, the domain fastest) with the pooled
@@ -364,17 +383,14 @@ class DomainPosterior(TreePosterior):
         cnt = np.zeros((q * J, r))
         cnt[config_index(configs, tree.parent_cards)] = counts
         s = np.exp(self.log_s[rng.choice(len(self.weights), size=n, p=self.weights)])
-        scale = np.repeat(s[:, None], q * J, axis=1)  # (n, q * J), the domain fastest
-        seen = cnt.sum(axis=1) > 0
-        for j in sorted(self.own):
-            if j < J:
-                cells = np.arange(j, q * J, J)
-                rows = seen[cells]
-                scale[:, cells[rows]] = self._own_scale(j, n, q, rng)[:, rows]
         out = np.empty((n, q * J, r))
         for lo, hi in _chunks(n, q * J * r):
-            base = np.repeat(pooled[lo:hi], J, axis=1) * scale[lo:hi, :, None]
+            base = np.repeat(pooled[lo:hi], J, axis=1) * s[lo:hi, None, None]
             out[lo:hi] = dirichlet(base + cnt[None], rng)
+        for j in sorted(self.own):
+            cfg, mix = self.own[j]
+            if j < J:
+                out[:, cfg * J + j] = mix.draw(n, rng)
         return out, pooled
 
     def draw_new_domain(self, tree: ContextTree, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -399,10 +415,7 @@ class DomainPosterior(TreePosterior):
             "weights": self.weights,
         }
         if self.own:
-            codes, ls, w = pack_concentrations(self.own)
-            out.update(own_codes=codes, own_log=ls, own_weights=w)
-        if self.mass is not None:
-            out.update(mass_index=self.mass[0], mass_value=self.mass[1])
+            out.update(_pack_mixtures(self.own))
         return out
 
     @classmethod
@@ -413,8 +426,35 @@ class DomainPosterior(TreePosterior):
         names = tuple(f"_p{i}" for i in range(len(cards)))
         tree = ContextTree.from_leaves("_x", names, int(arrays["tree_r"]), cards, arrays["tree_configs"],
                                        arrays["tree_counts"])
-        own = {}
-        if "own_codes" in arrays:
-            own = unpack_concentrations(arrays["own_codes"], arrays["own_log"], arrays["own_weights"])
-        mass = (arrays["mass_index"], arrays["mass_value"]) if "mass_index" in arrays else None
-        return cls(pooled, tree, arrays["log_s"], arrays["weights"], own, mass)
+        return cls(pooled, tree, arrays["log_s"], arrays["weights"], _unpack_mixtures(arrays))
+
+
+def _pack_mixtures(own: dict) -> dict[str, np.ndarray]:
+    """Adapted domains' posteriors ``{code: (configs, DirichletMixture)}`` as flat arrays."""
+    codes = sorted(own)
+    cfg = [own[c][0] for c in codes]
+    mix = [own[c][1] for c in codes]
+    r = mix[0].alpha.shape[-1]
+    return {
+        "mix_codes": np.array(codes, dtype=np.int64),
+        "mix_q": np.array([len(x) for x in cfg], dtype=np.int64),
+        "mix_c": np.array([len(m.weights) for m in mix], dtype=np.int64),
+        "mix_configs": np.concatenate(cfg).astype(np.int64),
+        "mix_weights": np.concatenate([m.weights for m in mix]),
+        "mix_alpha": np.concatenate([m.alpha.reshape(-1, r) for m in mix]),
+    }
+
+
+def _unpack_mixtures(arrays: dict[str, np.ndarray]) -> dict:
+    """The inverse of :func:`_pack_mixtures` (none saved: an empty dict)."""
+    if "mix_codes" not in arrays:
+        return {}
+    out, q0, c0, a0 = {}, 0, 0, 0
+    alpha = np.asarray(arrays["mix_alpha"])
+    for code, q, c in zip(arrays["mix_codes"], arrays["mix_q"], arrays["mix_c"]):
+        q, c = int(q), int(c)
+        w = np.asarray(arrays["mix_weights"][c0:c0 + c])
+        out[int(code)] = (np.asarray(arrays["mix_configs"][q0:q0 + q]),
+                          DirichletMixture(w, alpha[a0:a0 + c * q].reshape(c, q, -1)))
+        q0, c0, a0 = q0 + q, c0 + c, a0 + c * q
+    return out

@@ -64,41 +64,51 @@ class DomainsMixin:
         *,
         column: str | None = None,
         s_domain: float | Mapping[str, float] | None = None,
+        new_type: float | None = None,
         **options: Any,
     ) -> Any:
         r"""This network with the domain ``domain`` added (or, if it exists, given more
         rows), the fitted population serving as its prior: no estimator runs again.
 
-        For each node and parent configuration ``y`` seen in ``rows``, the domain's
-        table is :math:`(n_{yxd} + s' \hat\theta_{x|y}) / (n_{yd} + s')` around the
-        population's :math:`\hat\theta_{x|y}`, averaged over the posterior of the
-        domain's *own* concentration ``s`` (``s' = s A_y / (s + A_y + 1)``, ``A_y`` the
-        number of draws the population knows :math:`\theta_y` by).  That posterior is
-        the population's distribution of a domain's concentration (learned from the
-        fitted domains' evidence about their own) times the exact nested evidence of
-        every row the domain has, jointly over the nodes, so that a domain unlike the
-        fitted ones keeps more of its own counts and a typical one borrows more
-        (:mod:`pybncsmooth.estimators._domain_prior`).  ``s_domain=`` (a number or
-        ``{node: number}``) fixes it; maximum likelihood keeps the domain's own
-        frequencies; the other configurations back off to the population's tables.
-        The domain level is this Dirichlet pooling whatever the estimator of the levels
-        above (``hmd``: Azzimonti et al.'s (2019) eq. 8 with the pooled mean fixed).
+        The new domain is a copy of one of the fitted domains (their tables in every
+        node at once, as the fit knows them; prior probability ``(1 - new_type) / D``
+        each) or a type of its own (``new_type``, default 1/2): drawn around the
+        population with the node's shared concentration, or unusual (a concentration
+        of its own, the uniform shrinkage prior).  The rows weigh these by their exact
+        marginal likelihood jointly over the nodes, and every parent configuration's
+        table is the posterior mean, a mixture of Dirichlets: under the new type
+        :math:`(n_{yxd} + s' \hat\theta_{x|y}) / (n_{yd} + s')` around the population's
+        :math:`\hat\theta_{x|y}` (``s' = s A_y / (s + A_y + 1)``, ``A_y`` the number of
+        draws the population knows :math:`\theta_y` by), under a copy of ``e`` the
+        posterior of ``e``'s table given the rows
+        (:mod:`pybncsmooth.estimators._domain_prior`; Pitman and Yor 1997).  Rows like
+        an unusual fitted domain's take its tables, typical ones borrow from the
+        population, rows unlike every fitted domain's keep more of their own counts.
+        ``new_type=1`` never copies (the smallest worst case against pooling and
+        separating, the least gained on average); ``s_domain=`` (a number or ``{node:
+        number}``) fixes the concentration toward the population (and never copies);
+        maximum likelihood keeps the domain's own frequencies.  The domain level is
+        this Dirichlet pooling whatever the estimator of the levels above (``hmd``:
+        Azzimonti et al.'s (2019) eq. 8 with the pooled mean fixed).
+        :meth:`domain_report` says what the domain was taken for (``p_new``, ``like``).
 
         Rows of a domain that already exists add to its counts: adapting twice equals
-        adapting once with all the rows.  A network fitted without ``domain=`` adapts
-        too (it is the population; its domain column is named ``column``, default
-        ``"domain"``, and :math:`s_D` defaults to the node's number of levels).  The
-        other domains' tables are unchanged.  ``rows`` holds the nodes' columns (the
-        domain column too, if every value is ``domain``); any data source
-        :func:`pybncsmooth.fit` reads.  ``domain`` names the domain levels as values
-        name levels everywhere (:mod:`pybncsmooth.data.levels`): 1978 is the level
-        ``'1978'`` of text levels (and a new label joins text levels as text); a new
-        label is one text, whole number or boolean, and a missing value, a list, a tuple
-        or another type is refused (:class:`~pybncsmooth.errors.DataError`), as is a
-        label of another type than number levels.  ``s_domain`` naming a node the network does not
-        have is refused (:class:`~pybncsmooth.errors.UnknownNodeError`).  Missing
-        values are handled as the fit's ``na`` handled them; under ``na="level"`` a node
-        that had no missing value in training counts its rows where it is observed.
+        adapting once with all the rows.  The added domain's leaves are kept beside
+        the fitted tree: adapting costs the same whatever the number of fitted domains.
+        A network fitted without ``domain=`` adapts too (it is the population; its
+        domain column is named ``column``, default ``"domain"``, and :math:`s_D`
+        defaults to the node's number of levels).  The other domains' tables are
+        unchanged.  ``rows`` holds the nodes' columns (the domain column too, if every
+        value is ``domain``); any data source :func:`pybncsmooth.fit` reads.
+        ``domain`` names the domain levels as values name levels everywhere
+        (:mod:`pybncsmooth.data.levels`): 1978 is the level ``'1978'`` of text levels
+        (and a new label joins text levels as text); a new label is one text, whole
+        number or boolean, and a missing value, a list, a tuple or another type is
+        refused (:class:`~pybncsmooth.errors.DataError`), as is a label of another type
+        than number levels.  ``s_domain`` naming a node the network does not have is
+        refused (:class:`~pybncsmooth.errors.UnknownNodeError`).  Missing values are
+        handled as the fit's ``na`` handled them; under ``na="level"`` a node that had
+        no missing value in training counts its rows where it is observed.
 
         Options (:class:`~pybncsmooth.options.Options`, the ``adapt`` entry point):
         ``weights`` (a column of ``rows`` or one number per row: the new counts are sums
@@ -111,5 +121,5 @@ class DomainsMixin:
         from .adapt import adapt_network
 
         options.setdefault("on_unseen", self.options.on_unseen)
-        return adapt_network(self, rows, domain, column=column, s_domain=s_domain,
+        return adapt_network(self, rows, domain, column=column, s_domain=s_domain, new_type=new_type,
                              options=Options.build("adapt", **options))

@@ -1,26 +1,31 @@
 r"""A new domain from a few rows, with a fitted population as its prior.
 
 For every node the population's context tree (the domain split last, or no domain
-at all) keeps its estimates; the new rows add leaves below their parent
-configurations, each the posterior of the estimator's domain model with the
-population held fixed,
+at all) keeps its estimates; the domain gets a leaf below every parent configuration
+of the population (and of its rows), each the posterior of the population's model
+for a new domain given the domain's rows, the population held fixed
+(:mod:`pybncsmooth.estimators._domain_prior`): a copy of one of the fitted domains
+(in every node at once) or a type of its own, drawn around the population with the
+node's shared concentration,
 
-.. math:: \hat\theta_{x \mid y, d} = \frac{n_{yxd} + s'\, \hat\theta_{x \mid y}}{n_{yd} + s'},
-          \qquad s' = \frac{s_d A_y}{s_d + A_y + 1},
+.. math:: \hat\theta_{x \mid y, d} = w_{new} \sum_k \pi_k
+          \frac{n_{yxd} + s'_k\, \hat\theta_{x \mid y}}{n_{yd} + s'_k}
+          + \sum_{e} w_e \frac{n_{yxd} + M_{ye}\, \hat\theta_{x \mid y, e}}{n_{yd} + M_{ye}},
+          \qquad s' = \frac{s A_y}{s + A_y + 1},
 
 with :math:`\hat\theta_{x \mid y}` what the population answers for configuration ``y``,
-:math:`A_y` how well it knows it (the nested model's mass: its domains' rows, each
-domain's counting for at most about :math:`s + 1` draws) and :math:`s_d` the domain's
-own concentration, averaged over its posterior given the population and the domain's
-rows, learned jointly over the nodes (:mod:`pybncsmooth.estimators._domain_prior`):
-a domain whose rows sit far from the population keeps more of its own counts, a
-typical one borrows more.  Maximum likelihood keeps the domain's own frequencies; an
-estimator that fixes the concentration (``hmd``'s ``s_domain``) and ``adapt``'s own
-``s_domain=`` fix it.  No estimator runs again: the cost is counting the new rows and
-the posterior of one concentration per node on a grid.  Rows for a domain that
-already exists add to its counts and its concentration is learned again from all of
-them, the population's own knowledge unchanged: adapting twice equals adapting once
-with all the rows.
+:math:`A_y` how well it knows it (the nested model's mass), :math:`\pi_k` the posterior
+of the shared concentration given the domain's rows, :math:`\hat\theta_{x|y,e}` and
+:math:`M_{ye}` fitted domain ``e``'s table and the Dirichlet mass its sd implies, and
+the weights :math:`w` the posterior probabilities of the types given every row of the
+domain in every node.  A domain whose rows look like an unusual fitted domain's takes
+that domain's tables, a typical one borrows from the population.  Maximum likelihood
+keeps the domain's own frequencies; an estimator that fixes the concentration
+(``hmd``'s ``s_domain``) and ``adapt``'s own ``s_domain=`` fix it (the new type
+alone).  No estimator runs again: the cost is counting the new rows and the evidence
+of the types.  Rows for a domain that already exists add to its counts and its
+posterior is learned again from all of them, the population's own knowledge
+unchanged: adapting twice equals adapting once with all the rows.
 """
 
 from __future__ import annotations
@@ -36,10 +41,11 @@ from ..data.encode import encode, text_columns
 from ..data.levels import is_missing, level_code, level_codes, scalar_value
 from ..data.sources import as_source
 from ..data.weights import check_weights
-from ..errors import DataError, UnknownNodeError
+from ..errors import DataError, HyperparameterError, UnknownNodeError
 from ..options import Options
-from ._adapt_concentration import adapt_concentrations
+from ..validation import check_number
 from ._adapt_node import node_context, node_result
+from ._adapt_urn import adapt_posteriors
 from .cpd import DomainLastCPD, TreeCPD
 
 __all__ = ["adapt_network"]
@@ -117,6 +123,22 @@ def _check_label_column(df: pd.DataFrame, column: str, label: Any) -> pd.DataFra
     return df.drop(columns=column)
 
 
+def _check_new_type(new_type: Any, s_domain: Any) -> float | None:
+    """``new_type``: a probability in (0, 1] (``None``: the default); not with ``s_domain``,
+    which fixes the concentration toward the population and never copies."""
+    if new_type is None:
+        return None
+    v = check_number("new_type", new_type, strict=True)
+    if v > 1:
+        raise HyperparameterError(f"new_type is a probability in (0, 1], not {new_type!r}")
+    if s_domain is not None:
+        raise HyperparameterError(
+            "new_type= weighs copying a fitted domain, and s_domain= fixes the concentration toward the "
+            "population without copying: give one of them"
+        )
+    return v
+
+
 def _check_adaptable(net: Any, has_domain: bool) -> None:
     """Every node's CPD holds a context tree with its estimate, the domain split last."""
     for n in net.nodes:
@@ -141,6 +163,7 @@ def adapt_network(
     *,
     column: str | None = None,
     s_domain: float | Mapping[str, float] | None = None,
+    new_type: float | None = None,
     options: Options | None = None,
 ) -> Any:
     """See :meth:`FittedNetwork.adapt` (``options``: the call's, built at the ``adapt``
@@ -157,6 +180,7 @@ def adapt_network(
         unknown = [k for k in s_domain if k not in net.dag]
         if unknown:
             raise UnknownNodeError(unknown[0], f"(s_domain gives a value for it; the nodes are {net.nodes})")
+    new_type = _check_new_type(new_type, s_domain)
     levels = list(net.schema[dom]) if has_domain else []
     label = _domain_label(label, levels, dom)
     df, weights = _rows_frame(rows, options)
@@ -180,8 +204,8 @@ def adapt_network(
     kept = None if weights is None else weights[np.asarray(enc.index, dtype=np.int64)]
     trees = dict(zip(net.nodes, count_specs(enc, [(n, tuple(net.parents(n))) for n in net.nodes], weights=kept)))
     ctxs = {n: node_context(net.cpd(n), trees[n], code, len(levels), has_domain) for n in net.nodes}
-    concs = adapt_concentrations(net, ctxs, s_domain, has_domain, code)
-    cpds = {n: node_result(ctxs[n], net.estimator, concs[n], code, len(levels), dom) for n in net.nodes}
+    posts = adapt_posteriors(net, ctxs, s_domain, has_domain, code, new_type)
+    cpds = {n: node_result(ctxs[n], posts[n], code, len(levels), dom) for n in net.nodes}
     info = dict(net.info)
     adapted = dict(info.get("adapted", {}))
     adapted[label] = adapted.get(label, 0) + enc.n_rows

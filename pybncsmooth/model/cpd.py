@@ -26,6 +26,7 @@ import numpy as np
 from ..counting.context_tree import ContextTree, config_index
 from ..errors import DenseTableTooLargeError, HyperparameterError, StatisticUnavailableError
 from ..estimators.base import TreeEstimate
+from ._domain_overlay import merged_tree
 
 __all__ = ["CPD", "TreeCPD", "TableCPD", "FixedPrefixCPD", "DomainLastCPD", "DEFAULT_MAX_CELLS", "QUERY_DENSE_CELLS"]
 
@@ -189,10 +190,27 @@ class TreeCPD(CPD):
             return self._query_matrix()[config_index(P, self.parent_cards)]
         return self._tree_values(P, "mean")
 
-    def _tree_values(self, P: np.ndarray, stat: str) -> np.ndarray:
-        """Per-row vectors of ``stat`` from the tree and the unseen rule."""
+    def answers(self, parent_codes: np.ndarray, stats: Sequence[str]) -> list[np.ndarray]:
+        """:meth:`probs`, :meth:`sds` and :meth:`unseen_sds` ("mean", "sd",
+        "unseen_sd") of the same rows, the tree searched once."""
+        P = _as_matrix(parent_codes, len(self.parents))
+        found = self.tree.find(P)
+        out = []
+        for stat in stats:
+            if stat == "unseen_sd":
+                if self.estimate.sd is None:
+                    raise StatisticUnavailableError("standard deviation", None, self.node)
+                flat, offsets = self._flat("unseen_sd")
+                out.append(flat[offsets[found[0]] + found[1]])
+            else:
+                out.append(self._tree_values(P, stat, found))
+        return out
+
+    def _tree_values(self, P: np.ndarray, stat: str, found: tuple | None = None) -> np.ndarray:
+        """Per-row vectors of ``stat`` from the tree and the unseen rule (``found``: the
+        tree's :meth:`~ContextTree.find` of ``P``, if known)."""
         fallback, uniform = self._unseen_fill(stat)
-        level, node, unseen = self.tree.find(P)
+        level, node, unseen = found if found is not None else self.tree.find(P)
         flat, offsets = self._flat(stat)
         out = flat[offsets[level] + node]
         if stat == "sd" and self._sd_parts()[1] is not None:
@@ -385,8 +403,9 @@ class FixedPrefixCPD(CPD):
     def _slice(self, max_cells: int, stat: str) -> np.ndarray:
         if self.n_configs * self.card > max_cells:
             raise DenseTableTooLargeError(self.node, self.n_configs * self.card, max_cells)
-        if min(self.prefix_codes, default=0) < 0:
-            # a prefix unseen in training (an unknown domain): query every configuration
+        if min(self.prefix_codes, default=0) < 0 or isinstance(self.inner, DomainLastCPD):
+            # a prefix unseen in training (an unknown domain), or one domain of many (not the
+            # whole multi-domain table for one slice of it): query every configuration
             d = len(self.parent_cards)
             all_cfg = np.indices(self.parent_cards).reshape(d, -1).T if d else np.zeros((1, 0), dtype=np.int64)
             P = self._with_prefix(all_cfg)
@@ -418,16 +437,35 @@ class DomainLastCPD(CPD):
     which is what it shrinks toward and what answers when the domain has no rows
     there (or is unknown, code ``-1``).  Queries and tables present the domain first,
     ``(D, P1, ..., Pd)``, as every multi-domain CPD of a :class:`FittedNetwork`.
+
+    ``added``: domains added or grown by :meth:`FittedNetwork.adapt`, ``{code:
+    AddedLeaves}`` (:mod:`pybncsmooth.model._domain_overlay`), kept beside the fitted
+    tree ``base`` and read first by the queries; ``n_domains`` counts them in.
+    :attr:`inner` (and :attr:`tree`, :attr:`estimate`) is the tree with their leaves in
+    it, built on first use.
     """
 
-    def __init__(self, inner: TreeCPD) -> None:
+    def __init__(self, inner: TreeCPD, added: dict | None = None, n_domains: int | None = None) -> None:
         if not inner.domain_last or not inner.parents:
             raise ValueError("DomainLastCPD wraps a TreeCPD whose last split is the domain")
-        self.inner = inner
+        self.base = inner
+        self.added = dict(added or {})
+        J = int(n_domains) if n_domains is not None else inner.parent_cards[-1]
         self.node = inner.node
         self.parents = (inner.parents[-1],) + inner.parents[:-1]
         self.card = inner.card
-        self.parent_cards = (inner.parent_cards[-1],) + inner.parent_cards[:-1]
+        self.parent_cards = (J,) + inner.parent_cards[:-1]
+
+    @property
+    def inner(self) -> TreeCPD:
+        """The tree and estimate of every domain, the added ones' leaves in them."""
+        if not self.added and self.parent_cards[0] == self.base.parent_cards[-1]:
+            return self.base
+        cached = self.__dict__.get("_merged")
+        if cached is None:
+            cached = TreeCPD(*merged_tree(self.base, self.added, self.parent_cards[0]), domain_last=True)
+            self.__dict__["_merged"] = cached
+        return cached
 
     @property
     def tree(self) -> ContextTree:
@@ -439,25 +477,84 @@ class DomainLastCPD(CPD):
 
     @property
     def has_sd(self) -> bool:
-        return self.inner.has_sd
+        return self.base.has_sd and all(a.sd is not None for a in self.added.values())
 
     @staticmethod
     def _to_inner(P: np.ndarray) -> np.ndarray:
         return np.concatenate([P[:, 1:], P[:, :1]], axis=1)
 
+    def _overlaid(self, P: np.ndarray, stat: str) -> np.ndarray:
+        """``stat`` ("mean" or "sd") of rows ``P`` (domain first): the fitted tree's
+        answers (a domain it does not hold, or one added beside it, as an unknown
+        domain: the pooled configuration), then the added domains' leaves."""
+        P = _as_matrix(P, len(self.parents))
+        inner = self._to_inner(P)
+        codes = P[:, 0]
+        mine = codes >= self.base.parent_cards[-1]
+        for c in self.added:
+            mine |= codes == c
+        if mine.any():
+            inner = inner.copy()
+            inner[mine, -1] = -1
+        out = self.base.probs(inner) if stat == "mean" else self.base.sds(inner)
+        if not self.added or not mine.any():
+            return out
+        cards = self.base.parent_cards[:-1]
+        for c, a in self.added.items():
+            rows = np.flatnonzero(codes == c)
+            if not len(rows):
+                continue
+            cfg = P[rows, 1:]
+            known = cfg.min(axis=1) >= 0 if cfg.shape[1] else np.ones(len(rows), dtype=bool)
+            keys = config_index(a.configs, cards)
+            q = config_index(np.maximum(cfg, 0), cards)
+            j = np.minimum(np.searchsorted(keys, q), max(len(keys) - 1, 0))
+            hit = known & (keys[j] == q) if len(keys) else np.zeros(len(rows), dtype=bool)
+            if hit.any():
+                vals = a.probs if stat == "mean" else a.sd
+                out[rows[hit]] = vals[j[hit]]
+        return out
+
     def probs(self, parent_codes: np.ndarray) -> np.ndarray:
-        return self.inner.probs(self._to_inner(_as_matrix(parent_codes, len(self.parents))))
+        if not self.added and self.parent_cards[0] == self.base.parent_cards[-1]:
+            return self.base.probs(self._to_inner(_as_matrix(parent_codes, len(self.parents))))
+        return self._overlaid(parent_codes, "mean")
 
     def sds(self, parent_codes: np.ndarray) -> np.ndarray:
-        return self.inner.sds(self._to_inner(_as_matrix(parent_codes, len(self.parents))))
+        if not self.added and self.parent_cards[0] == self.base.parent_cards[-1]:
+            return self.base.sds(self._to_inner(_as_matrix(parent_codes, len(self.parents))))
+        return self._overlaid(parent_codes, "sd")
 
-    def _reorder(self, m: np.ndarray) -> np.ndarray:
+    def _reorder(self, m: np.ndarray, J: int) -> np.ndarray:
         """The inner configuration-major matrix (domain fastest) with the domain slowest."""
-        J = self.parent_cards[0]
         return np.ascontiguousarray(m.reshape(-1, J, self.card).transpose(1, 0, 2)).reshape(-1, self.card)
 
+    def _dense(self, max_cells: int, stat: str) -> np.ndarray:
+        """The dense table of ``stat``, the domain slowest: the fitted tree's blocks, a
+        domain it does not hold answered by the pooled configurations, then the added
+        domains' leaves."""
+        cells = self.n_configs * self.card
+        if cells > max_cells:
+            raise DenseTableTooLargeError(self.node, cells, max_cells)
+        J0 = self.base.parent_cards[-1]
+        base_m = self.base._matrix(cells) if stat == "mean" else self.base._sd_matrix(cells)
+        base_m = self._reorder(base_m, J0)
+        if not self.added and self.parent_cards[0] == J0:
+            return base_m
+        q = self.n_configs // self.parent_cards[0]
+        d = len(self.parents) - 1
+        all_cfg = np.indices(self.parent_cards[1:]).reshape(d, -1).T if d else np.zeros((1, 0), dtype=np.int64)
+        fresh = self._overlaid(np.concatenate([np.full((q, 1), -1), all_cfg], axis=1), stat)
+        out = np.tile(fresh, (self.parent_cards[0], 1))
+        out[: J0 * q] = base_m
+        for c, a in self.added.items():
+            block = fresh.copy()
+            block[config_index(a.configs, self.base.parent_cards[:-1])] = a.probs if stat == "mean" else a.sd
+            out[c * q:(c + 1) * q] = block
+        return out
+
     def _matrix(self, max_cells: int) -> np.ndarray:
-        return self._reorder(self.inner._matrix(max_cells))
+        return self._dense(max_cells, "mean")
 
     def _sd_matrix(self, max_cells: int) -> np.ndarray:
-        return self._reorder(self.inner._sd_matrix(max_cells))
+        return self._dense(max_cells, "sd")

@@ -17,12 +17,15 @@ population's they shrink toward (the same draws as
 :meth:`FittedNetwork.sample_parameters`, :mod:`pybncsmooth.model.draws`), the
 equal-tailed ``level`` interval of :math:`\mathrm{JS}_d` over them.  Estimators without
 a posterior give none: their report has no ``js_lower`` / ``js_upper`` columns and
-``report.attrs["intervals"]`` says why.  ``shrinkage`` is the weight of the population
-in the domain's tables, :math:`s_D / (n_{y,d} + s_D)` averaged over the posterior of
-:math:`s_D` and with the same weights, and ``s_domain`` that posterior's geometric
-mean: the fitted domains share their node's, a domain added or grown by
-:meth:`FittedNetwork.adapt` has its own (and its weight is the nested model's
-:math:`s' / (n_{y,d} + s')`, :math:`s' = s A_y / (s + A_y + 1)`).
+``report.attrs["intervals"]`` says why.  ``shrinkage`` is the weight of the domain's
+prior in its tables, for a fitted domain :math:`s_D / (n_{y,d} + s_D)` averaged over the
+posterior of :math:`s_D` and with the same weights, and ``s_domain`` that posterior's
+geometric mean (the fitted domains share their node's).  A domain added or grown by
+:meth:`FittedNetwork.adapt` is a copy of a fitted domain or a type of its own
+(:mod:`pybncsmooth.estimators._domain_prior`): its ``shrinkage`` is its prior's weight
+averaged over those types, ``s_domain`` the new type's concentration, ``p_new`` the
+posterior probability of a type of its own, ``like`` the fitted domain it most likely
+copies and ``p_like`` that probability (a fitted domain has none of the three).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import pandas as pd
 
 from ..counting.context_tree import config_index
 from ..errors import DataError, HyperparameterError
-from ..estimators._domain_prior import own_concentrations
+from ..estimators._domain_prior import own_concentrations, own_urns
 from ..estimators.posterior import effective_concentration
 from ..validation import check_int, check_probability, check_random_state
 from .cpd import DomainLastCPD, FixedPrefixCPD
@@ -103,6 +106,7 @@ def domain_report(net: Any, *, level: float = 0.9, draws: int = 200, random_stat
         counts, s_dom = _domain_counts(cpd, tables.shape[0], J, r)
         joint = _joint_draws(net, node, draws, rng) if draws > 0 else None
         own, mass = _own_of(cpd, tables.shape[0])
+        urns = own_urns(cpd.estimate.info) if isinstance(cpd, DomainLastCPD) else {}
         for j, dlev in enumerate(net.domains):
             n_y = counts[:, j].sum(axis=1)
             n = n_y.sum()
@@ -111,8 +115,12 @@ def domain_report(net: Any, *, level: float = 0.9, draws: int = 200, random_stat
             js = float(w @ js_divergence(tables[:, j], pop))
             conc = own.get(j, s_dom)
             shrink, s_center = _shrinkage(conc, n_y, w, mass if j in own else None)
+            p_new, like, p_like, own_shrink = urns.get(j, (np.nan, -1, np.nan, np.nan))
+            if j in urns and np.isfinite(own_shrink):
+                shrink = own_shrink
             row = {"domain": dlev, "node": node, "n": int(n), "kl": kl, "js": js, "shrinkage": shrink,
-                   "s_domain": s_center, "js_lower": np.nan, "js_upper": np.nan}
+                   "s_domain": s_center, "p_new": p_new, "like": net.domains[like] if like >= 0 else None,
+                   "p_like": p_like, "js_lower": np.nan, "js_upper": np.nan}
             if joint is not None:
                 js_s = (js_divergence(joint[0][:, :, j], joint[1]) * w).sum(axis=1)
                 row["js_lower"], row["js_upper"] = np.quantile(js_s, [lo_q, hi_q])
