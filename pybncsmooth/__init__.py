@@ -50,7 +50,7 @@ from .data import NA_LABEL, Schema, encode, read_table
 from .datasets import list_datasets, load_dataset
 from .estimators import Estimator, available_methods, make_estimator
 from .frontends.api import fit
-from .interop import read_network, write_network
+from .interop import from_pgmpy, from_pyagrum, read_network, write_network
 from .model import FittedNetwork
 from .structure import DAG
 from .structure.learning import learn_structure
@@ -89,6 +89,8 @@ __all__ = [
     "encode",
     "read_table",
     "read_network",
+    "from_pgmpy",
+    "from_pyagrum",
     "write_network",
     "modelstring",
     "available_methods",

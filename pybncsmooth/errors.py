@@ -35,6 +35,7 @@ __all__ = [
     "DenseTableTooLargeError",
     "StatisticUnavailableError",
     "ImpossibleEvidenceError",
+    "FactorBudgetError",
     "ZeroProbabilityWarning",
     "ConvergenceWarning",
     "UnseenDomainWarning",
@@ -343,6 +344,29 @@ class StatisticUnavailableError(PyBNCSmoothError, ValueError):
 class ImpossibleEvidenceError(DataError):
     """The evidence of a query has probability zero under the network: the posterior
     given it is undefined."""
+
+
+class FactorBudgetError(DataError, MemoryError):
+    """Exact inference would build a factor larger than the memory budget of a query
+    (the option ``max_factor_bytes``)."""
+
+    def __init__(self, cells: int, budget: int, variable: str | None, targets: list):
+        self.cells, self.budget, self.variable = cells, budget, variable
+        what = (f"summing out {variable!r}" if variable is not None
+                else f"the joint posterior of {targets}")
+        super().__init__(
+            f"exact inference needs a factor of {cells:,} cells ({_bytes(8 * cells)}) for {what}, more than "
+            f"max_factor_bytes={budget:,} ({_bytes(budget)}) allows: raise max_factor_bytes (an option of fit, "
+            "BNClassifier and query), or ask for an approximate answer with its Monte Carlo error "
+            "(query(..., method='approximate'))"
+        )
+
+
+def _bytes(n: int) -> str:
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} bytes"
 
 
 #: why an estimator without a posterior has no uncertainty where it has none: its

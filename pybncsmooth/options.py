@@ -25,6 +25,7 @@ imports nothing of it but that module and :mod:`~pybncsmooth.errors`.
 from __future__ import annotations
 
 import dataclasses
+import os
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterator, Mapping
@@ -47,6 +48,7 @@ __all__ = [
     "split_settings",
     "RUN_SETTINGS",
     "run_check",
+    "factor_budget",
 ]
 
 #: the label of the extra level that stands for a missing value under ``na="level"``
@@ -301,6 +303,37 @@ def _discretize(v: Any) -> Any:
     raise HyperparameterError(f"discretize must be one of {names} or a transformer with fit and transform, not {v!r}")
 
 
+def _factor_bytes(v: Any) -> int | None:
+    if v is None:
+        return None
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    return check_int("max_factor_bytes", v, low=8)
+
+
+def _physical_memory() -> int | None:
+    """Bytes of physical memory, where the system says (POSIX ``sysconf``)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+#: the share of physical memory one factor of an exact query may take by default (a
+#: product of factors holds a few of that size at once)
+FACTOR_MEMORY_SHARE = 8
+
+
+def factor_budget(value: int | None) -> int:
+    """The memory budget of one factor of an exact query, in bytes: ``value`` (the
+    option ``max_factor_bytes``), or by default an eighth of physical memory (2 GiB
+    where it cannot be told)."""
+    if value is not None:
+        return int(value)
+    mem = _physical_memory()
+    return mem // FACTOR_MEMORY_SHARE if mem else 2 << 30
+
+
 def _structure(v: Any) -> Any:
     """A structure's name, or a DAG (anything with ``nodes`` and ``parents``) to fit as given."""
     if v is None or (hasattr(v, "nodes") and hasattr(v, "parents")):
@@ -533,6 +566,14 @@ class Options:
                 "evaluate": "set it on the classifiers compared (BNClassifier(on_unseen_domain=...))",
                 "evaluate_domains": "each held-out domain is adapted (or, from no row, answered by the population) "
                                     "by design"},
+    )
+    max_factor_bytes: int | None = _opt(
+        None, "int", "memory budget of one factor of an exact query, in bytes (default: an eighth of physical "
+        "memory); a query needing more is refused, naming this option", _factor_bytes,
+        entries=("fit", "classifier", "adapt"), example=1 << 30, effect="same",
+        refuse={"evaluate": "set it on the classifiers compared (BNClassifier(max_factor_bytes=...))",
+                "evaluate_domains": "the held-out rows are scored by each setting's network with the default "
+                                    "budget; raise it on a fitted network with query(..., max_factor_bytes=)"},
     )
 
     #: the entry point the options were built for

@@ -20,7 +20,7 @@ from pybncsmooth.errors import (
     UnseenDomainWarning,
     UnseenLevelError,
 )
-from pybncsmooth.model import query_batch, query_engine, query_plan
+from pybncsmooth.model import query_batch, query_engine
 from pybncsmooth.model.cpd import TableCPD
 from pybncsmooth.model.query_engine import _query_tables
 from pybncsmooth.model.query_evidence import frame_codes
@@ -237,13 +237,18 @@ def test_plans_prune_barren_and_d_separated_nodes(asia_bif):
     assert query_batch.plan_for(asia_bif, ("T",), ("A", "S")) is plan  # cached by pattern
 
 
-def test_a_joint_too_large_is_refused_by_name(monkeypatch, asia_bif):
-    monkeypatch.setattr(query_plan, "MAX_FACTOR_CELLS", 2)
-    with pytest.raises(DataError, match=r"joint posterior of \['A', 'T'\] has 4 cells \(more than 2\)"):
-        asia_bif.query(["A", "T"])
-    monkeypatch.setattr(query_plan, "MAX_FACTOR_CELLS", 4)
-    with pytest.raises(DataError, match=r"a factor of 8 cells \(more than 4\) when summing out"):
-        asia_bif.query("D", {"X": "yes"})
+def test_a_factor_over_the_budget_is_refused_naming_the_option(asia_bif):
+    # the fixed cell cap became the option max_factor_bytes (8 bytes a cell)
+    with pytest.raises(bs.errors.FactorBudgetError,
+                       match=r"factor of 4 cells \(32 bytes\) for the joint posterior of \['A', 'T'\], more than "
+                             r"max_factor_bytes=16"):
+        asia_bif.query(["A", "T"], max_factor_bytes=16)
+    with pytest.raises(DataError, match=r"factor of 8 cells \(64 bytes\) for summing out '\w', more than "
+                                        r"max_factor_bytes=32 .*method='approximate'"):
+        asia_bif.query("D", {"X": "yes"}, max_factor_bytes=32)
+    assert asia_bif.query("D", {"X": "yes"}, max_factor_bytes=64).sum() == pytest.approx(1.0)
+    with pytest.raises(bs.errors.HyperparameterError, match="max_factor_bytes must be an integer >= 8"):
+        asia_bif.query("D", max_factor_bytes=4)
 
 
 def test_many_factors_in_one_product_are_folded():

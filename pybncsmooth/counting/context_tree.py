@@ -512,12 +512,10 @@ def count_dtype(counts: np.ndarray) -> type:
 
 def code_matrix(cols: Sequence[np.ndarray]) -> np.ndarray:
     """Columns of codes as one Fortran-ordered matrix (a common small integer dtype)."""
-    dtype = np.result_type(*[c.dtype for c in cols], np.int8) if cols else np.int8
-    n = len(cols[0]) if cols else 0
-    M = np.empty((n, len(cols)), dtype=dtype, order="F")
-    for j, c in enumerate(cols):
-        M[:, j] = c
-    return M
+    if not cols:
+        return np.empty((0, 0), dtype=np.int8, order="F")
+    dtype = np.result_type(*[c.dtype for c in cols], np.int8)
+    return np.stack(cols).astype(dtype, copy=False).T  # (V, n) rows stacked in one copy: (n, V), Fortran order
 
 
 def dense_leaves(

@@ -10,6 +10,7 @@ trees (and schema) of counting the concatenated data once.
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -19,17 +20,13 @@ from ..data.encode import DEFAULT_MAX_LEVELS, EncodedData, NAPolicy, encode
 from ..data.mapreduce import reduce_chunks
 from ..data.schema import NA_LABEL, Schema
 from ..data.weights import chunk_weights
-from ..errors import DataError, EmptyDataError, MissingColumnError, UndeclaredLevelError, UnseenLevelError
-from ..structure.dag import DAG
-from .context_tree import (
-    _DENSE_MIN_CELLS,
-    _DENSE_ROWS_FACTOR,
-    ContextTree,
-    _build_levels,
-    code_matrix,
-    count_tree,
-    dense_leaves,
+from ..errors import (
+    DataError, DuplicateColumnError, EmptyDataError, MissingColumnError, UndeclaredLevelError, UnseenLevelError,
 )
+from ..structure.dag import DAG
+from ..validation import n_workers, parallel_map
+from ._kernels import _level_sizes, network_counts, network_levels
+from .context_tree import _DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR, ContextTree, TreeLevel, code_matrix, count_tree
 
 __all__ = ["count_network", "count_specs", "count_specs_source", "spec_variables", "NetworkCounter", "count_source"]
 
@@ -46,6 +43,7 @@ def count_network(
     suffix: Sequence[str] = (),
     nodes: Sequence[str] | None = None,
     weights: np.ndarray | None = None,
+    n_jobs: int | None = None,
 ) -> dict[str, ContextTree]:
     """One context tree per node of ``dag`` from encoded data.
 
@@ -55,14 +53,16 @@ def count_network(
     """
     node_list = list(nodes) if nodes is not None else dag.nodes
     specs = [(n, tuple(_tree_variables(dag, n, prefix, suffix))) for n in node_list]
-    return dict(zip(node_list, count_specs(enc, specs, weights=weights)))
+    return dict(zip(node_list, count_specs(enc, specs, weights=weights, n_jobs=n_jobs)))
 
 
 def count_specs(
-    enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], *, weights: np.ndarray | None = None
+    enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], *, weights: np.ndarray | None = None,
+    n_jobs: int | None = None,
 ) -> list[ContextTree]:
     """The context tree of each ``(node, ordered parents)`` of ``specs`` from encoded data
-    (``weights``: one per row, fractional counts)."""
+    (``weights``: one per row, fractional counts; ``n_jobs``: threads of the dense
+    counting, default all cores)."""
     schema = enc.schema
     if weights is not None:
         return [
@@ -70,24 +70,91 @@ def count_specs(
                        weights=weights)
             for n, pa in specs
         ]
+    n = enc.n_rows
+    limit = max(_DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR * n)
+    dense, trees = [], []
+    for k, (node, pa) in enumerate(specs):
+        r, cards = schema.cardinality(node), schema.cardinalities(pa)
+        if r * math.prod(cards) <= limit:
+            dense.append(k)
+            trees.append(None)
+        else:  # a configuration space much larger than the data: a sort of the rows
+            trees.append(count_tree(node, list(pa), enc[node], [enc[p] for p in pa], r, cards))
+    for k, tree in zip(dense, _dense_trees(enc, [specs[k] for k in dense], n_jobs)):
+        trees[k] = tree
+    return trees
+
+
+#: counting passes (rows x columns read) below which the dense counting runs in one thread
+_THREADED_WORK = 1 << 24
+
+
+def _balanced(pa_ptr: np.ndarray, parts: int) -> list[tuple[int, int]]:
+    """Consecutive ranges of nodes of about equal work (a pass over the rows per parent,
+    two more per node)."""
+    work = np.cumsum(np.diff(pa_ptr) + 2)
+    cuts = np.searchsorted(work, work[-1] * np.arange(1, parts) / parts, side="right")
+    bounds = [0, *sorted(set(int(c) for c in cuts) - {0, len(work)}), len(work)]
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+def _dense_trees(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], n_jobs: int | None = None
+                 ) -> list[ContextTree]:
+    """The trees of ``specs`` by dense counting, every node in two compiled passes over
+    one code matrix (:func:`~pybncsmooth.counting._kernels.network_counts` and
+    :func:`~pybncsmooth.counting._kernels.network_levels`); the counting pass in up to
+    ``n_jobs`` threads (default: all cores), each a range of nodes (the counts do not
+    depend on it)."""
+    if not specs:
+        return []
     variables = list(dict.fromkeys(v for n, pa in specs for v in [n, *pa]))
     col = {v: j for j, v in enumerate(variables)}
+    card = {v: len(enc.schema.levels[v]) for v in variables}
     M = code_matrix([enc[v] for v in variables])
-    n = M.shape[0]
-    trees = []
-    for node, pa in specs:
-        pa = list(pa)
-        r = schema.cardinality(node)
-        cards = schema.cardinalities(pa)
-        Q = 1
-        for c in cards:
-            Q *= c
-        if Q * r <= max(_DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR * n):
-            configs, counts = dense_leaves(M, col[node], np.array([col[p] for p in pa], dtype=np.int64), cards, r)
-            trees.append(ContextTree(node, tuple(pa), r, cards, _build_levels(configs, counts, len(pa), r)))
-        else:
-            trees.append(count_tree(node, pa, enc[node], [enc[p] for p in pa], r, cards))
-    return trees
+    rcard = np.array([card[n] for n, _ in specs], dtype=np.int64)
+    pa_ptr = np.cumsum([0] + [len(pa) for _, pa in specs], dtype=np.int64)
+    pa_idx = np.array([col[p] for _, pa in specs for p in pa], dtype=np.int64)
+    pa_card = np.array([card[p] for _, pa in specs for p in pa], dtype=np.int64)
+    cells = [card[n] * math.prod(card[p] for p in pa) for n, pa in specs]
+    cell_off = np.cumsum([0] + cells, dtype=np.int64)
+    out = np.zeros(int(cell_off[-1]), dtype=np.int64)
+    child = np.array([col[n] for n, _ in specs], dtype=np.int64)
+    missing = bool(M.size and M.min() < 0)
+
+    def count(part: tuple[int, int]) -> None:  # nodes j0..j1 (their cells are theirs alone: no race)
+        j0, j1 = part
+        network_counts(M, child[j0:j1], pa_ptr[j0 : j1 + 1], pa_idx, pa_card, rcard[j0:j1], cell_off[j0 : j1 + 1],
+                       out, missing)
+
+    work = M.shape[0] * (len(pa_idx) + 2 * len(specs))
+    jobs = 1 if work < _THREADED_WORK else n_workers(n_jobs, len(specs))  # threads cost more than small work
+    parallel_map(count, _balanced(pa_ptr, jobs), jobs)
+    depth = np.diff(pa_ptr)
+    sizes = np.zeros(int((depth + 1).sum()), dtype=np.int64)
+    blk_ptr = np.empty(len(specs) + 1, dtype=np.int64)
+    _level_sizes(out, cell_off, rcard, pa_ptr, pa_card, sizes, blk_ptr)
+    row_ptr = np.concatenate([[0], np.cumsum(sizes)])
+    cnt_ptr = np.concatenate([[0], np.cumsum(sizes * np.repeat(rcard, depth + 1))])
+    parent = np.empty(int(row_ptr[-1]), dtype=np.int64)
+    value = np.empty(int(row_ptr[-1]), dtype=np.int64)
+    counts = np.zeros(int(cnt_ptr[-1]), dtype=np.int64)
+    network_levels(out, cell_off, rcard, pa_ptr, pa_card, row_ptr, cnt_ptr, blk_ptr, parent, value, counts)
+    return _split_trees(specs, card, blk_ptr.tolist(), row_ptr.tolist(), cnt_ptr.tolist(), parent, value, counts)
+
+
+def _split_trees(specs: Sequence[tuple[str, Sequence[str]]], card: dict[str, int], blk_ptr: list,
+                 row_ptr: list, cnt_ptr: list, parent: np.ndarray, value: np.ndarray, counts: np.ndarray
+                 ) -> list[ContextTree]:
+    """Each node's :class:`ContextTree`, its levels views of the flat arrays."""
+    out = []
+    for j, (node, pa) in enumerate(specs):
+        r = card[node]
+        levels = []
+        for b in range(blk_ptr[j], blk_ptr[j + 1]):
+            a, z = row_ptr[b], row_ptr[b + 1]
+            levels.append(TreeLevel(parent[a:z], value[a:z], counts[cnt_ptr[b] : cnt_ptr[b + 1]].reshape(z - a, r)))
+        out.append(ContextTree(node, tuple(pa), r, tuple(card[p] for p in pa), tuple(levels)))
+    return out
 
 
 def _count_specs_chunk(
@@ -163,6 +230,9 @@ class NetworkCounter:
     weights:
         A column of every chunk holding each row's weight (a finite number >= 0):
         the counts are then sums of weights (fractional).
+    n_jobs:
+        Threads counting the nodes of a chunk (default: all cores; the counts do not
+        depend on it).
     """
 
     def __init__(
@@ -176,8 +246,10 @@ class NetworkCounter:
         prefix: Sequence[str] = (),
         suffix: Sequence[str] = (),
         weights: str | None = None,
+        n_jobs: int | None = None,
     ) -> None:
         self.dag = dag
+        self.n_jobs = n_jobs
         self.weights = weights
         self.prefix = tuple(prefix)
         self.suffix = tuple(suffix)
@@ -210,6 +282,7 @@ class NetworkCounter:
             prefix=self.prefix,
             suffix=self.suffix,
             weights=self.weights,
+            n_jobs=self.n_jobs,
         )
 
     def add(self, df: pd.DataFrame) -> "NetworkCounter":
@@ -233,6 +306,8 @@ class NetworkCounter:
                     "row needs its domain; drop those rows or give them a domain level of their own"
                 )
         labels = {str(c): c for c in df.columns}  # integer column labels name nodes by their text
+        if len(labels) < df.shape[1]:  # two columns of one name (or text): encode's check, before the look-ups
+            raise DuplicateColumnError(str(df.columns[df.columns.astype(str).duplicated()][0]))
         for v in self.variables:
             miss = int(df[labels[v]].isna().sum()) if v in labels else 0  # an absent column: encode names it
             if miss:
@@ -255,7 +330,7 @@ class NetworkCounter:
             return out
         w = chunk_weights(df, self.weights, self.variables, self.na) if self.weights is not None else None
         out.schema, out.trees = enc.schema, count_network(
-            enc, self.dag, prefix=self.prefix, suffix=self.suffix, weights=w
+            enc, self.dag, prefix=self.prefix, suffix=self.suffix, weights=w, n_jobs=self.n_jobs
         )
         out.n_rows, out.n_dropped, out.n_chunks = enc.n_rows, enc.n_dropped, 1
         for v in self.split_vars:  # rows per domain level before missing values are handled

@@ -19,6 +19,7 @@ The same estimator objects serve every front end; :func:`make_estimator` turns
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
 import math
 from dataclasses import dataclass, field, replace
@@ -63,6 +64,10 @@ def _flat(arrays: tuple[np.ndarray, ...]) -> np.ndarray:
 def _nonnegative_finite(v: np.ndarray) -> bool:
     # min >= 0 fails on NaN; max < inf rules out infinities
     return not v.size or bool(v.min() >= 0 and v.max() < math.inf)
+
+
+_TREE_ESTIMATE_FIELDS = ("probs", "unseen", "info", "sd", "fallback", "fallback_sd", "fallback_from", "unseen_sd",
+                         "posterior")
 
 
 @dataclass(frozen=True, eq=False)
@@ -140,6 +145,21 @@ class TreeEstimate:
     def has_sd(self) -> bool:
         """Whether the estimate carries posterior standard deviations."""
         return self.sd is not None
+
+    @classmethod
+    def _closed_form(cls, probs: tuple[np.ndarray, ...], unseen: UnseenRule, **fields: Any) -> "TreeEstimate":
+        """An estimate whose arrays a closed form computed from checked counts (finite,
+        rows summing to one by construction): built without :meth:`__post_init__`'s
+        checks, which cost more than the arithmetic for a network of small trees."""
+        out = object.__new__(cls)
+        values = {"probs": probs, "unseen": unseen, "info": {}, "fallback_from": 0, **fields}
+        for f in _TREE_ESTIMATE_FIELDS:
+            object.__setattr__(out, f, values.get(f))
+        return out
+
+
+if set(_TREE_ESTIMATE_FIELDS) != {f.name for f in dataclasses.fields(TreeEstimate)}:  # pragma: no cover
+    raise ImportError("_TREE_ESTIMATE_FIELDS must list the fields of TreeEstimate")
 
 
 class Estimator:

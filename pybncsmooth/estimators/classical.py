@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 
+import functools
+from typing import Any, Mapping
+
 from ..counting.context_tree import ContextTree
 from ..errors import DataError
 from ..validation import Param
 from ._pooling import fixed_concentration
+from ._stacked import per_row, stack_levels, unstack
 from .base import Estimator, TreeEstimate, register_estimator
 from .bootstrap import ProportionPosterior
 from .posterior import DirichletPosterior, DirichletTablePosterior, predictive_sd
@@ -58,14 +62,21 @@ class MLE(Estimator):
 
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:
-        if tree.total == 0:
-            raise DataError(f"node {tree.child!r} has no complete rows to estimate it from")
-        probs = []
-        for lev in tree.levels:
-            n = lev.counts.astype(np.float64)
-            probs.append(n / n.sum(axis=1, keepdims=True))
-        return TreeEstimate(tuple(probs), self.unseen, posterior=ProportionPosterior(self.name,
-                            self.hyperparameters(), self.unseen, self))
+        return self.estimate_all({tree.child: tree})[tree.child]
+
+    def estimate_all(self, trees: Mapping[str, ContextTree], *, domain: str | None = None) -> dict[str, TreeEstimate]:
+        """Every tree at once (their levels stacked: the same numbers as one at a time)."""
+        out = {}
+        for st in stack_levels(trees):
+            n = st.counts
+            with np.errstate(invalid="ignore", divide="ignore"):  # a tree without rows is refused below
+                p = n / n.sum(axis=1, keepdims=True)
+            for k, (name, tree) in enumerate(zip(st.names, st.trees)):
+                if not n[st.bounds[k][0]].any():
+                    raise DataError(f"node {tree.child!r} has no complete rows to estimate it from")
+                out[name] = TreeEstimate._closed_form(unstack(st, k, p), self.unseen, posterior=ProportionPosterior(
+                    self.name, self.hyperparameters(), self.unseen, self))
+        return {name: out[name] for name in trees}
 
     def batch_probs(self, tree: ContextTree, counts: list[np.ndarray]) -> list[np.ndarray]:
         """Relative frequencies of every replicate (empty nodes: see :meth:`Estimator.batch_probs`)."""
@@ -147,27 +158,32 @@ class Bayes(Estimator):
         prior = self.node_prior(tree)
         if prior is not None:
             return _bayes_with_prior(tree, prior, self.unseen)
-        r = tree.child_card
-        probs, sds = [], []
-        q = 1
-        for i, lev in enumerate(tree.levels):
-            if i > 0:
-                q *= tree.parent_cards[i - 1]
-            alpha = self.iss / (r * q)
-            n = lev.counts.astype(np.float64)
+        return self.estimate_all({tree.child: tree})[tree.child]
+
+    def estimate_all(self, trees: Mapping[str, ContextTree], *, domain: str | None = None) -> dict[str, TreeEstimate]:
+        """Every tree at once: all levels of all trees with the same ``r`` stacked, each
+        row with its level's pseudo-count (the same numbers as one tree at a time); a
+        node with an expert's prior by :func:`_bayes_with_prior`."""
+        out = {n: self.estimate(t) for n, t in trees.items() if self.node_prior(t) is not None}
+        for st in stack_levels({n: t for n, t in trees.items() if n not in out}):
+            r = st.r
+            alphas = [_level_alphas(self.iss, r, tuple(t.parent_cards)) for t in st.trees]
+            alpha = per_row(st, alphas)
+            n = st.counts
             tot = n.sum(axis=1, keepdims=True) + r * alpha
             p = (n + alpha) / tot
-            probs.append(p)
-            sds.append(_dirichlet_sd(p, tot))
-        # an unseen configuration: the prior Dirichlet(alpha, ..., alpha) of the leaf level,
-        # or (back-off) Dirichlet(r alpha phi) around the ancestor's posterior phi
-        prior_sd = _dirichlet_sd(np.full((1, r), 1.0 / r), np.array([[r * alpha]]))
-        w = r * alpha / (r * alpha + 1.0)
-        unseen_sd = tuple(predictive_sd(p, sd, w) for p, sd in zip(probs[:-1], sds[:-1]))
-        level_alpha = _level_alpha(self.iss, tree)
-        post = DirichletPosterior(level_alpha, self.unseen == "backoff")
-        return TreeEstimate(tuple(probs), self.unseen, sd=tuple(sds), fallback_sd=prior_sd, unseen_sd=unseen_sd,
-                            posterior=post)
+            sd = _dirichlet_sd(p, tot)
+            # an unseen configuration: the prior Dirichlet(alpha, ..., alpha) of the leaf level,
+            # or (back-off) Dirichlet(r alpha phi) around the ancestor's posterior phi
+            w = per_row(st, [[r * a[-1] / (r * a[-1] + 1.0)] * len(a) for a in alphas])
+            unseen = predictive_sd(p, sd, w)
+            for k, (name, tree) in enumerate(zip(st.names, st.trees)):
+                a = alphas[k]
+                out[name] = TreeEstimate._closed_form(
+                    unstack(st, k, p), self.unseen, sd=unstack(st, k, sd), fallback_sd=_prior_sd(r, r * a[-1]),
+                    unseen_sd=unstack(st, k, unseen, tree.depth),
+                    posterior=DirichletPosterior(np.array(a), self.unseen == "backoff"))
+        return {name: out[name] for name in trees}
 
 
     def fresh_prior(self, tree: ContextTree, est: TreeEstimate) -> np.ndarray:
@@ -211,9 +227,42 @@ def _bayes_with_prior(tree: ContextTree, prior: NodePrior, unseen: str) -> TreeE
                         posterior=DirichletTablePosterior(leaf, alpha))
 
 
+def _mestimate_with_prior(tree: ContextTree, prior: NodePrior, posterior: Any) -> TreeEstimate:
+    r"""m-estimates with an expert's pseudo-counts :math:`a_c` at every tree node ``c``:
+    :math:`(n_c(x) + a_c(x)) / (n_c + A_c)`, uniform where a node has neither rows nor
+    prior mass (a back-off then answers from the ancestor)."""
+    r = tree.child_card
+    probs = []
+    for lev, a in zip(tree.levels, prior.tree_pseudo_counts(tree)):
+        c = lev.counts.astype(np.float64) + a
+        tot = c.sum(axis=1, keepdims=True)
+        probs.append(np.where(tot > 0, c / np.where(tot > 0, tot, 1.0), 1.0 / r))
+    return TreeEstimate(tuple(probs), "backoff", posterior=posterior)
+
+
 def _level_alpha(iss: float, tree: ContextTree) -> np.ndarray:
     """The BDeu cell pseudo-count of every tree level: :math:`iss / (r q_i)`."""
-    return iss / (tree.child_card * np.cumprod([1, *tree.parent_cards]))
+    return np.array(_level_alphas(iss, tree.child_card, tuple(tree.parent_cards)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _level_alphas(iss: float, r: int, cards: tuple[int, ...]) -> list[float]:
+    """:math:`iss / (r q_i)` for every level ``i`` (``q_i`` the product of the first
+    ``i`` cardinalities), as Python floats."""
+    out, q = [iss / r], 1
+    for c in cards:
+        q *= c
+        out.append(iss / (r * q))
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _prior_sd(r: int, total: float) -> np.ndarray:
+    r"""The sds of the prior :math:`\mathrm{Dir}(total / r, ...)` of an unseen configuration
+    (one row; shared: read only)."""
+    out = _dirichlet_sd(np.full((1, r), 1.0 / r), np.array([[total]]))
+    out.flags.writeable = False
+    return out
 
 
 @register_estimator
@@ -249,21 +298,24 @@ class MEstimate(Estimator):
     prior_replaces = ("m",)
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:
-        r = tree.child_card
         prior = self.node_prior(tree)
-        if self.m == 0 and tree.total == 0 and prior is None:
-            raise DataError(f"node {tree.child!r} has no complete rows and m = 0")
-        alpha = prior.tree_pseudo_counts(tree) if prior is not None else None
-        probs = []
-        for i, lev in enumerate(tree.levels):
-            n = lev.counts.astype(np.float64)
-            if alpha is None:
-                probs.append((n + self.m / r) / (n.sum(axis=1, keepdims=True) + self.m))
-                continue
-            a = alpha[i] + n
-            tot = a.sum(axis=1, keepdims=True)
-            probs.append(np.where(tot > 0, a / np.where(tot > 0, tot, 1.0), 1.0 / r))
-        return TreeEstimate(tuple(probs), "backoff", posterior=self.bootstrap())
+        if prior is not None:
+            return _mestimate_with_prior(tree, prior, self.bootstrap())
+        return self.estimate_all({tree.child: tree})[tree.child]
+
+    def estimate_all(self, trees: Mapping[str, ContextTree], *, domain: str | None = None) -> dict[str, TreeEstimate]:
+        """Every tree at once (their levels stacked: the same numbers as one at a time); a
+        node with an expert's prior by :func:`_mestimate_with_prior`."""
+        out = {n: self.estimate(t) for n, t in trees.items() if self.node_prior(t) is not None}
+        for st in stack_levels({n: t for n, t in trees.items() if n not in out}):
+            n = st.counts
+            with np.errstate(invalid="ignore", divide="ignore"):  # m = 0 and a tree without rows: refused below
+                p = (n + self.m / st.r) / (n.sum(axis=1, keepdims=True) + self.m)
+            for k, (name, tree) in enumerate(zip(st.names, st.trees)):
+                if self.m == 0 and not n[st.bounds[k][0]].any():
+                    raise DataError(f"node {tree.child!r} has no complete rows and m = 0")
+                out[name] = TreeEstimate._closed_form(unstack(st, k, p), "backoff", posterior=self.bootstrap())
+        return {name: out[name] for name in trees}
 
     def batch_probs(self, tree: ContextTree, counts: list[np.ndarray]) -> list[np.ndarray]:
         """The m-estimates of every replicate (empty nodes: see :meth:`Estimator.batch_probs`;

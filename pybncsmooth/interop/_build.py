@@ -13,10 +13,10 @@ from ..errors import FileFormatError
 from ..model.cpd import TableCPD
 from ..model.network import FittedNetwork
 from ..structure.dag import DAG
-from ._rformat import format_r
+from ._rformat import format_probs, table_digits
 from ._tokens import Cursor, word_or_quoted
 
-__all__ = ["NetworkParts", "table_columns", "write_probability_blocks"]
+__all__ = ["NetworkParts", "table_columns", "write_probability_blocks", "config_label"]
 
 
 @dataclass
@@ -29,6 +29,8 @@ class NetworkParts:
     parents: dict[str, list[str]] = field(default_factory=dict)
     tables: dict[str, np.ndarray] = field(default_factory=dict)
     lines: dict[str, int | None] = field(default_factory=dict)
+    #: the tables were checked and normalised by the reader (none left for the CPDs)
+    checked: bool = False
 
     def add_variable(self, node: str, levels: list[str], line: int | None) -> None:
         if node in self.levels:
@@ -68,7 +70,7 @@ class NetworkParts:
         nodes = list(self.levels)
         dag = DAG({n: self.parents[n] for n in nodes}, nodes=nodes)
         schema = Schema({n: tuple(self.levels[n]) for n in nodes}, frozenset(nodes))
-        cpds = {n: TableCPD(n, self.parents[n], self.tables[n]) for n in nodes}
+        cpds = {n: TableCPD(n, self.parents[n], self.tables[n], validate=not self.checked) for n in nodes}
         info = {"source": self.path, "format": self.format}
         return FittedNetwork(dag, schema, cpds, info=info)
 
@@ -79,8 +81,8 @@ def table_columns(
     parents: list[str],
     parts: NetworkParts,
     default: np.ndarray | None,
-    cur: Cursor,
-    row_lines: np.ndarray,
+    cur: Any,
+    row_lines: Any,
     header_line: int | None,
 ) -> np.ndarray:
     """Check and renormalise a configuration-major ``(Q, r)`` matrix; return the
@@ -94,7 +96,7 @@ def table_columns(
             q = int(np.flatnonzero(missing)[0])
             raise cur.error(
                 f"the table of {node!r} gives no distribution for parent configuration "
-                f"{_config_label(q, parents, parts)}",
+                f"{config_label(q, parents, parts)}",
                 header_line,
             )
         cols[missing] = default
@@ -102,7 +104,7 @@ def table_columns(
     bad = np.abs(sums - 1.0) > 0.01
     if bad.any():
         q = int(np.flatnonzero(bad)[0])
-        where = "" if not parents else f" for {_config_label(q, parents, parts)}"
+        where = "" if not parents else f" for {config_label(q, parents, parts)}"
         raise cur.error(
             f"the distribution of {node!r}{where} sums to {sums[q]:.6g}, not 1",
             int(row_lines[q]) if row_lines[q] >= 0 else header_line,
@@ -112,7 +114,8 @@ def table_columns(
     return np.moveaxis(cols.reshape(*cards, cols.shape[1]), -1, 0)
 
 
-def _config_label(q: int, parents: list[str], parts: NetworkParts) -> str:
+def config_label(q: int, parents: list[str], parts: NetworkParts) -> str:
+    """Configuration ``q`` (mixed radix, first parent most significant) as ``(P1=a, P2=b)``."""
     if not parents:
         return "(no parents)"
     cards = [len(parts.levels[p]) for p in parents]
@@ -124,24 +127,33 @@ def _config_label(q: int, parents: list[str], parts: NetworkParts) -> str:
 
 
 def write_probability_blocks(
-    net: "FittedNetwork", fh: Any, root_prefix: str, row: Callable[[list[int], list[list[str]]], str]
+    net: "FittedNetwork",
+    fh: Any,
+    root_prefix: str,
+    row: Callable[[list[int], list[list[str]]], str],
+    name: Callable[[Any], str] = lambda n: word_or_quoted(str(n)),
 ) -> None:
     """The ``probability ( X | P1, P2 ) { ... }`` blocks of BIF and DSC, as bnlearn writes them.
 
     Columns come in R's ``expand.grid`` order (the first parent varies fastest);
     ``row(codes, labels)`` gives the text before a column's numbers, and
-    ``root_prefix`` the text before a root node's numbers.
+    ``root_prefix`` the text before a root node's numbers, ``name`` a node's name as
+    the format writes it.  Numbers as :func:`~._rformat.format_probs` prints them: a
+    fitted network's as bnlearn writes them, a table read from a file (no ``method``)
+    with the decimals that read back to it (:func:`~._rformat.table_digits`).
     """
     for node in net.nodes:
         t = net.cpt(node)
         pa = net.parents(node)
-        q = word_or_quoted(str(node))  # names that are not one word (spaces, punctuation) in quotes
+        q = name(node)
         if not pa:
-            fh.write(f"probability ( {q} ) {{\n{root_prefix}{', '.join(format_r(t))};\n}}\n")
+            w, d = table_digits(t.reshape(-1, 1), search=net.method is None)
+            fh.write(f"probability ( {q} ) {{\n{root_prefix}{', '.join(format_probs(w.ravel(), digits=int(d[0])))};\n}}\n")
             continue
-        fh.write(f"probability ( {q} | {', '.join(word_or_quoted(str(p)) for p in pa)} ) {{\n")
-        cols = t.reshape(t.shape[0], -1, order="F")
+        fh.write(f"probability ( {q} | {', '.join(name(p) for p in pa)} ) {{\n")
+        cols, digits = table_digits(t.reshape(t.shape[0], -1, order="F"), search=net.method is None)
+        digits = digits.tolist()
         labels = [[str(l) for l in net.levels(p)] for p in pa]
         for i, combo in enumerate(itertools.product(*[range(c) for c in reversed(t.shape[1:])])):
-            fh.write(f"{row(list(reversed(combo)), labels)}{', '.join(format_r(cols[:, i]))};\n")
+            fh.write(f"{row(list(reversed(combo)), labels)}{', '.join(format_probs(cols[:, i], digits=digits[i]))};\n")
         fh.write("}\n")

@@ -11,7 +11,7 @@ from typing import Any, Callable, TextIO
 from .._atomic import atomic_open
 from ..errors import FileFormatError
 from ..validation import check_file
-from ..model.formats import format_extensions, network_format
+from ..model.formats import check_format_options, format_extensions, network_format
 from ..model.network import FittedNetwork
 from ..structure.dag import DAG
 
@@ -44,11 +44,12 @@ def read_text(path: str) -> str:
         raise FileFormatError(f"not a gzip file or a truncated one ({e})", path) from None
 
 
-def text_writer(name: str, write: Callable[[FittedNetwork, TextIO], None]) -> Callable[[Any, str], None]:
-    """A format's ``write(obj, path)`` from a function writing a single-domain fitted
-    network to an open text file (atomically: a failed write leaves no file)."""
+def text_writer(name: str, write: Callable[..., None]) -> Callable[..., None]:
+    """A format's ``write(obj, path, **options)`` from a function writing a
+    single-domain fitted network to an open text file (``write(net, fh, **options)``;
+    atomically: a failed write leaves no file)."""
 
-    def _write(net: Any, path: str) -> None:
+    def _write(net: Any, path: str, **options: Any) -> None:
         check_writable(net, name)
         if net.domain is not None:
             raise FileFormatError(
@@ -56,7 +57,7 @@ def text_writer(name: str, write: Callable[[FittedNetwork, TextIO], None]) -> Ca
                 "(net.for_domain(level).write(...)) or use the native .pbn format"
             )
         with atomic_open(path, "w") as fh:
-            write(net, fh)
+            write(net, fh, **options)
 
     return _write
 
@@ -70,21 +71,28 @@ def check_writable(net: Any, name: str) -> None:
     raise TypeError(f"expected a FittedNetwork, not {type(net).__name__}")
 
 
-def read_network(path: str | os.PathLike, *, format: str | None = None) -> "FittedNetwork | DAG":
+def read_network(path: str | os.PathLike, *, format: str | None = None, **options: Any) -> "FittedNetwork | DAG":
     """Read a network file.
 
     ``.bif``, ``.dsc``, ``.net`` (as bnlearn writes them, and the common
-    variants of these formats), the native ``.pbn`` format, and ``.rds`` files
+    variants of these formats), XMLBIF (``.xmlbif``, ``.bifxml``, ``.xml``: pgmpy's
+    and pyAgrum's XML format), UAI (``.uai``; ``layout=`` says whose table layout, see
+    :mod:`pybncsmooth.interop.uai`), the native ``.pbn`` format, and ``.rds`` files
     holding a bnlearn ``bn.fit`` or ``bn`` object (needs R and rpy2).  Returns a
     :class:`FittedNetwork`, or a :class:`DAG` for a structure-only ``bn`` object.
-    Node order and parent order are those of the file.
+    Node order and parent order are those of the file.  A ``.gz`` file is read
+    through gzip.
     """
     p = str(path)
     fmt = network_format(p, format)
-    return fmt.read(check_file(p, "network file"))
+    check_format_options(fmt, options)
+    return fmt.read(check_file(p, "network file"), **options)
 
 
-def write_network(net: Any, path: str | os.PathLike, *, format: str | None = None) -> None:
-    """Write a FittedNetwork (or, for ``.rds``, also a DAG) by extension or ``format``."""
+def write_network(net: Any, path: str | os.PathLike, *, format: str | None = None, **options: Any) -> None:
+    """Write a FittedNetwork (or, for ``.rds``, also a DAG) by extension or ``format``
+    (``options``: those the format takes, e.g. ``layout=`` of UAI)."""
     p = str(path)
-    network_format(p, format).write(net, p)
+    fmt = network_format(p, format)
+    check_format_options(fmt, options)
+    fmt.write(net, p, **options)

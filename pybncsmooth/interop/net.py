@@ -18,7 +18,7 @@ from ..model.formats import NetworkFormat, register_format
 from ..model.network import FittedNetwork
 from ._build import NetworkParts, table_columns
 from ._grammar import TableQueue, node_block
-from ._rformat import format_r
+from ._rformat import format_probs, table_digits
 from ._tokens import Cursor, check_writable_names, tokenize, word_or_quoted
 from .io import read_text, text_writer
 
@@ -120,14 +120,16 @@ def write_net(net: "FittedNetwork", fh: TextIO) -> None:
         q = word_or_quoted(str(node))
         if not pa:
             fh.write(f"potential ( {q} ) \n{{\n")
-            fh.write(f"  data = ( {' '.join(format_r(t))} );\n}}\n")
+            w, d = table_digits(t.reshape(-1, 1), search=net.method is None)
+            fh.write(f"  data = ( {' '.join(format_probs(w.ravel(), digits=int(d[0])))} );\n}}\n")
             continue
         fh.write(f"potential ( {q} | {' '.join(pa)} ) \n{{\n  data = ")
         cards = t.shape[1:]
+        t, digits = table_digits(t, search=net.method is None)
         # configurations with the last parent varying fastest
         items = []
         for combo in itertools.product(*[range(c) for c in cards]):
-            items.append("(" + " ".join(format_r(t[(slice(None),) + combo])) + ")")
+            items.append("(" + " ".join(format_probs(t[(slice(None),) + combo], digits=int(digits[combo]))) + ")")
         for c in reversed(cards):
             items = ["(" + "".join(items[k : k + c]) + ")" for k in range(0, len(items), c)]
         fh.write(f"{items[0]} ;\n}}\n")

@@ -29,6 +29,9 @@ class QueriesMixin:
         random_state: Any = None,
         domain: Any = None,
         on_unseen_domain: str | None = None,
+        method: str = "exact",
+        samples: int = 20_000,
+        max_factor_bytes: int | None = None,
     ) -> pd.Series | pd.DataFrame:
         r"""Exact posterior :math:`P(X_T \mid x_E)` of one target or the joint of several.
 
@@ -71,6 +74,17 @@ class QueriesMixin:
             unseen in training are answered by the population-level tables, with an
             :class:`~pybncsmooth.errors.UnseenDomainWarning`; ``on_unseen_domain="error"``
             (default: the fit's option) refuses them.
+        method:
+            ``"exact"`` (default): variable elimination, every factor within
+            ``max_factor_bytes``; a query that would need a larger factor raises
+            :class:`~pybncsmooth.errors.FactorBudgetError` naming the option.
+            ``"approximate"``: likelihood weighting from ``samples`` weighted samples
+            (``random_state`` makes it reproducible; see
+            :mod:`pybncsmooth.model.approximate`), answered whatever the network's
+            width, with its Monte Carlo error.
+        max_factor_bytes:
+            The memory budget of one factor, in bytes (default: the fit's option
+            ``max_factor_bytes``, by default an eighth of physical memory).
 
         Returns
         -------
@@ -80,12 +94,16 @@ class QueriesMixin:
         columns ``prob``, ``lower``, ``upper`` on that index.  A frame of evidence: a
         frame with one row per query (the evidence's index) and one column per
         level or joint state; with ``interval=``, columns ``(stat, state)``.
+        ``method="approximate"``: a frame with columns ``prob`` (the estimate) and
+        ``se`` (its Monte Carlo standard error) on the states (a frame of evidence:
+        columns ``(stat, state)``), the effective sample size in ``attrs["ess"]``.
 
         Evidence with probability zero raises
         :class:`~pybncsmooth.errors.ImpossibleEvidenceError` (naming the rows).
         """
         return _query(self, targets, evidence, interval=interval, draws=draws, random_state=random_state,
-                      domain=domain, on_unseen_domain=on_unseen_domain)
+                      domain=domain, on_unseen_domain=on_unseen_domain, method=method, samples=samples,
+                      max_factor_bytes=max_factor_bytes)
 
     def variance_shares(
         self,
@@ -143,6 +161,7 @@ class QueriesMixin:
         *,
         domain: Any = None,
         on_unseen_domain: str | None = None,
+        max_factor_bytes: int | None = None,
     ) -> Any:
         r"""The most probable joint state of ``targets`` given ``evidence``:
         :math:`\hat x_T = \arg\max_{x_T} P(x_T \mid x_E)`, the other hidden variables
@@ -150,13 +169,15 @@ class QueriesMixin:
         ``VariableElimination.map_query`` answers the same question).  Ties go to the
         first joint state in level order.
 
-        ``evidence``, ``domain`` and ``on_unseen_domain`` as in :meth:`query`.  Returns, for a mapping, a
+        ``evidence``, ``domain``, ``on_unseen_domain`` and ``max_factor_bytes`` as in
+        :meth:`query`.  Returns, for a mapping, a
         :class:`~pybncsmooth.model.query.MapResult` ``(state, prob)``: ``state`` a dict
         ``{target: level}``, ``prob`` its posterior probability; for a frame of
         evidence, a frame with one row per query, a Categorical column per target and
         the column ``prob``.
         """
-        return _map_query(self, targets, evidence, domain=domain, on_unseen_domain=on_unseen_domain)
+        return _map_query(self, targets, evidence, domain=domain, on_unseen_domain=on_unseen_domain,
+                          max_factor_bytes=max_factor_bytes)
 
     def sample(self, n: int, random_state: Any = None, *, domain: Any = None) -> pd.DataFrame:
         """Draw ``n`` rows by forward (ancestral) sampling in topological order.

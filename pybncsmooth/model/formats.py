@@ -4,7 +4,11 @@ The model layer owns the table; each format module of :mod:`pybncsmooth.interop`
 registers its reader and writer when it is imported (``register_format``), so
 :meth:`FittedNetwork.write` and :func:`pybncsmooth.read_network` find them without
 the model importing the interop layer.  A new format is one module and one
-``register_format`` call.
+``register_format`` call.  A format may take options (``layout=`` of UAI files),
+declared by name in :attr:`NetworkFormat.options`; any other is refused by name.
+
+The same table holds the converters to and from other libraries' model objects
+(pgmpy, pyAgrum): :meth:`FittedNetwork.to_pgmpy` and friends find them here.
 """
 
 from __future__ import annotations
@@ -14,21 +18,33 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import FileFormatError
+from ..errors import FileFormatError, HyperparameterError
 
-__all__ = ["NetworkFormat", "register_format", "get_format", "network_format", "format_extensions"]
+__all__ = [
+    "NetworkFormat",
+    "register_format",
+    "get_format",
+    "network_format",
+    "format_extensions",
+    "check_format_options",
+    "ObjectConverter",
+    "register_converter",
+    "get_converter",
+]
 
 
 @dataclass(frozen=True)
 class NetworkFormat:
     """One file format: its ``name``, the ``extensions`` that select it (with the dot),
-    ``read(path) -> FittedNetwork | DAG`` and ``write(obj, path)``."""
+    ``read(path, **options) -> FittedNetwork | DAG`` and ``write(obj, path, **options)``,
+    ``options`` the names of the keyword options they take (none for most formats)."""
 
     name: str
     extensions: tuple[str, ...]
-    read: Callable[[str], Any]
-    write: Callable[[Any, str], None]
+    read: Callable[..., Any]
+    write: Callable[..., None]
     aliases: tuple[str, ...] = ()
+    options: tuple[str, ...] = ()
 
 
 _FORMATS: dict[str, NetworkFormat] = {}
@@ -71,3 +87,37 @@ def network_format(path: str | os.PathLike, format: str | None = None) -> Networ
             f"cannot tell the format of {p!r} from its extension; use one of {exts}, or pass format="
         )
     return _FORMATS[table[ext]]
+
+
+def check_format_options(fmt: NetworkFormat, options: dict[str, Any]) -> None:
+    """Refuse, by name, an option the format does not take."""
+    for name in options:
+        if name not in fmt.options:
+            takes = f"it takes {', '.join(fmt.options)}" if fmt.options else "it takes none"
+            raise HyperparameterError(f"the {fmt.name} format has no option {name!r} ({takes})")
+
+
+@dataclass(frozen=True)
+class ObjectConverter:
+    """Conversion to and from another library's model object: the library's ``name``
+    (the package to install), ``to_object(net)`` and ``from_object(obj)``."""
+
+    name: str
+    to_object: Callable[[Any], Any]
+    from_object: Callable[[Any], Any]
+
+
+_CONVERTERS: dict[str, ObjectConverter] = {}
+
+
+def register_converter(conv: ObjectConverter) -> ObjectConverter:
+    """Add (or replace) a converter in the table."""
+    _CONVERTERS[conv.name] = conv
+    return conv
+
+
+def get_converter(name: str) -> ObjectConverter:
+    """The converter of library ``name`` (``"pgmpy"``, ``"pyagrum"``)."""
+    if name not in _CONVERTERS:
+        raise KeyError(f"no converter for {name!r}; known: {', '.join(sorted(_CONVERTERS))}")
+    return _CONVERTERS[name]

@@ -22,7 +22,7 @@ from ._network_rows import RowsMixin
 from ._network_tables import TablesMixin
 from ._network_update import UpdateMixin
 from .cpd import CPD, DomainLastCPD, TreeCPD
-from .formats import network_format
+from .formats import check_format_options, get_converter, network_format
 
 __all__ = ["FittedNetwork"]
 
@@ -66,7 +66,8 @@ class FittedNetwork(TablesMixin, DomainsMixin, RowsMixin, QueriesMixin, Reportin
         self.dag = dag
         self.domain = domain
         self._prefix: tuple[str, ...] = (domain,) if domain is not None else ()
-        self.schema = schema.subset(list(self._prefix) + dag.nodes)
+        wanted = list(self._prefix) + dag.nodes
+        self.schema = schema if list(schema.levels) == wanted else schema.subset(wanted)
         self.estimator = estimator
         self.info = dict(info or {})
         self.options = options if options is not None else _options_of(self.info)
@@ -149,11 +150,35 @@ class FittedNetwork(TablesMixin, DomainsMixin, RowsMixin, QueriesMixin, Reportin
             ms = ms[:97] + "..."
         return head + f"): {ms}"
 
-    def write(self, path: Any, *, format: str | None = None) -> None:
-        """Write the network: ``.bif``, ``.dsc``, ``.net`` (as bnlearn writes them) or
-        the lossless native format ``.pbn``, chosen by extension or ``format``."""
+    def write(self, path: Any, *, format: str | None = None, **options: Any) -> None:
+        """Write the network: ``.bif``, ``.dsc``, ``.net`` (as bnlearn writes them),
+        XMLBIF (``.xmlbif``, ``.bifxml``, ``.xml``), UAI (``.uai``, ``layout=``: see
+        :mod:`pybncsmooth.interop.uai`) or the lossless native format ``.pbn``, chosen
+        by extension or ``format``."""
         p = str(path)
-        network_format(p, format).write(self, p)
+        fmt = network_format(p, format)
+        check_format_options(fmt, options)
+        fmt.write(self, p, **options)
+
+    def to_pgmpy(self) -> Any:
+        """The network as a pgmpy ``DiscreteBayesianNetwork`` with one ``TabularCPD`` a
+        node (same nodes, parent order, levels as state names and tables, bit for
+        bit); :func:`pybncsmooth.from_pgmpy` converts back.  Needs pgmpy (an
+        ``ImportError`` naming it otherwise).  A multi-domain network converts one
+        domain at a time (``net.for_domain(d).to_pgmpy()``)."""
+        return get_converter("pgmpy").to_object(self)
+
+    def to_pyagrum(self) -> Any:
+        """The network as a pyAgrum ``BayesNet`` (same nodes, arcs, labels and tables,
+        bit for bit; integer levels as ``IntegerVariable``, others as labels);
+        :func:`pybncsmooth.from_pyagrum` converts back.  Needs pyAgrum (an
+        ``ImportError`` naming it otherwise).  A multi-domain network converts one
+        domain at a time."""
+        return get_converter("pyagrum").to_object(self)
+
+
+#: the options of a network read from a file that says nothing of them (immutable: shared)
+_DEFAULT_OPTIONS = Options()
 
 
 def _options_of(info: Mapping[str, Any]) -> Options:
@@ -161,6 +186,6 @@ def _options_of(info: Mapping[str, Any]) -> Options:
     says (its missing values' policy)."""
     na = info.get("na")
     if na not in NAPolicy.NAMES:
-        return Options()
+        return _DEFAULT_OPTIONS
     label = info.get("na_label")
     return Options(na=na, **({"na_label": label} if isinstance(label, str) and label else {}))

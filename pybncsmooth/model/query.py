@@ -38,10 +38,12 @@ from typing import Any, Mapping, NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import ImpossibleEvidenceError, StatisticUnavailableError
-from ..validation import check_int, check_probability, check_random_state
+from ..errors import HyperparameterError, ImpossibleEvidenceError, StatisticUnavailableError
+from ..options import Options
+from ..validation import check_choice, check_int, check_probability, check_random_state
+from .approximate import likelihood_weighting
 from .draws import interval_kind
-from .query_batch import bind_rows, posterior_rows
+from .query_batch import bind_rows, budget_of, posterior_rows
 from .query_engine import _query_tables
 from .query_evidence import check_no_domain, check_targets, dict_codes, domain_network, frame_codes
 from .query_zeros import impossible_rows
@@ -138,18 +140,18 @@ def _impossible(
         )
 
 
-def _evaluate(net: Any, targets: tuple[str, ...], evidence: Any) -> tuple[np.ndarray, Any, Any]:
+def _evaluate(net: Any, targets: tuple[str, ...], evidence: Any, budget: int) -> tuple[np.ndarray, Any, Any]:
     """The posterior of each query ``(n, *cards)``, the frame's index (``None`` for a
-    mapping) and the encoded evidence ``(codes, n)``."""
+    mapping) and the encoded evidence ``(codes, n)``; factors of at most ``budget`` bytes."""
     if isinstance(evidence, pd.DataFrame):
         codes, index = frame_codes(net, evidence, targets)
         n = len(index)
-        post = posterior_rows(net, targets, codes, n) if n else np.zeros((0, *_cards(net, targets)))
+        post = posterior_rows(net, targets, codes, n, budget) if n else np.zeros((0, *_cards(net, targets)))
         _impossible(net, post, codes, list(index), None, targets)
         return post, index, (codes, n)
     ev = dict_codes(net, evidence, targets)
     codes = {v: np.array([c], dtype=np.int64) for v, c in ev.items()}
-    post = posterior_rows(net, targets, codes, 1)
+    post = posterior_rows(net, targets, codes, 1, budget)
     shown = {v: net.schema[v][c] for v, c in ev.items()}
     _impossible(net, post, codes, [], shown, targets)
     return post, None, (codes, 1)
@@ -160,18 +162,18 @@ def _cards(net: Any, targets: Sequence[str]) -> tuple[int, ...]:
 
 
 def _intervals(
-    net: Any, targets: tuple[str, ...], coded: tuple, level: float, draws: int, random_state: Any
+    net: Any, targets: tuple[str, ...], coded: tuple, level: float, draws: int, random_state: Any, budget: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper bounds ``(n, *cards)`` from ``draws`` posterior parameter sets."""
     codes, n = coded
-    groups = bind_rows(net, targets, codes, n)
+    groups = bind_rows(net, targets, codes, n, budget)
     used = {f.node for _, bound in groups for f in bound.plan.factors}
     tables = sample_tables(net, draws, random_state, nodes=[v for v in net.nodes if v in used])
     lower = np.empty((n, *_cards(net, targets)))
     upper = np.empty_like(lower)
     tail = (1.0 - level) / 2
     for rows, bound in groups:
-        vals = _query_tables(bound, tables)  # (D, rows, *cards); NaN: a draw that rules the row out
+        vals = _query_tables(bound, tables, budget)  # (D, rows, *cards); NaN: a draw that rules the row out
         sel = slice(None) if rows is None else rows
         with np.errstate(invalid="ignore"):
             lower[sel], upper[sel] = np.nanquantile(vals, [tail, 1.0 - tail], axis=0)
@@ -188,20 +190,31 @@ def query(
     random_state: Any = None,
     domain: Any = None,
     on_unseen_domain: str | None = None,
+    method: str = "exact",
+    samples: int = 20_000,
+    max_factor_bytes: int | None = None,
 ) -> pd.Series | pd.DataFrame:
     """See :meth:`pybncsmooth.FittedNetwork.query`."""
     tt = check_targets(net, targets)
     check_no_domain(net, evidence)
+    method = check_choice("method", method, ("exact", "approximate"))
     if interval is not None:
         interval = check_probability("interval", interval)
         draws = check_int("draws", draws, low=2)
         check_random_state(random_state)
+    budget = _budget(net, max_factor_bytes)
     qnet = domain_network(net, domain, on_unseen_domain)
-    post, index, coded = _evaluate(qnet, tt, evidence)
+    if method == "approximate":
+        if interval is not None:
+            raise HyperparameterError("interval= needs method='exact' (an approximate answer states its Monte Carlo "
+                                      "error instead)")
+        return _approximate(qnet, tt, evidence, check_int("samples", samples, low=2), random_state)
+    post, index, coded = _evaluate(qnet, tt, evidence, budget)
     states = _state_index(qnet, tt)
     flat = post.reshape(len(post), -1)
     if interval is not None:
-        lo, hi = (a.reshape(len(post), -1) for a in _intervals(qnet, tt, coded, interval, draws, random_state))
+        lo, hi = (a.reshape(len(post), -1)
+                  for a in _intervals(qnet, tt, coded, interval, draws, random_state, budget))
     if index is None:
         if interval is None:
             return pd.Series(flat[0], index=states, name="prob")
@@ -224,12 +237,14 @@ def map_query(
     *,
     domain: Any = None,
     on_unseen_domain: str | None = None,
+    max_factor_bytes: int | None = None,
 ) -> MapResult | pd.DataFrame:
     """See :meth:`pybncsmooth.FittedNetwork.map_query`."""
     tt = check_targets(net, targets)
     check_no_domain(net, evidence)
+    budget = _budget(net, max_factor_bytes)
     qnet = domain_network(net, domain, on_unseen_domain)
-    post, index, _ = _evaluate(qnet, tt, evidence)
+    post, index, _ = _evaluate(qnet, tt, evidence, budget)
     flat = post.reshape(len(post), -1)
     best = flat.argmax(axis=1)
     prob = flat[np.arange(len(flat)), best]
@@ -240,4 +255,38 @@ def map_query(
     cols = {t: pd.Categorical.from_codes(c, dtype=_dtype(qnet.schema[t])) for t, c in zip(tt, codes)}
     out = pd.DataFrame(cols, index=index)
     out["prob"] = prob
+    return out
+
+
+def _budget(net: Any, max_factor_bytes: Any) -> int:
+    """The query's factor budget in bytes: ``max_factor_bytes`` (checked as the option
+    is) or the network's."""
+    if max_factor_bytes is not None:
+        max_factor_bytes = Options().replace(max_factor_bytes=max_factor_bytes).max_factor_bytes
+    return budget_of(net, max_factor_bytes)
+
+
+def _approximate(net: Any, targets: tuple[str, ...], evidence: Any, samples: int, random_state: Any) -> pd.DataFrame:
+    """Likelihood weighting (:mod:`pybncsmooth.model.approximate`): a frame with the
+    estimate ``prob`` and its Monte Carlo standard error ``se`` per state (a frame of
+    evidence: columns ``(stat, state)``, one row per query); ``attrs["ess"]`` holds the
+    effective sample size (one per row)."""
+    rng = np.random.default_rng(check_random_state(random_state))
+    states = _state_index(net, targets)
+    if not isinstance(evidence, pd.DataFrame):
+        ev = dict_codes(net, evidence, targets)
+        res = likelihood_weighting(net, targets, ev, samples, rng)
+        out = pd.DataFrame({"prob": res.prob, "se": res.se}, index=states)
+        out.attrs.update(ess=res.ess, samples=samples, method="likelihood weighting")
+        return out
+    codes, index = frame_codes(net, evidence, targets)
+    probs, ses, ess = [], [], []
+    for i in range(len(index)):
+        res = likelihood_weighting(net, targets, {v: int(c[i]) for v, c in codes.items() if c[i] >= 0}, samples, rng)
+        probs.append(res.prob), ses.append(res.se), ess.append(res.ess)
+    shape = (len(index), len(states))
+    parts = {"prob": pd.DataFrame(np.reshape(probs, shape), index=index, columns=states),
+             "se": pd.DataFrame(np.reshape(ses, shape), index=index, columns=states)}
+    out = pd.concat(parts, axis=1, names=["stat"])
+    out.attrs.update(ess=np.array(ess), samples=samples, method="likelihood weighting")
     return out

@@ -15,13 +15,13 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import DataError
+from ..options import factor_budget
 from .inference import pattern_groups
 from .query_engine import BoundQuery, run_query
 from .query_evidence import domain_network_by_code
 from .query_plan import QueryPlan, make_plan
 
-__all__ = ["plan_for", "bind_rows", "posterior_rows", "log_posterior_rows"]
+__all__ = ["plan_for", "bind_rows", "posterior_rows", "log_posterior_rows", "budget_of"]
 
 #: plans kept per network (the oldest go first)
 _PLAN_CACHE_SIZE = 4096
@@ -33,15 +33,26 @@ _PATTERN_OVERHEAD = 20_000
 _STEP_OVERHEAD = 1_500
 
 
-def plan_for(net: Any, targets: Sequence[str], observed: Sequence[str], soft: Sequence[str] = ()) -> QueryPlan:
+def budget_of(net: Any, max_factor_bytes: int | None = None) -> int:
+    """The factor budget of a query in bytes: ``max_factor_bytes`` if given, else the
+    network's option, else the default share of memory."""
+    if max_factor_bytes is None:
+        max_factor_bytes = getattr(getattr(net, "options", None), "max_factor_bytes", None)
+    return factor_budget(max_factor_bytes)
+
+
+def plan_for(
+    net: Any, targets: Sequence[str], observed: Sequence[str], soft: Sequence[str] = (), budget: int | None = None
+) -> QueryPlan:
     """The plan of a pattern on ``net`` (cached on the network: its structure and levels
-    never change)."""
+    never change), its order chosen to fit ``budget`` bytes per factor where it can."""
     cache = net.__dict__.setdefault("_query_plans", {})
-    key = (tuple(targets), tuple(observed), tuple(soft))
+    cells = (budget if budget is not None else budget_of(net)) // 8
+    key = (tuple(targets), tuple(observed), tuple(soft), cells)
     plan = cache.get(key)
     if plan is None:
         meta = _meta(net)
-        plan = make_plan(meta[3], meta[0], meta[1], targets, observed, soft)
+        plan = make_plan(meta[3], meta[0], meta[1], targets, observed, soft, cells)
         if len(cache) >= _PLAN_CACHE_SIZE:
             cache.pop(next(iter(cache)))
         cache[key] = plan
@@ -64,27 +75,28 @@ def _meta(net: Any) -> tuple[dict, dict, dict, list]:
 
 
 def bind_rows(
-    net: Any, targets: Sequence[str], codes: Mapping[str, np.ndarray], n: int
+    net: Any, targets: Sequence[str], codes: Mapping[str, np.ndarray], n: int, budget: int | None = None
 ) -> list[tuple[np.ndarray | None, BoundQuery]]:
-    """The rows (``None``: all of them) and bound query of each group of rows."""
+    """The rows (``None``: all of them) and bound query of each group of rows (plans
+    made for ``budget`` bytes a factor, the network's budget by default)."""
+    budget = budget_of(net) if budget is None else budget
     pos = _meta(net)[2]
     vs = sorted((v for v in codes if v not in targets and (codes[v] >= 0).any()), key=pos.__getitem__)
     if not vs:
-        return [(None, BoundQuery(plan_for(net, targets, ()), {}, n))]
+        return [(None, BoundQuery(plan_for(net, targets, (), (), budget), {}, n))]
     if n == 1:
         obs = tuple(v for v in vs if codes[v][0] >= 0)
-        return [(None, BoundQuery(plan_for(net, targets, obs), {v: codes[v] for v in obs}, n))]
+        return [(None, BoundQuery(plan_for(net, targets, obs, (), budget), {v: codes[v] for v in obs}, n))]
     seen = np.column_stack([codes[v] >= 0 for v in vs])
     groups = pattern_groups(seen)
     if len(groups) == 1:
         obs = tuple(v for v, b in zip(vs, seen[0]) if b)
-        return [(None, BoundQuery(plan_for(net, targets, obs), {v: codes[v] for v in obs}, n))]
+        return [(None, BoundQuery(plan_for(net, targets, obs, (), budget), {v: codes[v] for v in obs}, n))]
     everywhere = seen.all(axis=0)
     hard = tuple(v for v, b in zip(vs, everywhere) if b)
     soft = tuple(v for v, b in zip(vs, everywhere) if not b)
-    try:
-        merged = plan_for(net, targets, hard, soft)
-    except DataError:
+    merged = plan_for(net, targets, hard, soft, budget)
+    if 8 * merged.max_cells > budget:  # the patterns' own plans are smaller
         merged = None
     per_pattern = _PATTERN_OVERHEAD + _STEP_OVERHEAD * len(merged.steps) if merged is not None else 0
     if merged is not None and merged.work * n <= per_pattern * len(groups):
@@ -92,21 +104,26 @@ def bind_rows(
     out = []
     for rows in groups:
         obs = tuple(v for v, b in zip(vs, seen[rows[0]]) if b)
-        out.append((rows, BoundQuery(plan_for(net, targets, obs), {v: codes[v][rows] for v in obs}, len(rows))))
+        plan = plan_for(net, targets, obs, (), budget)
+        out.append((rows, BoundQuery(plan, {v: codes[v][rows] for v in obs}, len(rows))))
     return out
 
 
-def posterior_rows(net: Any, targets: Sequence[str], codes: Mapping[str, np.ndarray], n: int) -> np.ndarray:
+def posterior_rows(
+    net: Any, targets: Sequence[str], codes: Mapping[str, np.ndarray], n: int, budget: int | None = None
+) -> np.ndarray:
     """:math:`P(X_T \\mid x_{O_i})` for each row ``i``: ``(n, *target cards)``, the
     evidence of row ``i`` the codes ``>= 0`` in row ``i`` of ``codes`` (node -> codes);
-    NaN in a row whose evidence has probability zero."""
+    NaN in a row whose evidence has probability zero.  A factor may take ``budget``
+    bytes (default: the network's option ``max_factor_bytes``)."""
+    budget = budget_of(net) if budget is None else budget
     cards = tuple(net.schema.cardinality(t) for t in targets)
-    parts = bind_rows(net, targets, codes, n)
+    parts = bind_rows(net, targets, codes, n, budget)
     if len(parts) == 1:
-        return run_query(net, parts[0][1])
+        return run_query(net, parts[0][1], budget)
     out = np.empty((n, *cards))
     for rows, bound in parts:
-        out[rows] = run_query(net, bound)
+        out[rows] = run_query(net, bound, budget)
     return out
 
 

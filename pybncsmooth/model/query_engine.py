@@ -27,11 +27,12 @@ from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
+from ..errors import FactorBudgetError
 from .cpd import QUERY_DENSE_CELLS
 from .inference import _family_factor
 from .query_plan import QueryPlan
 
-__all__ = ["BoundQuery", "network_tables", "run_query", "_query_tables"]
+__all__ = ["BoundQuery", "network_tables", "run_query", "_query_tables", "check_budget"]
 
 _DRAW, _ROW = "Y", "Z"
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX"
@@ -233,6 +234,14 @@ def _chunks(bound: BoundQuery, draws: int) -> list[BoundQuery]:
     return out
 
 
+def check_budget(plan: QueryPlan, budget: int, draws: int = 0) -> None:
+    """Refuse a plan whose largest factor (one row, all ``draws``) exceeds ``budget``
+    bytes, naming the option that sets it."""
+    cells = plan.max_cells * max(draws, 1)
+    if 8 * cells > budget:
+        raise FactorBudgetError(cells, budget, plan.widest, list(plan.targets))
+
+
 def _posterior(bound: BoundQuery, tables: Mapping[str, Any], net: Any, draws: int, cached: bool) -> np.ndarray:
     parts = [_evaluate_rows(b, tables, net, draws, cached) for b in _chunks(bound, draws)]
     post = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1 if draws else 0)
@@ -242,14 +251,16 @@ def _posterior(bound: BoundQuery, tables: Mapping[str, Any], net: Any, draws: in
         return post / total
 
 
-def run_query(net: Any, bound: BoundQuery) -> np.ndarray:
+def run_query(net: Any, bound: BoundQuery, budget: int) -> np.ndarray:
     """:math:`P(X_T \\mid \\text{evidence})` for every row of ``bound`` with the network's
     own (posterior mean) tables: ``(B, *target cards)``; a row whose evidence has
-    probability zero is all NaN (the caller reports it)."""
+    probability zero is all NaN (the caller reports it).  A plan whose largest factor
+    exceeds ``budget`` bytes is refused (:class:`~pybncsmooth.errors.FactorBudgetError`)."""
+    check_budget(bound.plan, budget)
     return _posterior(bound, network_tables(net), net, 0, True)
 
 
-def _query_tables(bound: BoundQuery, tables_by_node: Mapping[str, np.ndarray]) -> np.ndarray:
+def _query_tables(bound: BoundQuery, tables_by_node: Mapping[str, np.ndarray], budget: int | None = None) -> np.ndarray:
     """Evaluate one bound query on ``D`` parameter sets at once.
 
     ``tables_by_node[node]`` is an array of shape ``(D, r, *parent_cards)``: ``D``
@@ -259,6 +270,7 @@ def _query_tables(bound: BoundQuery, tables_by_node: Mapping[str, np.ndarray]) -
     posterior of the targets in each row of ``bound`` (NaN where that parameter set
     gives the row's evidence probability zero).  The plan, the evidence slices and the
     elimination order are the same as for the point answer; only the tables differ.
+    ``budget`` (bytes) bounds the largest factor over all the draws.
     """
     D = None
     tabs: dict[str, np.ndarray] = {}
@@ -270,4 +282,6 @@ def _query_tables(bound: BoundQuery, tables_by_node: Mapping[str, np.ndarray]) -
         tabs[f.node] = np.moveaxis(t, 1, -1)
     if D is None:  # no factor involves an unobserved variable: cannot happen with a target
         raise ValueError("the plan has no factor")
+    if budget is not None:
+        check_budget(bound.plan, budget, D)
     return _posterior(bound, tabs, None, D, False)

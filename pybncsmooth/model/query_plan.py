@@ -16,9 +16,10 @@ Building a plan (Koller and Friedman 2009, Sec. 9.3 and 9.4):
    they share; factors outside the connected components holding a target multiply
    to a constant of the targets (they are d-separated from the targets by the
    evidence) and are dropped: they change :math:`P(x_O)`, not the posterior.
-4. **Elimination order.**  The unobserved non-targets are summed out one at a time,
-   greedily the one whose merged factor is smallest (min-weight; the scores of a
-   variable's neighbours are updated as it goes).
+4. **Elimination order.**  The unobserved non-targets are summed out one at a time in
+   an order of small total cost (:mod:`pybncsmooth.model.elimination`: min-weight,
+   and on costly patterns min-fill, weighted min-fill and randomised restarts, the
+   cheapest kept among those whose largest factor fits the budget).
 
 *Soft* evidence variables are observed in some rows of a batch and not in others:
 they stay axes and get an indicator factor :math:`\lambda_v(x) = [x = x_v]` (all
@@ -28,15 +29,13 @@ share one plan.
 
 from __future__ import annotations
 
-import heapq
 import math
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from ..errors import DataError
-from .inference import MAX_FACTOR_CELLS
+from .elimination import choose_order
 
-__all__ = ["FactorSpec", "Step", "QueryPlan", "make_plan", "MAX_FACTOR_CELLS"]
+__all__ = ["FactorSpec", "Step", "QueryPlan", "make_plan"]
 
 #: a step's result is rescaled once it holds the product of this many input factors
 #: (each at most 1, and in practice above 1e-30: no product of four underflows)
@@ -75,7 +74,8 @@ class Step:
 class QueryPlan:
     """A compiled query pattern (see the module docstring).
 
-    Slots ``0 .. len(factors) - 1`` hold the CPD factors, the next ``len(soft_kept)``
+    ``max_cells`` is the largest factor it builds and ``work`` the cells it visits, both
+    per row of evidence.  Slots ``0 .. len(factors) - 1`` hold the CPD factors, the next ``len(soft_kept)``
     the indicator factors of the soft evidence, then one slot per step; ``scopes[i]``
     is the variable axes of slot ``i``."""
 
@@ -89,6 +89,8 @@ class QueryPlan:
     cards: Mapping[str, int]
     max_cells: int
     work: int
+    #: the variable whose elimination builds the largest factor (``None``: the targets' joint)
+    widest: str | None = None
     cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -152,15 +154,6 @@ def _factor_specs(
     return out
 
 
-def _too_large(size: int, v: str | None, targets: Sequence[str]) -> DataError:
-    if v is None:
-        return DataError(f"the joint posterior of {list(targets)} has {size:,} cells (more than {MAX_FACTOR_CELLS:,})")
-    return DataError(
-        f"exact inference needs a factor of {size:,} cells (more than {MAX_FACTOR_CELLS:,}) when summing out "
-        f"{v!r}: too many connected unobserved variables"
-    )
-
-
 class _Graph:
     """The interaction graph of the live factors, as variables are summed out."""
 
@@ -176,10 +169,6 @@ class _Graph:
             a.discard(u)
         self.live = set(range(len(scopes)))
         self.folds = [1] * len(scopes)
-
-    def weight(self, v: str) -> int:
-        """Cells of the factor merging every live factor that holds ``v``."""
-        return self.cards[v] * math.prod(self.cards[u] for u in self.adj[v])
 
     def merge(self, ops: list[int], res: tuple[str, ...], summed: str | None) -> Step:
         """Replace the factors ``ops`` by their product over ``res``."""
@@ -209,40 +198,21 @@ class _Graph:
         return step, list(nbrs)
 
 
-def _greedy_steps(
-    scopes: list[tuple[str, ...]], eliminate: Sequence[str], cards: Mapping[str, int], targets: Sequence[str]
-) -> tuple[list[Step], int, int]:
-    """Sum out ``eliminate`` greedily by min-weight (the variable whose merged factor has
-    the fewest cells; ties to the earliest in ``eliminate``), neighbours linked as a
-    variable goes and only their scores updated; then the product over ``targets``.
-    The steps (result scopes appended to ``scopes``), the largest merged factor and the
-    total cells visited, both per row."""
+def _steps(
+    scopes: list[tuple[str, ...]], eliminate: Sequence[str], cards: Mapping[str, int], targets: Sequence[str],
+    budget: int,
+) -> tuple[list[Step], int, int, str | None]:
+    """Sum out ``eliminate`` in the order :func:`choose_order` picks, then the product
+    over ``targets``.  The steps (result scopes appended to ``scopes``), the largest
+    merged factor and the total cells visited, both per row, and the variable whose
+    elimination builds the largest factor (``None``: the targets' joint)."""
     g = _Graph(scopes, cards)
-    rank = {v: i for i, v in enumerate(eliminate)}
-    score = {v: g.weight(v) for v in eliminate}
-    heap = [(w, rank[v], v) for v, w in score.items()]
-    heapq.heapify(heap)
-    steps: list[Step] = []
-    biggest, work = 1, 0
-    while heap:
-        w, _, v = heapq.heappop(heap)
-        if score.get(v) != w:
-            continue  # stale: v is gone or its score changed
-        if w > MAX_FACTOR_CELLS:
-            raise _too_large(w, v, targets)
-        del score[v]
-        step, touched = g.eliminate(v)
-        steps.append(step)
-        biggest, work = max(biggest, w), work + w
-        for u in touched:
-            if u in score:
-                score[u] = g.weight(u)
-                heapq.heappush(heap, (score[u], rank[u], u))
+    order = choose_order(g.adj, cards, eliminate, budget)
+    steps = [g.eliminate(v)[0] for v in order]
     size = math.prod(cards[t] for t in targets)
-    if size > MAX_FACTOR_CELLS:
-        raise _too_large(size, None, targets)
     steps.append(g.merge(sorted(g.live), tuple(targets), None))
-    return steps, max(biggest, size), work + size
+    widest = order.widest if order.width >= size else None
+    return steps, max(order.width, size), order.cost + size, widest
 
 
 def make_plan(
@@ -252,9 +222,12 @@ def make_plan(
     targets: Sequence[str],
     observed: Sequence[str] = (),
     soft: Sequence[str] = (),
+    budget: int = 1 << 62,
 ) -> QueryPlan:
     """The plan of :math:`P(X_T \\mid x_O, \\lambda_S)` on the DAG ``parents`` (see the
-    module docstring).  ``targets``, ``observed`` and ``soft`` must be disjoint."""
+    module docstring).  ``targets``, ``observed`` and ``soft`` must be disjoint;
+    ``budget`` is the largest factor (cells per row) the order should build, if it can.
+    The plan is made whatever its size: the engine refuses to run one over the budget."""
     obs = set(observed)
     rel = _ancestral(parents, [*targets, *observed, *soft])
     specs = _factor_specs(nodes, parents, cards, rel, obs)
@@ -264,8 +237,8 @@ def make_plan(
     free_order = []
     for s in scopes:
         free_order += [v for v in s if v not in tset and v not in free_order]
-    steps, biggest, work = _greedy_steps(scopes, free_order, cards, targets)
+    steps, biggest, work, widest = _steps(scopes, free_order, cards, targets, budget)
     return QueryPlan(
         tuple(targets), tuple(observed), tuple(soft), tuple(kept), tuple(soft_kept), tuple(steps), tuple(scopes),
-        dict(cards), biggest, work,
+        dict(cards), biggest, work, widest,
     )

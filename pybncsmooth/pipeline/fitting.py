@@ -59,7 +59,8 @@ def estimate_network(
     role = DomainRole.of(options, estimator)
     estimator = with_fit_prior(estimator, dag, schema, options)
     node_trees = {n: trees[n] for n in dag.nodes}
-    check_counted_weight(node_trees, (info or {}).get("weights"))
+    if (info or {}).get("weights") is not None:  # unweighted counts total the rows: far below the limit
+        check_counted_weight(node_trees, info["weights"])
     if role.split == "last":
         estimates = estimator.estimate_domains(node_trees, role.column)
     else:
@@ -207,6 +208,7 @@ def _count(source: DataSource, dag: DAG, file_schema: Schema | None, role: Domai
         max_levels=options.max_levels,
         na_label=policy.label,
         weights=options.weights,
+        n_jobs=options.n_jobs,
         **role.counter_splits(),
     )
     return count_source(source, counter, progress=options.progress)

@@ -50,11 +50,11 @@ class DAG:
         parents: Mapping[str, Sequence[str]] | None = None,
         nodes: Sequence[str] | None = None,
     ) -> None:
-        if parents is not None and not isinstance(parents, Mapping):
+        if parents is not None and not isinstance(parents, (dict, Mapping)):
             raise StructureError(f"parents must be a mapping of node -> parent names, not a {type(parents).__name__}")
         parents = dict(parents or {})
         for n, pa in parents.items():
-            if isinstance(pa, (str, bytes)) or not isinstance(pa, Iterable):
+            if not isinstance(pa, (list, tuple)) and (isinstance(pa, (str, bytes)) or not isinstance(pa, Iterable)):
                 raise StructureError(f"the parents of {n!r} must be a list of names, not {pa!r}")
         parents = {str(n): [str(p) for p in pa] for n, pa in parents.items()}
         if nodes is None:
