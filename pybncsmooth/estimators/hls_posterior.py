@@ -34,7 +34,7 @@ _MC_VALUES = 1 << 24
 
 
 def softmax_columns(eta: np.ndarray, r: int) -> np.ndarray:
-    """Probabilities ``(..., r)`` from the free predictors ``eta`` (``(..., K)``): a
+    r"""Probabilities ``(..., r)`` from the free predictors ``eta`` (``(..., K)``): a
     softmax over ``r`` values when ``K = r``; the logit of the second value when
     ``K = 1`` (two values), as the sampler's.
 
