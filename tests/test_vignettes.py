@@ -6,7 +6,9 @@
   vignettes/run.py --record``), so a change of the code that changes a quoted number
   fails here until the recorded outputs are regenerated;
 * the recorded ``NN_name.md`` is the script's latest full run: its code cells as the
-  script has them, its prose with the recorded full run's values, its figures present;
+  script has them, its prose with the recorded full run's values, its figures present
+  (or, recorded with ``--record --quick``, its latest quick run, saying at its top and in
+  its last line that it is a reduced run);
 * the prose quotes this run's results only through templates, says how long the full
   run takes and what it needs;
 * ``run.py`` writes nothing tracked unless asked (``--record``), runs the cells in a
@@ -66,26 +68,35 @@ def test_vignette_runs_quick_and_still_computes_its_recorded_claims(script, tmp_
     )
 
 
+def _recorded_run(record: dict) -> str:
+    """Which run the recorded Markdown shows: "full", or "quick" for a reduced record."""
+    return "quick" if record.get("reduced") else "full"
+
+
 def _expected_blocks(script: Path, record: dict) -> list[tuple[int, str]]:
-    """(line, text) of every cell as the recorded Markdown must show it."""
-    values = iter(record["full"])
+    """(line, text) of every cell as the recorded Markdown must show it (a reduced record:
+    the note that says so below the introduction)."""
+    values = iter(record[_recorded_run(record)])
     out = []
     for cell in runner.cells(script.read_text()):
         if cell.kind == "code":
             out.append((cell.line, "```python\n" + cell.text + "\n```\n"))
         else:
             out.append((cell.line, runner.TEMPLATE.sub(lambda m: next(values)["value"], cell.text)))
+            if record.get("reduced") and len(out) == 1:
+                out.append((cell.line, runner.REDUCED_NOTE.format(name=script.name)))
     return out
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=_ids)
-def test_recorded_output_is_the_scripts_latest_full_run(script):
+def test_recorded_output_is_the_scripts_latest_run(script):
     record = runner.load_record(script)
     md_path = script.with_suffix(".md")
     hint = f"regenerate it: {REGENERATE.format(name=script.name)}"
     assert record is not None and md_path.exists(), hint
+    kind = _recorded_run(record)
     exprs = [e for c in runner.cells(script.read_text()) if c.kind == "markdown" for _, e in runner.templates(c.text)]
-    assert exprs == [c["expr"] for c in record["full"]] == [c["expr"] for c in record["quick"]], (
+    assert exprs == [c["expr"] for c in record[kind]] == [c["expr"] for c in record["quick"]], (
         f"{script.name}'s templates are not the recorded ones: {hint}")
     md = md_path.read_text()
     pos = 0
@@ -93,7 +104,9 @@ def test_recorded_output_is_the_scripts_latest_full_run(script):
         found = md.find(block, pos)
         assert found >= 0, f"{md_path.name} does not show the cell at {script.name}:{line} as recorded: {hint}"
         pos = found + len(block)
-    assert f"in {record['seconds']['full']:.0f} s" in md[pos:], hint
+    footer = (" (a reduced run)" if kind == "quick" else "") + f" in {record['seconds'][kind]:.0f} s"
+    assert footer in md[pos:], hint
+    assert ("--quick " in md[pos:]) == (kind == "quick"), hint
     figures = re.findall(r"\]\((figures/[^)]+)\)", md)
     assert all((VIGNETTES / f).exists() for f in figures), figures
 
@@ -120,10 +133,15 @@ def test_vignettes_say_how_long_they_take_and_what_they_need():
         assert m and "--quick" in intro, f"{script.name}: its introduction says how long the full run takes"
         n = 1 if m.group(1) in ("a", "an") else int(m.group(1))
         said = n * (60 if m.group(2).startswith("minute") else 1)
-        recorded = runner.load_record(script)["cpu_seconds"]["full"]
-        # processor time of the recorded run (steadier than the clock on a shared machine): the
-        # stated time within a factor of 3
-        assert recorded / 3 <= said <= recorded * 3 or (said <= 10 and recorded <= 10), (script.name, said, recorded)
+        record = runner.load_record(script)
+        full = record.get("last_full") if record.get("reduced") else {"cpu_seconds": record["cpu_seconds"]["full"]}
+        # processor time of the recorded full run (steadier than the clock on a shared machine):
+        # the stated time within a factor of 3 (a reduced record keeps the last full run's time;
+        # without one there is no full run to compare with)
+        if full is not None:
+            recorded = full["cpu_seconds"]
+            assert recorded / 3 <= said <= recorded * 3 or (said <= 10 and recorded <= 10), (script.name, said,
+                                                                                             recorded)
         if re.search(r"^import matplotlib|^from matplotlib", script.read_text(), re.M):
             assert '".[plot]"' in intro, f"{script.name} needs matplotlib: its introduction says so"
         # a vignette finds its files beside itself, never through the installed package
@@ -191,6 +209,15 @@ def test_run_py_writes_an_output_folder_and_records_only_when_asked(tmp_path, mo
     problems = runner.check(script)
     assert len(problems) == 1 and "{{VALUE}} recorded '3', now '4'" in problems[0]
     assert runner.main(["--check", str(script)]) == 1
+    # --record --quick: the quick run alone, and the recorded .md says that it is a reduced run
+    assert runner.main(["--record", "--quick", str(script)]) == 0
+    rec = json.loads((script.parent / "01_toy.claims.json").read_text())
+    assert rec["reduced"] is True and "full" not in rec and rec["quick"][0]["value"] == "4"
+    assert rec["last_full"]["seconds"] > 0  # the full run recorded above
+    md = (script.parent / "01_toy.md").read_text()
+    assert "The run computed 4 in" in md and "**This recorded output is a reduced run**" in md
+    assert md.rstrip().endswith(".*") and "--quick vignettes/01_toy.py` (a reduced run) in" in md
+    assert runner.check(script) == []
 
 
 def test_run_py_tracebacks_and_template_errors_name_the_scripts_line(tmp_path):
