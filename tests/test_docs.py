@@ -179,7 +179,10 @@ def test_api_pages_type_their_arguments_state_defaults_once_and_group_the_sideba
         assert not re.search(r"\(default[^)]*\) \(default", page)
     # the sidebar: the API reference's groups, each with its names by their short titles
     side = (html / "api.html").read_text()
-    side = _page_text(side[side.index("sidebar-tree"):side.index("</nav>", side.index("sidebar-tree"))])
+    start = side.index("sidebar-tree")
+    # the sidebar ends with its </nav> or, in furo's newer templates, its </aside>
+    end = min(i for i in (side.find("</nav>", start), side.find("</aside>", start)) if i >= 0)
+    side = _page_text(side[start:end])
     api = side[side.index("API reference"):]
     for group, first in (("Fitting networks", "fit FittedNetwork DAG"), ("Estimators", "make_estimator available_methods")):
         assert f"{group} {first}" in api, api[:400]
