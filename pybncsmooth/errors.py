@@ -39,6 +39,7 @@ __all__ = [
     "ConvergenceWarning",
     "UnseenDomainWarning",
     "UnseenDomainError",
+    "NoDomainColumnError",
     "ClassRelabellingWarning",
 ]
 
@@ -136,12 +137,35 @@ class UnseenLevelError(DataError, KeyError):
         return str(self.args[0])
 
 
-class UnseenDomainError(UnseenLevelError):
-    """Rows of a domain the network was not fitted with, refused (``on_unseen_domain="error"``)."""
+_DOMAIN_HINT = ('on_unseen_domain="warn" answers them with the population-level tables; net.adapt(rows, domain=...) '
+                "adds a domain")
 
-    def __init__(self, column: str, levels: Sequence[Any], known: Sequence[Any] = ()):
-        super().__init__(column, levels, known, hint='on_unseen_domain="warn" answers them with the population-level '
-                                                     "tables; net.adapt(rows, domain=...) adds a domain")
+
+class UnseenDomainError(UnseenLevelError):
+    """Rows or a query without a fitted domain, refused (``on_unseen_domain="error"``):
+    a domain the network was not fitted with, or no domain at all (no domain column, a
+    missing domain value, a query without ``domain=``), which ``what`` then says."""
+
+    def __init__(self, column: str, levels: Sequence[Any], known: Sequence[Any] = (), what: str | None = None):
+        if what is None:
+            super().__init__(column, levels, known, hint=_DOMAIN_HINT)
+            return
+        self.column = column
+        self.levels = list(levels)
+        self.known = list(known)
+        shown = ", ".join(repr(v) for v in self.known[:10]) + (", ..." if len(self.known) > 10 else "")
+        DataError.__init__(self, f"{what}; the fitted domains of {column!r} are {shown} ({_DOMAIN_HINT})")
+
+
+class NoDomainColumnError(UnseenDomainError, MissingColumnError):
+    """Rows without the domain column of a multi-domain fit, refused
+    (``on_unseen_domain="error"``): an :class:`UnseenDomainError` that is also a
+    :class:`MissingColumnError` (what it was before the domain errors were one)."""
+
+    def __init__(self, column: str, known: Sequence[Any] = ()):
+        self.role = "domain"
+        UnseenDomainError.__init__(self, column, [], known,
+                                   what=f"the rows have no domain: {column!r} (domain) is not a column of the data")
 
 
 class UndeclaredLevelError(UnseenLevelError):
@@ -296,13 +320,24 @@ class StatisticUnavailableError(PyBNCSmoothError, ValueError):
     def __init__(self, stat: str, method: str | None, node: str | None = None, reason: str | None = None):
         self.stat = stat
         self.method = method
-        what = f"method {method!r}" if method else "a table read from a file"
         where = f" of node {node!r}" if node else ""
-        why = reason or _NO_POSTERIOR.get(method or "", "")
-        super().__init__(
-            f"{what} gives no posterior {stat}{where}" + (f" ({why})" if why else "")
-            + ": use a Bayesian estimator ('bayes', 'hdp', 'hmd', 'hls-bayes')"
-        )
+        if not method:  # fixed tables: read from a file (or one draw of a posterior)
+            super().__init__(
+                f"no posterior {stat}{where}: a table read from a file is fixed (a BIF, DSC, NET or .rds file keeps "
+                "the tables only, not the posterior they were estimated with: tables alone do not say how many rows "
+                "stand behind them); fit the network from data (every estimator gives intervals) and save it in the "
+                "native format (.pbn), which keeps the posterior"
+            )
+            return
+        why = reason or _NO_POSTERIOR.get(method, "")
+        if reason:
+            advice = ""  # the reason says what to do
+        elif method in _NO_POSTERIOR:
+            advice = ": use a Bayesian estimator ('bayes', 'hdp', 'hmd', 'hls-bayes')"
+        else:
+            advice = ": fit the network from data (every estimator gives intervals), or read it from a .pbn file"
+        kind = "" if method in _NO_POSTERIOR else "posterior "
+        super().__init__(f"method {method!r} gives no {kind}{stat}{where}" + (f" ({why})" if why else "") + advice)
 
 
 class ImpossibleEvidenceError(DataError):
@@ -310,14 +345,11 @@ class ImpossibleEvidenceError(DataError):
     given it is undefined."""
 
 
-#: why an estimator has no posterior to report
+#: why an estimator without a posterior has no uncertainty where it has none: its
+#: bootstrap over rows covers single-domain fits only
 _NO_POSTERIOR = {
-    "mle": "maximum likelihood is a point estimate",
-    "mestimate": "an m-estimate with back-off is a smoothing rule: where it backs off its value is the "
-    "ancestor's estimate, not the mean of a posterior it states",
-    "hls": "the ridge fit is a penalised point estimate (its Bayesian version is 'hls-bayes')",
-    "mbranch": "M-branch smoothing is a point estimate",
-    "hgs": "hierarchical gradient smoothing is a point estimate",
+    m: "its uncertainty is a bootstrap over rows of one data set, which a multi-domain fit does not offer"
+    for m in ("mle", "mestimate", "hls", "mbranch", "hgs")
 }
 
 

@@ -6,7 +6,7 @@ written once (bnlearn's ``sanitization-*.R``; scikit-learn's ``utils.validation`
 
 * numbers: :func:`check_int`, :func:`check_number` (positive or non-negative),
   :func:`check_probability`, :func:`check_n_jobs`, :func:`check_random_state`,
-  :func:`check_choice`;
+  :func:`check_choice`; files to read: :func:`check_file`;
 * hyperparameter declarations: a :class:`Param` states a hyperparameter's type, range,
   default and one line of doc; estimators declare theirs (``Estimator.params``) and
   :func:`check_params` checks a set of values against them;
@@ -36,6 +36,7 @@ __all__ = [
     "check_choice",
     "check_n_jobs",
     "check_random_state",
+    "check_file",
     "entropy_of",
     "Param",
     "check_params",
@@ -127,6 +128,18 @@ def check_random_state(random_state: Any, name: str = "random_state") -> Any:
             f"{name} must be None, a non-negative integer or a numpy Generator, not {random_state!r}"
         )
     return int(random_state)
+
+
+def check_file(path: Any, what: str = "file") -> str:
+    """``path`` as text, naming a file that exists: a missing path raises
+    ``FileNotFoundError`` and a folder ``IsADirectoryError``, each message saying which
+    ``what`` (e.g. "data file", "network file") and the path."""
+    p = os.fspath(path) if isinstance(path, os.PathLike) else str(path)
+    if not os.path.exists(p):
+        raise FileNotFoundError(f"no such {what}: {p!r}")
+    if os.path.isdir(p):
+        raise IsADirectoryError(f"the {what} {p!r} is a folder, not a file")
+    return p
 
 
 def entropy_of(random_state: Any) -> int | None:

@@ -149,7 +149,7 @@ def test_query_prints_the_posterior_and_the_map_state(capsys):
         (["-e", "Syes"], "--evidence expects VARIABLE=LEVEL, got 'Syes'"),
         (["-e", "S=yes", "-e", "S=no"], "--evidence gives 'S' twice"),
         (["-e", "L=yes"], "'L' is both a query target and evidence"),
-        (["--interval", "0.9"], "gives no posterior draws"),
+        (["--interval", "0.9"], "no posterior draws of node"),
     ],
 )
 def test_query_errors_are_one_line_with_status_2(capsys, extra, message):

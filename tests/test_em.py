@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import pybncsmooth as bs
-from pybncsmooth.errors import DataError, HyperparameterError
+from pybncsmooth.errors import DataError, HyperparameterError, StatisticUnavailableError
 
 ASIA = "[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]"
 
@@ -225,7 +225,7 @@ def test_data_augmentation_with_hls_bayes_and_a_domain():
 def test_em_trace_in_summary_and_repr(asia_holes):
     _, holes = asia_holes
     net = bs.fit(ASIA, holes, method="bayes", na="em")
-    em = net.summary().attrs["em"]
+    em = net.node_summary().attrs["em"]
     assert em["iterations"] == len(em["loglik_trace"]) > 2 and em["converged"]
     assert np.all(np.diff(em["loglik_trace"]) > -1e-9)  # bayes EM climbs (its prior is fixed)
     assert f"{em['iterations']} EM iterations" in repr(net)
@@ -276,3 +276,46 @@ def test_rows_with_more_missing_cells_than_the_kernel_takes():
     for i in range(66, 70):
         expect += np.log(net.cpt(names[i])[row[names[i]].cat.codes.iloc[0], row[names[i - 1]].cat.codes.iloc[0]])
     assert net.logpdf(row)[0] == pytest.approx(expect, rel=1e-12)
+
+
+# ----------------------------------------------------------------------------- intervals after data augmentation
+@pytest.mark.parametrize("method, hyper", [("hdp", {"iterations": 200}), ("hls-bayes", {"iterations": 300})])
+def test_data_augmentation_gives_the_mixture_posterior(method, hyper, tmp_path):
+    # A missing in 30% of the rows, completely at random, B independent of it: the missing
+    # cells say nothing about A's table, so its posterior is the one of the observed 70%,
+    # sqrt(1 / 0.7) = 1.21 times as wide as with every row; the equal mixture of the 20
+    # blocks' posteriors gives 1.06-1.28 per entry (the blocks' means vary around each
+    # other with 19 degrees of freedom), 1.14-1.20 on average
+    rng = np.random.default_rng(0)
+    n = 1000
+    full = pd.DataFrame({"A": pd.Categorical(rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2])),
+                         "B": pd.Categorical(rng.choice(["x", "y"], n))})
+    df = full.copy()
+    df.loc[rng.random(n) < 0.3, "A"] = np.nan
+    net = bs.fit("[A][B]", df, method=method, na="em", em_draws=20, random_state=0, **hyper)
+    ref = bs.fit("[A][B]", full, method=method, random_state=0, **hyper)
+    d = net._posterior_tables(4000, np.random.default_rng(1))["A"]
+    ratio = d.std(axis=0) / ref._posterior_tables(4000, np.random.default_rng(1))["A"].std(axis=0)
+    assert (ratio > 1.0).all() and 1.08 < ratio.mean() < 1.35, ratio
+    # the draws are the posterior the estimate and its sd report
+    np.testing.assert_allclose(d.mean(axis=0), net.cpt("A"), atol=0.004)
+    np.testing.assert_allclose(d.std(axis=0), net.cpt("A", stat="sd"), rtol=0.1)
+    # every route to the uncertainty works, and survives a native file
+    q = net.query("A", {"B": "x"}, interval=0.9, draws=200, random_state=2)
+    assert (q["lower"] < q["prob"]).all() and (q["prob"] < q["upper"]).all()
+    assert len(net.sample_parameters(3, random_state=0)) == 3
+    net.write(tmp_path / "em.pbn")
+    back = bs.read_network(tmp_path / "em.pbn")
+    np.testing.assert_array_equal(back._posterior_tables(5, np.random.default_rng(3))["A"],
+                                  net._posterior_tables(5, np.random.default_rng(3))["A"])
+
+
+def test_a_fit_without_recorded_states_says_to_record_them(asia_holes):
+    # hdp's data augmentation with record_states=0 keeps no state to draw from: the
+    # error says how to get one (record_states > 0), not to use the method in use
+    _, holes = asia_holes
+    net = bs.fit(ASIA, holes, method="hdp", na="em", em_draws=2, iterations=60, record_states=0, random_state=0)
+    for call in (lambda: net.sample_parameters(2), lambda: net.query("L", {"S": "yes"}, interval=0.9)):
+        with pytest.raises(StatisticUnavailableError, match=r"record_states=0\): refit with record_states > 0") as e:
+            call()
+        assert "use a Bayesian estimator" not in str(e.value)

@@ -177,11 +177,13 @@ def test_row4_adapt_matches_domain_labels_as_predict_proba_does():
         warnings.simplefilter("error", UnseenDomainWarning)
         got = b.predict_proba(q.assign(yr=1980), "L")
     pd.testing.assert_frame_equal(got, b.for_domain("1980").predict_proba(q, "L"))
-    # integer domains: a text label is not one of them, and not added beside them
+    # integer domains: a text label names one by its text (the one rule of round 4, case 4: the
+    # command line gives text); a text that is no number is not added beside them
     ints = bs.fit(ASIA, d.assign(yr=d["yr"].astype(int)), "mestimate", domain="yr")
-    with pytest.raises(DataError, match=r"'1978'.*str.*'yr'.*int"):
-        ints.adapt(rows, "1978")
+    with pytest.raises(DataError, match=r"'zz'.*str.*'yr'.*int"):
+        ints.adapt(rows, "zz")
     assert ints.adapt(rows, 1978).domains == [1978, 1979]
+    assert ints.adapt(rows, "1978").max_abs_diff(ints.adapt(rows, 1978)) == 0.0
 
 
 # ----------------------------------------------------------------------------- row 5

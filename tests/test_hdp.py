@@ -283,7 +283,7 @@ def test_chains_rhat_concentrations_and_summary():
     assert conc.shape == (2000 // 5, 5)  # one column per tree level (root not sampled: nan)
     assert np.isnan(conc[:, 0]).all() and np.isfinite(conc[:, 1:]).all()
     assert (conc[:, 1:] > 0).all() and (conc[:, 1:] <= 4000).all()
-    summ = net.summary()
+    summ = net.node_summary()
     assert "rhat" in summ.columns and summ.loc["X", "rhat"] == pytest.approx(info["rhat"])
 
 

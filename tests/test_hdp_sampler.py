@@ -232,7 +232,7 @@ def test_auto_mode_reports_in_the_summary_and_checks_its_options():
 
     df = table3(2, 1000)
     net = bs.fit(["X ~ P1 + P2 + P3 + P4"], df, method="hdp", iterations="auto", random_state=1)
-    s = net.summary()
+    s = net.node_summary()
     assert bool(s.loc["X", "converged"]) and s.loc["X", "iterations"] > 500
     assert s.loc["X", "rhat"] < 1.01 and s.loc["X", "mcse"] < 1e-3
     with pytest.raises(HyperparameterError, match="iterations"):

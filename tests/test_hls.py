@@ -162,7 +162,7 @@ def test_unobserved_child_values_get_a_proper_small_probability():
 def test_network_fit_classifier_domains_and_summary(asia):
     ms = "[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]"
     net = bs.fit(ms, asia, method="hls")
-    s = net.summary()
+    s = net.node_summary()
     assert s["converged"].all()
     for node in net.nodes:
         np.testing.assert_allclose(net.cpt(node).sum(axis=0), 1.0, atol=1e-12)
@@ -187,7 +187,7 @@ def test_bad_input_and_non_convergence(asia):
     with pytest.warns(ConvergenceWarning) as caught:
         net = bs.fit("[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]", asia, method="hls", max_iter=1)
     assert any("node 'D': stopped after 1 iterations" in str(w.message) for w in caught)
-    assert not net.summary().loc["D", "converged"]
+    assert not net.node_summary().loc["D", "converged"]
 
 
 # ----------------------------------------------------------------------------- hls-bayes
@@ -240,7 +240,7 @@ def test_hls_bayes_is_reproducible_and_approaches_the_ridge_with_data():
 def test_hls_bayes_in_a_network_with_chains_and_sd(asia):
     ms = "[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]"
     net = bs.fit(ms, asia.iloc[:1000], method="hls-bayes", iterations=300, n_chains=2, random_state=0)
-    s = net.summary()
+    s = net.node_summary()
     assert "rhat" in s and s["rhat"].notna().all()
     sd = net.cpt("D", stat="sd")
     assert np.isfinite(sd).all() and (sd > 0).all()

@@ -150,7 +150,7 @@ def test_cpt_frames(asia_net):
 
 
 def test_summary_and_repr(asia_net):
-    s = asia_net.summary()
+    s = asia_net.node_summary()
     assert list(s.index) == asia_net.nodes
     assert s.loc["D", "parents"] == "B, E"
     assert s.loc["D", "parameters"] == 4 and s.loc["D", "n"] == 5000

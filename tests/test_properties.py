@@ -1,19 +1,24 @@
-"""Property tests (hypothesis) of the features the third hostile-input round covers: row
-weights, EM and the other missing-value policies, adapt, evaluate_domains and domain
-labels.  Random weights (zero, tiny, huge, fractional), frames with random missing cells
-and column types (Categoricals, text, nullable integers and booleans, all-NaN float64
-columns) and random domain labels (integers, text, Categoricals, unseen ones) go in; what
-comes out is finite probabilities summing to one, or one of the package's own errors
-(:class:`pybncsmooth.errors.PyBNCSmoothError`).  Any other exception, and any numpy
-RuntimeWarning (an error under the test configuration: a NaN made on the way), fails.
+"""Property tests (hypothesis) of the features the third and fourth hostile-input rounds
+cover: row weights, EM and the other missing-value policies, adapt, evaluate_domains,
+domain labels of every dtype, discretised networks and integer levels.  Random weights
+(zero, tiny, huge, fractional), frames with random missing cells and column types
+(Categoricals, text, nullable integers and booleans, all-NaN float64 columns), random
+domain labels (integers, text, Categoricals, booleans, unseen ones, in every form that
+names them) and random evidence (numbers, bin labels, text) go in; what comes out is
+finite probabilities summing to one, the same answer for every form of one value, or
+one of the package's own errors (:class:`pybncsmooth.errors.PyBNCSmoothError`).  Any
+other exception, and any numpy RuntimeWarning (an error under the test configuration:
+a NaN made on the way), fails.
 
 Small data, few examples, derandomised: the whole file runs in seconds and the same way
-on every run.  The row-by-row regressions of the round are in ``test_hardening3.py``.
+on every run.  The row-by-row regressions of the rounds are in ``test_hardening3.py`` and
+``test_hardening4.py``.
 """
 
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,8 +31,10 @@ from hypothesis import strategies as st  # noqa: E402
 import pybncsmooth as bs  # noqa: E402
 from pybncsmooth.errors import (  # noqa: E402
     ConvergenceWarning,
+    DataError,
     PyBNCSmoothError,
     UnseenDomainWarning,
+    UnseenLevelError,
     ZeroProbabilityWarning,
 )
 
@@ -234,9 +241,8 @@ def test_adapt_with_random_labels_and_rows(data, rows, labels, method, na):
     out = _outcome(lambda: net.adapt(rows, new))
     if out is not None:
         _check_network(out)
-        # a label matches the domains as queries match them (1978 is '1978' of text levels)
-        text = all(isinstance(d, str) for d in net.domains)
-        known = new in net.domains or (text and str(new) in net.domains)
+        # a label names the domains as values name levels everywhere (1978 is '1978', '1978' is 1978)
+        known = any(d == new or str(d) == str(new) for d in net.domains)
         assert len(out.domains) == len(net.domains) + (0 if known else 1)
         label = next(d for d in out.domains if d == new or str(d) == str(new))
         _check_queries(out.for_domain(label), rows)
@@ -287,3 +293,166 @@ def test_evaluate_domains_scores_or_refuses(data, labels, k_grid, lodo, test_siz
         w = _outcome(lambda metric=metric: ev.win_draw_loss("hier", "pooled", metric=metric))
         if w is not None:
             assert w["wins"] + w["draws"] + w["losses"] <= 3
+
+
+# ----------------------------------------------------------------------------- discretised networks
+
+
+def _inside(cuts: np.ndarray, b: int) -> float:
+    """A number inside bin ``b`` of the cut points (intervals ``(a, b]``)."""
+    if b == 0:
+        return float(cuts[0] - 1.0)
+    if b == len(cuts):
+        return float(cuts[-1] + 1.0)
+    return float((cuts[b - 1] + cuts[b]) / 2)
+
+
+@_settings(15)
+@given(
+    x=st.lists(st.floats(-3, 3, allow_nan=False, width=32), min_size=12, max_size=30),
+    n_bins=st.integers(2, 4),
+    kind=st.sampled_from(["equal_frequency", "equal_width"]),
+    cells=st.lists(st.tuples(st.sampled_from(["number", "label", "missing", "junk"]), st.floats(-5, 5, width=32),
+                             st.integers(0, 3)), min_size=1, max_size=5),
+)
+def test_discretised_networks_take_numbers_and_bin_labels(x, n_bins, kind, cells):
+    """A discretised network reads a cell as a number (cut into its bins), one of its bin
+    labels, or missing, whatever the mix in one column: the answers equal those of the
+    numbers alone; any other text is an UnseenLevelError (an unobserved cell under
+    on_unseen="backoff")."""
+    xs = np.asarray(x, dtype=np.float64)
+    df = pd.DataFrame({"x": xs, "y": pd.Categorical(np.where(np.sin(3 * xs) > 0, "a", "b"), categories=["a", "b"])})
+    net = _outcome(lambda: bs.fit("[x][y|x]", df, "bayes", discretize=kind, n_bins=n_bins))
+    if net is None:
+        return
+    labels, cuts = net.levels("x"), net.transformer.cut_points_["x"]
+    given_, numbers = [], []
+    for what, v, b in cells:
+        b = b % len(labels)
+        given_.append({"number": float(v), "label": labels[b], "missing": None, "junk": "zz"}[what])
+        numbers.append({"number": float(v), "label": _inside(cuts, b)}.get(what, np.nan))
+    mixed = pd.DataFrame({"x": pd.array(given_, dtype=object)})
+    plain = pd.DataFrame({"x": np.asarray(numbers, dtype=np.float64)})
+    if any(w == "junk" for w, _, _ in cells):
+        with pytest.raises(UnseenLevelError, match="'x'"):
+            net.predict_proba(mixed, "y")
+        with pytest.raises(UnseenLevelError, match="'x'"):
+            net.query("y", mixed)
+        pd.testing.assert_frame_equal(net.predict_proba(mixed, "y", on_unseen="backoff"),
+                                      net.predict_proba(plain, "y"))
+        return
+    p = net.predict_proba(mixed, "y")
+    _check_proba(p)
+    pd.testing.assert_frame_equal(p, net.predict_proba(plain, "y"))
+    pd.testing.assert_frame_equal(net.query("y", mixed), net.query("y", plain))
+    first = given_[0]
+    pd.testing.assert_series_equal(net.query("y", {"x": first}), net.query("y", {"x": numbers[0]}))
+
+
+# ----------------------------------------------------------------------------- integer levels
+
+
+@_settings(25)
+@given(
+    codes=st.lists(st.integers(0, 2), min_size=6, max_size=20),
+    offset=st.sampled_from([0, 1, -1, 1978]),
+    value=st.integers(-1, 3),
+    form=st.sampled_from(["int", "numpy", "float", "text", "float column", "Int64 column", "text column"]),
+)
+def test_integer_levels_are_named_by_every_form_of_the_number(codes, offset, value, form):
+    """An integer level is named by the integer, a numpy integer, a whole float (also a
+    float column with a missing cell, as pandas holds integers with holes), its text and
+    a nullable integer column alike; a number that is not a level is an UnseenLevelError."""
+    c = np.asarray(codes)
+    df = pd.DataFrame({"A": offset + c, "B": (c * 7 + np.arange(len(c))) % 2})
+    net = _outcome(lambda: bs.fit("[A][B|A]", df, "bayes"))
+    if net is None:
+        return
+    v = offset + value
+    as_given = {"int": v, "numpy": np.int32(v), "float": float(v), "text": str(v)}.get(form)
+    column = {"float column": pd.Series([float(v), np.nan]), "Int64 column": pd.array([v, None], dtype="Int64"),
+              "text column": pd.Series([str(v), None], dtype=object)}.get(form)
+    known = v in net.levels("A")
+    if as_given is not None:
+        if not known:
+            with pytest.raises(UnseenLevelError, match="'A'"):
+                net.query("B", {"A": as_given})
+            return
+        pd.testing.assert_series_equal(net.query("B", {"A": as_given}), net.query("B", {"A": v}))
+        return
+    frame = pd.DataFrame({"A": column})
+    if not known:
+        with pytest.raises(UnseenLevelError, match="'A'"):
+            net.predict_proba(frame, "B")
+        return
+    p = net.predict_proba(frame, "B")
+    _check_proba(p)
+    np.testing.assert_allclose(p.iloc[0], net.query("B", {"A": v}), rtol=1e-12)
+    np.testing.assert_allclose(p.iloc[1], net.query("B"), rtol=1e-12)
+    np.testing.assert_allclose(net.query("B", frame).to_numpy(), p.to_numpy(), rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- domain labels of every dtype
+
+
+def _domain_column(kind: str, codes: list[int]) -> Any:
+    """A domain column of ``kind`` over two or three domains."""
+    c = np.asarray(codes)
+    return {
+        "int": 1978 + c,
+        "int8": (c + 1).astype(np.int8),
+        "Int64": pd.array(1978 + c, dtype="Int64"),
+        "str": np.array([str(1978 + v) for v in c], dtype=object),
+        "cat": pd.Categorical([f"d{v}" for v in c], categories=["d0", "d1", "d2", "unused"]),
+        "catint": pd.Categorical(1978 + c, categories=[1978, 1979, 1980]),
+        "bool": c % 2 == 1,
+    }[kind]
+
+
+def _named(fn):
+    """``(result, warned)``: ``fn()`` and whether it warned that the domain is not fitted."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        out = fn()
+    return out, any(issubclass(w.category, UnseenDomainWarning) for w in seen)
+
+
+@_settings(20)
+@given(
+    data=frames(complete=True, min_rows=9),
+    codes=st.lists(st.integers(0, 2), min_size=18, max_size=18),
+    kind=st.sampled_from(["int", "int8", "Int64", "str", "cat", "catint", "bool"]),
+    pick=st.integers(0, 3),
+    form=st.sampled_from(["as is", "text", "int", "float", "numpy", "unseen"]),
+)
+def test_domain_labels_of_every_dtype_name_one_domain_everywhere(data, codes, kind, pick, form):
+    """Whatever the domain column's dtype and the label's form (the level itself, its
+    text, an integer, a whole float, a numpy scalar, an unseen label), for_domain,
+    query(domain=), sample(domain=), predict_proba's domain column and adapt name the
+    same domain, and agree on whether it was fitted."""
+    dom = _domain_column(kind, codes[: len(data)])
+    net = _outcome(lambda: bs.fit(STRUCTURE, data.assign(dom=dom), "bayes", domain="dom"))
+    if net is None:
+        return
+    level = net.domains[pick % len(net.domains)]
+    number = int(level) if isinstance(level, (bool, int)) or str(level).isdigit() else None
+    label = {"as is": level, "text": str(level), "int": number, "float": None if number is None else float(number),
+             "numpy": np.int64(number) if number is not None else np.str_(level), "unseen": "zz"}[form]
+    if label is None:
+        return
+    one, warned = _named(lambda: net.for_domain(label))
+    q, q_warned = _named(lambda: net.query("C", domain=label))
+    s, s_warned = _named(lambda: net.sample(6, random_state=1, domain=label))
+    rows = data.iloc[:3].drop(columns="C")
+    p, p_warned = _named(lambda: net.predict_proba(rows.assign(dom=[label] * 3), "C"))
+    assert warned == q_warned == s_warned == p_warned == (form == "unseen")
+    pd.testing.assert_series_equal(q, one.query("C"))
+    pd.testing.assert_frame_equal(s, one.sample(6, random_state=1))
+    pd.testing.assert_frame_equal(p, one.predict_proba(rows, "C"))
+    out = _outcome(lambda: net.adapt(data.iloc[:4], label))
+    if out is not None:
+        assert len(out.domains) == len(net.domains) + (1 if warned else 0)
+    else:
+        with pytest.raises(DataError):  # a new label of another type than the domains
+            net.adapt(data.iloc[:4], label)
+        assert warned

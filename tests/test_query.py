@@ -468,11 +468,24 @@ def test_query_intervals_cover_the_true_posterior():
     evidence variables and the level from a row of the true network; 3 seeds x 40
     queries, BDeu and the hierarchical MD; bound [0.80, 0.97], about 3 binomial sds
     around 0.9 at 120 queries)."""
-    import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    from bench_query_coverage import covered, random_queries
+    def random_queries(ref, k, seed):  # three evidence variables and a level, from one true row
+        rng = np.random.default_rng(seed)
+        rows = ref.sample(k, random_state=int(rng.integers(2**31)))
+        out = []
+        for i in range(k):
+            nodes = list(rng.permutation(ref.nodes))
+            out.append((nodes[0], {v: rows.iloc[i][v] for v in nodes[1:4]}, rows.iloc[i][nodes[0]]))
+        return out
+
+    def covered(ref, net, queries, level, draws, seed):
+        hits = []
+        for target, ev, lev in queries:
+            truth = float(ref.query(target, ev)[lev])
+            q = net.query(target, ev, interval=level, draws=draws, random_state=seed)
+            hits.append(q.loc[lev, "lower"] <= truth <= q.loc[lev, "upper"])
+        return np.asarray(hits)
 
     ref = bs.read_network(Path(__file__).resolve().parent / "data" / "bnlearn" / "insurance.bif")
     for method in ("bayes", "hmd"):

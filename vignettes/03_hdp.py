@@ -251,7 +251,7 @@ def ahead_from(s):
 #
 # With level tying each tree level has one concentration; larger values pull a level's
 # vectors closer to their parents'. `info["concentrations"]` keeps every sampled value
-# (the root's is fixed); several chains give a split-R-hat in `summary()`.
+# (the root's is fixed); several chains give a split-R-hat in `node_summary()` (and `summary()`'s header).
 
 # %%
 hv = pd.read_csv(UCI / "housevotes84.csv.gz", keep_default_na=False, na_values=["", "NA"])
@@ -266,7 +266,7 @@ net = bs.fit(
     n_chains=2,
     random_state=0,
 )
-print(net.summary()[["parents", "observed", "tree_nodes", "rhat"]].head(8).to_string())
+print(net.node_summary()[["parents", "observed", "tree_nodes", "rhat"]].head(8).to_string())
 node = max(net.nodes, key=lambda v: len(net.parents(v)))
 conc = net.cpd(node).estimate.info["concentrations"]
 fig, ax = plt.subplots(figsize=(6, 3.5))

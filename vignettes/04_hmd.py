@@ -374,7 +374,7 @@ for name, data, ms in [
             ),
             "test log-lik/row, converged": float(np.mean(a.logpdf(te))),
             "test log-lik/row, bnlearn": float(np.mean(b.logpdf(te))),
-            "outer iterations (converged, median)": float(a.summary()["iterations"].median()),
+            "outer iterations (converged, median)": float(a.node_summary()["iterations"].median()),
         }
     )
 print(pd.DataFrame(rows).round(6).to_string(index=False))

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.discretize import apply_transformer
 from ..data.weights import WEIGHT_COLUMN
 from ..errors import DataError, MissingColumnError
 from ..model.adapt import DEFAULT_DOMAIN_NAME
@@ -46,11 +47,11 @@ def _features(clf: Any, X: Any, column: str) -> tuple[pd.DataFrame, pd.Series | 
 
 
 def _member_rows(clf: Any, feats: pd.DataFrame, y: pd.Series, dom: pd.Series | None, column: str,
-                 weights: np.ndarray | None) -> pd.DataFrame:
+                 weights: np.ndarray | None, on_unseen: str) -> pd.DataFrame:
     """The new rows as the members were fitted on: the features cut by the classifier's
     discretiser, the class under its fitted name, the domain column if given, the
     weights."""
-    frame = clf.discretizer_.transform(feats) if clf.discretizer_ is not None else feats.copy()
+    frame = apply_transformer(clf.discretizer_, feats, on_unseen) if clf.discretizer_ is not None else feats.copy()
     frame = frame.reset_index(drop=True)
     frame[clf.target_] = y.to_numpy()
     if dom is not None:
@@ -60,8 +61,10 @@ def _member_rows(clf: Any, feats: pd.DataFrame, y: pd.Series, dom: pd.Series | N
     return frame
 
 
-def adapt_classifier(clf: Any, X: Any, y: Any, domain: Any, column: str | None, sample_weight: Any) -> None:
-    """See :meth:`BNClassifier.adapt` (the classifier is changed in place)."""
+def adapt_classifier(clf: Any, X: Any, y: Any, domain: Any, column: str | None, sample_weight: Any,
+                     on_unseen: str) -> None:
+    """See :meth:`BNClassifier.adapt` (the classifier is changed in place; ``on_unseen``:
+    the call's rule for feature levels unseen in training)."""
     clf._check_fitted()
     fitted = clf.options_.domain
     if fitted is not None and column is not None and column != fitted:
@@ -77,12 +80,12 @@ def adapt_classifier(clf: Any, X: Any, y: Any, domain: Any, column: str | None, 
     feats, dom = _features(clf, X, col)
     y_ser = _class_values(y, len(feats))
     sw = weights_by_position(sample_weight, X0, X.index if isinstance(X, pd.DataFrame) else feats.index)
-    frame = _member_rows(clf, feats, y_ser, dom, col, sw)
-    extra = {"weights": WEIGHT_COLUMN} if sw is not None else {}
+    frame = _member_rows(clf, feats, y_ser, dom, col, sw, on_unseen)
+    extra = {"weights": WEIGHT_COLUMN, "on_unseen": on_unseen} if sw is not None else {"on_unseen": on_unseen}
     discs = getattr(clf, "member_discretizers_", None) or [None] * len(clf.estimators_)
     adapted = []
     for net, disc in zip(clf.estimators_, discs):
-        rows = disc.transform(frame) if disc is not None else frame
+        rows = apply_transformer(disc, frame, on_unseen) if disc is not None else frame
         adapted.append(net.adapt(rows, domain, **({} if fitted else {"column": col}), **extra))
     clf.estimators_ = adapted
     clf.network_ = adapted[0]

@@ -21,7 +21,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 
-from ..data.discretize import MDLDiscretizer, make_discretizer
+from ..data.discretize import MDLDiscretizer, apply_transformer, make_discretizer
 from ..data.sources import as_source
 from ..errors import DataError, EmptyDataError, HyperparameterError, MissingColumnError
 from ..estimators import hyperparameter_names
@@ -244,10 +244,10 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             )
         role = DomainRole.of(self.options_)
         dom = None
-        if role and (role.column in X.columns or self.on_unseen_domain == "error"):
-            dom, X = role.split_frame(X)  # no domain column: the members answer with the population's tables
+        if role and role.column in X.columns:
+            dom, X = role.split_frame(X)  # without it the members answer with the population (or refuse)
         if self.discretizer_ is not None:
-            X = self.discretizer_.transform(X)
+            X = apply_transformer(self.discretizer_, X, self.on_unseen)
         X = X.copy() if X.columns.dtype != object or dom is not None else X
         if dom is not None:
             X[self.options_.domain] = dom.to_numpy()
@@ -310,14 +310,14 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         members = getattr(self, "estimators_", [self.network_])
         discs = getattr(self, "member_discretizers_", None) or [None] * len(members)
         for net, disc in zip(members, discs):
-            Xm = disc.transform(Xp) if disc is not None else Xp
+            Xm = apply_transformer(disc, Xp, self.on_unseen) if disc is not None else Xp
             # on_unseen and on_unseen_domain apply at prediction: the current parameters (set_params after fit
             # included)
             yield net.predict_proba(Xm, self.target_, on_unseen=self.on_unseen,
                                     on_unseen_domain=self.on_unseen_domain).to_numpy()
 
     def adapt(self, X: Any, y: Any, domain: Any, *, column: str | None = None,
-              sample_weight: Any = None) -> "BNClassifier":
+              sample_weight: Any = None, on_unseen: str | None = None) -> "BNClassifier":
         """Add the domain ``domain`` to the fitted classifier from its rows (features ``X``,
         classes ``y``), or give an existing domain more rows, without refitting: every
         member network (one; ESKDB: each of its members) is adapted by
@@ -334,10 +334,13 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         ``"domain"``), and rows predicted without it get the population's tables (with an
         :class:`~pybncsmooth.errors.UnseenDomainWarning`).  With ``method="mle"`` the
         domain's tables are its own frequencies, exactly those a refit with its rows
-        gives wherever the rows saw the parent configuration."""
+        gives wherever the rows saw the parent configuration.  A feature level unseen in
+        training is an error, or with ``on_unseen="backoff"`` an unobserved cell
+        (default: the classifier's ``on_unseen``, as its predictions)."""
         from ._adapt import adapt_classifier
 
-        adapt_classifier(self, X, y, domain, column, sample_weight)
+        rule = Options.build("adapt", on_unseen=self.on_unseen if on_unseen is None else on_unseen).on_unseen
+        adapt_classifier(self, X, y, domain, column, sample_weight, rule)
         return self
 
     def predict_log_proba(self, X: Any) -> np.ndarray:

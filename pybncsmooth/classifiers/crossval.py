@@ -19,10 +19,11 @@ from .metrics import METRIC_FUNCS, METRICS
 __all__ = ["evaluate", "categorize"]
 
 
-def categorize(data: pd.DataFrame, exclude: Sequence[str] = ()) -> pd.DataFrame:
-    """A copy whose text and boolean columns are Categoricals with the levels of the
-    whole data set, so that every cross-validation fold knows every level (numeric
-    columns are left for a discretiser)."""
+def categorize(data: pd.DataFrame, exclude: Sequence[str] = (), integers: bool = False) -> pd.DataFrame:
+    """A copy whose text and boolean columns (and with ``integers`` the integer ones)
+    are Categoricals with the levels of the whole data set, so that every
+    cross-validation fold knows every level (numeric columns are left for a
+    discretiser)."""
     out = data.copy()
     for c in out.columns:
         if c in exclude:
@@ -31,7 +32,8 @@ def categorize(data: pd.DataFrame, exclude: Sequence[str] = ()) -> pd.DataFrame:
         dt = s.dtype
         if isinstance(dt, pd.CategoricalDtype):
             continue
-        if pd.api.types.is_bool_dtype(dt) or pd.api.types.is_string_dtype(dt) or pd.api.types.is_object_dtype(dt):
+        text = pd.api.types.is_string_dtype(dt) or pd.api.types.is_object_dtype(dt)
+        if pd.api.types.is_bool_dtype(dt) or text or (integers and pd.api.types.is_integer_dtype(dt)):
             vals = s.dropna().unique().tolist()
             try:
                 levels = sorted(vals)
@@ -54,6 +56,8 @@ def _splitter(cv: Any, random_state: Any) -> tuple[Any, int]:
             raise HyperparameterError(f"cv must look like '5x2' (repeats x folds) or '10', not {cv!r}")
         if m.group(2) is None:
             folds = int(m.group(1))
+            if folds < 2:
+                raise HyperparameterError(f"cv = {cv!r}: cross-validation needs at least 2 folds")
             return StratifiedKFold(folds, shuffle=True, random_state=random_state), folds
         repeats, folds = int(m.group(1)), int(m.group(2))
         if folds < 2 or repeats < 1:

@@ -30,6 +30,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..data.levels import level_codes
 from ..errors import DataError, HyperparameterError, MissingColumnError, UnseenDomainWarning
 from ..estimators.base import make_estimator
 from ..model.network import FittedNetwork
@@ -37,6 +38,7 @@ from ..options import Options, split_settings
 from ..pipeline import fit_network
 from ..validation import check_int, check_probability, progress_bar
 from .comparison import sign_test
+from .crossval import categorize
 from .metrics import log_loss, rmse
 
 __all__ = ["evaluate_domains", "DomainEvaluation", "default_domain_settings"]
@@ -148,7 +150,8 @@ def _scores(net: FittedNetwork, test: pd.DataFrame, target: str | None) -> dict[
     if target is None:
         return {"loglik": float(net.logpdf(test).mean())}
     proba = net.predict_proba(test, target).to_numpy()
-    y = pd.Categorical(test[target], categories=net.levels(target)).codes
+    # the classes as the network names its levels (every class of the data is one: categorize)
+    y = level_codes(test[target].to_numpy(dtype=object), tuple(net.levels(target)))
     with np.errstate(divide="ignore"):
         ll = float(np.mean(np.log(proba[np.arange(len(y)), y])))
     return {"loglik": ll, "rmse": rmse(proba, y), "log_loss": log_loss(proba, y)}
@@ -156,10 +159,11 @@ def _scores(net: FittedNetwork, test: pd.DataFrame, target: str | None) -> dict[
 
 def _fit(spec: Any, train: pd.DataFrame, setting: Mapping[str, Any], domain: str, seed: Any, options: Options
          ) -> FittedNetwork:
-    """One setting's fit on ``train``: its method and hyperparameters, the call's options
-    with the setting's own (``na=``, ...) over them and the repetition's seed."""
+    """One setting's fit on ``train``: its method and hyperparameters, its options (the
+    call's with the setting's own over them, checked by :func:`_setting_options`) and
+    the repetition's seed."""
     own, hyper = split_settings({k: v for k, v in setting.items() if k not in ("mode", "method")})
-    opts = options.replace(**{"random_state": seed, **own})
+    opts = _setting_options(options, own).replace(random_state=seed)
     if setting["mode"] == "domain":
         opts = opts.replace(domain=domain)
     est = make_estimator(setting.get("method", "hmd"), options=opts, **hyper)
@@ -167,7 +171,17 @@ def _fit(spec: Any, train: pd.DataFrame, setting: Mapping[str, Any], domain: str
     return fit_network(spec, data, est, opts)
 
 
-def _check_settings(settings: Mapping[str, Mapping[str, Any]]) -> None:
+def _setting_options(options: Options, own: Mapping[str, Any]) -> Options:
+    """The options of one setting: the call's (``options``), the setting's ``own`` over
+    them, built and checked at the ``evaluate_domains`` entry point as the call's were
+    (an option it does not take, such as ``structure`` or ``on_unseen_domain``, is
+    refused naming it)."""
+    if not own:
+        return options
+    return Options.build("evaluate_domains", **{**options.explicit(), **own})
+
+
+def _check_settings(settings: Mapping[str, Mapping[str, Any]], options: Options) -> None:
     if not settings:
         raise HyperparameterError("settings is empty")
     for name, s in settings.items():
@@ -175,6 +189,12 @@ def _check_settings(settings: Mapping[str, Mapping[str, Any]]) -> None:
             raise HyperparameterError(
                 f"setting {name!r} needs mode= one of {_MODES} (and method=, hyperparameters), not {s!r}"
             )
+        own, hyper = split_settings({k: v for k, v in s.items() if k not in ("mode", "method")})
+        try:
+            _setting_options(options, own)
+            make_estimator(s.get("method", "hmd"), **hyper)
+        except HyperparameterError as e:
+            raise HyperparameterError(f"setting {name!r}: {e}") from None
 
 
 def _within(spec, data, domain, settings, target, test_size, rng, seed, rep, options) -> list[dict]:
@@ -344,13 +364,19 @@ def evaluate_domains(
     if target is not None and target not in data.columns:
         raise MissingColumnError(target, "target", [str(c) for c in data.columns])
     settings = dict(settings) if settings is not None else default_domain_settings(method)
-    _check_settings(settings)
+    _check_settings(settings, opts)
     test_size = check_probability("test_size", test_size)
     repeats = check_int("repeats", repeats, low=1)
     k_grid = _check_k_grid(k_grid, lodo)
     if data[domain].isna().any():
         raise DataError(f"the domain column {domain!r} has missing values: every row needs its domain")
+    if target is not None and data[target].isna().any():
+        raise DataError(f"the target {target!r} has missing values: drop those rows first (they cannot be scored)")
     _check_domain_sizes(data, domain, k_grid, lodo)
+    # every level of the data declared, as Categoricals declare theirs: a class or a feature level that some
+    # domains or folds lack is a level of every fit (scored by its smoothed probability, never refused or misread)
+    data = categorize(data, exclude=[domain] + ([opts.weights] if isinstance(opts.weights, str) else []),
+                      integers=True)
     rs = opts.random_state
     rng = np.random.default_rng(rs if not isinstance(rs, np.random.RandomState) else rs.randint(2**31))
     n_dom = data[domain].nunique()

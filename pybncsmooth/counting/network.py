@@ -193,6 +193,8 @@ class NetworkCounter:
         self.n_dropped = 0
         self.n_chunks = 0
         self.domain_rows: dict = {}
+        #: missing cells of each variable that has some (before the missing-value policy)
+        self.n_missing: dict[str, int] = {}
 
     def _empty(self) -> "NetworkCounter":
         return NetworkCounter(
@@ -226,6 +228,11 @@ class NetworkCounter:
                     f"the domain column {v!r} has {int(miss.sum())} missing value(s) (first at row {first!r}): every "
                     "row needs its domain; drop those rows or give them a domain level of their own"
                 )
+        labels = {str(c): c for c in df.columns}  # integer column labels name nodes by their text
+        for v in self.variables:
+            miss = int(df[labels[v]].isna().sum()) if v in labels else 0  # an absent column: encode names it
+            if miss:
+                out.n_missing[v] = miss
         try:
             enc = encode(
                 df,
@@ -260,6 +267,8 @@ class NetworkCounter:
         self.n_chunks += other.n_chunks
         for level, cnt in other.domain_rows.items():
             self.domain_rows[level] = self.domain_rows.get(level, 0) + cnt
+        for v, cnt in other.n_missing.items():
+            self.n_missing[v] = self.n_missing.get(v, 0) + cnt
         if other.schema is None:
             return self
         if self.schema is None:

@@ -3,7 +3,9 @@
 Each is a scikit-learn transformer on data frames: numeric columns (integers
 and floats, not booleans) are cut into intervals and become ordered pandas
 Categoricals labelled ``"(a,b]"``; other columns pass through unchanged.
-Missing values stay missing.  Cut points are learned by ``fit`` and reused by
+Missing values stay missing; a value that is already a bin (its label) stays that bin,
+and a value that is neither a number nor a bin is refused
+(:class:`~pybncsmooth.errors.UnseenLevelError`).  Cut points are learned by ``fit`` and reused by
 ``transform``, so test data are cut where the training data were.
 
 * :class:`EqualWidthDiscretizer`: ``n_bins`` intervals of equal width over the
@@ -25,7 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError, HyperparameterError, MissingColumnError
+from ..errors import DataError, HyperparameterError, MissingColumnError, UnseenLevelError
 
 __all__ = [
     "Discretizer",
@@ -33,6 +35,7 @@ __all__ = [
     "EqualFrequencyDiscretizer",
     "MDLDiscretizer",
     "make_discretizer",
+    "apply_transformer",
     "mdl_cut_points",
 ]
 
@@ -70,6 +73,31 @@ def _labels(cuts: np.ndarray) -> list[str]:
         if len(set(labels)) == len(labels):
             return labels
     return [f"bin{i}" for i in range(len(edges) - 1)]  # pragma: no cover - cut points always differ
+
+
+def _bin_codes(col: pd.Series, cuts: np.ndarray, labels: list[str], name: Any, on_unseen: str = "error"
+               ) -> np.ndarray:
+    """The bin of each value of a column: a number is cut at ``cuts`` (intervals
+    ``(a, b]``), a missing value is ``-1``, and a value that is already one of the bins
+    (its label, as ``schema``, ``cpt_frame`` and ``predict_proba`` show it) stays that
+    bin; any other value is :class:`~pybncsmooth.errors.UnseenLevelError`, or missing
+    with ``on_unseen="backoff"``."""
+    raw = col.astype(object) if isinstance(col.dtype, pd.CategoricalDtype) else col
+    v = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+    codes = np.searchsorted(cuts, v, side="left")  # (a, b]: a value equal to a cut goes left
+    codes = np.where(np.isnan(v), -1, codes)
+    other = np.isnan(v) & ~col.isna().to_numpy()  # neither a number nor missing
+    if other.any():
+        pos = {lab: i for i, lab in enumerate(labels)}
+        found = np.array([pos.get(x, -1) if isinstance(x, str) else -1 for x in raw.to_numpy(dtype=object)[other]])
+        if (found < 0).any() and on_unseen != "backoff":
+            bad = list(pd.unique(raw.to_numpy(dtype=object)[other][found < 0]))
+            raise UnseenLevelError(
+                str(name), bad, labels,
+                hint="a value of a discretised column is a number, cut into the fitted bins, or one of the bins",
+            )
+        codes[other] = found
+    return codes
 
 
 class Discretizer(TransformerMixin, BaseEstimator):
@@ -113,8 +141,12 @@ class Discretizer(TransformerMixin, BaseEstimator):
         self.feature_names_in_ = np.array([str(c) for c in X.columns], dtype=object)
         return self
 
-    def transform(self, X: pd.DataFrame) -> pd.DataFrame:
-        """A copy of ``X`` with each fitted column cut into ordered Categorical bins."""
+    def transform(self, X: pd.DataFrame, on_unseen: str = "error") -> pd.DataFrame:
+        """A copy of ``X`` with each fitted column cut into ordered Categorical bins: numbers
+        cut at the cut points, bin labels kept, missing values missing, anything else an
+        :class:`~pybncsmooth.errors.UnseenLevelError` naming the column and the value
+        (``on_unseen="backoff"``: a missing value instead, as a query treats levels it
+        does not know)."""
         if not hasattr(self, "cut_points_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         if not isinstance(X, pd.DataFrame):
@@ -123,10 +155,8 @@ class Discretizer(TransformerMixin, BaseEstimator):
         for c, cuts in self.cut_points_.items():
             if c not in X.columns:  # a query may hold only the columns it needs
                 continue
-            v = pd.to_numeric(X[c], errors="coerce").to_numpy(dtype=np.float64)
-            codes = np.searchsorted(cuts, v, side="left")  # (a, b]: a value equal to a cut goes left
-            codes = np.where(np.isnan(v), -1, codes)
             labels = _labels(cuts)
+            codes = _bin_codes(X[c], cuts, labels, c, on_unseen)
             out[c] = pd.Categorical.from_codes(codes, categories=labels, ordered=True)
         return out
 
@@ -358,6 +388,15 @@ def mdl_cut_points(
                 stack.append((lo, s))
                 stack.append((s, hi))
     return np.array(sorted(cuts))
+
+
+def apply_transformer(transformer: Any, X: pd.DataFrame, on_unseen: str = "error") -> pd.DataFrame:
+    """``transformer.transform(X)``, a discretiser's told what to do with a value that is
+    neither a number nor one of its bins (``on_unseen``); another transformer (the
+    user's own) transforms as it does."""
+    if isinstance(transformer, Discretizer):
+        return transformer.transform(X, on_unseen=on_unseen)
+    return transformer.transform(X)
 
 
 def make_discretizer(spec: Any, n_bins: int = 5) -> Any:

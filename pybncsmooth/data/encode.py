@@ -11,6 +11,9 @@ sorts factor levels in the C locale), booleans (``False < True``) and integers
 (numeric order, at most ``max_levels`` distinct values).  Floats, dates and
 other types raise :class:`~pybncsmooth.errors.NonCategoricalError`, except a float
 column whose every value is missing (an empty column as pandas reads it): missing values.
+Against the levels of a fitted model, values name levels by the one rule of
+:mod:`pybncsmooth.data.levels` (``1978`` names the level ``'1978'``, ``'3'`` the level ``3``,
+a float column of whole numbers with missing cells names integer levels).
 """
 
 from __future__ import annotations
@@ -33,9 +36,10 @@ from ..errors import (
     UnseenLevelError,
 )
 from ..options import NAPolicy as _Policy
+from .levels import level_codes
 from .schema import NA_LABEL, Schema, _level_key, code_dtype
 
-__all__ = ["EncodedData", "encode", "check_frame", "NAPolicy", "UnseenPolicy"]
+__all__ = ["EncodedData", "encode", "check_frame", "text_columns", "NAPolicy", "UnseenPolicy"]
 
 NAPolicy = Literal["error", "level", "drop", "available"]
 UnseenPolicy = Literal["error", "backoff"]
@@ -98,11 +102,20 @@ def check_frame(df: Any, *, what: str = "data") -> pd.DataFrame:
         raise EmptyDataError(f"{what} has no rows")
     if df.shape[1] == 0:
         raise EmptyDataError(f"{what} has no columns")
-    if not all(isinstance(c, str) for c in df.columns):
-        df = df.rename(columns=str)  # a new frame: the caller's is untouched
-        dup = df.columns[df.columns.duplicated()]
-        if len(dup):
-            raise DuplicateColumnError(str(dup[0]))
+    return text_columns(df)
+
+
+def text_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its column labels as text, as a fit names its variables (a frame with
+    integer column labels fits nodes ``'0'``, ``'1'``, ...; its rows are queried the
+    same way).  A new frame when a label changes (the caller's is untouched); two labels
+    of one text (``1`` and ``'1'``) raise :class:`DuplicateColumnError`."""
+    if all(isinstance(c, str) for c in df.columns):
+        return df
+    df = df.rename(columns=str)
+    dup = df.columns[df.columns.duplicated()]
+    if len(dup):
+        raise DuplicateColumnError(str(dup[0]))
     return df
 
 
@@ -298,32 +311,23 @@ def _map_to_levels(
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Codes of ``series`` against known ``levels`` (-1 = not observed)."""
     dtype = series.dtype
-    index = _level_index(levels)
     if isinstance(dtype, pd.CategoricalDtype):
         codes = np.asarray(series.array.codes, dtype=np.int64)  # a copy: the Categorical's codes are int8/16
         na_mask = codes < 0  # a Categorical's missing values are its code -1
         cats = _categories(dtype)
         if cats == levels:
             raw = codes
-        else:
-            cat_map = np.append(index.get_indexer(pd.Index(list(cats), dtype=object)), -1)
-            raw = cat_map[codes]  # code -1 (NA) picks the appended -1
+        else:  # each category named as any value names a level (pybncsmooth.data.levels)
+            raw = np.append(level_codes(np.array(cats, dtype=object), levels), -1)[codes]
     elif pd.api.types.is_float_dtype(dtype):
-        na_mask = series.isna().to_numpy()
-        if not na_mask.all():
-            raise NonCategoricalError(var, dtype)
-        raw = np.full(len(series), -1, dtype=np.int64)  # every value missing: an unknown column
+        raw, na_mask = _float_codes(series, var, levels)
     else:
         raw, na_mask = _positions(series.to_numpy(dtype=object), levels)
     raw[na_mask] = -1
     unknown = (raw < 0) & ~na_mask
-    if unknown.any() and all(isinstance(l, str) for l in levels):
-        # e.g. integer values against levels read back from a file as text
-        as_text = np.array([str(v) for v in series.to_numpy(dtype=object)[unknown]], dtype=object)
-        fixed = index.get_indexer(as_text)
-        if (fixed >= 0).all():
-            raw[unknown] = fixed
-            unknown = (raw < 0) & ~na_mask
+    if unknown.any():  # the rest of the one rule: e.g. integers against levels read back as text
+        raw[unknown] = level_codes(series.to_numpy(dtype=object)[unknown], levels)
+        unknown = (raw < 0) & ~na_mask
     if unknown.any():
         if on_unseen == "error":
             bad = pd.unique(series[unknown].astype(object))
@@ -341,6 +345,23 @@ def _map_to_levels(
     else:
         na_mask = None
     return raw.astype(code_dtype(len(levels))), na_mask
+
+
+def _float_codes(series: pd.Series, var: str, levels: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of a float column against known levels and its missing cells: a column of
+    whole numbers (as pandas holds integers with missing cells) names levels as its
+    integers do; a float that is not a whole number means numeric data
+    (:class:`NonCategoricalError`)."""
+    vals = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    na_mask = np.isnan(vals)
+    if na_mask.all():  # every value missing: an unknown column
+        return np.full(len(series), -1, dtype=np.int64), na_mask
+    seen = vals[~na_mask]
+    if not (np.isfinite(seen).all() and (seen == np.round(seen)).all()):
+        raise NonCategoricalError(var, series.dtype)
+    raw = np.full(len(series), -1, dtype=np.int64)
+    raw[~na_mask] = level_codes(seen.astype(object), levels)
+    return raw, na_mask
 
 
 @functools.lru_cache(maxsize=4096)
@@ -369,12 +390,6 @@ def _positions(values: np.ndarray, levels: tuple) -> tuple[np.ndarray, np.ndarra
 def _level_positions(levels: tuple) -> dict:
     """Each level's position (cached, as :func:`_categories`)."""
     return {v: i for i, v in enumerate(levels)}
-
-
-@functools.lru_cache(maxsize=4096)
-def _level_index(levels: tuple) -> pd.Index:
-    """An object index over ``levels`` for look-ups (cached, as :func:`_categories`)."""
-    return pd.Index(list(levels), dtype=object)
 
 
 def _kind(v: Any) -> str:

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, EmptyDataError
+from ..validation import check_file
 
 __all__ = [
     "read_table",
@@ -95,9 +96,7 @@ def read_table(
     With ``chunksize`` an iterator of data frames of at most that many rows is
     returned, for out-of-core counting.
     """
-    p = str(path)
-    if not os.path.exists(p):
-        raise FileNotFoundError(p)
+    p = check_file(path, "data file")
     if os.path.getsize(p) == 0:
         raise EmptyDataError(f"the file {p!r} is empty (no header, no rows)")
     if _is_parquet(p):
@@ -208,9 +207,7 @@ class DataSource:
             self.kind = "frame"
         elif isinstance(data, (str, os.PathLike)):
             self.kind = "path"
-            p = str(data)
-            if not os.path.exists(p):
-                raise FileNotFoundError(p)
+            p = check_file(data, "data file")
             if os.path.getsize(p) == 0:
                 raise EmptyDataError(f"the file {p!r} is empty (no header, no rows)")
             if self.chunksize is None:

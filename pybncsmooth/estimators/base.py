@@ -31,6 +31,8 @@ from ..options import RUN_SETTINGS, Options, option_names, run_check
 from ..validation import Param, parallel_map
 from ._domain_prior import domain_curves, effective_mass, population_prior
 from ._pooling import concentration_info, concentration_posterior, mixture_posterior, shrink_weight
+from . import bootstrap as _bootstrap
+from .bootstrap import BootstrapPosterior
 from .posterior import DomainPosterior, predictive_sd
 
 __all__ = [
@@ -201,6 +203,20 @@ class Estimator:
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} does not define estimate()")
+
+    def batch_probs(self, tree: ContextTree, counts: list[np.ndarray]) -> list[np.ndarray] | None:
+        """The estimate's probabilities at every node of ``tree`` for stacked counts
+        (``counts[i]``: ``(k, m_i, r)``, level ``i``'s counts in ``k`` bootstrap
+        replicates; a node may be empty in some), as ``(k, m_i, r)`` arrays (an empty
+        node's rows are then replaced by what the estimator answers for an absent
+        configuration), or ``None`` when the estimator has no closed form (the bootstrap
+        then fits each replicate: :mod:`~pybncsmooth.estimators.bootstrap`)."""
+        return None
+
+    def bootstrap(self, unseen: str = "backoff") -> BootstrapPosterior:
+        """The bootstrap over rows of this estimator's estimates (its uncertainty when
+        it has no posterior)."""
+        return BootstrapPosterior(self.name, self.hyperparameters(), unseen, self)
 
     @property
     def domain_split(self) -> Literal["first", "last"]:
@@ -500,3 +516,6 @@ def make_estimator(method: str | Estimator, *, options: Options | None = None, *
         return method.with_settings(**changes) if changes else method
     cls = estimator_class(method)
     return cls(**{**run, **settings})
+
+
+_bootstrap.ESTIMATOR_FACTORY[:] = [make_estimator]

@@ -13,6 +13,7 @@ from ..errors import DataError
 from ..validation import Param
 from ._pooling import fixed_concentration
 from .base import Estimator, TreeEstimate, register_estimator
+from .bootstrap import ProportionPosterior
 from .posterior import DirichletPosterior, predictive_sd
 
 __all__ = ["MLE", "Bayes", "MEstimate"]
@@ -42,6 +43,12 @@ class MLE(Estimator):
     configuration that never occurs with the deepest ancestor's frequencies
     (bnlearn would return NA); ``"uniform"`` with ``1/r``.  On configurations
     that occur it equals bnlearn's ``bn.fit(method = "mle")``.
+
+    Uncertainty (frequentist): ``cpt_frame(interval=)`` gives each entry's Wilson score
+    interval (statsmodels), ``stat="sd"`` the binomial standard error
+    :math:`\sqrt{p(1-p)/n}`; a configuration without rows ``[0, 1]``; queries and
+    ``sample_parameters`` draw bootstrap replicates over rows
+    (:mod:`~pybncsmooth.estimators.bootstrap`).
     """
 
     name = "mle"
@@ -55,7 +62,13 @@ class MLE(Estimator):
         for lev in tree.levels:
             n = lev.counts.astype(np.float64)
             probs.append(n / n.sum(axis=1, keepdims=True))
-        return TreeEstimate(tuple(probs), self.unseen)
+        return TreeEstimate(tuple(probs), self.unseen, posterior=ProportionPosterior(self.name,
+                            self.hyperparameters(), self.unseen, self))
+
+    def batch_probs(self, tree: ContextTree, counts: list[np.ndarray]) -> list[np.ndarray]:
+        """Relative frequencies of every replicate (empty nodes: see :meth:`Estimator.batch_probs`)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return [c / c.sum(axis=2, keepdims=True) for c in counts]
 
     def domain_concentration(
         self, counts: np.ndarray, mean: np.ndarray, prior: np.ndarray | None = None, groups: np.ndarray | None = None
@@ -163,12 +176,13 @@ class MEstimate(Estimator):
     :math:`\hat p(x_4 \mid x_0)`), which the paper shows m-estimates need to be
     competitive.
 
-    No uncertainty: where a configuration has data the value is the posterior mean
-    of a Dirichlet(m/r, ..., m/r) prior, but where it backs off it is the
-    ancestor's estimate, the mean of no posterior the rule states.  ``stat="sd"``,
-    intervals and ``sample_parameters`` raise
-    :class:`~pybncsmooth.errors.StatisticUnavailableError`; ``method="bayes"`` gives
-    exact Dirichlet posteriors, the hierarchical estimators calibrated ones.
+    Uncertainty: a bootstrap over rows (:mod:`~pybncsmooth.estimators.bootstrap`):
+    the m-estimate is a smoothing rule, not the mean of a posterior it states (where it
+    backs off its value is the ancestor's estimate), so ``stat="sd"``, intervals and
+    ``sample_parameters`` are the estimator's sampling variability: confidence, not
+    credible, statements (``[0, 1]`` where a configuration has no rows);
+    ``method="bayes"`` gives exact Dirichlet posteriors, the hierarchical estimators
+    calibrated ones.
     """
 
     name = "mestimate"
@@ -183,4 +197,10 @@ class MEstimate(Estimator):
         for lev in tree.levels:
             n = lev.counts.astype(np.float64)
             probs.append((n + self.m / r) / (n.sum(axis=1, keepdims=True) + self.m))
-        return TreeEstimate(tuple(probs), "backoff")
+        return TreeEstimate(tuple(probs), "backoff", posterior=self.bootstrap())
+
+    def batch_probs(self, tree: ContextTree, counts: list[np.ndarray]) -> list[np.ndarray]:
+        """The m-estimates of every replicate (empty nodes: see :meth:`Estimator.batch_probs`)."""
+        r = tree.child_card
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return [(c + self.m / r) / (c.sum(axis=2, keepdims=True) + self.m) for c in counts]

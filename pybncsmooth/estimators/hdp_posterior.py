@@ -32,7 +32,8 @@ from typing import Any
 import numpy as np
 
 from ..counting.context_tree import ContextTree
-from .posterior import TreePosterior, _chunks, backoff_index, dirichlet, predictive_sd, register_posterior
+from .posterior import (TreePosterior, _chunks, backoff_index, dirichlet, even_states, predictive_sd,
+                        register_posterior)
 
 __all__ = ["HDPPosterior", "unseen_weights", "hdp_unseen_sd"]
 
@@ -174,6 +175,11 @@ class HDPPosterior(TreePosterior):
             cl = self._fresh_conc(c, level, level == a + 1, child_group, len(anc), rng)
             cur = dirichlet(cl[:, :, None] * cur, rng)
         return cur
+
+    def thin(self, k: int) -> "HDPPosterior":
+        keep = even_states(self.n_states, k)
+        return HDPPosterior(self.state_n[keep], self.state_c[keep], self.group, self.group_level, self.c_root,
+                            self.tying, self.prior)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         return {"state_n": self.state_n, "state_c": self.state_c, "group": self.group,

@@ -254,7 +254,7 @@ class HGS(Estimator):
         w, prob, report = self.fit_weights(tree)
         info: dict[str, Any] = dict(report)
         info["alpha_levels" if self.tying == "level" else "alpha"] = w.copy()
-        return TreeEstimate(prob.estimates(w), "backoff", info)
+        return TreeEstimate(prob.estimates(w), "backoff", info, posterior=self.bootstrap())
 
     def estimate_all(self, trees: Mapping[str, ContextTree], *, domain: str | None = None) -> dict[str, TreeEstimate]:
         out = map_trees(self.estimate, trees, self.n_jobs)

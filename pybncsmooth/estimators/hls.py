@@ -126,7 +126,7 @@ class HLS(Estimator):
         B, info = self.fit_coefficients(tree)
         parent, _, _, offsets, _ = flatten_tree(tree)
         probs = node_probs(B, parent, tree.child_card)
-        return TreeEstimate(split_levels(probs, offsets), "backoff", info)
+        return TreeEstimate(split_levels(probs, offsets), "backoff", info, posterior=self.bootstrap())
 
     def estimate(self, tree: ContextTree) -> TreeEstimate:
         out = self._estimate_one(tree)

@@ -23,7 +23,7 @@ import numpy as np
 from scipy.special import expit
 
 from ..counting.context_tree import ContextTree
-from .posterior import TreePosterior, _chunks, backoff_index, register_posterior
+from .posterior import TreePosterior, _chunks, backoff_index, even_states, register_posterior
 
 __all__ = ["HLSPosterior", "softmax_columns", "unseen_sd"]
 
@@ -124,6 +124,14 @@ class HLSPosterior(TreePosterior):
                     e[:, rows] += sd * rng.standard_normal((hi - lo, len(rows), K))
             out[lo:hi] = softmax_columns(e, r)
         return out
+
+    @property
+    def n_states(self) -> int:
+        return int(len(self.var))
+
+    def thin(self, k: int) -> "HLSPosterior":
+        keep = even_states(len(self.var), k)
+        return HLSPosterior(self.B[keep], self.var[keep], self.parent, self.offsets, self.r)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         return {"B": self.B, "var": self.var, "parent": self.parent, "offsets": np.asarray(self.offsets),

@@ -13,8 +13,9 @@ The estimate is the posterior mean (eq. 8) with the variational moments,
 :math:`\hat\theta_{x \mid y} = (n_{xy} + s \kappa_x) / (n_y + s)`: every column is
 shrunk toward the learned pooled distribution :math:`\kappa = E_q[\alpha] / s`
 and tends to the relative frequencies as its counts grow.  A parent
-configuration with no data (and every internal node of the context tree, which
-back-off reaches) gets :math:`\kappa`.  Defaults: ``s = |X|`` and
+configuration with no data backs off to the deepest node of its context tree that
+has: the root gives :math:`\kappa`, a deeper node the centre of the columns below it
+(:mod:`~pybncsmooth.estimators.hmd_backoff`).  Defaults: ``s = |X|`` and
 ``alpha0 = 1`` per state, the paper's choice (Sec. 4.1).  Only observed parent
 configurations enter the model: the exact posterior of :math:`\alpha` does not
 depend on empty columns (they integrate out), so this keeps the fit independent
@@ -57,9 +58,9 @@ bound never decreasing; ``compat="bnlearn"`` replays bnlearn's own iteration
 stop short of the fixed point by up to about 2e-3, and reproduces them.
 
 **The concentration ``s`` and the uncertainty.**  The paper fixes ``s = |X|``; by
-default ``s`` is learned instead (a flat prior on :math:`\log s` over
-:math:`[10^{-3}, 10^{7}]`, integrated out on a grid, :math:`u` importance-sampled
-given each value with the variational fit as proposal:
+default ``s`` is learned instead (the uniform prior on the intra-class correlation
+:math:`1/(1 + s)`, ``s`` within :math:`[10^{-3}, 10^{7}]`, integrated out on a grid,
+:math:`u` importance-sampled given each value with the variational fit as proposal:
 :mod:`~pybncsmooth.estimators.hmd_posterior`).  It decides how alike the columns
 are, and a wrong one makes every interval wrong: on networks whose columns are
 nearly deterministic, ``s = |X|`` gives 90% intervals that cover 50-70% of the
@@ -69,9 +70,11 @@ estimator (variational inference at ``s = |X|``, eq. (9) for the sds with
 :math:`\mathrm{Cov}_q(\alpha) = s^2 (\mathrm{diag}\,\kappa - \kappa\kappa^T) / (\tau + 1)`),
 as does a number.  Given ``(s, u)`` a column is exactly
 :math:`\mathrm{Dir}(n_y + s u)`: means, sds and draws (``sample_parameters``) mix it
-over the posterior of ``(s, u)``; an unseen configuration (and every internal node,
-which back-off reaches) gets the predictive :math:`\mathrm{Dir}(s u)` mixed the same
-way.  The joint domain model keeps its fixed ``s`` (bnlearn's) and its variational
+over the posterior of ``(s, u)``; an unseen configuration below the root gets the
+predictive :math:`\mathrm{Dir}(s u)` mixed the same way, one below a deeper node of
+its context tree the spread of the columns around that node
+(:mod:`~pybncsmooth.estimators.hmd_backoff`: how much configurations differ from their
+ancestors, learned per level of the tree).  The joint domain model keeps its fixed ``s`` (bnlearn's) and its variational
 ``q``; for a domain's CPT (a ratio of joint cells) the sd's second term uses the
 delta method, and draws normalise the domain's joint Dirichlet within each
 configuration (exact given ``u``).
@@ -100,7 +103,9 @@ from ._hmd_kernels import (
     vi_converge_sparse,
 )
 from ..validation import Param
-from ._pooling import fixed_concentration
+from ._pooling import concentration_info, fixed_concentration, shrink_weight
+from .hmd_backoff import backoff_concentration, log_icc_prior, node_centres
+from .posterior import predictive_sd, trapezoid_weights
 from .hmd_posterior import S_MAX, S_MIN, HMDPosterior, JointHMDPosterior, SPosterior, fixed_s, learn_s, mixture_moments
 from .base import Estimator, TreeEstimate, map_trees, register_estimator
 
@@ -272,16 +277,40 @@ def _entry_sd(n: np.ndarray, k: np.ndarray, s: float, tau: float) -> np.ndarray:
 
 def _prior_s(r: int, a0: np.ndarray, s: float | None) -> SPosterior:
     """The prior as a posterior without data: ``u ~ Dir(alpha0)`` (``kappa`` its mean,
-    ``tau`` its total) and ``s`` fixed or log-uniform (a grid a decade apart)."""
+    ``tau`` its total) and ``s`` fixed or under its prior (a grid a decade apart)."""
     kappa = a0 / a0.sum()
     if s is not None:
         return fixed_s(s, kappa, float(a0.sum()))
-    grid = np.exp(np.arange(np.log(S_MIN), np.log(S_MAX) + 1e-9, np.log(10.0)))
-    w = np.full((len(grid), 1), 1.0)
-    w[[0, -1]] = 0.5
+    log_grid = np.arange(np.log(S_MIN), np.log(S_MAX) + 1e-9, np.log(10.0))
+    grid = np.exp(log_grid)
+    w = (np.exp(log_icc_prior(log_grid)) * trapezoid_weights(log_grid))[:, None]
     K = len(grid)
     return SPosterior(grid, np.tile(kappa, (K, 1, 1)), w / w.sum(),
                       q=(np.tile(kappa, (K, 1)), np.full(K, float(a0.sum()))))
+
+
+def _tree_levels(tree: ContextTree, leaves: np.ndarray, post: SPosterior, a0: np.ndarray
+                 ) -> tuple[list, list, list, list]:
+    """Means and sds of every level of ``tree``, the sds of a configuration backing off to
+    each node above the leaves, and each inner level's back-off concentration
+    (:mod:`~.hmd_backoff`): the leaves their columns' posteriors; the root the pooled
+    ``kappa`` with the predictive :math:`\\mathrm{Dir}(s u)`; a node of level ``i >= 1``
+    the centre :math:`\\phi_a` of the leaves below it, and around it
+    :math:`\\mathrm{Dir}(t_i \\phi_a)`."""
+    r = tree.child_card
+    leaf_p, leaf_sd = mixture_moments(leaves, post)
+    if tree.depth == 0:
+        return [leaf_p], [leaf_sd], [], []
+    kappa, prior_sd = mixture_moments(np.zeros((1, r)), post)
+    probs, sds, unseen_sd, backoff = [kappa], [prior_sd], [prior_sd], []
+    for i in range(1, tree.depth):
+        log_t, w = backoff_concentration(tree, i, leaf_p, a0)
+        p, sd = node_centres(tree, i, leaf_p, a0, float(np.exp(w @ log_t)))
+        probs.append(p)
+        sds.append(sd)
+        backoff.append((log_t, w))
+        unseen_sd.append(predictive_sd(p, sd, shrink_weight(log_t, w)))
+    return probs + [leaf_p], sds + [leaf_sd], unseen_sd, backoff
 
 
 def _s_info(post: SPosterior) -> dict[str, Any]:
@@ -438,18 +467,11 @@ class HMD(Estimator):
             post = fixed_s(s, fit.kappa, fit.tau, fit.iterations, fit.converged)
             info = self._info(fit)
         info.update(_s_info(post))
-        leaf_p, leaf_sd = mixture_moments(leaves, post)
-        kappa, prior_sd = mixture_moments(np.zeros((1, r)), post)
-        probs, sds = [], []
-        for i, lev in enumerate(tree.levels):
-            m = len(lev.value)
-            if i == tree.depth:
-                probs.append(np.ascontiguousarray(leaf_p))
-                sds.append(np.ascontiguousarray(leaf_sd))
-            else:  # back-off reaches these: an unseen configuration's predictive
-                probs.append(np.tile(kappa[0], (m, 1)))
-                sds.append(np.tile(prior_sd[0], (m, 1)))
-        return TreeEstimate(tuple(probs), "backoff", info, sd=tuple(sds), posterior=HMDPosterior(post))
+        probs, sds, unseen_sd, backoff = _tree_levels(tree, leaves, post, a0 / r)
+        if backoff:
+            info["backoff_t"] = np.array([concentration_info(*b)["s_domain"] for b in backoff])
+        return TreeEstimate(tuple(probs), "backoff", info, sd=tuple(sds), unseen_sd=tuple(unseen_sd),
+                            posterior=HMDPosterior(post, backoff, a0 / r))
 
     # ------------------------------------------------------------------ domains
     def domain_concentration(

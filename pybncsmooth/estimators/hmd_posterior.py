@@ -4,7 +4,7 @@ Zaffalon 2019, Sec. 2.2-3.1), its concentration ``s`` learned.
 The model of one CPT with columns :math:`y` (observed parent configurations):
 
 .. math::
-    s \sim \text{log-uniform on } [S_{min}, S_{max}], \qquad
+    \frac{1}{1 + s} \sim \text{uniform on } (0, 1) \text{ (s within } [S_{min}, S_{max}]), \qquad
     u \sim \mathrm{Dir}(\alpha_0), \qquad
     \theta_y \mid s, u \sim \mathrm{Dir}(s\,u), \qquad
     n_y \mid \theta_y \sim \mathrm{Mult}(\theta_y).
@@ -13,11 +13,13 @@ The paper fixes ``s`` (to :math:`|X|`); it says how alike the columns are, and a
 wrong value is what breaks calibration: on networks whose columns are nearly
 deterministic (most real ones) ``s = |X|`` claims they resemble each other, and an
 unseen configuration's interval (the predictive :math:`\mathrm{Dir}(s u)`) covers
-about half the time whatever the inference.  Here ``s`` gets a flat prior on
-:math:`\log s` and is integrated out on a grid: for each grid value the variational
-fit of the paper (Sec. 3.1) gives :math:`q(u \mid s) = \mathrm{Dir}(\tau\kappa)` and the
-bound :math:`\tilde L(s) \le \log p(D \mid s)`, and the grid's weights are
-:math:`\propto e^{\tilde L(s)}` times the trapezoidal widths (:func:`learn_s`).
+about half the time whatever the inference.  Here ``s`` is integrated out on a grid of
+:math:`\log s` under the uniform prior on the intra-class correlation :math:`1/(1 + s)`
+(:func:`~.hmd_backoff.log_icc_prior`: a flat prior on :math:`\log s` lets the posterior
+run to complete pooling wherever a few rows a configuration cannot rule it out): for each
+grid value the variational fit of the paper (Sec. 3.1) proposes an importance sampler of
+``u`` whose mean weight estimates :math:`p(D \mid s)`, and the grid's weights are those
+estimates times the prior and the trapezoidal widths (:func:`learn_s`).
 
 Given ``(s, u)`` a column's posterior is exactly :math:`\mathrm{Dir}(n_y + s u)`, so
 (:func:`mixture_moments`)
@@ -29,9 +31,10 @@ Given ``(s, u)`` a column's posterior is exactly :math:`\mathrm{Dir}(n_y + s u)`
 
 :math:`V_{kx} = \kappa_{kx}(1 - \kappa_{kx}) / (\tau_k + 1)` the variance of
 :math:`u_x` under ``q`` (eq. 9 of the paper, with ``s`` integrated); an unseen
-configuration (``n = 0``) gets the predictive :math:`\mathrm{Dir}(s u)` mixed over
-:math:`(s, u)`.  :class:`HMDPosterior` draws ``k``, then :math:`u \sim q`, then every
-column from its Dirichlet.
+configuration (``n = 0``) below the tree's root gets the predictive
+:math:`\mathrm{Dir}(s u)` mixed over :math:`(s, u)`, one below a deeper node of the
+context tree the spread around that node (:mod:`~.hmd_backoff`).  :class:`HMDPosterior`
+draws ``k``, then :math:`u \sim q`, then every column from its Dirichlet.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from scipy.special import gammaln
 
 from ..counting.context_tree import ContextTree, config_index
 from ._hmd_kernels import vi_converge
+from .hmd_backoff import expected_tables, leaf_sums, log_icc_prior
 from .posterior import TreePosterior, _chunks, backoff_index, dirichlet, register_posterior, trapezoid_weights
 
 __all__ = ["SPosterior", "learn_s", "fixed_s", "mixture_moments", "HMDPosterior", "JointHMDPosterior", "S_MIN",
@@ -138,14 +142,15 @@ def _grid_point(data: tuple, s: float, a0: np.ndarray, k: np.ndarray, tau: float
 
 def learn_s(N: np.ndarray, alpha0: np.ndarray, tol: float, max_iter: int, particles: int = 128) -> SPosterior:
     r"""The posterior of ``(s, u)`` for the count matrix ``N`` (states x columns), ``s``
-    on a grid of :math:`\log s` (flat prior on ``[S_MIN, S_MAX]``): a coarse grid a decade
+    on a grid of :math:`\log s` (the uniform prior on :math:`1/(1 + s)`, ``s`` within
+    ``[S_MIN, S_MAX]``): a coarse grid a decade
     apart, then a fine one (step 0.25) over the decades around the coarse values whose log
     evidence is within 12 of the best.  At
     each coarse value the variational fit (warm started from its neighbour's, at most 200
     iterations: it only proposes; a fine value takes its nearest coarse value's) gives
     an importance sampler of ``u`` whose mean weight estimates :math:`p(D \mid s)` (the
     variational bound is no substitute: its gap grows with ``s`` and would pull ``s``
-    down).  Weights: the estimates times the trapezoidal
+    down).  Weights: the estimates times the prior and the trapezoidal
     widths.  Reproducible (a fixed seed: the estimator is deterministic)."""
     N = np.ascontiguousarray(N, dtype=np.float64)
     a0 = np.ascontiguousarray(alpha0, dtype=np.float64)
@@ -183,7 +188,7 @@ def learn_s(N: np.ndarray, alpha0: np.ndarray, tol: float, max_iter: int, partic
             own = np.random.default_rng([0, int(round((p - lo) / _FINE))])
             pts[p] = _grid_point(data, math.exp(p), a0, *fits[near], particles, own)
     grid = np.array(sorted(pts))
-    ll = np.array([pts[p][0] for p in grid])
+    ll = np.array([pts[p][0] for p in grid]) + log_icc_prior(grid)
     w = np.where(ll >= ll.max() - _DROP, np.exp(ll - ll.max()) * trapezoid_weights(grid), 0.0)
     w /= w.sum()
     keep = np.flatnonzero(w > 1e-12)
@@ -236,21 +241,24 @@ def mixture_moments(n: np.ndarray, post: SPosterior) -> tuple[np.ndarray, np.nda
 @register_posterior
 class HMDPosterior(TreePosterior):
     r"""Draws of a hierarchical MD CPT: ``(s, u)`` from the grid posterior of ``s`` and
-    ``q(u | s)``, then every parent configuration's column
-    :math:`\\mathrm{Dir}(n_y + s u)` (an unseen one with ``n_y = 0``)."""
+    ``q(u | s)``, then every observed parent configuration's column
+    :math:`\mathrm{Dir}(n_y + s u)`.  A configuration absent from the tree below its
+    root: :math:`\mathrm{Dir}(s u)`; below a deeper node ``a`` of level ``i``
+    (``backoff[i - 1]``: the grid ``log t`` and weights of the level's concentration):
+    :math:`\mathrm{Dir}(t\,\phi_a)`, :math:`\phi_a \sim \mathrm{Dir}(s u + \sum_{y \in a} \theta_y)`
+    around the leaves below it (:mod:`~.hmd_backoff`).  Without ``backoff`` (networks saved before it) every unseen
+    configuration is :math:`\mathrm{Dir}(s u)`."""
 
     kind = "hmd"
 
-    def __init__(self, post: SPosterior) -> None:
+    def __init__(self, post: SPosterior, backoff: list[tuple[np.ndarray, np.ndarray]] | None = None,
+                 alpha0: np.ndarray | None = None) -> None:
         self.post = post
+        self.backoff = list(backoff) if backoff is not None else None
+        self.alpha0 = None if alpha0 is None else np.asarray(alpha0, dtype=np.float64)
 
-    def draw(self, tree: ContextTree, n: int, rng: np.random.Generator) -> np.ndarray:
-        r, d = tree.child_card, tree.depth
-        lvl, node = backoff_index(tree)
-        Q = len(lvl)
-        cnt = np.zeros((Q, r))
-        seen = lvl == d
-        cnt[seen] = tree.levels[d].counts[node[seen]]
+    def _su(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``(n, r)`` draws of :math:`s u`."""
         p = self.post
         flat = p.weights.ravel()
         pick = rng.choice(flat.size, size=n, p=flat / flat.sum())
@@ -259,23 +267,60 @@ class HMDPosterior(TreePosterior):
             u = dirichlet(p.q[1][comp, None] * p.q[0][comp], rng)
         else:
             u = p.u[comp, part]
-        su = p.s[comp, None] * u
+        return p.s[comp, None] * u
+
+    def draw(self, tree: ContextTree, n: int, rng: np.random.Generator) -> np.ndarray:
+        r, d = tree.child_card, tree.depth
+        lvl, node = backoff_index(tree)
+        Q = len(lvl)
+        seen = lvl == d
+        leaves = tree.levels[d].counts.astype(np.float64)
+        su = self._su(n, rng)
         out = np.empty((n, Q, r))
-        for lo, hi in _chunks(n, Q * r):
-            out[lo:hi] = dirichlet(su[lo:hi, None, :] + cnt[None], rng)
+        backoff = self.backoff is not None and d > 1
+        for lo, hi in _chunks(n, (Q + tree.n_nodes) * r):
+            th = dirichlet(su[lo:hi, None, :] + leaves[None], rng)  # every observed leaf
+            out[lo:hi, seen] = th[:, node[seen]]
+            flat = np.flatnonzero(~seen & ((lvl == 0) | (not backoff)))
+            if len(flat):
+                out[lo:hi, flat] = dirichlet(np.broadcast_to(su[lo:hi, None, :], (hi - lo, len(flat), r)), rng)
+            for i in range(1, d) if backoff else ():
+                rows = np.flatnonzero(lvl == i)
+                if len(rows):
+                    out[lo:hi, rows] = self._below(tree, i, node[rows], su[lo:hi], th, rng)
         return out
+
+    def _below(self, tree: ContextTree, level: int, anc: np.ndarray, su: np.ndarray, th: np.ndarray,
+               rng: np.random.Generator) -> np.ndarray:
+        r"""``(k, len(anc), r)`` draws of configurations absent below the level-``level``
+        nodes ``anc``: :math:`\mathrm{Dir}(t\,\phi_a)`, :math:`\phi_a` drawn around the
+        leaves' draws ``th`` below the node."""
+        used, inv = np.unique(anc, return_inverse=True)
+        log_t, w = self.backoff[level - 1]
+        t = np.exp(log_t[rng.choice(len(w), size=len(su), p=w)])
+        e = expected_tables(t, tree.levels[-1].counts.sum(axis=1))  # (k, leaves)
+        phi = dirichlet(self.alpha0 + leaf_sums(tree, level, e[..., None] * th)[:, used], rng)
+        return dirichlet(t[:, None, None] * phi[:, inv.reshape(-1)], rng)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         p = self.post
         out = {"s": p.s, "u": p.u, "weights": p.weights}
         if p.q is not None:
             out.update(q_kappa=p.q[0], q_tau=p.q[1])
+        for i, (log_t, w) in enumerate(self.backoff or ()):
+            out.update({f"backoff{i}_log_t": log_t, f"backoff{i}_weights": w})
+        if self.backoff is not None:
+            out.update(backoff_levels=np.array(len(self.backoff)), alpha0=self.alpha0)
         return out
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, Any]) -> "HMDPosterior":
         q = (arrays["q_kappa"], arrays["q_tau"]) if "q_kappa" in arrays else None
-        return cls(SPosterior(arrays["s"], arrays["u"], arrays["weights"], q=q))
+        backoff = None
+        if "backoff_levels" in arrays:
+            backoff = [(arrays[f"backoff{i}_log_t"], arrays[f"backoff{i}_weights"])
+                       for i in range(int(arrays["backoff_levels"]))]
+        return cls(SPosterior(arrays["s"], arrays["u"], arrays["weights"], q=q), backoff, arrays.get("alpha0"))
 
 
 @register_posterior

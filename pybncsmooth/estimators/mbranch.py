@@ -15,6 +15,7 @@ user count ``M``:
 (``M = 4`` as Ferri et al.).  Here the leaves are a CPT's parent configurations, ``N``
 is the number of rows counted in the node's tree, and every node's estimate is kept, so
 a configuration absent from the data is answered by its deepest ancestor (back-off).
+Its uncertainty is a bootstrap over rows (:mod:`~pybncsmooth.estimators.bootstrap`).
 """
 
 from __future__ import annotations
@@ -66,4 +67,21 @@ class MBranch(Estimator):
                 nt = n.sum(axis=1, keepdims=True)
                 p = np.where(nt > 0, n / np.where(nt > 0, nt, 1.0), base)
             probs.append(p)
-        return TreeEstimate(tuple(probs), "backoff", {"m": np.array(m)})
+        return TreeEstimate(tuple(probs), "backoff", {"m": np.array(m)}, posterior=self.bootstrap())
+
+    def batch_probs(self, tree: ContextTree, counts: list[np.ndarray]) -> list[np.ndarray]:
+        """Eqs. (17)-(18) on every replicate at once (``N`` is the rows resampled, the
+        same in every replicate; an empty node equals its parent's estimate)."""
+        r = tree.child_card
+        m = self.weights(tree)
+        probs: list[np.ndarray] = []
+        base = np.full((1, 1, r), 1.0 / r)
+        for i, n in enumerate(counts):
+            if i > 0:
+                base = probs[-1][:, tree.levels[i].parent]
+            nt = n.sum(axis=2, keepdims=True)
+            if m[i] > 0:
+                probs.append((n + m[i] * base) / (nt + m[i]))
+            else:
+                probs.append(np.where(nt > 0, n / np.where(nt > 0, nt, 1.0), base))
+        return probs

@@ -31,6 +31,8 @@ from ..counting.context_tree import ContextTree, config_index
 __all__ = [
     "TreePosterior",
     "DirichletPosterior",
+    "MixturePosterior",
+    "even_states",
     "DomainPosterior",
     "dirichlet",
     "backoff_index",
@@ -187,6 +189,61 @@ class TreePosterior(ABC):
     @abstractmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "TreePosterior":
         """The posterior saved by :meth:`to_arrays`."""
+
+    @property
+    def n_states(self) -> int:
+        """How many recorded states of a sampler the posterior holds (1: none)."""
+        return 1
+
+    def thin(self, k: int) -> "TreePosterior":
+        """The same posterior kept in at most ``k`` recorded states (evenly spaced) where
+        it holds a sampler's states; others are returned as they are."""
+        return self
+
+
+def even_states(total: int, k: int) -> np.ndarray:
+    """Indices of ``min(k, total)`` evenly spaced states among ``total``."""
+    return np.unique(np.linspace(0, total - 1, max(1, min(k, total))).round().astype(np.int64))
+
+
+@register_posterior
+class MixturePosterior(TreePosterior):
+    r"""An equal mixture of posteriors given different completions of the data: data
+    augmentation's (Tanner and Wong 1987) :math:`p(\theta \mid x_O) \approx \frac1B
+    \sum_b p(\theta \mid x_O, x_M^{(b)})`, block ``b``'s posterior ``parts[b]`` drawn on
+    the tree's nodes with the block's completed leaf counts ``counts[b]``."""
+
+    kind = "mixture"
+
+    def __init__(self, parts: list[TreePosterior], counts: list[np.ndarray]) -> None:
+        self.parts = list(parts)
+        self.counts = [np.asarray(c) for c in counts]
+
+    def draw(self, tree: ContextTree, n: int, rng: np.random.Generator) -> np.ndarray:
+        block = rng.integers(len(self.parts), size=n)
+        out = np.empty((n, int(np.prod(tree.parent_cards, dtype=np.int64)), tree.child_card))
+        for b in np.unique(block):
+            rows = np.flatnonzero(block == b)
+            out[rows] = self.parts[b].draw(tree.with_leaf_counts(self.counts[b]), len(rows), rng)
+        return out
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {"blocks": np.array(len(self.parts))}
+        for b, (p, c) in enumerate(zip(self.parts, self.counts)):
+            out.update({f"b{b}.kind": np.array(p.kind), f"b{b}.counts": c})
+            out.update({f"b{b}.{k}": v for k, v in p.to_arrays().items()})
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "MixturePosterior":
+        parts, counts = [], []
+        for b in range(int(arrays["blocks"])):
+            pre = f"b{b}."
+            inner = {k[len(pre):]: v for k, v in arrays.items() if k.startswith(pre) and k not in
+                     (pre + "kind", pre + "counts")}
+            parts.append(posterior_from_arrays(str(arrays[pre + "kind"]), inner))
+            counts.append(arrays[pre + "counts"])
+        return cls(parts, counts)
 
 
 @register_posterior

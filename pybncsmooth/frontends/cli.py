@@ -4,7 +4,8 @@
 
     pybncsmooth fit DATA -s SPEC [--method M] [--OPTION VALUE ...] [-p NAME=VALUE ...] -o OUT
     pybncsmooth predict MODEL DATA --target T [-o OUT.csv] [--on-unseen backoff]
-    pybncsmooth query MODEL --target T [--target T2] [--evidence A=x ...] [--interval 0.9] [--map]
+    pybncsmooth query MODEL --target T [--target T2] [--evidence A=x ...]
+                      [--interval 0.9 [--draws N] [--seed S] | --map]
     pybncsmooth info MODEL [--cpt NODE]
     pybncsmooth evaluate DATA --class C --models nb tan kdb2:mestimate [--cv 5x2]
     pybncsmooth methods [METHOD]
@@ -33,6 +34,7 @@ from ..errors import PyBNCSmoothError
 from ..estimators.base import available_methods, describe_methods
 from ..interop.io import read_network
 from ..structure.dag import DAG
+from ..validation import check_file
 from ..options import Options, option_specs, split_settings
 from .api import fit
 from .cli_options import add_option_flags, given_settings, parse_value
@@ -99,7 +101,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         print(f"wrote {args.output}")
     if args.verbose:
         with pd.option_context("display.width", 160, "display.max_rows", 500):
-            print(net.summary().to_string())
+            print(net.node_summary().to_string())
     return 0
 
 
@@ -141,14 +143,22 @@ def _cmd_query(args: argparse.Namespace) -> int:
     given = ", ".join(f"{k}={v}" for k, v in ev.items())
     what = f"P({', '.join(args.target)}{' | ' + given if given else ''})"
     if args.map:
+        if args.interval is not None or args.draws is not None or args.seed is not None:
+            args.subparser.error("--map gives the most probable state only: --interval, --draws and --seed apply to "
+                                 "the posterior (query without --map)")
         state, prob = net.map_query(args.target, ev, **kw)
         print(f"most probable state of {', '.join(args.target)}{' given ' + given if given else ''}:")
         for t, lev in state.items():
             print(f"  {t} = {lev}")
         print(f"posterior probability {prob:.6g}")
         return 0
+    if args.interval is None and (args.draws is not None or args.seed is not None):
+        args.subparser.error("--draws and --seed apply to the credible interval: give --interval too")
     targets = args.target[0] if len(args.target) == 1 else args.target
-    res = net.query(targets, ev, interval=args.interval, draws=args.draws, random_state=args.seed, **kw)
+    if args.interval is not None:
+        kw.update(interval=args.interval, random_state=args.seed, **({} if args.draws is None else
+                                                                      {"draws": args.draws}))
+    res = net.query(targets, ev, **kw)
     print(what)
     with pd.option_context("display.width", 160, "display.max_rows", 500, "display.float_format", "{:.6g}".format):
         print(res.to_frame().to_string() if isinstance(res, pd.Series) else res.to_string())
@@ -164,7 +174,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
     print(obj)
     print(f"model string: {obj.modelstring()}")
     with pd.option_context("display.width", 160, "display.max_rows", 500, "display.max_columns", 50):
-        print(obj.summary().to_string())
+        print(obj.node_summary().to_string())
         for node in args.cpt or []:
             print(f"\nP({node} | {', '.join(obj.parents(node)) or '-'})")
             print(obj.cpt_frame(node, wide=True).to_string())
@@ -196,7 +206,7 @@ def _numbers_table(path: str) -> pd.DataFrame:
     """A data file in memory with its numeric columns as numbers (for the discretisers)."""
     if path.endswith((".parquet", ".pq")):
         return read_table(path)
-    return pd.read_csv(path, keep_default_na=False, na_values=["", "NA"])
+    return pd.read_csv(check_file(path, "data file"), keep_default_na=False, na_values=["", "NA"])
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
@@ -268,11 +278,12 @@ def _add_query_parser(sub: Any) -> None:
     q.add_argument("-t", "--target", action="append", required=True, help="a target node (repeat for a joint)")
     q.add_argument("-e", "--evidence", action="append", default=[], metavar="VAR=LEVEL", help="observed value")
     q.add_argument("--interval", type=float, default=None, help="add the credible interval at this level, e.g. 0.9")
-    q.add_argument("--draws", type=int, default=1000, help="posterior parameter sets for --interval")
-    q.add_argument("--seed", type=int, default=None, help="random_state of the draws")
+    q.add_argument("--draws", type=int, default=None, help="posterior parameter sets for --interval (default 1000)")
+    q.add_argument("--seed", type=int, default=None, help="random_state of the draws of --interval")
     q.add_argument("--domain", default=None, help="the domain to query (multi-domain networks)")
-    q.add_argument("--map", action="store_true", help="the most probable joint state of the targets instead")
-    q.set_defaults(func=_cmd_query)
+    q.add_argument("--map", action="store_true", help="the most probable joint state of the targets instead "
+                   "(no --interval)")
+    q.set_defaults(func=_cmd_query, subparser=q)
 
 
 def _add_fit_parser(sub: Any) -> None:
@@ -382,7 +393,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (PyBNCSmoothError, FileNotFoundError, ImportError) as e:
+    except (PyBNCSmoothError, OSError, ImportError) as e:  # OSError: a missing file, a folder, no permission
         print(f"pybncsmooth: error: {e}", file=sys.stderr)
         return 2
 

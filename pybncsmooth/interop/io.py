@@ -10,6 +10,7 @@ from typing import Any, Callable, TextIO
 
 from .._atomic import atomic_open
 from ..errors import FileFormatError
+from ..validation import check_file
 from ..model.formats import format_extensions, network_format
 from ..model.network import FittedNetwork
 from ..structure.dag import DAG
@@ -80,9 +81,7 @@ def read_network(path: str | os.PathLike, *, format: str | None = None) -> "Fitt
     """
     p = str(path)
     fmt = network_format(p, format)
-    if not os.path.exists(p):
-        raise FileNotFoundError(p)
-    return fmt.read(p)
+    return fmt.read(check_file(p, "network file"))
 
 
 def write_network(net: Any, path: str | os.PathLike, *, format: str | None = None) -> None:

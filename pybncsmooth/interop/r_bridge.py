@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError
+from ..errors import DataError, HyperparameterError
 from ..estimators import available_methods, method_params
 from ..options import option_specs
 from ..estimators import describe_methods as registry_methods
@@ -210,6 +210,9 @@ def query_for_r(
     kw = {"domain": domain} if domain is not None else {}
     levels = [[str(v) for v in net.levels(t)] for t in targets]
     if map_state:
+        if interval is not None or random_state is not None:
+            raise HyperparameterError("map = TRUE gives the most probable state only: interval and random_state apply "
+                                      "to the posterior (query without map)")
         res = net.map_query(targets, evidence, **kw)
         if isinstance(res, pd.DataFrame):
             codes = [np.asarray(res[t].cat.codes, dtype=np.int64).tolist() for t in targets]

@@ -22,6 +22,7 @@ import numpy as np
 from .._atomic import atomic_path
 from ..data.schema import Schema
 from ..errors import FileFormatError
+from ..validation import check_file
 from ..model.cpd import TableCPD
 from ..model.formats import NetworkFormat, register_format
 from ..model.network import FittedNetwork
@@ -175,9 +176,7 @@ def from_r(obj: Any, path: str | None = None) -> "FittedNetwork | DAG":
 def read_rds(path: str | Path) -> "FittedNetwork | DAG":
     """Read a ``.rds`` file holding a bnlearn ``bn.fit`` (-> FittedNetwork) or ``bn`` (-> DAG)."""
     ro = _robjects()
-    p = str(path)
-    if not Path(p).exists():
-        raise FileNotFoundError(p)
+    p = check_file(path, ".rds file")
     try:
         obj = ro.r["readRDS"](p)
     except Exception as e:

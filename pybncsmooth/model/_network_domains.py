@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Mapping
 
+from ..data.levels import level_code, scalar_value
 from ..errors import DataError, UnseenDomainError, UnseenDomainWarning
 from ..options import Options
 from .cpd import FixedPrefixCPD
@@ -28,18 +29,19 @@ class DomainsMixin:
         configurations unseen in this domain still back off to pooled estimates.  The
         population's network (``level=None``) answers every configuration with its
         pooled tables, as a domain without rows (what rows with no domain, or of a
-        domain not fitted, get).  A label the network was not fitted with gets the
+        domain not fitted, get).  ``level`` names a domain as values name levels
+        everywhere (:mod:`pybncsmooth.data.levels`: ``1978`` is the domain ``'1978'``
+        of text labels).  A label the network was not fitted with gets the
         population's network too, with an
         :class:`~pybncsmooth.errors.UnseenDomainWarning` (an
         :class:`~pybncsmooth.errors.UnseenDomainError` under ``on_unseen_domain="error"``).
         """
         if self.domain is None:
             raise DataError("this network was not fitted with domain=")
-        if level is None:
-            code = -1
-        elif level in set(self.schema[self.domain]):
-            code = self.schema.code(self.domain, level)
-        else:
+        code = -1 if level is None else level_code(tuple(self.schema[self.domain]), scalar_value(level, "the domain"))
+        if code >= 0:
+            level = self.schema[self.domain][code]
+        elif level is not None:
             if self.options.on_unseen_domain == "error":
                 raise UnseenDomainError(self.domain, [level], self.domains)
             warnings.warn(
@@ -48,7 +50,6 @@ class DomainsMixin:
                 UnseenDomainWarning,
                 stacklevel=2,
             )
-            code = -1
         cpds = {n: FixedPrefixCPD(self._cpds[n], [code]) for n in self.nodes}
         info = dict(self.info, domain_level=level)
         out = type(self)(self.dag, self.schema, cpds, estimator=self.estimator, info=info,
@@ -89,10 +90,12 @@ class DomainsMixin:
         ``"domain"``, and :math:`s_D` defaults to the node's number of levels).  The
         other domains' tables are unchanged.  ``rows`` holds the nodes' columns (the
         domain column too, if every value is ``domain``); any data source
-        :func:`pybncsmooth.fit` reads.  ``domain`` matches the domain levels as
-        :meth:`predict_proba` matches values: 1978 is the level ``'1978'`` of text
-        levels (and a new label joins text levels as text); a label of another type
-        than number levels is refused.  ``s_domain`` naming a node the network does not
+        :func:`pybncsmooth.fit` reads.  ``domain`` names the domain levels as values
+        name levels everywhere (:mod:`pybncsmooth.data.levels`): 1978 is the level
+        ``'1978'`` of text levels (and a new label joins text levels as text); a new
+        label is one text, whole number or boolean, and a missing value, a list, a tuple
+        or another type is refused (:class:`~pybncsmooth.errors.DataError`), as is a
+        label of another type than number levels.  ``s_domain`` naming a node the network does not
         have is refused (:class:`~pybncsmooth.errors.UnknownNodeError`).  Missing
         values are handled as the fit's ``na`` handled them; under ``na="level"`` a node
         that had no missing value in training counts its rows where it is observed.
@@ -101,9 +104,12 @@ class DomainsMixin:
         ``weights`` (a column of ``rows`` or one number per row: the new counts are sums
         of weights), ``chunksize`` (``rows`` read from a file), ``on_unseen``
         (``"backoff"``: a level unseen in training is an unobserved cell instead of an
-        error).
+        error; default: the fit's option, as the network's queries).  A network fitted
+        with ``discretize=`` cuts numeric columns of ``rows`` into its fitted bins, as
+        its queries do.
         """
         from .adapt import adapt_network
 
+        options.setdefault("on_unseen", self.options.on_unseen)
         return adapt_network(self, rows, domain, column=column, s_domain=s_domain,
                              options=Options.build("adapt", **options))

@@ -48,20 +48,26 @@ class QueriesMixin:
             A node, or a list of nodes for their joint posterior.
         evidence:
             ``{variable: level}`` (a missing value leaves the variable unobserved;
-            a value that is not a level raises
-            :class:`~pybncsmooth.errors.UnseenLevelError`), or a data frame with one
+            a value names a level by the package's one rule,
+            :mod:`pybncsmooth.data.levels`: ``1978`` names ``'1978'``, ``'3'`` names
+            ``3``; a value that is not a level raises
+            :class:`~pybncsmooth.errors.UnseenLevelError`; a network fitted with
+            ``discretize=`` takes numbers and its bin labels), or a data frame with one
             query per row, its columns nodes (NaN: unobserved in that row).  ``None``:
             no evidence.  Evidence d-separated from the targets does not change the
-            answer and is not evaluated, except that a level no parent configuration
-            allows is always refused.
+            answer, but evidence of probability zero is refused wherever its zero lies.
         interval:
             Add the equal-tailed credible interval of each probability at this level
             (e.g. ``0.9``), from ``draws`` parameter sets drawn from the posterior of
             the CPTs given the training data (``random_state`` makes it
-            reproducible); networks without such a posterior raise
+            reproducible); for the estimators without a posterior (``mle``,
+            ``mestimate``, ``hls``, ``hgs``, ``mbranch``) ``draws`` replicates of a
+            bootstrap over rows, a percentile bootstrap interval
+            (``attrs["interval"]`` says which).  Tables read from a file raise
             :class:`~pybncsmooth.errors.StatisticUnavailableError`.
         domain:
-            Multi-domain fits: the domain to query.  No domain (``None``) and a label
+            Multi-domain fits: the domain to query (named as :meth:`for_domain`
+            names it).  No domain (``None``) and a label
             unseen in training are answered by the population-level tables, with an
             :class:`~pybncsmooth.errors.UnseenDomainWarning`; ``on_unseen_domain="error"``
             (default: the fit's option) refuses them.
@@ -80,6 +86,55 @@ class QueriesMixin:
         """
         return _query(self, targets, evidence, interval=interval, draws=draws, random_state=random_state,
                       domain=domain, on_unseen_domain=on_unseen_domain)
+
+    def variance_shares(
+        self,
+        targets: str | Sequence[str],
+        evidence: Mapping[str, Any] | None = None,
+        *,
+        draws: int = 1000,
+        random_state: Any = None,
+        domain: Any = None,
+        on_unseen_domain: str | None = None,
+    ) -> pd.DataFrame:
+        r"""What drives the uncertainty of a query: the share of the posterior variance of
+        :math:`P(x_T \mid x_E)` owed to each node's CPT, the first-order Sobol index
+        :math:`\mathrm{Var}(E[q \mid \theta_v]) / \mathrm{Var}(q)` (Sobol 2001), estimated
+        by pick-freeze from two sets of ``draws`` posterior draws (Saltelli et al. 2010):
+        see :mod:`pybncsmooth.model.query_variance`.  More data on a node with a large
+        share sharpens the answer most.
+
+        ``targets``, ``evidence`` (a mapping: one query), ``domain`` as in :meth:`query`.
+        Returns a frame: one row per node the query's elimination uses (the others have
+        no share), one column per state of the targets, shares in ``[0, 1]``; ``attrs``:
+        ``se`` (their Monte Carlo standard errors), ``variance`` (of each state's
+        probability), ``unexplained`` (``1 -`` the sum: interactions between tables),
+        ``answer`` and ``draws``.  The estimators without a posterior share their
+        bootstrap's variance (:meth:`query` with ``interval=``)."""
+        from .query_variance import variance_shares
+
+        return variance_shares(self, targets, evidence, draws=draws, random_state=random_state, domain=domain,
+                               on_unseen_domain=on_unseen_domain)
+
+    def query_summary(
+        self,
+        targets: str | Sequence[str],
+        evidence: Mapping[str, Any] | None = None,
+        *,
+        alpha: float = 0.1,
+        draws: int = 1000,
+        random_state: Any = None,
+        domain: Any = None,
+    ) -> Any:
+        """A query as a statsmodels ``Summary``: its answer with the ``1 - alpha``
+        interval (:meth:`query`), the shares of its variance by node
+        (:meth:`variance_shares`), and, for the node with the largest share, its parent
+        configurations by the query's posterior weight on them, with their training
+        rows (where more rows would sharpen the answer)."""
+        from .query_summary import query_summary
+
+        return query_summary(self, targets, evidence, alpha=alpha, draws=draws, random_state=random_state,
+                             domain=domain)
 
     def map_query(
         self,
@@ -107,7 +162,8 @@ class QueriesMixin:
         """Draw ``n`` rows by forward (ancestral) sampling in topological order.
 
         ``random_state`` (an int, a ``numpy.random.Generator`` or ``None``) makes the
-        draw reproducible.  Multi-domain networks need ``domain=`` (a level).
+        draw reproducible.  Multi-domain networks need ``domain=`` (a level, named as
+        :meth:`for_domain` names it: 1978 is the domain ``'1978'`` of text labels).
         Columns are pandas Categoricals in node order.
         """
         n = check_int("n", n, low=0)

@@ -3,7 +3,7 @@ deviations from the population, and plots."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import pandas as pd
 
@@ -16,14 +16,39 @@ __all__ = ["ReportingMixin"]
 
 
 class ReportingMixin:
-    """``summary``, ``domain_report``, plots (part of :class:`FittedNetwork`)."""
+    """``summary``, ``node_summary``, ``domain_report``, plots (part of :class:`FittedNetwork`)."""
 
     @property
     def n_params(self) -> int:
         """Free parameters of the dense tables (``sum (r - 1) q``; per domain for multi-domain fits)."""
         return sum(c.n_params for c in self._cpds.values())
 
-    def summary(self) -> pd.DataFrame:
+    def summary(self, *, alpha: float = 0.1, nodes: Sequence[str] | None = None, draws: int = 500,
+                random_state: Any = 0) -> Any:
+        """The fit's summary as statisticians know it from statsmodels: a
+        :class:`statsmodels.iolib.summary.Summary` (``as_text()``, ``as_html()``,
+        ``as_latex()``, ``as_csv()``; ``print`` shows its text, a notebook its HTML).
+
+        A header (rows used and dropped, missing cells and how they were treated, the
+        estimator, its hyperparameters, the options given, domains, and the
+        diagnostics of the inference: ``hdp``'s and ``hls-bayes``'s largest R-hat
+        (several chains) and the smallest effective number of draws of their recorded
+        hyperparameters (Geyer 1992's initial positive sequence), ``hmd``'s and
+        ``hls``'s iterations, EM's iterations or data augmentation's blocks), the
+        nodes' table (:meth:`node_summary`), then for every node (``nodes``: those)
+        each entry's estimate, standard deviation, ``1 - alpha`` interval
+        (:meth:`cpt_frame`, from ``draws`` draws seeded by ``random_state`` where it
+        draws) and the training rows of its parent configuration, and notes saying
+        what the intervals are (credible, confidence or bootstrap).  A network read
+        from a file shows its tables without intervals.
+        """
+        from .summary import network_summary
+
+        check_probability("alpha", alpha)
+        check_int("draws", draws, low=2)
+        return network_summary(self, alpha=alpha, nodes=nodes, draws=draws, random_state=random_state)
+
+    def node_summary(self) -> pd.DataFrame:
         """One row per node: levels, parents, parent configurations (possible and
         observed), context-tree nodes, rows counted, free parameters and, for
         multi-chain HDP fits, the split-R-hat of the leaf estimates; for iterative
@@ -32,7 +57,8 @@ class ReportingMixin:
         Monte-Carlo standard error of an entry (``<NA>`` where a quantity does not
         apply, e.g. for tables read from a file).  A fit with ``na="em"`` /
         ``"hard-em"`` keeps its iterations, convergence and observed-data
-        log-likelihood trace in ``summary().attrs["em"]``."""
+        log-likelihood trace in ``node_summary().attrs["em"]``.  :meth:`summary` shows
+        it in a statsmodels ``Summary`` with the estimates and their intervals."""
         rows = []
         any_rhat = False
         for node in self.nodes:
@@ -85,11 +111,12 @@ class ReportingMixin:
         ``draws``), the domain's rows and its mean shrinkage weight toward the
         population; see :mod:`pybncsmooth.model.domain_report`.  An estimator without
         posterior sds (``mle``, ``hgs``, ``mbranch``, ``hls``) gives no interval: the
-        report then has no interval columns, and ``attrs["intervals"]`` says why."""
+        report then has no interval columns, and ``attrs["intervals"]`` says why.
+        ``draws`` is 0 (no interval) or at least 2; ``random_state`` seeds the draws.
+        The divergences are finite whatever the draws (a draw's value that underflows
+        to zero gives a divergence of zero, not an infinite or undefined one)."""
         from .domain_report import domain_report
 
-        check_probability("level", level)
-        check_int("draws", draws, low=0)
         return domain_report(self, level=level, draws=draws, random_state=random_state)
 
     def plot_domains(self, node: str, ax: Any = None, **report: Any) -> Any:

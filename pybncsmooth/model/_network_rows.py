@@ -11,14 +11,17 @@ import numpy as np
 import pandas as pd
 
 from ..counting.context_tree import mixed_radix
-from ..data.encode import EncodedData, encode
+from ..data.discretize import apply_transformer
+from ..data.encode import EncodedData, encode, text_columns
 from ..data.sources import as_source
-from ..errors import DataError, EmptyDataError, MissingColumnError, MissingValueError, UnknownNodeError
-from ..errors import UnseenDomainError, UnseenDomainWarning, ZeroProbabilityWarning
+from ..errors import DataError, EmptyDataError, MissingColumnError, UnknownNodeError
+from ..errors import NoDomainColumnError, UnseenDomainError, UnseenDomainWarning, ZeroProbabilityWarning
 from ..validation import check_choice
 from .cpd import QUERY_DENSE_CELLS
 from .inference import log_marginal
 from .query_batch import log_posterior_rows
+from .query_evidence import node_name
+from .query_zeros import has_zeros, impossible_rows
 
 __all__ = ["RowsMixin"]
 
@@ -79,7 +82,7 @@ class RowsMixin:
         without a domain (no domain column, a missing value) and domains not fitted."""
         if self.domain not in df.columns:
             if rule == "error":
-                raise MissingColumnError(self.domain, "domain", [str(c) for c in df.columns])
+                raise NoDomainColumnError(self.domain, self.domains)
             _warn_domain(f"the rows have no domain column {self.domain!r}: they get the population-level (pooled) "
                          "tables")
             return np.full(len(df), -1, dtype=np.int64), df.index
@@ -97,7 +100,10 @@ class RowsMixin:
         missing = int(col.isna().sum())
         if missing:
             if rule == "error":
-                raise MissingValueError(self.domain, missing, df.index[int(np.argmax(col.isna().to_numpy()))])
+                first = df.index[int(np.argmax(col.isna().to_numpy()))]
+                raise UnseenDomainError(self.domain, [], self.domains,
+                                        what=f"{missing} row(s) have no domain ({self.domain!r} missing, first at row "
+                                             f"{first!r})")
             _warn_domain(f"{missing} row(s) have no domain ({self.domain!r} missing): they get the population-level "
                          "(pooled) tables")
         return codes, dom.index
@@ -106,7 +112,7 @@ class RowsMixin:
                 on_unseen_domain: str | None = None) -> EncodedData:
         on_unseen = self._on_unseen(on_unseen)
         if self.transformer is not None:
-            df = self.transformer.transform(df)
+            df = apply_transformer(self.transformer, df, on_unseen)
         variables = list(dict.fromkeys(variables))
         if self.domain is None or self.domain not in variables:
             return self._encode_query(df, variables, on_unseen)
@@ -153,6 +159,7 @@ class RowsMixin:
             parts = [self.logpdf(c, on_unseen=on_unseen, on_unseen_domain=on_unseen_domain)
                      for c in as_source(data).chunks()]
             return np.concatenate(parts) if parts else np.zeros(0)
+        data = text_columns(data)
         enc = self._encode(data, list(self._prefix) + self.nodes, on_unseen, on_unseen_domain)
         total = np.zeros(enc.n_rows)
         holes = self._missing_rows(data, self.nodes)
@@ -198,11 +205,17 @@ class RowsMixin:
         population-level tables with an :class:`~pybncsmooth.errors.UnseenDomainWarning`
         (``on_unseen_domain="error"`` refuses them; default: the fit's option).
 
+        A row whose evidence has probability zero under the network (wherever the
+        zero lies, also outside the blanket) gets the uniform distribution with a
+        :class:`~pybncsmooth.errors.ZeroProbabilityWarning`.  Columns named by integers
+        name the nodes by their text, as the fit named them.
+
         Returns a data frame indexed like ``data`` with one column per level of
         ``target``, rows summing to 1.  ``data`` may also be data read in chunks (a
         CSV/Parquet path, a list of frames, a function, a Dask DataFrame): the rows of
         every chunk in order, indexed ``0 .. n - 1``.
         """
+        target = node_name(target)
         if target not in self.dag:
             raise UnknownNodeError(target, "(the target is not a node of the network)")
         if not isinstance(data, pd.DataFrame):
@@ -211,6 +224,7 @@ class RowsMixin:
             if not parts:
                 raise EmptyDataError("the data to predict has no chunk")
             return pd.concat(parts, ignore_index=True)
+        data = text_columns(data)
         mb = list(self._prefix) + self.dag.markov_blanket(target)
         cols = set(data.columns) if isinstance(data, pd.DataFrame) else set()
         for v in mb:
@@ -238,9 +252,30 @@ class RowsMixin:
                 extra = self._encode_query(data.iloc[rows], known, "backoff")
                 codes.update({v: extra[v].astype(np.int64) for v in known})
             logp[rows] = log_posterior_rows(self, codes, target)
+        self._rule_out_impossible(logp, enc, data, target, holes)
         post = _normalise_log(logp, target)
         cols_idx = pd.CategoricalIndex(self.schema[target], categories=self.schema[target], name=target)
         return pd.DataFrame(post, index=index, columns=cols_idx)
+
+    def _rule_out_impossible(self, logp: np.ndarray, enc: EncodedData, data: pd.DataFrame, target: str,
+                             holes: np.ndarray) -> None:
+        """Rows whose evidence has probability zero (:func:`~pybncsmooth.model.query_evidence.impossible_rows`)
+        get ``-inf`` for every level (then the uniform distribution, with a warning).  The
+        Markov blanket finds those whose zero lies in a factor of the target; the others
+        are looked for where a table has a zero: in the factors without the target
+        (complete rows) and in the rows with missing cells (whose posterior drops factors)."""
+        outside = [v for v in self.nodes if v != target and target not in self.parents(v)]
+        if not (outside or holes.any()) or not has_zeros(self):
+            return
+        codes = self._all_codes(enc, np.arange(enc.n_rows))
+        more = [v for v in self.nodes if v in data.columns and v not in enc.codes and v != target]
+        if more:  # the columns outside the blanket (their unseen levels count as missing)
+            frame = apply_transformer(self.transformer, data, "backoff") if self.transformer is not None else data
+            codes.update({v: c.astype(np.int64) for v, c in self._encode_query(frame, more, "backoff").codes.items()})
+        codes[target] = np.full(enc.n_rows, -1, dtype=np.int64)
+        bad = impossible_rows(self, codes, enc.n_rows, (target,))
+        if bad is not None and bad.any():
+            logp[bad] = -np.inf
 
     def _factor_tables(self, target: str) -> list[tuple[list[str], tuple[int, ...], np.ndarray]] | None:
         """Log-tables of the factors that involve ``target`` (its CPT and its children's),

@@ -13,7 +13,7 @@ from ..data.schema import Schema
 from ..errors import DataError, StatisticUnavailableError
 from ..validation import check_int, check_probability
 from .cpd import DEFAULT_MAX_CELLS
-from .draws import entry_intervals
+from .draws import entry_intervals, interval_kind
 
 __all__ = ["TablesMixin"]
 
@@ -29,13 +29,15 @@ class TablesMixin:
         rule (back-off to the deepest observed ancestor, uniform for ``bayes``, the
         population-level CPT for domain-pooled ``hmd``).
 
-        ``stat="sd"``: the posterior standard deviation of every entry instead of
-        the posterior mean (``bayes``, ``hdp``, ``hmd``, ``hls-bayes`` and their
-        multi-domain fits); an unseen parent configuration's is the hierarchy's
-        predictive spread around the node it backs off to.  A method that gives none
-        (``mle``, ``mestimate``, ``hls``, ``hgs``, ``mbranch``, tables read from
-        BIF/DSC/NET) raises :class:`~pybncsmooth.errors.StatisticUnavailableError`
-        naming it and why.
+        ``stat="sd"``: the standard deviation of every entry instead of the mean:
+        the posterior sd (``bayes``, ``hdp``, ``hmd``, ``hls-bayes`` and their
+        multi-domain fits; an unseen parent configuration's is the hierarchy's
+        predictive spread around the node it backs off to), the binomial standard
+        error for ``mle``, the sd of a bootstrap over rows for ``mestimate``, ``hls``,
+        ``hgs``, ``mbranch`` (an unseen configuration's :math:`\\sqrt{m(1-m)}`: the data
+        say nothing about it).  Tables read from BIF/DSC/NET and multi-domain fits of
+        the frequentist estimators raise
+        :class:`~pybncsmooth.errors.StatisticUnavailableError` naming the method and why.
         """
         cpd = self.cpd(node)
         max_cells = check_int("max_cells", max_cells, low=0)
@@ -69,16 +71,21 @@ class TablesMixin:
         column per level of ``node``.
 
         ``interval=0.95`` (tidy only) adds the columns ``sd``, ``lower`` and
-        ``upper``: the posterior standard deviation of each entry and its equal-tailed
-        credible interval, a statement about the true value (a 90% interval covers
-        it about 90% of the time when the data come from the model, unseen parent
-        configurations included: see :mod:`pybncsmooth.model.draws`).  For ``bayes``
-        the exact Beta marginal of the Dirichlet posterior; for the hierarchical
-        estimators (``hdp``, ``hmd``, ``hls-bayes``, domain fits) quantiles of
+        ``upper``: the standard deviation of each entry and its equal-tailed
+        interval, a statement about the true value (a 90% interval covers it about
+        90% of the time when the data come from the model, unseen parent
+        configurations included: see :mod:`pybncsmooth.model.draws`), and says its
+        kind in ``attrs["interval"]``.  ``"credible"`` for the Bayesian estimators:
+        for ``bayes`` the exact Beta marginal of the Dirichlet posterior; for the
+        hierarchical ones (``hdp``, ``hmd``, ``hls-bayes``, domain fits) quantiles of
         ``draws`` joint posterior draws seeded by ``random_state``.  Such posteriors
         can be very skewed (a level never observed along a configuration's path has
         most of its mass near 0), and then the mean can lie outside the
-        equal-tailed interval.  Methods without a posterior raise
+        equal-tailed interval.  ``"confidence"`` for ``mle``: Wilson score intervals;
+        ``"bootstrap"`` for ``mestimate``, ``hgs``, ``mbranch``, ``hls``: percentiles of
+        ``draws`` replicates of a bootstrap over rows
+        (:mod:`pybncsmooth.estimators.bootstrap`); both ``[0, 1]`` for a parent
+        configuration without rows.  Tables read from a file raise
         :class:`~pybncsmooth.errors.StatisticUnavailableError`.
         """
         t = self.cpt(node, max_cells=max_cells)
@@ -111,7 +118,10 @@ class TablesMixin:
             data["sd"] = sdv
             lo, hi = entry_intervals(self, node, t, sd, float(interval), draws, random_state)
             data["lower"], data["upper"] = lo.reshape(-1, order="F"), hi.reshape(-1, order="F")
-        return pd.DataFrame(data)
+        out = pd.DataFrame(data)
+        if interval is not None:
+            out.attrs.update(interval=interval_kind(self, node), level=float(interval))
+        return out
 
     def max_abs_diff(self, other: Any) -> float:
         """Largest absolute difference between the CPT entries of two networks
@@ -133,21 +143,24 @@ class TablesMixin:
         posterior factorises): exact Dirichlet draws for ``bayes``, the sampler's
         recorded states for ``hdp`` and ``hls-bayes``, the hyperparameters' posterior
         and the Dirichlet columns given them for ``hmd``; unseen parent
-        configurations drawn from the hierarchy's predictive.  Their tables are dense
-        (the networks answer every query a network read from a file does).  Methods
-        without a posterior raise :class:`~pybncsmooth.errors.StatisticUnavailableError`.
+        configurations drawn from the hierarchy's predictive; for the estimators
+        without a posterior (``mle``, ``mestimate``, ``hls``, ``hgs``, ``mbranch``)
+        replicates of a bootstrap over rows.  Their tables are dense (the networks
+        answer every query a network read from a file does).  Tables read from a file
+        raise :class:`~pybncsmooth.errors.StatisticUnavailableError`.
         See :mod:`pybncsmooth.model.draws`."""
         from .draws import sample_parameters
 
         return sample_parameters(self, n, random_state)
 
-    def _posterior_tables(self, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        """For each node, ``(n, *cpt(node).shape)`` joint posterior draws of its table
-        (draw ``k`` of every node is one parameter set; columns sum to 1); see
-        :func:`pybncsmooth.model.draws.posterior_tables`."""
+    def _posterior_tables(self, n: int, rng: np.random.Generator, nodes: Sequence[str] | None = None
+                          ) -> dict[str, np.ndarray]:
+        """For each node (of ``nodes``: those), ``(n, *cpt(node).shape)`` joint posterior
+        draws of its table (draw ``k`` of every node is one parameter set; columns sum
+        to 1); see :func:`pybncsmooth.model.draws.posterior_tables`."""
         from .draws import posterior_tables
 
-        return posterior_tables(self, n, rng)
+        return posterior_tables(self, n, rng, nodes)
 
 
 def _align_table(net: Any, node: str, parents: Sequence[str], schema: Schema) -> np.ndarray:

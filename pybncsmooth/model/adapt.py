@@ -31,7 +31,9 @@ import numpy as np
 import pandas as pd
 
 from ..counting.network import count_specs
-from ..data.encode import encode
+from ..data.discretize import apply_transformer
+from ..data.encode import encode, text_columns
+from ..data.levels import is_missing, level_code, level_codes, scalar_value
 from ..data.sources import as_source
 from ..data.weights import check_weights
 from ..errors import DataError, UnknownNodeError
@@ -67,48 +69,47 @@ def _rows_frame(rows: Any, options: Options) -> tuple[pd.DataFrame, np.ndarray |
     return df.reset_index(drop=True), check_weights(w, df.index, "weights")
 
 
-def _kind(v: Any) -> str:
-    if isinstance(v, (bool, np.bool_)):
-        return "bool"
-    if isinstance(v, (int, np.integer)):
-        return "int"
-    if isinstance(v, (float, np.floating)):
-        return "float"
-    return type(v).__name__
-
-
 def _domain_label(label: Any, levels: list, column: str) -> Any:
-    """``label`` as a level of the domain column, matched as queries match values
-    (:func:`~pybncsmooth.data.encode.encode`): equal to a level, or, against levels that
-    are all text, by its text (1978 is '1978').  A new label joins text levels as text;
-    against levels of another type (numbers) a label of a different type is refused rather
-    than added beside them (queries would never match the two alike)."""
-    label = label.item() if isinstance(label, np.generic) else label
-    if label in levels:
-        return levels[levels.index(label)]
+    """``label`` as a level of the domain column: one scalar, not missing, naming a level
+    as values name levels everywhere (:mod:`pybncsmooth.data.levels`: 1978 is '1978').
+    A new label is text, a whole number or a boolean; it joins text levels as text, and
+    a whole float joins as its integer; against levels of another type (numbers) a label
+    of a different type is refused rather than added beside them."""
+    if is_missing(label):
+        raise DataError(f"adapt needs a domain label (domain=...), not a missing value ({label!r})")
+    label = scalar_value(label, f"adapt's domain label for {column!r}")
+    code = level_code(tuple(levels), label)
+    if code >= 0:
+        return levels[code]
+    if isinstance(label, float) and label.is_integer():
+        label = int(label)
+    if not isinstance(label, (str, int, bool)):
+        raise DataError(
+            f"adapt: the domain label {label!r} of {column!r} is of type {type(label).__name__}; a domain label is "
+            "text, a whole number or a boolean"
+        )
     if levels and all(isinstance(v, str) for v in levels):
-        return label if isinstance(label, str) else str(label)
-    kinds = sorted({_kind(v) for v in levels})
-    if levels and _kind(label) not in kinds:
+        return str(label)
+    kinds = sorted({type(v).__name__ for v in levels})
+    if levels and type(label).__name__ not in kinds:
         shown = ", ".join(repr(v) for v in levels[:5]) + (", ..." if len(levels) > 5 else "")
         raise DataError(
-            f"adapt: the domain label {label!r} is a {_kind(label)}, and the domain levels of {column!r} are "
+            f"adapt: the domain label {label!r} is a {type(label).__name__}, and the domain levels of {column!r} are "
             f"{'/'.join(kinds)} ({shown}); pass the label as a {kinds[0]}"
         )
     return label
 
 
 def _check_label_column(df: pd.DataFrame, column: str, label: Any) -> pd.DataFrame:
-    """Rows may carry the domain column: every value must then be ``label`` (a text
-    label also matches a value whose text it is)."""
+    """Rows may carry the domain column: every value must then name ``label`` (as values
+    name levels everywhere: the value 1978 names the label '1978')."""
     if column not in df.columns:
         return df
     col = df[column]
-    text = isinstance(label, str)
-    same = col.astype(object).map(lambda v: v == label or (text and not isinstance(v, str) and str(v) == label))
-    bad = col.isna() | ~same.astype(bool)
+    same = level_codes(col.to_numpy(dtype=object), (label,)) == 0
+    bad = col.isna().to_numpy() | ~same
     if bad.any():
-        first = df.index[int(np.argmax(bad.to_numpy()))]
+        first = df.index[int(np.argmax(bad))]
         raise DataError(
             f"adapt(domain={label!r}): row {first!r} has {column}={col[first]!r}; the rows of one call "
             f"belong to one domain (drop the column or split the rows by {column!r})"
@@ -151,8 +152,6 @@ def adapt_network(
     dom = net.domain if has_domain else (column or DEFAULT_DOMAIN_NAME)
     if not has_domain and dom in net.schema:
         raise DataError(f"{dom!r} is a node of the network: name the domain column with column=")
-    if label is None or (isinstance(label, float) and np.isnan(label)):
-        raise DataError("adapt needs a domain label (domain=...), not a missing value")
     _check_adaptable(net, has_domain)
     if isinstance(s_domain, Mapping):
         unknown = [k for k in s_domain if k not in net.dag]
@@ -161,7 +160,9 @@ def adapt_network(
     levels = list(net.schema[dom]) if has_domain else []
     label = _domain_label(label, levels, dom)
     df, weights = _rows_frame(rows, options)
-    df = _check_label_column(df, dom, label)
+    df = _check_label_column(text_columns(df), dom, label)
+    if net.transformer is not None:  # numbers cut into the fitted bins, as the network's queries cut them
+        df = apply_transformer(net.transformer, df, options.on_unseen)
     policy = net.options.missing
     na = policy.counting
     # as the network's queries: under na="level" a node without that level in training

@@ -142,28 +142,44 @@ class TreeCPD(CPD):
             self.__dict__[key] = cached
         return cached
 
+    def _sd_parts(self) -> tuple[tuple[np.ndarray, ...] | None, tuple[np.ndarray, ...] | None]:
+        """The estimate's sds and unseen sds, or (an estimate without them whose
+        posterior computes them on request: a bootstrap) the posterior's, computed once."""
+        est = self.estimate
+        if est.sd is not None or not hasattr(est.posterior, "level_sds"):
+            return est.sd, est.unseen_sd
+        cached = self.__dict__.get("_lazy_sd")
+        if cached is None:
+            cached = est.posterior.level_sds(self.tree)
+            self.__dict__["_lazy_sd"] = cached
+        return cached
+
     def _levels(self, stat: str) -> tuple[np.ndarray, ...]:
         est = self.estimate
         if stat == "mean":
             return est.probs
-        if stat == "unseen_sd" and est.unseen_sd is not None:
-            return tuple(est.unseen_sd) + (est.sd[-1],)
-        return est.sd
+        sd, unseen_sd = self._sd_parts()
+        if stat == "unseen_sd" and unseen_sd is not None:
+            return tuple(unseen_sd) + (sd[-1],)
+        return sd
 
     def _unseen_fill(self, stat: str) -> tuple[np.ndarray | None, Any]:
         """What the unseen rule fills in for ``stat``: the fallback table, and the value
-        of the uniform rule (for "sd": the prior's, when the estimate gives it)."""
+        of the uniform rule (for "sd": the prior's, when the estimate gives it; for a
+        frequentist estimate, that of a vector that may be any vertex around ``1/r``)."""
         est = self.estimate
         if stat == "mean":
             return est.fallback, 1.0 / self.card
-        if est.sd is None:
+        if self._sd_parts()[0] is None:
             raise StatisticUnavailableError("standard deviation", None, self.node)
         fb_sd = est.fallback_sd
+        if fb_sd is None and est.sd is None and est.unseen == "uniform":
+            return None, np.sqrt((1.0 - 1.0 / self.card) / self.card)
         return fb_sd, fb_sd[0] if (est.unseen == "uniform" and fb_sd is not None) else np.nan
 
     @property
     def has_sd(self) -> bool:
-        return self.estimate.has_sd
+        return self.estimate.has_sd or hasattr(self.estimate.posterior, "level_sds")
 
     def probs(self, parent_codes: np.ndarray) -> np.ndarray:
         P = _as_matrix(parent_codes, len(self.parents))
@@ -179,7 +195,7 @@ class TreeCPD(CPD):
         level, node, unseen = self.tree.find(P)
         flat, offsets = self._flat(stat)
         out = flat[offsets[level] + node]
-        if stat == "sd" and self.estimate.unseen_sd is not None:
+        if stat == "sd" and self._sd_parts()[1] is not None:
             back = level < self.tree.depth  # backed off: the hierarchy's predictive spread
             if back.any():
                 uflat, _ = self._flat("unseen_sd")
@@ -206,7 +222,7 @@ class TreeCPD(CPD):
         if cells > max_cells:
             raise DenseTableTooLargeError(self.node, cells, max_cells)
         fallback, uniform = self._unseen_fill(stat)
-        levels = self.estimate.probs if stat == "mean" else self.estimate.sd
+        levels = self.estimate.probs if stat == "mean" else self._sd_parts()[0]
         rule = self.estimate.unseen
         if rule == "fallback":
             # every configuration starts from the fallback row of its trailing codes;
@@ -248,7 +264,7 @@ class TreeCPD(CPD):
     def unseen_sds(self, parent_codes: np.ndarray) -> np.ndarray:
         """For each row, the sd of a configuration absent below the node the codes reach
         (the estimate's ``unseen_sd``; the node's own sd at the leaves)."""
-        if self.estimate.sd is None:
+        if self._sd_parts()[0] is None:
             raise StatisticUnavailableError("standard deviation", None, self.node)
         level, node, _ = self.tree.find(_as_matrix(parent_codes, len(self.parents)))
         flat, offsets = self._flat("unseen_sd")

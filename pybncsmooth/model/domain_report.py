@@ -33,9 +33,10 @@ import numpy as np
 import pandas as pd
 
 from ..counting.context_tree import config_index
-from ..errors import DataError
+from ..errors import DataError, HyperparameterError
 from ..estimators._domain_prior import own_concentrations
 from ..estimators.posterior import effective_concentration
+from ..validation import check_int, check_probability, check_random_state
 from .cpd import DomainLastCPD, FixedPrefixCPD
 
 __all__ = ["domain_report", "kl_divergence", "js_divergence"]
@@ -50,9 +51,18 @@ def kl_divergence(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 def js_divergence(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Jensen-Shannon divergence over the last axis (natural logs, at most log 2)."""
-    m = 0.5 * (np.asarray(p) + np.asarray(q))
-    return 0.5 * kl_divergence(p, m) + 0.5 * kl_divergence(q, m)
+    r"""Jensen-Shannon divergence over the last axis (natural logs, at most log 2).
+
+    Computed as :math:`\tfrac12 \sum_x [p_x \log\frac{2 p_x}{p_x + q_x} + q_x
+    \log\frac{2 q_x}{p_x + q_x}]`: the sum :math:`p_x + q_x` never underflows where
+    either is positive, whereas the mean :math:`(p_x + q_x)/2` of a subnormal
+    :math:`p_x` and :math:`q_x = 0` rounds to zero and its logarithm to :math:`-\infty`."""
+    p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ls = np.log(p + q)
+        tp = np.where(p > 0, p * (np.log(2.0 * p) - ls), 0.0)
+        tq = np.where(q > 0, q * (np.log(2.0 * q) - ls), 0.0)
+    return 0.5 * (tp + tq).sum(axis=-1)
 
 
 def _joint_draws(net: Any, node: str, draws: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray] | None:
@@ -72,10 +82,15 @@ def _joint_draws(net: Any, node: str, draws: int, rng: np.random.Generator) -> t
 
 
 def domain_report(net: Any, *, level: float = 0.9, draws: int = 200, random_state: Any = 0) -> pd.DataFrame:
-    """See :meth:`FittedNetwork.domain_report`."""
+    """See :meth:`FittedNetwork.domain_report` (the arguments checked here, for every
+    caller: ``draws`` is 0, no interval, or at least 2, an interval needing a spread)."""
     if net.domain is None:
         raise DataError("domain_report needs a multi-domain network (fitted with domain=)")
-    rng = np.random.default_rng(random_state)
+    level = check_probability("level", level)
+    draws = check_int("draws", draws, low=0)
+    if draws == 1:
+        raise HyperparameterError("draws=1 gives an interval of width zero: pass draws=0 (no interval) or at least 2")
+    rng = np.random.default_rng(check_random_state(random_state))
     rows = []
     lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
     for node in net.nodes:

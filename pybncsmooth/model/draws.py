@@ -28,7 +28,7 @@ from ..validation import check_int, check_random_state
 from .cpd import CPD, DomainLastCPD, FixedPrefixCPD, TableCPD, TreeCPD
 
 __all__ = ["posterior_tables", "sample_parameters", "cpd_draws", "draw_intervals", "entry_intervals",
-           "beta_interval", "posterior_of"]
+           "beta_interval", "posterior_of", "interval_kind"]
 
 
 def _no_draws(net: Any, node: str, why: str | None = None) -> StatisticUnavailableError:
@@ -40,7 +40,7 @@ def _tree_draws(net: Any, cpd: TreeCPD, n: int, rng: np.random.Generator) -> np.
     if est.posterior is None:
         why = None
         if est.sd is not None:
-            why = "the fit kept no posterior state to draw from (e.g. hdp with record_states=0)"
+            why = "the fit kept no posterior state to draw from (record_states=0): refit with record_states > 0"
         raise _no_draws(net, cpd.node, why)
     return est.posterior.draw(cpd.tree, n, rng)
 
@@ -69,7 +69,8 @@ def cpd_draws(net: Any, cpd: CPD, n: int, rng: np.random.Generator) -> np.ndarra
         return full[:, start * q : (start + 1) * q]
     if isinstance(cpd, TableCPD):
         raise StatisticUnavailableError("draws", None, cpd.node, reason="its table is fixed: read from a file, or "
-                                        "one posterior draw already")
+                                        "one posterior draw already; fit the network from data, or read a .pbn "
+                                        "file, for draws")
     raise _no_draws(net, cpd.node)  # pragma: no cover - every CPD type is handled above
 
 
@@ -83,13 +84,14 @@ def _as_tables(cpd: CPD, m: np.ndarray, prefix: int) -> np.ndarray:
     return t
 
 
-def posterior_tables(net: Any, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """For each node, ``(n, *net.cpt(node).shape)`` draws: draw ``k`` of every node
-    forms one joint parameter set (nodes drawn independently, as the posterior
-    factorises); every column sums to 1.  :class:`StatisticUnavailableError` names
-    the method when it has no posterior."""
+def posterior_tables(net: Any, n: int, rng: np.random.Generator, nodes: Any = None) -> dict[str, np.ndarray]:
+    """For each node (of ``nodes``: those, in the network's order), ``(n,
+    *net.cpt(node).shape)`` draws: draw ``k`` of every node forms one joint parameter
+    set (nodes drawn independently, as the posterior factorises); every column sums to
+    1.  :class:`StatisticUnavailableError` names the method when it has no posterior."""
     k = len(net._prefix)
-    return {node: _as_tables(net.cpd(node), cpd_draws(net, net.cpd(node), n, rng), k) for node in net.nodes}
+    wanted = net.nodes if nodes is None else [v for v in net.nodes if v in set(nodes)]
+    return {node: _as_tables(net.cpd(node), cpd_draws(net, net.cpd(node), n, rng), k) for node in wanted}
 
 
 def sample_parameters(net: Any, n: int, random_state: Any = None) -> list:
@@ -159,11 +161,27 @@ def entry_intervals(net: Any, node: str, mean: np.ndarray, sd: np.ndarray, level
     posterior draws (``random_state`` seeds them): a Beta matched to the mixture's
     mean and sd misplaces its tails, which for an entry with most of its mass near 0
     is the whole interval.  Estimates with sds but no posterior state (``hdp`` with
-    ``record_states=0``, networks saved by older versions): the matched Beta."""
+    ``record_states=0``, networks saved by older versions): the matched Beta.  The
+    estimators without a posterior give their own (``entry_interval``): ``mle`` the
+    Wilson score intervals, the others the percentiles of ``draws`` bootstrap
+    replicates (:mod:`pybncsmooth.estimators.bootstrap`)."""
     post = posterior_of(net.cpd(node))
+    cpd = net.cpd(node)
+    k = len(net._prefix)
+    if hasattr(post, "entry_interval") and isinstance(cpd, TreeCPD):
+        rng = np.random.default_rng(check_random_state(random_state))
+        lo, hi = post.entry_interval(cpd.tree, level, draws, rng)
+        return _as_tables(cpd, lo[None], k)[0], _as_tables(cpd, hi[None], k)[0]
     if post is None or getattr(post, "beta_exact", False) or draws == 0:
         return beta_interval(mean, sd, level)
     rng = np.random.default_rng(check_random_state(random_state))
-    k = len(net._prefix)
-    cpd = net.cpd(node)
     return draw_intervals(_as_tables(cpd, cpd_draws(net, cpd, draws, rng), k), level)
+
+
+def interval_kind(net: Any, node: str | None = None, *, draws: bool = False) -> str:
+    """What the intervals of ``node`` (default: the first node) are: ``"credible"`` (a
+    posterior's), ``"confidence"`` (``mle``'s proportion intervals) or ``"bootstrap"``
+    (percentiles of a bootstrap over rows); ``draws=True``: those of its parameter
+    draws (queries), where ``mle``'s are its bootstrap's."""
+    post = posterior_of(net.cpd(node if node is not None else net.nodes[0]))
+    return getattr(post, "draw_kind" if draws else "interval_kind", "credible")

@@ -144,18 +144,27 @@ def pattern_groups(missing: np.ndarray) -> list[np.ndarray]:
     return np.split(order, bounds)
 
 
+def _nodes_of(net: Any, only: Sequence[str] | None) -> list[str]:
+    """The network's nodes, or those of ``only``, in the network's order."""
+    if only is None:
+        return list(net.nodes)
+    keep = set(only)
+    return [v for v in net.nodes if v in keep]
+
+
 def _sum_out(
-    net: Any, codes: Mapping[str, np.ndarray], missing: set[str], keep: set[str]
+    net: Any, codes: Mapping[str, np.ndarray], missing: set[str], keep: set[str], only: Sequence[str] | None = None
 ) -> tuple[_Factor, np.ndarray]:
-    """For rows sharing the missing set ``missing``: the product of every factor with the
-    missing variables but ``keep`` summed out (barren ones pruned first), as a factor
-    over ``keep`` (none: a factor without variables), and the per-row log scale."""
-    nodes = list(net.nodes)
-    prefix = [v for v in codes if v not in nodes]
+    """For rows sharing the missing set ``missing``: the product of every factor (of the
+    nodes ``only``, default all) with the missing variables but ``keep`` summed out
+    (barren ones pruned first), as a factor over ``keep`` (none: a factor without
+    variables), and the per-row log scale."""
+    prefix = [v for v in codes if v not in net.dag]
+    nodes = _nodes_of(net, only)
     n = len(next(iter(codes.values())))
     gone = _pruned(net, missing, keep)
     free_all = missing - gone
-    card = {v: net.schema.cardinality(v) for v in nodes}
+    card = {v: net.schema.cardinality(v) for v in free_all}
     logscale = np.zeros(n)
     factors: list[_Factor] = []
     for v in nodes:
@@ -173,10 +182,11 @@ def _sum_out(
     return final, logscale
 
 
-def _run(net: Any, codes: Mapping[str, np.ndarray], target: str | None) -> np.ndarray:
+def _run(net: Any, codes: Mapping[str, np.ndarray], target: str | None, only: Sequence[str] | None = None
+         ) -> np.ndarray:
     """``log P(x_O)`` per row (``target`` None) or the ``(n, r)`` log of
-    :math:`P(t, x_O)` (codes ``-1`` are missing)."""
-    nodes = list(net.nodes)
+    :math:`P(t, x_O)` (codes ``-1`` are missing); ``only``: the factors of those nodes."""
+    nodes = _nodes_of(net, only)
     n = len(next(iter(codes.values())))
     r = net.schema.cardinality(target) if target is not None else 1
     out = np.zeros((n, r)) if target is not None else np.zeros(n)
@@ -184,7 +194,7 @@ def _run(net: Any, codes: Mapping[str, np.ndarray], target: str | None) -> np.nd
     keep = {target} if target is not None else set()
     for rows in pattern_groups(miss):
         m = {v for v, b in zip(nodes, miss[rows[0]]) if b}
-        final, logscale = _sum_out(net, {v: c[rows] for v, c in codes.items()}, m, keep)
+        final, logscale = _sum_out(net, {v: c[rows] for v, c in codes.items()}, m, keep, only)
         with np.errstate(divide="ignore"):
             out[rows] = (logscale[:, None] if target is not None else logscale) + np.log(final.values)
     return out
@@ -207,11 +217,13 @@ def joint_posterior(
     return logscale + np.log(norm), post
 
 
-def log_marginal(net: Any, codes: Mapping[str, np.ndarray]) -> np.ndarray:
+def log_marginal(net: Any, codes: Mapping[str, np.ndarray], nodes: Sequence[str] | None = None) -> np.ndarray:
     """``log P(x_O)`` of each row: the probability of its observed cells, the missing
     ones (codes ``-1``) summed out.  ``codes`` maps every node (and the domain, if any)
-    to its codes."""
-    return _run(net, codes, None)
+    to its codes.  ``nodes``: only the factors of these nodes, a part of the network
+    closed under the missing variables it holds (each missing variable's own factor and
+    its children's among them): the log of that part's sum."""
+    return _run(net, codes, None, nodes)
 
 
 def log_posterior(net: Any, codes: Mapping[str, np.ndarray], target: str) -> np.ndarray:

@@ -22,12 +22,17 @@ A credible interval treats the CPTs :math:`\theta` as unknown: with draws
 given the training data, the interval of :math:`P(x_T \mid x_E)` at level
 :math:`1 - \alpha` is the equal-tailed interval of the :math:`D` values
 :math:`P(x_T \mid x_E; \theta^{(d)})` (their :math:`\alpha/2` and :math:`1 - \alpha/2`
-quantiles), each computed exactly on the same plan.
+quantiles), each computed exactly on the same plan.  For the estimators without a
+posterior the draws are replicates of a bootstrap over rows
+(:mod:`pybncsmooth.estimators.bootstrap`) and the interval a percentile bootstrap
+interval; the result says which in ``attrs["interval"]`` (``"credible"``,
+``"bootstrap"``; ``"confidence"`` for ``mle``, whose draws are its bootstrap too).
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
@@ -35,9 +40,11 @@ import pandas as pd
 
 from ..errors import ImpossibleEvidenceError, StatisticUnavailableError
 from ..validation import check_int, check_probability, check_random_state
+from .draws import interval_kind
 from .query_batch import bind_rows, posterior_rows
 from .query_engine import _query_tables
-from .query_evidence import check_no_domain, check_targets, dict_codes, domain_network, frame_codes, never_observed
+from .query_evidence import check_no_domain, check_targets, dict_codes, domain_network, frame_codes
+from .query_zeros import impossible_rows
 
 __all__ = ["query", "map_query", "sample_tables", "MapResult"]
 
@@ -49,7 +56,8 @@ class MapResult(NamedTuple):
     prob: float
 
 
-def sample_tables(net: Any, n: int, random_state: Any = None) -> dict[str, np.ndarray]:
+def sample_tables(net: Any, n: int, random_state: Any = None, nodes: Sequence[str] | None = None
+                  ) -> dict[str, np.ndarray]:
     """``n`` draws of every CPT from its posterior: ``{node: array (n, *net.cpt(node).shape)}``,
     draw ``d`` of all nodes together one parameter set.
 
@@ -65,14 +73,18 @@ def sample_tables(net: Any, n: int, random_state: Any = None) -> dict[str, np.nd
     posterior (maximum likelihood, tables read from a file).  For a multi-domain fit the
     queries call it on the domain's network (:meth:`~pybncsmooth.FittedNetwork.for_domain`;
     the population-level network for a label unseen in training), whose tables have no
-    domain axis.  Without the hook, this raises that error too."""
+    domain axis.  Without the hook, this raises that error too.  A hook that takes
+    ``nodes=`` (the network's does) is asked for the tables of ``nodes`` only (those a
+    query uses: the others cost draws and change nothing)."""
     n = check_int("draws", n, low=2)
     check_random_state(random_state)
     hook = getattr(net, "_posterior_tables", None)
     if hook is None:
         raise StatisticUnavailableError("draws of its tables", net.method)
-    tables = hook(n, np.random.default_rng(random_state))
-    for v in net.nodes:
+    rng = np.random.default_rng(random_state)
+    partial = nodes is not None and "nodes" in inspect.signature(hook).parameters
+    tables = hook(n, rng, nodes=list(nodes)) if partial else hook(n, rng)
+    for v in nodes if partial else net.nodes:
         want = (n, *net.cpt(v).shape)
         got = np.shape(tables.get(v)) if v in tables else None
         if got != want:
@@ -104,13 +116,14 @@ def _levels_index(levels: tuple, name: str) -> pd.CategoricalIndex:
 
 
 def _impossible(
-    net: Any, post: np.ndarray, codes: Mapping[str, np.ndarray], labels: Sequence[Any], evidence: dict | None
+    net: Any, post: np.ndarray, codes: Mapping[str, np.ndarray], labels: Sequence[Any], evidence: dict | None,
+    targets: Sequence[str],
 ) -> None:
     """Raise on queries whose evidence has probability zero: those the elimination
-    found (NaN posteriors), and those observing a level that no parent configuration
-    allows (caught even where the evidence is d-separated from the targets)."""
+    found (NaN posteriors), and those :func:`~pybncsmooth.model.query_evidence.impossible_rows`
+    finds (a zero in a factor the evidence d-separates from the targets included)."""
     bad = np.isnan(post.reshape(len(post), -1)).any(axis=1)
-    never = never_observed(net, codes)
+    never = impossible_rows(net, codes, len(post), targets)
     if never is not None:
         bad |= never
     if bad.any():
@@ -132,13 +145,13 @@ def _evaluate(net: Any, targets: tuple[str, ...], evidence: Any) -> tuple[np.nda
         codes, index = frame_codes(net, evidence, targets)
         n = len(index)
         post = posterior_rows(net, targets, codes, n) if n else np.zeros((0, *_cards(net, targets)))
-        _impossible(net, post, codes, list(index), None)
+        _impossible(net, post, codes, list(index), None, targets)
         return post, index, (codes, n)
     ev = dict_codes(net, evidence, targets)
     codes = {v: np.array([c], dtype=np.int64) for v, c in ev.items()}
     post = posterior_rows(net, targets, codes, 1)
     shown = {v: net.schema[v][c] for v, c in ev.items()}
-    _impossible(net, post, codes, [], shown)
+    _impossible(net, post, codes, [], shown, targets)
     return post, None, (codes, 1)
 
 
@@ -151,11 +164,13 @@ def _intervals(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper bounds ``(n, *cards)`` from ``draws`` posterior parameter sets."""
     codes, n = coded
-    tables = sample_tables(net, draws, random_state)
+    groups = bind_rows(net, targets, codes, n)
+    used = {f.node for _, bound in groups for f in bound.plan.factors}
+    tables = sample_tables(net, draws, random_state, nodes=[v for v in net.nodes if v in used])
     lower = np.empty((n, *_cards(net, targets)))
     upper = np.empty_like(lower)
     tail = (1.0 - level) / 2
-    for rows, bound in bind_rows(net, targets, codes, n):
+    for rows, bound in groups:
         vals = _query_tables(bound, tables)  # (D, rows, *cards); NaN: a draw that rules the row out
         sel = slice(None) if rows is None else rows
         with np.errstate(invalid="ignore"):
@@ -190,13 +205,16 @@ def query(
     if index is None:
         if interval is None:
             return pd.Series(flat[0], index=states, name="prob")
-        return pd.DataFrame({"prob": flat[0], "lower": lo[0], "upper": hi[0]}, index=states)
-    out = pd.DataFrame(flat, index=index, columns=states)
-    if interval is None:
-        return out
-    parts = {"prob": out, "lower": pd.DataFrame(lo, index=index, columns=states),
-             "upper": pd.DataFrame(hi, index=index, columns=states)}
-    return pd.concat(parts, axis=1, names=["stat"])
+        out = pd.DataFrame({"prob": flat[0], "lower": lo[0], "upper": hi[0]}, index=states)
+    else:
+        out = pd.DataFrame(flat, index=index, columns=states)
+        if interval is None:
+            return out
+        parts = {"prob": out, "lower": pd.DataFrame(lo, index=index, columns=states),
+                 "upper": pd.DataFrame(hi, index=index, columns=states)}
+        out = pd.concat(parts, axis=1, names=["stat"])
+    out.attrs.update(interval=interval_kind(qnet, draws=True), level=float(interval), draws=int(draws))
+    return out
 
 
 def map_query(

@@ -1,11 +1,14 @@
 """The arguments of a query, checked and encoded: targets, evidence, domain.
 
-Evidence values match a variable's levels as the encoding of data frames matches
-them (:func:`pybncsmooth.data.encode`): as dictionary keys (``1`` and ``1.0`` are the
-same level), with integers also matched against levels read back as text.  A
-missing value (``None``, NaN, ``pd.NA``) leaves the variable unobserved; a value
-that is not a level raises :class:`~pybncsmooth.errors.UnseenLevelError` naming the
-variable and the value.
+Evidence values name a variable's levels by the one rule of every entry point
+(:mod:`pybncsmooth.data.levels`): equal as dictionary keys (``1`` and ``1.0`` are the
+same level), or else by their text (``1978`` names the level ``'1978'``, ``'3'`` the
+level ``3``).  A missing value (``None``, NaN, ``pd.NA``) leaves the variable
+unobserved; a value that is not a level raises
+:class:`~pybncsmooth.errors.UnseenLevelError` naming the variable and the value.  Nodes
+are named as the fit named them: integer names (a frame's integer column labels) as
+their text.  Evidence of probability zero is found by
+:mod:`pybncsmooth.model.query_zeros` for every entry point.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..data.encode import encode
-from ..errors import DataError, DuplicateNodeError, UnknownNodeError, UnseenDomainError, UnseenDomainWarning
-from ..errors import UnseenLevelError
+from ..data.encode import encode, text_columns
+from ..data.levels import is_missing, level_code, scalar_value
+from ..errors import DataError, DenseTableTooLargeError, DuplicateNodeError, UnknownNodeError, UnseenDomainError
+from ..errors import UnseenDomainWarning, UnseenLevelError
 
 __all__ = [
     "check_targets",
@@ -28,16 +32,27 @@ __all__ = [
     "domain_network",
     "domain_network_by_code",
     "never_observed",
+    "node_name",
 ]
 
 _HINT = "evidence must be a level of the variable; leave a variable out, or give None, when it is unobserved"
 
 
+def node_name(name: Any) -> Any:
+    """A node named as a fit names its variables: an integer (a frame's integer column
+    label) as its text."""
+    if isinstance(name, (int, np.integer)) and not isinstance(name, (bool, np.bool_)):
+        return str(name)
+    return name
+
+
 def check_targets(net: Any, targets: Any) -> tuple[str, ...]:
     """``targets`` (a node name or a list of them) as a tuple of distinct nodes."""
-    tt = [targets] if isinstance(targets, str) else list(targets) if isinstance(targets, (list, tuple)) else None
+    one = isinstance(targets, (str, int, np.integer)) and not isinstance(targets, (bool, np.bool_))
+    tt = [targets] if one else list(targets) if isinstance(targets, (list, tuple)) else None
     if not tt:
         raise DataError(f"targets must be a node name or a non-empty list of node names, not {targets!r}")
+    tt = [node_name(t) for t in tt]
     for t in tt:
         if not isinstance(t, str) or t not in net.dag:
             raise UnknownNodeError(str(t), "(a query target must be a node of the network)")
@@ -47,30 +62,12 @@ def check_targets(net: Any, targets: Any) -> tuple[str, ...]:
     return tuple(tt)
 
 
-def _is_missing(value: Any) -> bool:
-    if value is None:
-        return True
-    if np.ndim(value) != 0:
-        return False
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
-
-
 def _level_code(levels: tuple, var: str, value: Any) -> int:
-    """The code of ``value`` among ``levels`` (see the module docstring)."""
-    if np.ndim(value) != 0 or isinstance(value, (list, tuple, set, dict)):
-        raise DataError(f"the evidence on {var!r} must be one level, not {value!r}")
-    try:
-        return levels.index(value.item() if isinstance(value, np.generic) else value)
-    except ValueError:
-        pass
-    if all(isinstance(l, str) for l in levels) and not isinstance(value, str):
-        text = str(value.item() if isinstance(value, np.generic) else value)
-        if text in levels:
-            return levels.index(text)
-    raise UnseenLevelError(var, [value], levels, hint=_HINT)
+    """The code of the level ``value`` names among ``levels`` (see the module docstring)."""
+    code = level_code(levels, scalar_value(value, f"the evidence on {var!r}"))
+    if code < 0:
+        raise UnseenLevelError(var, [value], levels, hint=_HINT)
+    return code
 
 
 def check_no_domain(net: Any, evidence: Any) -> None:
@@ -92,10 +89,16 @@ def never_observed(net: Any, codes: Mapping[str, np.ndarray]) -> np.ndarray | No
     cache = net.__dict__.setdefault("_query_zero_levels", {})
     bad = None
     for v, c in codes.items():
+        if v not in net.dag:  # the domain of a multi-domain fit
+            continue
         zero = cache.get(v)
         if zero is None:
-            t = net.cpt(v)
-            zero = cache[v] = np.flatnonzero(t.reshape(t.shape[0], -1).max(axis=1) <= 0)
+            try:
+                t = net.cpt(v)
+                zero = np.flatnonzero(t.reshape(t.shape[0], -1).max(axis=1) <= 0)
+            except DenseTableTooLargeError:  # a table too large to build: its zeros are left to the query
+                zero = np.zeros(0, dtype=np.int64)
+            cache[v] = zero
         if zero.size:
             hit = np.isin(c, zero)
             bad = hit if bad is None else bad | hit
@@ -117,8 +120,11 @@ def dict_codes(net: Any, evidence: Mapping[str, Any] | pd.Series | None, targets
         evidence = evidence.to_dict()
     if not isinstance(evidence, Mapping):
         raise DataError(f"evidence must be a dict {{variable: level}} or a data frame, not a {type(evidence).__name__}")
-    _check_evidence_vars(net, list(evidence), targets)
-    seen = {v: val for v, val in evidence.items() if not _is_missing(val)}
+    named = {node_name(v): val for v, val in evidence.items()}
+    if len(named) < len(evidence):
+        raise DataError(f"the evidence names a node twice (as a number and as text): {list(evidence)}")
+    _check_evidence_vars(net, list(named), targets)
+    seen = {v: val for v, val in named.items() if not is_missing(val)}
     if net.transformer is not None and seen:  # e.g. numbers to cut into the fitted bins
         codes, _ = frame_codes(net, pd.DataFrame({v: [val] for v, val in seen.items()}), targets)
         return {v: int(c[0]) for v, c in codes.items() if c[0] >= 0}
@@ -131,6 +137,8 @@ def dict_codes(net: Any, evidence: Mapping[str, Any] | pd.Series | None, targets
 
 def frame_codes(net: Any, frame: pd.DataFrame, targets: Sequence[str]) -> tuple[dict[str, np.ndarray], pd.Index]:
     """The codes of every column of ``frame`` (``-1``: unobserved in that row) and its index."""
+    if len(set(frame.columns)) == len(frame.columns):
+        frame = text_columns(frame)  # integer column labels name the nodes the fit named by their text
     names = list(frame.columns)
     _check_evidence_vars(net, names, targets)
     if len(set(names)) < len(names):
@@ -160,22 +168,17 @@ def domain_network(net: Any, domain: Any, on_unseen_domain: str | None = None) -
             raise DataError("domain= applies to networks fitted with domain= (this one has no domain variable)")
         return net
     rule = net._on_unseen_domain(on_unseen_domain)
-    if domain is None or _is_missing(domain):
+    if domain is None or is_missing(domain):
         if rule == "error":
-            raise DataError(
-                f"this network was fitted with domain={net.domain!r}: pass domain= (one of {net.domains}) to query it, "
-                "or on_unseen_domain='warn' for the population-level tables"
-            )
+            what = f"no domain given for a network fitted with domain={net.domain!r}: pass domain="
+            raise UnseenDomainError(net.domain, [], net.domains, what=what)
         warnings.warn(f"no domain given for a network fitted with domain={net.domain!r}: the query is answered by the "
                       "population-level (pooled) tables", UnseenDomainWarning, stacklevel=4)
         return domain_network_by_code(net, -1)
-    levels = tuple(net.schema[net.domain])
-    try:
-        code = _level_code(levels, net.domain, domain)
-    except UnseenLevelError:
+    code = level_code(tuple(net.schema[net.domain]), scalar_value(domain, "domain="))
+    if code < 0:
         if rule == "error":
-            raise UnseenDomainError(net.domain, [domain], list(levels)) from None
-        code = -1
+            raise UnseenDomainError(net.domain, [domain], net.domains)
         warnings.warn(
             f"domain {domain!r} of {net.domain!r} was not seen in training: the query is answered by the "
             "population-level (pooled) tables",

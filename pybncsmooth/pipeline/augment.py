@@ -15,7 +15,13 @@ one imputation step per block of sweeps):
 3. the answer is the average of :math:`\hat\theta_b` over the ``em_draws`` blocks after
    the first ``em_burn``: the posterior mean over every recorded sweep of every kept
    block, so over the draws of the missing cells as well as over the sampler's state.
-   Its posterior standard deviations combine the blocks' by the law of total variance.
+   Its posterior standard deviations combine the blocks' by the law of total variance,
+   and its posterior draws (intervals, queries, ``sample_parameters``) are the equal
+   mixture of the blocks' posteriors, each given its completed counts
+   (:class:`~pybncsmooth.estimators.posterior.MixturePosterior`; each block's recorded
+   states thinned to ``1 / em_draws`` of them, so that the mixture keeps about what one
+   fit keeps): the data-augmentation posterior of the parameters given the observed
+   cells.
 
 What is computed differs from textbook data augmentation in one respect: the next
 imputation uses the block's posterior *mean* rather than one posterior draw of the
@@ -36,6 +42,7 @@ import numpy as np
 from ..counting.context_tree import ContextTree
 from ..errors import DataError
 from ..estimators.base import Estimator, TreeEstimate
+from ..estimators.posterior import MixturePosterior
 from ..model.network import FittedNetwork
 from ..validation import entropy_of
 from .em import EStep
@@ -59,45 +66,61 @@ def _leaf_counts(skeleton: ContextTree, drawn: ContextTree) -> np.ndarray:
 
 class _Average:
     """Running sums of the blocks' estimates, node by node (probabilities, their squares,
-    the estimates' own variances), and of the completed counts."""
+    the estimates' own variances and those of a configuration backing off to each node),
+    the completed counts, and each block's posterior with its counts (thinned so that
+    the mixture keeps about the states one fit keeps)."""
 
-    def __init__(self) -> None:
+    def __init__(self, blocks: int) -> None:
         self.n = 0
+        self.blocks = blocks
         self.first: dict[str, TreeEstimate] = {}
         self.sums: dict[str, list[list[np.ndarray]]] = {}
         self.counts: dict[str, np.ndarray] = {}
+        self.parts: dict[str, list[tuple[Any, np.ndarray]]] = {}
 
     def add(self, estimates: dict[str, TreeEstimate], counts: dict[str, np.ndarray]) -> None:
         for name, est in estimates.items():
-            parts = [list(est.probs), [p * p for p in est.probs],
-                     [s * s for s in est.sd] if est.sd is not None else [np.zeros_like(p) for p in est.probs]]
+            zeros = [np.zeros_like(p) for p in est.probs]
+            var = [s * s for s in est.sd] if est.sd is not None else zeros
+            unseen = [s * s for s in est.unseen_sd] + [var[-1]] if est.unseen_sd is not None else var
+            parts = [list(est.probs), [p * p for p in est.probs], var, unseen]
             if est.fallback is not None:
                 parts.append([est.fallback, est.fallback_sd if est.fallback_sd is not None else est.fallback * 0])
             if self.n == 0:
                 self.first[name] = est
                 self.sums[name] = [[a.astype(float).copy() for a in part] for part in parts]
                 self.counts[name] = counts[name].astype(float)
-                continue
-            for acc, part in zip(self.sums[name], parts):
-                for a, b in zip(acc, part):
-                    a += b
-            self.counts[name] += counts[name]
+                self.parts[name] = []
+            else:
+                for acc, part in zip(self.sums[name], parts):
+                    for a, b in zip(acc, part):
+                        a += b
+                self.counts[name] += counts[name]
+            if est.posterior is not None:
+                k = -(-est.posterior.n_states // self.blocks)
+                self.parts[name].append((est.posterior.thin(k), counts[name]))
         self.n += 1
 
     def estimates(self, info: dict[str, Any]) -> dict[str, TreeEstimate]:
         out = {}
-        for name, (p1, p2, var, *fb) in self.sums.items():
+        for name, (p1, p2, var, unseen, *fb) in self.sums.items():
             mean = tuple(a / self.n for a in p1)
-            sd = tuple(np.sqrt(np.maximum(v / self.n + b / self.n - m * m, 0.0)) for m, b, v in zip(mean, p2, var))
+            spread = [b / self.n - m * m for m, b in zip(mean, p2)]  # the blocks' means around theirs
+            sd = tuple(np.sqrt(np.maximum(v / self.n + w, 0.0)) for v, w in zip(var, spread))
+            usd = tuple(np.sqrt(np.maximum(v / self.n + w, 0.0)) for v, w in zip(unseen[:-1], spread[:-1]))
             first = self.first[name]
             extra: dict[str, Any] = {}
             if fb:
                 extra = {"fallback": fb[0][0] / self.n, "fallback_sd": fb[0][1] / self.n}
+            parts = self.parts[name]
+            post = MixturePosterior(*zip(*parts)) if len(parts) == self.n and parts else None
             out[name] = TreeEstimate(
                 mean, first.unseen, {**first.info, **info}, sd=sd if first.sd is not None else None,
-                fallback_from=first.fallback_from, **extra,
+                fallback_from=first.fallback_from, unseen_sd=usd if first.unseen_sd is not None else None,
+                posterior=post, **extra,
             )
         return out
+
 
 
 def run_augmentation(
@@ -126,7 +149,7 @@ def run_augmentation(
     entropy = entropy_of(estimator.random_state)
     if entropy is None:
         entropy = int(np.random.SeedSequence().entropy % (2**63))
-    avg = _Average()
+    avg = _Average(draws)
     trace: list[float] = []
     bar = None
     if progress:

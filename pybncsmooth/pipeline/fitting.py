@@ -200,6 +200,7 @@ def _fit_info(counter: NetworkCounter, role: DomainRole, options: Options) -> di
         "n_rows": counter.n_rows,
         **({"domain_rows": dict(counter.domain_rows)} if role else {}),
         "n_dropped": counter.n_dropped,
+        "n_missing": dict(counter.n_missing),
         **({"weights": given if given != WEIGHT_COLUMN else "per row"} if given is not None else {}),
         "na": options.missing.name,
         **({"na_label": options.na_label} if options.na == "level" and options.na_label != NA_LABEL else {}),

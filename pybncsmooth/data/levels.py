@@ -1,0 +1,106 @@
+"""How a value names a level: the one matching rule of every entry point.
+
+Evidence of a query, the cells of a frame to predict or score, a domain label given to
+:meth:`~pybncsmooth.FittedNetwork.for_domain`, ``query(domain=)``, ``sample(domain=)``,
+:meth:`~pybncsmooth.FittedNetwork.adapt` or read from the domain column of rows, and the
+command line's text all name a level of a variable the same way.  A value ``v`` names
+the level ``l`` when
+
+1. they are equal as dictionary keys are (numpy scalars taken as Python's): ``1``,
+   ``1.0`` and ``np.int64(1)`` name one level; or else
+2. their texts are equal, for a value and a level of different types: ``1978`` names
+   the level ``'1978'`` (levels read from a file or a CSV are text), ``'3'`` names the
+   integer level ``3`` (the command line gives text), a whole float ``2.0`` is written
+   ``'2'``, a boolean ``'True'``.
+
+A missing value (``None``, NaN, ``pd.NA``, ``NaT``) names no level: callers leave the
+variable unobserved (or refuse it where a level is needed).  A value that is not one
+scalar (a list, a tuple, a set, an array) is refused with
+:class:`~pybncsmooth.errors.DataError`.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataError
+
+__all__ = ["is_missing", "scalar_value", "level_code", "level_codes"]
+
+
+def is_missing(value: Any) -> bool:
+    """Whether ``value`` is one missing value (``None``, NaN, ``pd.NA``, ``NaT``)."""
+    if value is None:
+        return True
+    if np.ndim(value) != 0 or isinstance(value, (list, tuple, set, dict)):
+        return False
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def scalar_value(value: Any, what: str) -> Any:
+    """``value`` as one Python scalar (numpy scalars converted); a list, tuple, set,
+    dict or array is refused naming ``what`` (e.g. "the evidence on 'A'")."""
+    if isinstance(value, (list, tuple, set, frozenset, dict)) or np.ndim(value) != 0:
+        raise DataError(f"{what} must be one level, not {value!r}")
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _text(value: Any) -> str | None:
+    """The text a value is written as (``None``: a value without one)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, int)):
+        return str(value)
+    if isinstance(value, float) and np.isfinite(value):
+        return str(int(value)) if value == int(value) else str(value)
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _by_key(levels: tuple) -> dict:
+    return {v: i for i, v in enumerate(levels)}
+
+
+@functools.lru_cache(maxsize=4096)
+def _by_text(levels: tuple) -> dict:
+    out: dict[str, int] = {}
+    for i, v in enumerate(levels):
+        t = _text(v)
+        if t is not None:
+            out.setdefault(t, i)
+    return out
+
+
+def level_code(levels: tuple, value: Any) -> int:
+    """The position of the level ``value`` names among ``levels`` (see the module
+    docstring), ``-1`` when it names none (a missing value names none)."""
+    value = scalar_value(value, "a value")
+    if is_missing(value):
+        return -1
+    try:
+        code = _by_key(levels).get(value, -1)
+    except TypeError:  # unhashable scalars name no level
+        return -1
+    if code >= 0:
+        return code
+    text = _text(value)
+    if text is None:
+        return -1
+    code = _by_text(levels).get(text, -1)
+    # a text names a level of another type only (equal texts of one type are equal keys)
+    return code if code >= 0 and type(levels[code]) is not type(value) else -1
+
+
+def level_codes(values: np.ndarray, levels: tuple) -> np.ndarray:
+    """:func:`level_code` of every value of an object array (each distinct value looked
+    up once); ``-1`` for missing values and values that name no level."""
+    codes, distinct = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
+    found = np.array([level_code(levels, v) for v in distinct] + [-1], dtype=np.int64)
+    return found[codes]

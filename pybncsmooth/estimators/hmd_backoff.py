@@ -1,0 +1,140 @@
+r"""Where a hierarchical MD table backs off: the nodes of the context tree above its leaves.
+
+The model of Azzimonti, Corani & Zaffalon (2019) is flat: the observed parent
+configurations' columns are exchangeable draws :math:`\theta_y \sim \mathrm{Dir}(s\,u)`,
+so under it a configuration never seen is one more draw, :math:`\mathrm{Dir}(s\,u)`,
+whatever its parents' values.  On real networks the columns are not exchangeable in
+that way: configurations that share their first parents are alike (a child that follows
+one of its parents is the extreme case), and the configurations a sample misses are those
+of rare parent values, whose columns the observed ones need not resemble.  So a
+configuration absent below the deepest existing node ``a`` of the tree (level ``i >= 1``,
+its first ``i`` parents) is drawn around that node, by the paper's model applied below
+it: the node has its own distribution of columns :math:`\phi_a` with the paper's prior
+scaled to one column, :math:`\phi_a \sim \mathrm{Dir}(\alpha_0 / |X|)`, and the leaves
+below it are draws :math:`\theta_y \sim \mathrm{Dir}(t_i\,\phi_a)`.  Given the leaves,
+
+.. math::
+    \phi_a \mid \theta \approx \mathrm{Dir}\Big(\frac{\alpha_0}{|X|}
+        + \sum_{y \in a} e_y\,\theta_y\Big), \qquad
+    e_y = t_i\,\big(\psi(t_i + N_y) - \psi(t_i)\big),
+
+each leaf counting as the draws from :math:`\phi_a` its :math:`N_y` rows stand for: the
+expected number of tables of a Chinese restaurant of concentration :math:`t_i` (Teh et
+al. 2006, Sec. 5; the table counts through which the hierarchical Dirichlet process
+passes a leaf up to its parent): about one when the leaves are near-vertices (a frequent
+configuration then says no more than a rare one about an unseen sibling), about
+:math:`N_y` when they equal their node.  An unseen configuration below ``a`` is
+:math:`\mathrm{Dir}(t_i\,\phi_a)` with :math:`\phi_a` drawn from that posterior (the
+leaves' own posterior draws in place of :math:`\theta_y`).  :math:`t_i`, how much the
+leaves differ from their level-``i`` node, is learned from the observed leaves: at every
+value of a grid of :math:`\log t_i`, the Dirichlet-multinomial likelihood of each leaf's
+counts around its node's centre *without that leaf* (:func:`backoff_concentration`).
+At the root (``i = 0``) the node is ``u`` itself and the model's own predictive
+:math:`\mathrm{Dir}(s\,u)` answers, as in the paper.
+
+Concentrations (``s`` of the leaves, ``t_i`` here) get the uniform prior on the
+intra-class correlation :math:`\rho = 1 / (1 + s)` (the correlation of two rows of one
+configuration; :func:`log_icc_prior`): where the data cannot tell how alike the columns
+are (a few rows a configuration), a flat prior on :math:`\log s` over a wide range puts
+nearly all the posterior on large ``s`` (complete pooling), whose likelihood is flat
+there, and an unseen configuration's interval shrinks to the pooled vector's; the
+uniform prior on :math:`\rho` is proper and keeps the spread the data have not ruled out
+(the improper-posterior problem of a flat prior on the log concentration, Gelman et al.
+2013, Sec. 5.3).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import digamma, gammaln
+
+from ..counting.context_tree import ContextTree
+from .posterior import trapezoid_weights
+
+__all__ = ["log_icc_prior", "backoff_concentration", "node_centres", "leaf_sums", "expected_tables", "ancestors_at",
+           "GRID"]
+
+#: the grid of log t: 1e-3 .. 1e7, a quarter of a decade apart
+GRID = np.linspace(np.log(1e-3), np.log(1e7), 41)
+
+
+def log_icc_prior(log_s: np.ndarray) -> np.ndarray:
+    r"""Log density, in :math:`\log s`, of the uniform prior on :math:`\rho = 1/(1 + s)`:
+    :math:`\log s - 2 \log(1 + s)` (its median is ``s = 1``)."""
+    log_s = np.asarray(log_s, dtype=np.float64)
+    return log_s - 2.0 * np.logaddexp(0.0, log_s)
+
+
+def ancestors_at(tree: ContextTree, level: int) -> np.ndarray:
+    """For every leaf of ``tree``, the index of its ancestor among the nodes of ``level``."""
+    idx = np.arange(tree.n_leaves)
+    for i in range(tree.depth, level, -1):
+        idx = tree.levels[i].parent[idx]
+    return idx
+
+
+def _dm_loglik(n: np.ndarray, m: np.ndarray, t: float) -> float:
+    """Dirichlet-multinomial log likelihood of the rows ``n`` (L, r) around the means
+    ``m`` at concentration ``t`` (the terms of the non-zero counts only)."""
+    li, xi = np.nonzero(n)
+    a = t * np.maximum(m[li, xi], 1e-300)
+    tot = n.sum(axis=1)
+    return float((gammaln(t) - gammaln(t + tot)).sum() + (gammaln(a + n[li, xi]) - gammaln(a)).sum())
+
+
+def leaf_sums(tree: ContextTree, level: int, values: np.ndarray) -> np.ndarray:
+    """``(..., m, r)``: ``values`` (``(..., n_leaves, r)``) summed over the leaves below each
+    node of ``level`` (the leaves below a node are consecutive)."""
+    anc = ancestors_at(tree, level)
+    starts = np.searchsorted(anc, np.arange(len(tree.levels[level].value)))
+    return np.add.reduceat(values, starts, axis=-2)
+
+
+def expected_tables(t: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    r"""How many draws from its node a leaf of ``rows`` rows stands for, at concentration
+    ``t``: the expected number of tables of a Chinese restaurant with ``rows`` customers,
+    :math:`t\,(\psi(t + N) - \psi(t))` (Teh et al. 2006, Sec. 5): about one when ``t``
+    is small (the leaf is one vertex-like draw), about ``N`` when it is large (the leaf
+    is its node)."""
+    t = np.asarray(t, dtype=np.float64)[..., None]
+    return t * (digamma(t + rows) - digamma(t))
+
+
+def node_centres(tree: ContextTree, level: int, leaf_means: np.ndarray, prior: np.ndarray, t: float
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    r"""Mean and sd of every level-``level`` node's :math:`\phi_a` (see the module
+    docstring): :math:`\mathrm{Dir}(\beta + \sum_{y \in a} e_y \hat\theta_y)`, the leaves'
+    means ``leaf_means`` weighted by their :func:`expected_tables` at ``t``, ``prior`` the
+    node's own :math:`\beta = \alpha_0 / |X|`."""
+    e = expected_tables(t, tree.levels[-1].counts.sum(axis=1))
+    a = leaf_sums(tree, level, e[..., None] * leaf_means) + prior
+    tot = a.sum(axis=1, keepdims=True)
+    m = a / tot
+    return m, np.sqrt(np.maximum(m * (1.0 - m), 0.0) / (tot + 1.0))
+
+
+def backoff_concentration(tree: ContextTree, level: int, leaf_means: np.ndarray, prior: np.ndarray
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    r"""The posterior of :math:`\log t` (``level``'s concentration, see the module
+    docstring) on :data:`GRID`, ``(log_t, weights)``: at every ``t`` of the grid, the
+    leaves' counts around their nodes' centres without them (the other leaves' means
+    ``leaf_means`` weighted by their :func:`expected_tables` at that ``t``, and
+    ``prior``, a node's own :math:`\beta`).  Leaves with fewer than two rows say nothing
+    about ``t`` (a single row has the same likelihood for every ``t``); with none, the
+    prior."""
+    leaves = tree.levels[-1].counts.astype(np.float64)
+    anc = ancestors_at(tree, level)
+    keep = leaves.sum(axis=1) >= 2
+    ll = np.zeros(len(GRID))
+    if keep.any():
+        rows = leaves.sum(axis=1)
+        for k, g in enumerate(GRID):
+            t = float(np.exp(g))
+            own = expected_tables(t, rows)[:, None] * leaf_means
+            rest = leaf_sums(tree, level, own)[anc[keep]] - own[keep] + prior
+            ll[k] = _dm_loglik(leaves[keep], rest / rest.sum(axis=1, keepdims=True), t)
+    lw = ll + log_icc_prior(GRID)
+    w = np.exp(lw - lw.max()) * trapezoid_weights(GRID)
+    w /= w.sum()
+    sel = w > 1e-12
+    return GRID[sel], w[sel] / w[sel].sum()

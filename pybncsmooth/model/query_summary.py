@@ -1,0 +1,100 @@
+"""A query's summary as a statsmodels :class:`~statsmodels.iolib.summary.Summary`: its
+answer with the interval, the shares of its posterior variance by node
+(:mod:`pybncsmooth.model.query_variance`), and the parent configurations of the node
+with the largest share, by the query's weight on them, with their training rows."""
+
+from __future__ import annotations
+
+from itertools import zip_longest
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..validation import check_probability
+from .summary import KIND_TEXT, config_rows, summary_class
+
+__all__ = ["query_summary"]
+
+
+def _query_text(targets: Sequence[str], evidence: Any) -> str:
+    given = ", ".join(f"{k}={v}" for k, v in (evidence or {}).items())
+    return f"P({', '.join(targets)}" + (f" | {given})" if given else ")")
+
+
+def _configurations(net: Any, node: str, evidence: Any, k: int = 10) -> Any:
+    """The ``k`` parent configurations of ``node`` the query weighs most (their
+    posterior probability given the evidence) with their training rows, or ``None``."""
+    from statsmodels.iolib.table import SimpleTable
+    from statsmodels.iolib.tableformatting import fmt_params
+
+    pa = net.parents(node)
+    ev = dict(evidence or {})
+    free = [p for p in pa if p not in ev]
+    if not pa:
+        return None
+    weights = net.query(free, ev) if free else pd.Series([1.0])
+    rows = config_rows(net, node)
+    order = np.argsort(-weights.to_numpy(), kind="stable")[:k]
+    data, stubs = [], []
+    for i in order:
+        state = weights.index[i] if free else ()
+        state = state if isinstance(state, tuple) else (state,)
+        values = dict(zip(free, state), **{p: ev[p] for p in pa if p in ev})
+        idx = tuple(net.levels(p).index(values[p]) for p in pa)
+        stubs.append(", ".join(f"{p}={values[p]}" for p in pa))
+        data.append([f"{weights.iloc[i]:.4f}", f"{rows[idx]:g}" if rows is not None else ""])
+    return SimpleTable(data, ["weight", "rows"], stubs, title=f"Parent configurations of {node}, by the query's weight",
+                       txt_fmt=fmt_params)
+
+
+def _shares_table(shares: pd.DataFrame) -> Any:
+    from statsmodels.iolib.table import SimpleTable
+    from statsmodels.iolib.tableformatting import fmt_params
+
+    se = shares.attrs["se"]
+    same = np.allclose(shares.to_numpy(), shares.to_numpy()[:, :1], atol=1e-12)
+    cols = list(shares.columns[:1]) if same else list(shares.columns)
+    order = shares[cols].max(axis=1).sort_values(ascending=False).index
+    data = [[x for c in cols for x in (f"{shares.loc[v, c]:.3f}", f"{se.loc[v, c]:.3f}")] for v in order]
+    heads = [x for c in cols for x in ((f"share ({c})" if not same else "share"), "mc se")]
+    return SimpleTable(data, heads, [str(v) for v in order], title="Shares of the variance (first-order, by node)",
+                       txt_fmt=fmt_params)
+
+
+def query_summary(net: Any, targets: Any, evidence: Any = None, *, alpha: float = 0.1, draws: int = 1000,
+                  random_state: Any = None, domain: Any = None) -> Any:
+    """See :meth:`pybncsmooth.FittedNetwork.query_summary`."""
+    from statsmodels.iolib.table import SimpleTable
+    from statsmodels.iolib.tableformatting import fmt_2cols, fmt_params
+
+    check_probability("alpha", alpha)
+    tt = [targets] if isinstance(targets, str) else list(targets)
+    q = net.query(tt, evidence, interval=1 - alpha, draws=draws, random_state=random_state, domain=domain)
+    shares = net.variance_shares(tt, evidence, draws=draws, random_state=random_state, domain=domain)
+    qnet = net if net.domain is None else net.for_domain(domain) if domain is not None else net
+    kind = q.attrs["interval"]
+    head = [("Query:", _query_text(tt, evidence)), ("Estimator:", net.method or "n/a"),
+            ("Intervals:", f"{1 - alpha:.0%} {kind}"), ("Draws:", f"{draws}"),
+            ("Unexplained share:", f"{shares.attrs['unexplained'].max():.3f} (interactions)")]
+    stubs, data = zip_longest(*[(k, [v]) for k, v in head])
+    out = summary_class()()
+    out.tables.append(SimpleTable(list(data), None, list(stubs), title="Query", txt_fmt=dict(fmt_2cols,
+                                                                                             data_aligns="l")))
+    labels = [str(i) for i in q.index]
+    out.tables.append(SimpleTable([[f"{q[c].iloc[i]:.4f}" for c in ("prob", "lower", "upper")] for i in range(len(q))],
+                                  ["prob", f"[{alpha / 2:g}", f"{1 - alpha / 2:g}]"], labels, title="Answer",
+                                  txt_fmt=fmt_params))
+    out.tables.append(_shares_table(shares))
+    top = shares.max(axis=1).idxmax() if len(shares) else None
+    conf = _configurations(qnet, top, evidence) if top is not None else None
+    if conf is not None:
+        out.tables.append(conf)
+    out.add_extra_txt([
+        "Notes:",
+        f"[1] Intervals: {KIND_TEXT.get(kind, kind)}, from {draws} draws of every table.",
+        "[2] Share of a node: Var(E[q | its table]) / Var(q), the first-order Sobol index (Saltelli et al. 2010's "
+        "pick-freeze estimator); the shares sum to at most 1, the rest owed to interactions between tables.",
+        "[3] Weight of a parent configuration: its probability given the evidence; rows: its training rows.",
+    ])
+    return out

@@ -1,0 +1,163 @@
+"""Intervals of the estimators without a posterior: Wilson score intervals for ``mle``, a
+bootstrap over rows for ``mestimate``, ``hgs``, ``mbranch`` and ``hls``
+(:mod:`pybncsmooth.estimators.bootstrap`), checked against closed forms and on a known
+network."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from statsmodels.stats.proportion import proportion_confint
+
+import pybncsmooth as bs
+from pybncsmooth.errors import StatisticUnavailableError
+
+ASIA = "[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]"
+BNLEARN = Path(__file__).parent / "data" / "bnlearn"
+FREQUENTIST = ["mle", "mestimate", "hls", "hgs", "mbranch"]
+
+
+@pytest.fixture(scope="module")
+def asia():
+    return bs.load_dataset("asia").iloc[:600]
+
+
+@pytest.mark.parametrize("method", FREQUENTIST)
+def test_every_estimator_gives_intervals_sds_draws_and_query_intervals(asia, method):
+    net = bs.fit(ASIA, asia, method=method)
+    f = net.cpt_frame("D", interval=0.9, draws=200, random_state=1)
+    assert f.attrs["interval"] == ("confidence" if method == "mle" else "bootstrap")
+    assert (f["lower"] <= f["prob"] + 1e-12).all() and (f["prob"] <= f["upper"] + 1e-12).all()
+    assert (f["upper"] - f["lower"] > 0).all() and np.isfinite(f["sd"]).all() and (f["sd"] > 0).all()
+    # reproducible from random_state
+    assert f.equals(net.cpt_frame("D", interval=0.9, draws=200, random_state=1))
+    draws = net._posterior_tables(50, np.random.default_rng(0))
+    np.testing.assert_allclose(draws["E"].sum(axis=1), 1.0, atol=1e-12)
+    q = net.query("L", {"S": "yes"}, interval=0.9, draws=100, random_state=2)
+    assert q.attrs["interval"] == "bootstrap" and q.attrs["level"] == 0.9
+    assert (q["lower"] <= q["prob"] + 1e-12).all() and (q["prob"] <= q["upper"] + 1e-12).all()
+    assert (q["upper"] > q["lower"]).all()
+    assert len(net.sample_parameters(2, random_state=0)) == 2
+
+
+def test_mle_intervals_are_wilsons_and_its_sd_the_binomial_standard_error():
+    df = pd.DataFrame({"A": pd.Categorical(["a"] * 40 + ["b"] * 7, categories=["a", "b", "c"]),
+                       "B": pd.Categorical(list("xxyz") * 10 + list("xyyyyyz"))})
+    net = bs.fit(["B ~ A"], df, method="mle")
+    f = net.cpt_frame("B", interval=0.9)
+    counts = pd.crosstab(df.B, df.A).to_numpy()  # (B, A) over a and b
+    for j, a in enumerate(["a", "b"]):
+        n = counts[:, j]
+        lo, hi = proportion_confint(n, n.sum(), alpha=0.1, method="wilson")
+        rows = f[f["A"] == a]
+        np.testing.assert_allclose(rows["lower"], lo, rtol=1e-12)
+        np.testing.assert_allclose(rows["upper"], hi, rtol=1e-12)
+        p = n / n.sum()
+        np.testing.assert_allclose(rows["sd"], np.sqrt(p * (1 - p) / n.sum()), rtol=1e-12)
+    # a configuration without rows: the data say nothing, [0, 1]; its sd that of a vector
+    # that may be any vertex around the back-off estimate
+    none = f[f["A"] == "c"]
+    assert (none["lower"] == 0).all() and (none["upper"] == 1).all()
+    m = none["prob"].to_numpy()
+    np.testing.assert_allclose(none["sd"], np.sqrt(m * (1 - m)), rtol=1e-12)
+
+
+def test_the_bootstrap_of_a_root_is_the_multinomial_one():
+    # a node without parents: p = (n + m/r) / (N + m) over multinomial resamples of the N
+    # rows has sd sqrt(N p0 (1 - p0)) / (N + m), p0 = n / N, exactly; 4000 replicates put
+    # the sd within 5% (its Monte Carlo error is 1-1.5%: a skewed proportion's sd)
+    df = pd.DataFrame({"B": pd.Categorical(list("xxxyz") * 8)})
+    N, n = 40, np.array([24, 8, 8])
+    net = bs.fit("[B]", df, method="mestimate", m=1)
+    d = net._posterior_tables(4000, np.random.default_rng(3))["B"]
+    expect = np.sqrt(N * (n / N) * (1 - n / N)) / (N + 1)
+    np.testing.assert_allclose(d.std(axis=0), expect, rtol=0.05)
+    np.testing.assert_allclose(d.mean(axis=0), (n + 1 / 3) / (N + 1), atol=0.003)
+    # hgs on a root is the same m-estimate (its prior is 1): the refitting bootstrap and
+    # the closed form's, fed the same resamples, agree draw for draw
+    h = bs.fit("[B]", df, method="hgs")._posterior_tables(300, np.random.default_rng(3))["B"]
+    np.testing.assert_allclose(h, d[:300], atol=1e-12)
+
+
+def test_a_resample_that_misses_a_configuration_backs_it_off():
+    # B | A with one row under a = 'b': about e^-1 of the resamples miss it, and then the
+    # m-estimate answers with the root's estimate, as the estimator does for an absent
+    # configuration
+    df = pd.DataFrame({"A": pd.Categorical(["a"] * 30 + ["b"]), "B": pd.Categorical(list("xy") * 15 + ["y"])})
+    net = bs.fit(["B ~ A"], df, method="mbranch")
+    reps = net.cpd("B").estimate.posterior.replicates(net.tree("B"), 2000, np.random.default_rng(0))
+    leaf, root = reps[1][:, 1], reps[0][:, 0]
+    missed = np.isclose(leaf, root).all(axis=1)
+    assert 0.32 < missed.mean() < 0.42
+
+
+def test_mle_covers_rich_configurations_of_a_known_network():
+    # Wilson intervals of alarm's 435 entries whose configuration had 20+ of 2000 sampled
+    # rows (within 0.001): observed 0.917 (the benchmark's target is 0.85 or more)
+    ref = bs.read_network(BNLEARN / "alarm.bif")
+    data = ref.sample(2000, random_state=0)
+    net = bs.fit(ref.dag, data, method="mle")
+    hits = tot = 0
+    for v in ref.nodes:
+        f = net.cpt_frame(v, interval=0.9)
+        truth = ref.cpt(v).reshape(-1, order="F")
+        rows = data.groupby([data[p] for p in ref.parents(v)], observed=False).size() if ref.parents(v) else None
+        n = np.full(len(truth), len(data)) if rows is None else np.repeat(
+            rows.to_numpy().reshape([len(ref.levels(p)) for p in ref.parents(v)]).reshape(-1, order="F"),
+            len(ref.levels(v)))
+        rich = n >= 20
+        hits += int(((f["lower"] - 1e-3 < truth) & (truth < f["upper"] + 1e-3))[rich].sum())
+        tot += int(rich.sum())
+    assert tot > 400 and 0.85 <= hits / tot <= 0.95, hits / tot
+
+
+@pytest.mark.parametrize("method, low", [("mestimate", 0.80), ("mbranch", 0.78)])
+def test_bootstrap_covers_rich_configurations_of_a_known_network(method, low):
+    # 90% percentile intervals (200 replicates) of alarm's 130 entries whose configuration
+    # had 20+ of 2000 sampled rows and whose truth lies in [0.05, 0.95], where a bootstrap
+    # over rows can move the entry: observed mestimate 0.85, mbranch 0.83 (mle's Wilson
+    # intervals 0.88 on the same entries).  The lower bounds sit below 0.9 because a
+    # percentile interval of a proportion under-covers at moderate N (its coverage error
+    # is of order N^-1/2) and the smoothed estimates are biased toward their back-off;
+    # an entry whose level has no row in its configuration cannot move at all, which is
+    # why the class as a whole covers less (the benchmark reports it)
+    ref = bs.read_network(BNLEARN / "alarm.bif")
+    data = ref.sample(2000, random_state=0)
+    net = bs.fit(ref.dag, data, method=method)
+    hits = tot = 0
+    for v in ref.nodes:
+        f = net.cpt_frame(v, interval=0.9, draws=200, random_state=0)
+        truth = ref.cpt(v)
+        lo, hi = (f[c].to_numpy().reshape(truth.shape, order="F") for c in ("lower", "upper"))
+        pa = ref.parents(v)
+        rows = (data.groupby(pa, observed=False).size().to_numpy().reshape([len(ref.levels(p)) for p in pa])
+                if pa else np.array(len(data)))
+        sel = (np.broadcast_to(rows, truth.shape) >= 20) & (truth > 0.05) & (truth < 0.95)
+        hits += int(((lo - 1e-3 < truth) & (truth < hi + 1e-3))[sel].sum())
+        tot += int(sel.sum())
+    assert tot > 100 and low <= hits / tot <= 0.95, hits / tot
+
+
+def test_multi_domain_fits_and_files_say_why_they_have_none(asia):
+    grouped = asia.assign(G=pd.Categorical(np.arange(len(asia)) % 2))
+    net = bs.fit(ASIA, grouped, method="hgs", domain="G")
+    with pytest.raises(StatisticUnavailableError, match="'hgs'.*multi-domain.*Bayesian"):
+        net.cpt_frame("D", interval=0.9)
+    read = bs.read_network(BNLEARN / "asia.bif")
+    with pytest.raises(StatisticUnavailableError, match="read from a file.*fit the network from data"):
+        read.query("L", {"S": "yes"}, interval=0.9)
+    with pytest.raises(StatisticUnavailableError, match="read from a file.*fit the network from data"):
+        read.cpt("L", stat="sd")
+
+
+def test_bootstrap_draws_survive_a_native_file(asia, tmp_path):
+    net = bs.fit(ASIA, asia, method="hgs")
+    net.write(tmp_path / "n.pbn")
+    back = bs.read_network(tmp_path / "n.pbn")
+    a = net._posterior_tables(20, np.random.default_rng(4))
+    b = back._posterior_tables(20, np.random.default_rng(4))
+    for v in net.nodes:
+        np.testing.assert_array_equal(a[v], b[v])
