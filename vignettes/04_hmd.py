@@ -18,8 +18,8 @@
 # users, and (d) measures how far bnlearn's `hdir` tables are from the variational fixed
 # point and whether that matters for prediction.
 #
-# Run by hand: `python vignettes/run.py vignettes/04_hmd.py` (the full run takes about a
-# minute on one core); `--quick` runs the reduced version the test suite runs. The
+# Run by hand: `python vignettes/run.py vignettes/04_hmd.py` (the full run takes about 2
+# minutes on one core); `--quick` runs the reduced version the test suite runs. The
 # figures need matplotlib (`pip install ".[plot]"`).
 
 # %%
