@@ -8,12 +8,14 @@ examples are the vignettes' recorded runs (``vignettes/*.md``, written by
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pybncsmooth
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(HERE / "_ext"))
 
 project = "pybncsmooth"
 author = "pybncsmooth developers"
@@ -26,9 +28,10 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
     "myst_parser",
+    "tablecells",  # a Markdown table row that loses cells to an unescaped '|' is a warning
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["_build", "generated/*.md"]
+exclude_patterns = ["_build", "generated/*.md", "_ext"]
 templates_path = ["_templates"]
 
 # API reference from the numpydoc docstrings

@@ -720,6 +720,15 @@ def option_names() -> frozenset[str]:
     return frozenset(_SPECS)
 
 
+def option_doc(spec: OptionSpec, default: Any) -> str:
+    """An option's documentation line: its doc as a sentence, with ``default`` appended
+    unless the doc already says what the default does ("(default: ...)")."""
+    text = spec.doc[:1].upper() + spec.doc[1:]
+    if "(default" in spec.doc:
+        return text + "."
+    return f"{text} (default ``{default!r}``)."
+
+
 #: the options every estimator takes besides its hyperparameters (the settings of a run)
 RUN_SETTINGS: tuple[str, ...] = ("random_state", "n_jobs", "progress")
 

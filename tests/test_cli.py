@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -86,8 +87,12 @@ def test_errors_are_one_line_with_status_2(asia_csv, tmp_path, capsys):
 
 def test_demo_runs(capsys):
     assert main(["demo", "--repeats", "1"]) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert "held-out log-likelihood" in out and "bayes iss=1" in out
+    # one split: means without a standard error, and no estimator named best
+    assert "no estimator is named best" in out and not re.search(r"± \d", out)
+    assert captured.err == ""  # no progress bar where standard error is not a terminal
 
 
 def test_console_script_entry_point(asia_csv):

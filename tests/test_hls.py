@@ -248,3 +248,22 @@ def test_hls_bayes_in_a_network_with_chains_and_sd(asia):
         bs.fit(ms, asia, method="hls-bayes", iterations=10, burn_in=10)
     with pytest.raises(HyperparameterError, match="variance"):
         bs.fit(ms, asia, method="hls-bayes", variance=-1)
+
+
+def test_hls_bayes_two_level_draws_stay_finite_and_precise_for_extreme_predictors():
+    """A binary child's draws and sds go through the logistic of the predictor; the form
+    1 / (1 + exp(-eta)) overflowed (a RuntimeWarning in long runs) for eta below -709 and
+    lost every digit of the smaller probability as 1 - p for eta above 37."""
+    from pybncsmooth.estimators.hls_posterior import softmax_columns
+
+    eta = np.array([[-1000.0], [-40.0], [0.0], [40.0], [1000.0]])
+    with np.errstate(over="raise", invalid="raise", divide="raise"):  # underflow to 0 is exact enough
+        p = softmax_columns(eta, 2)
+    tail = np.exp(-40.0) / (1.0 + np.exp(-40.0))  # 4.2483542552915889e-18
+    np.testing.assert_allclose(p[:, 1], [0.0, tail, 0.5, 1.0, 1.0], rtol=1e-13, atol=0)
+    np.testing.assert_allclose(p[:, 0], [1.0, 1.0, 0.5, tail, 0.0], rtol=1e-13, atol=0)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, rtol=1e-15)
+    # more levels: the softmax after subtracting the row's largest predictor
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        q = softmax_columns(np.array([[1000.0, 0.0, -1000.0], [0.0, 0.0, 0.0]]), 3)
+    np.testing.assert_allclose(q, [[1.0, 0.0, 0.0], [1 / 3, 1 / 3, 1 / 3]], rtol=1e-15, atol=1e-300)

@@ -1,11 +1,12 @@
 """The package as users get it: a wheel and an sdist that ``twine check`` accepts, whose
 wheel installs into a fresh virtual environment and runs the demo on the bundled data.
 
-The virtual environment sees the machine's site-packages (``--system-site-packages``)
-for the dependencies, so installing needs no network (building does: ``python -m build``
-fetches setuptools into its isolated build environment from PyPI); the wheel is installed with
-``--no-deps`` and the test checks that the package imported is the wheel's, not the
-development checkout's."""
+The virtual environment sees the dependencies of the interpreter running the tests (the
+system's Python or a virtual environment alike: ``tests/fresh_env.py``), so installing
+needs no network (building does: ``python -m build`` fetches setuptools into its isolated
+build environment from PyPI); the wheel is installed with ``--no-deps`` and the test checks
+that the package imported is the wheel's, not the development checkout's, and that its
+dependencies are the running interpreter's."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from fresh_env import clean_env, make_venv, running_site_dirs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -78,17 +80,22 @@ def test_wheel_and_sdist_pass_twine_and_carry_the_data(dist):
 def test_the_wheel_runs_the_demo_from_a_fresh_virtual_environment(dist, tmp_path):
     wheel = next(dist.glob("*.whl"))
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=300)
-    py = venv / "bin" / "python"
-    inst = subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    py = make_venv(venv)
+    env = clean_env()
+    inst = subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--ignore-installed", str(wheel)],
+                          capture_output=True, text=True, timeout=600, env=env)  # fmt: skip
     assert inst.returncode == 0, inst.stderr[-2000:]
-    where = subprocess.run([str(py), "-c", "import pybncsmooth; print(pybncsmooth.__file__, pybncsmooth.__version__)"],
-                           capture_output=True, text=True, cwd=tmp_path, timeout=300)  # fmt: skip
-    path, version = where.stdout.split()
+    where = subprocess.run(
+        [str(py), "-c", "import numpy, pybncsmooth; print(pybncsmooth.__file__, pybncsmooth.__version__, numpy.__file__)"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300, env=env,
+    )
+    assert where.returncode == 0, where.stderr[-2000:]
+    path, version, numpy_path = where.stdout.split()
     assert Path(path).is_relative_to(venv), path  # the wheel's copy, not the checkout
     assert version == _version()
+    # the dependencies are the running interpreter's (from a virtual environment too)
+    assert any(Path(numpy_path).is_relative_to(d) for d in running_site_dirs()), numpy_path
     demo = subprocess.run([str(venv / "bin" / "pybncsmooth"), "demo", "--repeats", "1"],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=900)  # fmt: skip
+                          capture_output=True, text=True, cwd=tmp_path, timeout=900, env=env)  # fmt: skip
     assert demo.returncode == 0, demo.stderr[-2000:]
-    assert "pybncsmooth demo: asia" in demo.stdout and "Best estimator by training size" in demo.stdout
+    assert "pybncsmooth demo: asia" in demo.stdout and "no estimator is named best" in demo.stdout

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fresh_env import clean_env, running_site_dirs, see_running_packages
 
 ROOT = Path(__file__).resolve().parents[1]
 WRAPPER = ROOT / "r-wrapper"
@@ -85,23 +86,28 @@ def test_r_cmd_check_has_no_error_or_warning(tmp_path):
 @needs_r
 def test_bncs_install_makes_the_environment_the_package_then_finds(tmp_path):
     # bncs.install(): a virtual environment with pybncsmooth in it (here from this source
-    # folder, its dependencies seen from the system's site-packages to keep the test short);
-    # a new R session then finds the environment by itself
-    env = {k: v for k, v in os.environ.items() if k not in ("RETICULATE_PYTHON", "BNCSMOOTH_PYTHON")}
+    # folder, without its dependencies); to keep the test short and offline the environment
+    # then sees the running interpreter's packages (tests/fresh_env.py: the system's Python
+    # or a virtual environment alike); a new R session then finds the environment by itself
+    env = clean_env()
+    for name in ("RETICULATE_PYTHON", "BNCSMOOTH_PYTHON"):
+        env.pop(name, None)
     env["RETICULATE_VIRTUALENV_ROOT"] = env["WORKON_HOME"] = str(tmp_path / "venvs")
     install = (
         f'bncsmooth::bncs.install(package = "{ROOT}", python = "{sys.executable}", extras = character(), '
-        'system_site_packages = TRUE, pip_options = c("--no-deps", "--ignore-installed", "--quiet"))'
+        'pip_options = c("--no-deps", "--ignore-installed", "--quiet"))'
     )
     out = subprocess.run(["Rscript", "-e", install], capture_output=True, text=True, env=env, timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "Restart R: library(bncsmooth) then finds it by itself" in out.stderr
     venv = tmp_path / "venvs" / "r-bncsmooth"
     assert (venv / "bin" / "python").exists()
+    see_running_packages(venv)
     check = (
         "library(bncsmooth); stopifnot(bncs.available()); "
         "cat('PY', reticulate::py_config()$python, '\\n'); "
-        "cat('FILE', reticulate::py_to_r(bncs.python()$`__file__`), '\\n')"
+        "cat('FILE', reticulate::py_to_r(bncs.python()$`__file__`), '\\n'); "
+        "cat('PANDAS', reticulate::py_to_r(reticulate::import('pandas', convert = FALSE)$`__file__`), '\\n')"
     )
     # run away from this checkout: an embedded Python puts the working directory on its path
     out = subprocess.run(["Rscript", "-e", check], capture_output=True, text=True, env=env, timeout=300,
@@ -111,6 +117,9 @@ def test_bncs_install_makes_the_environment_the_package_then_finds(tmp_path):
     assert py.startswith(str(venv)), py
     where = [l for l in out.stdout.splitlines() if l.startswith("FILE")][0].split(maxsplit=1)[1].strip()
     assert where.startswith(str(venv)), where  # the environment's own copy, not this checkout
+    # a dependency (reticulate's virtualenv_create installs numpy itself; pandas it does not)
+    pandas_path = [l for l in out.stdout.splitlines() if l.startswith("PANDAS")][0].split(maxsplit=1)[1].strip()
+    assert any(pandas_path.startswith(d) for d in running_site_dirs()), pandas_path
     out = subprocess.run(["Rscript", "-e", 'bncsmooth::bncs.install(package = "")'], capture_output=True,
                          text=True, env=env, timeout=120)
     assert out.returncode != 0 and "package must be one requirement" in out.stderr

@@ -4,6 +4,10 @@
 # This vignette walks through the core pipeline on bnlearn's *asia* data: a structure
 # from a bnlearn model string, counts in context trees, three classical estimators, the
 # fitted network's queries, and the files bnlearn reads and writes.
+#
+# Run by hand: `python vignettes/run.py vignettes/01_bnlearn_workflow.py` (the full run
+# takes about 5 seconds); `--quick` runs the reduced version the test suite runs. The
+# figure needs matplotlib (`pip install ".[plot]"`).
 
 # %%
 import os

@@ -18,8 +18,9 @@
 # users, and (d) measures how far bnlearn's `hdir` tables are from the variational fixed
 # point and whether that matters for prediction.
 #
-# Run by hand: `python vignettes/run.py vignettes/04_hmd.py`; the test suite runs a
-# reduced version.
+# Run by hand: `python vignettes/run.py vignettes/04_hmd.py` (the full run takes about 2
+# minutes on one core); `--quick` runs the reduced version the test suite runs. The
+# figures need matplotlib (`pip install ".[plot]"`).
 
 # %%
 import os
@@ -38,9 +39,9 @@ from pybncsmooth.model.cpd import TableCPD
 
 warnings.filterwarnings("ignore", category=bs.errors.ZeroProbabilityWarning)
 QUICK = os.environ.get("PYBNCSMOOTH_VIGNETTE_QUICK") == "1"
-ROOT = Path(bs.__file__).resolve().parents[1]
-UCI = ROOT / "vignettes" / "data" / "uci"
-BNLEARN = ROOT / "tests" / "data" / "bnlearn"
+HERE = Path(__file__).resolve().parent  # this script's folder, whatever the install
+UCI = HERE / "data" / "uci"
+BNLEARN = HERE.parent / "tests" / "data" / "bnlearn"  # bnlearn's outputs, kept with the tests
 FIG = Path("figures")
 FIG.mkdir(exist_ok=True)
 pd.set_option("display.width", 200)
@@ -86,12 +87,14 @@ print(f"\nmean theta MSE over all cases: {exact_tab['theta MSE'].mean():.1e}")
 
 # %% [markdown]
 # The paper reports a mean squared error of about 1e-5 between the VI and the exact
-# estimates of `theta`; ours is of that order or below. The VI mean of `alpha` itself
-# is an approximation: the factorised `q` and the bound of the paper's Lemma 6 move it
-# by up to a few hundredths of `s` on these small cases (more with three states than
-# two), and the mean-field `q` understates the posterior spread of `alpha` (the sd
-# ratio is below 1), as variational approximations do. On `theta` the effect is small
-# because each column's own counts dominate its estimate.
+# estimates of `theta`; ours is {{exact_tab['theta MSE'].mean():.1e}} on average and at most
+# {{exact_tab['theta MSE'].max():.1e}}. The VI mean of `alpha` itself is an approximation: the
+# factorised `q` and the bound of the paper's Lemma 6 move it by up to
+# {{exact_tab['max |E alpha| diff / s'].max():.4f}} of `s` on these small cases, and the
+# mean-field `q` understates the posterior spread of `alpha` (the sd ratio is between
+# {{exact_tab['sd(alpha) VI / exact'].min():.2f}} and {{exact_tab['sd(alpha) VI / exact'].max():.2f}}),
+# as variational approximations do. On `theta` the effect is small because each
+# column's own counts dominate its estimate.
 #
 # ## (b) TAN with `hmd` against BDeu on small training sets
 #
@@ -180,6 +183,8 @@ wins = (gain > 0).groupby("n").sum().astype(int)
 sets = gain.groupby("n").size()
 print("\ndata sets where hmd wins / data sets with that many rows to spare")
 print(wins.astype(str).add(" / ").add(sets.astype(str), axis=0).to_string())
+points = gain.groupby("n").mean() * 100  # accuracy gains in percentage points
+big = [n for n in SIZES if n in sets.index][-2:]  # the two largest sizes with data sets left
 
 # %%
 import matplotlib
@@ -210,13 +215,18 @@ print("saved figures/hmd_tan_gain.png")
 # %% [markdown]
 # ![accuracy gain of hmd](figures/hmd_tan_gain.png)
 #
-# As in the paper's Figs. 7-8, the hierarchical estimates classify better than BDeu on
-# most data sets, by far the most on the smallest training sets: in the full run, at 20
-# rows `hmd` is more accurate than BDeu iss=1 on 9 of the 10 data sets (6.5 points on
-# average) and than iss=10 on 7 (3.0 points), and has the lower log loss on 9 and 8.
-# The gain shrinks as the training set grows (about one point against iss=1 and half a
-# point against iss=10 at 320-640 rows, where only the larger data sets remain, most of
-# them still won). BDeu iss=10 is the stronger baseline, as in the paper.
+# As in the paper's Figs. 7-8, the hierarchical estimates gain most on the smallest
+# training sets: at {{SIZES[0]}} rows `hmd` is more accurate than BDeu iss=1 on
+# {{wins.loc[SIZES[0], "acc: hmd - bdeu1"]}} of the {{sets[SIZES[0]]}} data sets
+# ({{points.loc[SIZES[0], "acc: hmd - bdeu1"]:.1f}} points on average) and than iss=10 on
+# {{wins.loc[SIZES[0], "acc: hmd - bdeu10"]}} ({{points.loc[SIZES[0], "acc: hmd - bdeu10"]:.1f}} points),
+# and has the lower log loss on {{wins.loc[SIZES[0], "logloss: bdeu1 - hmd"]}} and
+# {{wins.loc[SIZES[0], "logloss: bdeu10 - hmd"]}}. The gain shrinks as the training set
+# grows: at {{big[0]}} and {{big[1]}} rows, where only the larger data sets remain
+# ({{sets[big[-1]]}} of them at {{big[-1]}}), it is {{points.loc[big[0], "acc: hmd - bdeu1"]:.1f}} and
+# {{points.loc[big[1], "acc: hmd - bdeu1"]:.1f}} points against iss=1 and
+# {{points.loc[big[0], "acc: hmd - bdeu10"]:.1f}} and {{points.loc[big[1], "acc: hmd - bdeu10"]:.1f}}
+# against iss=10. BDeu iss=10 is the stronger baseline, as in the paper.
 #
 # How a column is shrunk: the CPT of one feature of the TAN on 80 rows of `dna`
 # (`zoo` in the reduced run). Each point is one leaf estimate; the pooled `kappa` is
@@ -307,18 +317,24 @@ fits = {
 for label, net in fits.items():
     res[label] = scores(net.predict_proba(test_all, hv_target).to_numpy(), test_all, net.logpdf(test_all))
 print(pd.DataFrame(res).T.round(4).to_string())
+res = pd.DataFrame(res).T
+ranked = res["joint log-lik / row"].sort_values(ascending=False)
+default_best = int(sum(res[m].idxmax() == "hmd, users as domains" for m in ("accuracy", "joint log-lik / row"))
+                   + (res["class log loss"].idxmin() == "hmd, users as domains"))
+per_user_pooled = ranked[[k for k in ranked.index if k.startswith(("per-user", "pooled"))]]
 
 # %% [markdown]
 # Per-user tables see 100 rows each and overfit; the pooled table ignores that users
 # differ. The default `domain=` fit shrinks each user's columns toward the pooled
-# configuration with a concentration learned per node: in the full run it is the best
-# of the six on all three measures (joint log-likelihood -7.23 per row). The paper's
-# joint model with its `s = |X'|` (the number of joint cells of node and parents) comes
-# next (-7.33), ahead of the per-user and pooled tables (-7.39 to -7.46). bnlearn's
-# default `iss = 1` divides the prior strength by the number of groups (`s = 1/100`
-# here), so its tables stay close to each user's own frequencies and it does worst:
-# with many small domains, raise `iss` (or leave `s` at the paper's default) rather than
-# keep bnlearn's.
+# configuration with a concentration learned per node: it is the best of the six on
+# {{default_best}} of the three measures. By joint log-likelihood per row: {{ranked.index[0]}}
+# {{ranked.iloc[0]:.3f}}, then {{ranked.index[1]}} {{ranked.iloc[1]:.3f}}; the per-user and
+# pooled tables {{per_user_pooled.min():.3f}} to {{per_user_pooled.max():.3f}}; last
+# {{ranked.index[-1]}} ({{ranked.iloc[-1]:.3f}}). The paper's joint model uses
+# `s = |X'|` (the number of joint cells of node and parents); bnlearn's default `iss = 1`
+# divides the prior strength by the number of groups (`s = 1/{{USERS}}` here), so its
+# tables stay close to each user's own frequencies: with many small domains, raise `iss`
+# (or leave `s` at the paper's default) rather than keep bnlearn's.
 #
 # ## (d) How far bnlearn's `hdir` stops from the fixed point, and does it matter?
 #
@@ -362,14 +378,17 @@ for name, data, ms in [
         }
     )
 print(pd.DataFrame(rows).round(6).to_string(index=False))
+hdir = pd.DataFrame(rows).set_index("data")
+ll_moves = hdir["test log-lik/row, converged"] - hdir["test log-lik/row, bnlearn"]
 
 # %% [markdown]
-# The converged tables differ from bnlearn's by up to a few thousandths, and the bound
-# is higher at the fixed point, as it must be. The held-out log-likelihood per row moves
-# only in the fifth decimal (in the full run bnlearn's early-stopped tables are even a
-# hair better on alarm and on the simulated users, by 3e-5 nats per row): bnlearn's early
-# stop is a numerical detail, not a statistical one. What matters much more for
-# prediction is the prior strength `s` (part (c)).
+# The converged tables differ from bnlearn's by up to {{hdir["max |table diff|"].max():.4f}}, and the
+# bound is higher at the fixed point, as it must be (by {{hdir["bound gain (sum over nodes)"].min():.2g}}
+# to {{hdir["bound gain (sum over nodes)"].max():.2g}} summed over the nodes). The held-out
+# log-likelihood per row moves by at most {{ll_moves.abs().max():.1e}} nats (bnlearn's
+# early-stopped tables are ahead on {{", ".join(ll_moves.index[ll_moves < 0]) or "no data set"}}):
+# bnlearn's early stop is a numerical detail, not a statistical one. What matters much
+# more for prediction is the prior strength `s` (part (c)).
 #
 # ## Speed
 #

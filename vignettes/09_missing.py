@@ -18,14 +18,13 @@
 # error of the CPT entries against the true network. Then prediction with missing
 # features: `predict_proba` sums the missing cells out.
 #
-# Run by hand: `python vignettes/run.py vignettes/09_missing.py`; the test suite runs a
-# reduced version.
+# Run by hand: `python vignettes/run.py vignettes/09_missing.py` (the full run takes about
+# 15 seconds on one core); `--quick` runs the reduced version the test suite runs.
 
 # %%
 import os
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -34,8 +33,6 @@ import pybncsmooth as bs
 
 warnings.simplefilter("ignore")
 QUICK = os.environ.get("PYBNCSMOOTH_VIGNETTE_QUICK") == "1"
-ROOT = Path(bs.__file__).resolve().parents[1]
-BNLEARN = ROOT / "tests" / "data" / "bnlearn"
 pd.set_option("display.width", 200)
 
 ASIA = bs.datasets.structure("asia").modelstring()
@@ -81,7 +78,7 @@ for kind, masker in (("MCAR", mcar), ("MAR", mar)):
         train = truth.sample(1000, random_state=seed)
         holes = masker(train, 0.2, seed)
         for method, kw in (("bayes", {"iss": 1.0}), ("hmd", {}), ("mestimate", {}),
-                           ("hdp", {"iterations": 500, "random_state": seed})):
+                           ("hdp", {"iterations": 100 if QUICK else 500, "random_state": seed})):
             fits = {"complete": bs.fit(ASIA, train, method=method, **kw)}
             for na in ("available", "hard-em", "em"):
                 t0 = time.perf_counter()
@@ -98,35 +95,40 @@ wide = res.pivot_table(index=["mask", "method", "seed"], columns="fit", values="
 recovered = ((wide["em"] - wide["available"]) / (wide["complete"] - wide["available"])).groupby(level=[0, 1]).mean()
 print("\nshare of the available-case loss that soft EM recovers:")
 print(recovered.round(2).to_string())
+by_fit = table.unstack("fit")
+hard_worse = [(m, e) for (m, e) in by_fit.index if by_fit.loc[(m, e), ("loglik", "hard-em")]
+              < by_fit.loc[(m, e), ("loglik", "available")]]
+worst_hard = [(m, e) for (m, e) in by_fit.index if by_fit.loc[(m, e), "loglik"].idxmin() == "hard-em"]
+rec = recovered.unstack(0)  # methods x masks
+cpt_move = (by_fit[("cpt_mae", "em")] - by_fit[("cpt_mae", "available")]).groupby(level=1, sort=False).mean()
+
+
+def methods_where(cond):
+    return ", ".join(f"`{m}`" for m in cond.index[cond]) or "none"
 
 # %% [markdown]
 # Soft EM sits between available-case counting and the complete data: it uses what an
 # incomplete row's observed cells say about its missing ones. Hard EM, which commits to
-# one completion per row, does worse than counting the available cases at all: imputing
-# the most probable value over-represents it (the same behaviour we measured for bnlearn's
-# hard EM on the insurance network: -13.54 per row against -13.47 for available cases).
-# Soft EM recovers about a quarter to a third of what available-case counting loses on
-# held-out rows, under MCAR and under MAR (where the chance that a cell is missing depends
-# on smoking, an observed column, so EM stays valid); data augmentation does as much for
-# `hdp` (a quarter under MCAR, 0.31 under MAR), where hard EM is the worst of all. The CPT errors fall with it for
-# BDeu and `hmd`; for m-estimates they rise a little while the held-out likelihood
-# improves: EM moves mass toward the completions the network finds likely, which the
-# m-estimate's uniform pseudo-counts do not temper.
+# one completion per row, does worse than counting the available cases in
+# {{len(hard_worse)}} of the {{len(by_fit)}} (mask, estimator) pairs, and is the worst of all
+# fits in {{len(worst_hard)}}: imputing the most probable value over-represents it. Soft EM
+# recovers {{rec.drop(index="hdp").min().min():.2f}} to {{rec.drop(index="hdp").max().max():.2f}} of
+# what available-case counting loses on held-out rows for `bayes`, `hmd` and `mestimate`,
+# under MCAR and under MAR (where the chance that a cell is missing depends on smoking, an
+# observed column, so EM stays valid); data augmentation recovers
+# {{rec.loc["hdp", "MCAR"]:.2f}} (MCAR) and {{rec.loc["hdp", "MAR"]:.2f}} (MAR) for `hdp`. The CPT
+# errors fall with EM for {{methods_where(cpt_move < 0)}} and rise for
+# {{methods_where(cpt_move >= 0)}}: EM moves mass toward the completions the network finds
+# likely, which the m-estimate's uniform pseudo-counts do not temper.
 #
 # ## Insurance: 27 nodes, rows with up to 11 missing cells
 #
-# `python benchmarks/bench_em.py` (2000 rows, 20% MCAR, 5000 complete test rows; bnlearn's
-# hard EM run and timed beside ours on the same machine):
-#
-# | estimator | complete | available | EM | hard EM |
-# |---|---|---|---|---|
-# | bayes (iss 1) | -13.288 | -13.470 | -13.382 (48% recovered), 0.34 s | -13.592 |
-# | hdp (1000 sweeps) | -13.222 | -13.332 | -13.290 (38%, data augmentation) | |
-# | bnlearn hard EM (bayes, iss 1) | | | | -13.541, 5.1 s |
-#
-# The E-step runs a junction tree per incomplete row over that row's missing cells,
-# compiled: its cliques link only missing variables that share a family, so a row's work
-# follows its holes, not the network's treewidth (13 ms an E-step here).
+# `python benchmarks/bench_em.py` runs the same comparison on insurance (2000 rows, 20%
+# MCAR, 5000 complete test rows), with bnlearn's hard EM run and timed beside ours; the
+# [benchmarks page](../benchmarks.md#missing-values-and-em) has its recorded table. The
+# E-step runs a junction tree per incomplete row over that row's missing cells, compiled:
+# its cliques link only missing variables that share a family, so a row's work follows
+# its holes, not the network's treewidth.
 #
 # ## Prediction with missing features
 #

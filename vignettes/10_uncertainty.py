@@ -16,10 +16,11 @@
 # * **thin** (1-19 rows) and **rich** (20 rows or more).
 #
 # `benchmarks/bench_coverage.py` is the same measurement, for any network file,
-# estimator and grid of sizes; the README has its table on two seeds.
+# estimator and grid of sizes; the benchmarks page has its table on two seeds.
 #
-# Run by hand: `python vignettes/run.py vignettes/10_uncertainty.py`; the test suite runs
-# a reduced version.
+# Run by hand: `python vignettes/run.py vignettes/10_uncertainty.py` (the full run takes
+# about a minute on one core); `--quick` runs the reduced version the test suite runs.
+# The figures need matplotlib (`pip install ".[plot]"`).
 
 # %%
 import os
@@ -34,8 +35,8 @@ import pybncsmooth as bs
 
 warnings.simplefilter("ignore")
 QUICK = os.environ.get("PYBNCSMOOTH_VIGNETTE_QUICK") == "1"
-ROOT = Path(bs.__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+ROOT = Path(__file__).resolve().parents[1]  # the repository this script sits in, whatever the install
+sys.path.insert(0, str(ROOT / "benchmarks"))  # the benchmark scripts beside it, not the installed package's
 from bench_coverage import config_rows, entry_classes  # noqa: E402
 
 BNLEARN = ROOT / "tests" / "data" / "bnlearn"
@@ -78,7 +79,7 @@ print(frame.head(12).round(4).to_string())
 #
 # For every network, size, seed and estimator: fit the known structure, and for every
 # entry of every CPT ask whether the truth lies in its 90% interval. An interval that
-# misses the truth by less than 0.001 counts as covering it (a truth far below 1e-3 just
+# misses the truth by less than 1e-3 counts as covering it (a truth far below 1e-3 just
 # above an interval that ends at 1e-8 is the prior's statement about a level never seen
 # along a path, and changes no decision); the strict figure is beside it.
 
@@ -111,6 +112,18 @@ allc = res.groupby(["network", "n", "estimator"])[["hits", "strict", "entries"]]
 cover.insert(0, "all", allc["hits"] / allc["entries"])
 cover.insert(1, "all (strict)", allc["strict"] / allc["entries"])
 print(cover.round(2).to_string())
+
+
+def span(values):
+    lo, hi = f"{min(values):.2f}", f"{max(values):.2f}"
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
+def coverage(estimator, cls, network=None):
+    sub = cover.xs(estimator, level="estimator")
+    if network is not None:
+        sub = sub.xs(network, level="network")
+    return span(sub[cls])
 
 # %%
 import matplotlib.pyplot as plt  # noqa: E402
@@ -148,27 +161,32 @@ print("saved figures/coverage_by_class.png")
 #
 # * **`bayes`**: exact under its prior, BDeu with `iss=1`, which spreads one pseudo-count
 #   over every cell of the table. A thin configuration's interval therefore hugs its
-#   relative frequencies (a level not seen in 5 rows gets an interval next to 0) and
-#   about half of them miss; an unseen configuration gets the whole prior (covers
-#   everything, says nothing). That is the prior speaking, not an approximation: the
+#   relative frequencies (a level not seen in 5 rows gets an interval next to 0): thin
+#   configurations' coverage is {{coverage("bayes (iss=1)", "thin")}} here; an unseen
+#   configuration gets the whole prior ({{coverage("bayes (iss=1)", "unseen")}}: it covers
+#   everything and says nothing). That is the prior speaking, not an approximation: the
 #   hierarchical estimators learn how much configurations differ.
 # * **`hmd`**: the hierarchical Multinomial-Dirichlet with its concentration `s` learned
 #   (integrated over its posterior under a uniform prior on the intra-class correlation
-#   `1 / (1 + s)`; the paper's fixed `s = |X|` covers 50-70% on these networks, because
-#   it asserts that the columns resemble each other); given `(s, u)` a column is exactly
-#   Dirichlet. An unseen configuration is drawn around the deepest node of its context
-#   tree that has data, with the spread of the columns below that node, learned level by
-#   level: how much configurations differ from their ancestors.
+#   `1 / (1 + s)`; the paper's fixed `s = |X|` asserts that the columns resemble each
+#   other, and the estimators guide shows what that costs in coverage); given `(s, u)` a
+#   column is exactly Dirichlet. An unseen configuration is drawn around the deepest node
+#   of its context tree that has data, with the spread of the columns below that node,
+#   learned level by level: how much configurations differ from their ancestors.
+#   Coverage of all entries: {{coverage("hmd", "all")}}.
 # * **`hdp`**: draws from the sampler's recorded states, each a top-down chain of
 #   Dirichlet vectors; the sds include the parents' uncertainty, and an unseen
-#   configuration is a fresh node drawn around the one it backs off to. On `insurance`
-#   the network's author wrote many entries of about 1e-6, and a value never observed
-#   along a deep path gets, under the HDP, a Beta marginal whose shape is the product of
-#   small concentrations: most of its mass lies below those 1e-6, the model's honest
-#   answer (simulation-based calibration passes); those misses are below 0.001, and the
+#   configuration is a fresh node drawn around the one it backs off to. Coverage of all
+#   entries: {{", ".join(f"{name} {coverage('hdp', 'all', name)}" for name in NETWORKS)}}. On
+#   `insurance` the network's author wrote many entries of about 1e-6, and a value never
+#   observed along a deep path gets, under the HDP, a Beta marginal whose shape is the
+#   product of small concentrations: most of its mass lies below those 1e-6, the model's
+#   honest answer (simulation-based calibration passes, the estimators guide has the
+#   details); those misses are within the tolerance of the coverage above, and the
 #   strict figure shows them.
 # * **`hls-bayes`**: the kept sweeps of the Gibbs sampler; an unseen configuration's
-#   missing coefficients are drawn from their prior given the sweep's variance.
+#   missing coefficients are drawn from their prior given the sweep's variance. Coverage
+#   of all entries: {{coverage("hls-bayes", "all")}}.
 
 # %% [markdown]
 # ## Whole parameter sets
@@ -234,22 +252,27 @@ fig.savefig(FIG / "query_interval.png", dpi=110)
 # %% [markdown]
 # ![The 90% interval of one query as the training rows grow](figures/query_interval.png)
 #
-# Over many random queries the intervals cover as they should:
-# `benchmarks/bench_query_coverage.py` asks 50 random queries of each fit (three evidence
-# variables and the target's level from a row of the true network) and counts how often
-# the 90% interval holds the true answer (the docs' benchmarks page has its table: 84-91%
-# on insurance and alarm at 200 and 2000 rows, three seeds, every Bayesian estimator).
+# Over many random queries: `benchmarks/bench_query_coverage.py` asks random queries of
+# each fit (three evidence variables and the target's level from a row of the true
+# network) and counts how often the 90% interval holds the true answer (the docs'
+# benchmarks page has its table for every Bayesian estimator). The same here, on
+# insurance at {{SIZES[0]}} rows:
 
 # %%
-sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_query_coverage import covered, random_queries  # noqa: E402
 
+query_cover = {}
 for name, kw in [("bayes (iss=1)", dict(method="bayes")), ("hmd", dict(method="hmd"))]:
     hits = []
     for seed in SEEDS:
         net = bs.fit(ref.dag, ref.sample(SIZES[0], random_state=seed), **kw)
         hits.append(covered(ref, net, random_queries(ref, 20 if QUICK else 50, 100 + seed), 0.9, 300, seed))
-    print(f"{name}: {np.concatenate(hits).mean():.2f} of {sum(len(h) for h in hits)} query intervals cover")
+    query_cover[name] = (np.concatenate(hits).mean(), sum(len(h) for h in hits))
+    print(f"{name}: {query_cover[name][0]:.2f} of {query_cover[name][1]} query intervals cover")
+
+# %% [markdown]
+# The 90% query intervals cover {{", ".join(f"{v[0]:.0%} for {k}" for k, v in query_cover.items())}}
+# ({{next(iter(query_cover.values()))[1]}} queries each).
 
 # %% [markdown]
 # ## An interval from every estimator

@@ -26,7 +26,7 @@ from ..data.sources import as_source
 from ..errors import DataError, EmptyDataError, HyperparameterError, MissingColumnError
 from ..estimators import hyperparameter_names
 from ..estimators.base import make_estimator
-from ..options import Options, option_specs, split_settings
+from ..options import Options, option_doc, option_specs, split_settings
 from ..pipeline import DomainRole
 from ..structure.learning import resolve_features
 from ._inputs import class_series, feature_frame, is_source, training_frame, weights_by_position
@@ -52,7 +52,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    structure:
+    structure : str or DAG
         ``"nb"``, ``"tan"`` (default), ``"kdb"``, ``"skdb"`` or ``"eskdb"`` (an
         ensemble of selective kDB classifiers with sampled attribute and parent orders,
         Zhang 2020, Ch. 4; see :mod:`pybncsmooth.classifiers.eskdb`), or a DAG to fit as
@@ -60,9 +60,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         by decreasing CMI.  ESKDB members take ``method="hdp"``'s sweeps shared out
         (:func:`~pybncsmooth.classifiers.eskdb.member_iterations`) and
         ``method="mestimate"``'s ``m = 1 / (number of classes)`` where none is given.
-    method:
+    method : str or Estimator
         Estimator name (``"bayes"``, ``"mestimate"``, ``"hdp"``, ...) or object.
-    **settings:
+    **settings : option and hyperparameter values, by name
         The options (below; defaults for a classifier: ``na="level"``, missing values a
         level of their own, as Petitjean et al. 2018) and the estimator's
         hyperparameters (``iss=``, ``m=``, ...), all settable with ``set_params`` and
@@ -390,10 +390,7 @@ def _signature() -> inspect.Signature:
 
 
 BNClassifier.__init__.__signature__ = _signature()  # type: ignore[attr-defined]
-_options_doc = "\n".join(
-    f"    {s.name}:\n        {s.doc[:1].upper()}{s.doc[1:]} (default ``{_DEFAULTS[s.name]!r}``)."
-    for s in _OPTIONS.values()
-)
+_options_doc = "\n".join(f"    {s.name}:\n        {option_doc(s, _DEFAULTS[s.name])}" for s in _OPTIONS.values())
 BNClassifier.__doc__ = BNClassifier.__doc__.replace(
     "\n    Attributes\n", "\n    Other Parameters\n    ----------------\n" + _options_doc + "\n\n    Attributes\n", 1
 )

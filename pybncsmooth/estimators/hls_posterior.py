@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy.special import expit
 
 from ..counting.context_tree import ContextTree
 from .posterior import TreePosterior, _chunks, backoff_index, even_states, register_posterior
@@ -33,12 +34,18 @@ _MC_VALUES = 1 << 24
 
 
 def softmax_columns(eta: np.ndarray, r: int) -> np.ndarray:
-    """Probabilities ``(..., r)`` from the free predictors ``eta`` (``(..., K)``): a
+    r"""Probabilities ``(..., r)`` from the free predictors ``eta`` (``(..., K)``): a
     softmax over ``r`` values when ``K = r``; the logit of the second value when
-    ``K = 1`` (two values), as the sampler's."""
+    ``K = 1`` (two values), as the sampler's.
+
+    Both forms are evaluated without overflow for any finite ``eta``: the softmax after
+    subtracting each row's largest predictor, the two-value case as the logistic
+    :math:`\sigma(\eta) = e^{-\log(1 + e^{-\eta})}` of each value (scipy's ``expit``),
+    so that a small probability keeps its digits instead of being ``1 - p`` of its
+    complement."""
     if eta.shape[-1] == 1:
-        p1 = 1.0 / (1.0 + np.exp(-eta[..., 0]))
-        return np.stack([1.0 - p1, p1], axis=-1)
+        x = eta[..., 0]
+        return np.stack([expit(-x), expit(x)], axis=-1)
     e = eta - eta.max(axis=-1, keepdims=True)
     x = np.exp(e)
     return x / x.sum(axis=-1, keepdims=True)

@@ -12,7 +12,7 @@ from typing import Any
 from ..classifiers.formula import fit_classifier_formula
 from ..estimators.base import Estimator, make_estimator
 from ..model.network import FittedNetwork
-from ..options import Options, option_specs, split_settings
+from ..options import Options, option_doc, option_specs, split_settings
 from ..pipeline import fit_network
 
 __all__ = ["fit"]
@@ -26,7 +26,7 @@ def fit(spec: Any, data: Any, /, method: str | Estimator = "bayes", **settings: 
 
     Parameters
     ----------
-    spec:
+    spec : str, list of str, DAG, path, FittedNetwork or networkx.DiGraph
         The structure: a bnlearn model string ``"[A][B|A][C|A:B]"``, per-node
         formulas ``["B ~ A", "C ~ A + B"]``, a :class:`DAG`, a network file
         (``.bif``/``.dsc``/``.net``/``.rds``/``.pbn``, whose levels then fix the
@@ -35,7 +35,7 @@ def fit(spec: Any, data: Any, /, method: str | Estimator = "bayes", **settings: 
         ``discretize=`` alone: naive Bayes) a classifier formula ``"Class ~ ."`` (or
         ``"Class ~ A + B"``): the structure is learned on ``data`` first, the model
         :class:`BNClassifier` builds.
-    data:
+    data : DataFrame, path, list or iterator of DataFrames, callable or Dask DataFrame
         A pandas DataFrame of categorical columns; a path to a CSV or Parquet file,
         read in chunks of ``chunksize`` rows (default: about two million values a
         chunk, so that memory does not grow with the file); a list of DataFrame
@@ -46,14 +46,14 @@ def fit(spec: Any, data: Any, /, method: str | Estimator = "bayes", **settings: 
         result is the same as one pass over the whole data); with a network file
         fixing the levels, a level it does not declare is an error naming the level,
         the column and the chunk.
-    method:
+    method : str or Estimator
         ``"mle"``, ``"bayes"`` (BDeu, ``iss``), ``"mestimate"`` (``m``), ``"hdp"``
         (hierarchical Dirichlet process: ``iterations``, ``burn_in``, ``tying``,
         ``n_chains``, ...), ``"hmd"`` (hierarchical Multinomial-Dirichlet: ``s``,
         ``alpha0``, ``iss``, ``compat="bnlearn"``, ``tol``, ``max_iter``), ``"hls"``,
         ``"hls-bayes"``, ``"hgs"``, ``"mbranch"``, or an estimator object.  See
         :func:`pybncsmooth.available_methods` and ``pybncsmooth methods``.
-    **settings:
+    **settings : option and hyperparameter values, by name
         The options of the fit (below; each declared once in
         :mod:`pybncsmooth.options`) and the method's hyperparameters (``iss=``, ``m=``,
         ...; a name that is neither raises
@@ -108,7 +108,7 @@ def _options_section() -> str:
     for spec in option_specs("fit").values():
         default = Options.build("fit").__getattribute__(spec.name)
         lines.append(f"    {spec.name}:")
-        lines.append(f"        {spec.doc[:1].upper()}{spec.doc[1:]} (default ``{default!r}``).")
+        lines.append(f"        {option_doc(spec, default)}")
     return "\n".join(lines) + "\n"
 
 

@@ -274,7 +274,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    run_demo(seed=args.seed, repeats=args.repeats)
+    run_demo(seed=args.seed, repeats=args.repeats, progress=False if args.quiet else None)
     return 0
 
 
@@ -406,7 +406,8 @@ def _add_small_parsers(sub: Any) -> None:
     m.set_defaults(func=_cmd_methods)
     d = sub.add_parser("demo", help="compare estimators on a bundled data set (held-out log-likelihood)")
     d.add_argument("--seed", type=int, default=2024)
-    d.add_argument("--repeats", type=_positive_int, default=10)
+    d.add_argument("--repeats", type=_positive_int, default=10, help="random splits (default 10)")
+    d.add_argument("-q", "--quiet", action="store_true", help="no progress bar (none either when not at a terminal)")
     d.set_defaults(func=_cmd_demo)
 
 
