@@ -15,8 +15,8 @@
 #    against the truth as rows come, by the expert's weight; the expert as a BIF file
 #    (tables only) updated with its tables as the prior.
 #
-# Run by hand: `python vignettes/run.py vignettes/11_update.py`; the test suite runs a
-# reduced version.
+# Run by hand: `python vignettes/run.py vignettes/11_update.py` (the full run takes about
+# 10 seconds on one core); `--quick` runs the reduced version the test suite runs.
 
 # %%
 import os
@@ -108,20 +108,25 @@ print(f"\nupdates {t_update:.3f} s against refits {t_refit:.3f} s over {MONTHS -
 # %%
 final = {"no forgetting": kept, **{f"decay {dd}": net for dd, net in decayed.items()},
          "last month": bs.fit(ASIA, batches[-1], "bayes")}
+errs = {name: cpt_error(net, truths[-1]) for name, net in final.items()}
 print("error of the CPT entries against the last month's truth")
-for name, net in final.items():
-    print(f"  {name:>14}: {cpt_error(net, truths[-1]):.4f}")
+for name, err in errs.items():
+    print(f"  {name:>14}: {err:.4f}")
+closest = min(errs, key=errs.get)
+lag = table.iloc[-1]["decay 0.5"] - table.iloc[-1]["no forgetting"]
 print("P(S = yes): truth at the end", truths[-1].cpt("S")[1].round(3), "| no forgetting",
       kept.cpt("S")[1].round(3), "| decay 0.5", decayed[0.5].cpt("S")[1].round(3))
 
 # %% [markdown]
 # Without forgetting, the network estimates the *average* of the year's tables: on a
-# drifting process it lags, the more so the longer the stream (by 0.08 nats a row on the
-# last month). A decay of 0.5 (rows two months old weigh a quarter) follows the drift
-# about as closely as a fit on the last month alone, which asia's eight small tables can
-# afford with 1,000 rows a month; on the tables themselves the slower decay of 0.8 is
-# closest to the final truth, the balance between lagging (no forgetting) and noise
-# (one month of rows). Forgetting is exactly a weighted fit: the decayed network equals
+# drifting process it lags, the more so the longer the stream (by {{lag:.2f}} nats a row on
+# the last month against a decay of `0.5`). A decay of `0.5` (rows two months old weigh a
+# quarter) follows the drift about as closely as a fit on the last month alone (mean
+# held-out log-likelihood {{table.mean()["decay 0.5"]:.3f}} against
+# {{table.mean()["last month"]:.3f}}), which asia's eight small tables can afford with
+# {{ROWS:,}} rows a month. On the tables themselves the network closest to the final truth
+# is {{closest}}: the balance between lagging (no forgetting) and noise (one month of
+# rows). Forgetting is exactly a weighted fit: the decayed network equals
 # the fit with row weights `decay ** age`.
 
 # %%
@@ -168,14 +173,24 @@ out = pd.DataFrame(res).set_index("rows")
 print("expert alone: D", *[round(v, 4) for v in errors(expert)])
 print(out.round(4).to_string())
 
+
+def caught_up(w):
+    """The fewest rows from which, at every larger size too, the error of D with the expert of
+    weight w is within 10% of the data's alone."""
+    close = out[f"w={w}: D"] <= 1.1 * out["data alone: D"]
+    after = [n for i, n in enumerate(out.index) if close.iloc[i:].all()]
+    return f"from {after[0]:,} rows on" if after else "at none of these sizes"
+
 # %% [markdown]
 # The expert's right tables make the other CPTs better than the data alone at every
-# size, the more so the heavier the expert (at 50 rows: 0.14 alone, 0.002 with
+# size, the more so the heavier the expert (at {{sizes[0]}} rows:
+# {{out.iloc[0]["data alone: others"]:.2f}} alone, {{out.iloc[0]["w=1000: others"]:.3f}} with
 # `w = 1000`). Its wrong table of `D` is corrected as the rows come, as fast as they
-# outnumber the expert's weight: with `w = 10` it is the data's from 200 rows on, with
-# `w = 100` from about 1,000, while `w = 1000` still carries three times the data's
-# error at 5,000 rows. The weight is how many rows the expert is worth: state what the
-# expert's knowledge rests on.
+# outnumber the expert's weight: its error is within a tenth of the data's with `w = 10`
+# {{caught_up(10)}}, with `w = 100` {{caught_up(100)}}, while `w = 1000` still
+# carries {{out.iloc[-1]["w=1000: D"] / out.iloc[-1]["data alone: D"]:.1f}} times the data's
+# error at {{sizes[-1]:,}} rows. The weight is how many rows the expert is worth: state
+# what the expert's knowledge rests on.
 #
 # An expert network that lives in a file (tables only, as bnlearn's `write.bif` or
 # pyAgrum write them) is updated the same way, with its weight stated:

@@ -75,7 +75,7 @@ def count_specs(
     dense, trees = [], []
     for k, (node, pa) in enumerate(specs):
         r, cards = schema.cardinality(node), schema.cardinalities(pa)
-        if r * math.prod(cards) <= limit:
+        if 0 < r * math.prod(cards) <= limit:  # (a variable without levels: no cells, counted by the sort)
             dense.append(k)
             trees.append(None)
         else:  # a configuration space much larger than the data: a sort of the rows

@@ -99,7 +99,8 @@ def _top_blocks(src: BifText) -> list[tuple[int, int, int]]:
         raise src.error("a block opened here is never closed (expected '}')", src.line(open_))
     tail = text[start:].strip(" \t\r\n;")
     if tail:
-        raise src.error(f"expected 'variable' or 'probability' but found {tail.split()[0]!r}",
+        word = (tail.split() or [tail])[0]
+        raise src.error(f"expected 'variable' or 'probability' but found {word!r}",
                         src.line(text.index(tail, start)))
     return out
 
@@ -145,18 +146,34 @@ def _probability(src: BifText, header: str, open_: int, close: int, line: int, p
 
 def _header_names(inner: str, src: BifText, line: int, declared: Any) -> tuple[str, list[str]]:
     """``node | p1, p2`` (or the old ``node p1 p2``; a declared name with spaces is one
-    node)."""
-    if "|" not in inner and unquote(inner) in declared:
+    node); a ``|``, comma or space inside double quotes belongs to the name."""
+    bare = _QUOTED.sub(lambda m: "\0" * len(m.group()), inner) if '"' in inner else inner
+    if "|" not in bare and unquote(inner) in declared:
         return unquote(inner), []
-    if "|" in inner:
-        head, tail = inner.split("|", 1)
-        node, parents = unquote(head), [unquote(p) for p in tail.split(",")]
+    if "|" in bare:
+        i = bare.index("|")
+        node, parents = unquote(inner[:i]), [unquote(p) for p in _split(inner[i + 1 :], bare[i + 1 :], ",")]
     else:
-        words = [unquote(w) for w in (inner.split(",") if "," in inner else inner.split())] or [""]
+        words = [unquote(w) for w in _split(inner, bare, "," if "," in bare else None)] or [""]
         node, parents = words[0], words[1:]
     if not node or not all(parents):
         raise src.error(f"expected 'probability ( node | parents )' but found '({inner.strip()})'", line)
     return node, parents
+
+
+_QUOTED = re.compile(STRING)
+
+
+def _split(text: str, bare: str, sep: str | None) -> list[str]:
+    """``text`` split where ``bare`` (the same text, its quoted names blanked) has ``sep``
+    (``None``: runs of white space)."""
+    cuts = [m.span() for m in re.finditer(r"\s+" if sep is None else re.escape(sep), bare)]
+    out, start = [], 0
+    for a, b in cuts:
+        out.append(text[start:a])
+        start = b
+    out.append(text[start:])
+    return [w for w in out if w.strip()] if sep is None else out
 
 
 def _bad_statement(src: BifText, body: str, offset: int, node: str) -> None:
@@ -175,14 +192,14 @@ def _bad_statement(src: BifText, body: str, offset: int, node: str) -> None:
 
 # ----------------------------------------------------------------------------- writing
 
-_PLAIN_BAD = re.compile(r'[,;{}()"\n\r]|//|/\*')
+_PLAIN_BAD = re.compile(r'[,;{}()|"\n\r]|//|/\*')
 
 
 def bif_name(name: Any) -> str:
     """A node name or level as written in a BIF file: as it is (what bnlearn writes, and
     what bnlearn, pgmpy and this module read back unchanged: ``<7.5``, ``a b``), in
     double quotes only when it could not be read back bare (empty, white space at an
-    end, a comma, brace, parenthesis, semicolon, quote or comment marker)."""
+    end, a comma, bar, brace, parenthesis, semicolon, quote or comment marker)."""
     s = str(name)
     if s and s == s.strip() and not _PLAIN_BAD.search(s):
         return s
