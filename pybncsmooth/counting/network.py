@@ -305,13 +305,9 @@ class NetworkCounter:
                     f"the domain column {v!r} has {int(miss.sum())} missing value(s) (first at row {first!r}): every "
                     "row needs its domain; drop those rows or give them a domain level of their own"
                 )
-        labels = {str(c): c for c in df.columns}  # integer column labels name nodes by their text
+        labels = {str(c) for c in df.columns}  # integer column labels name nodes by their text
         if len(labels) < df.shape[1]:  # two columns of one name (or text): encode's check, before the look-ups
             raise DuplicateColumnError(str(df.columns[df.columns.astype(str).duplicated()][0]))
-        for v in self.variables:
-            miss = int(df[labels[v]].isna().sum()) if v in labels else 0  # an absent column: encode names it
-            if miss:
-                out.n_missing[v] = miss
         try:
             enc = encode(
                 df,
@@ -325,6 +321,7 @@ class NetworkCounter:
         except UnseenLevelError as e:  # levels fixed by a network file
             declared = self.given[e.column] if e.column in self.given else ()
             raise UndeclaredLevelError(e.column, e.levels, declared) from None
+        out.n_missing = dict(enc.n_missing)  # missing cells per variable, before the policy
         if enc.n_rows == 0:  # every row of this chunk is incomplete; other chunks may not be
             out.n_dropped = enc.n_dropped
             return out

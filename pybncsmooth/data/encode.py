@@ -19,7 +19,7 @@ a float column of whole numbers with missing cells names integer levels).
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Sequence
 
 import numpy as np
@@ -62,12 +62,17 @@ class EncodedData:
         The pandas index of the rows kept (for aligning outputs with the input).
     n_dropped:
         Rows dropped under ``na="drop"``.
+    n_missing:
+        Missing cells of each encoded variable that has some, before the missing-value
+        policy (as ``df[var].isna().sum()`` counts them; an encoding made otherwise
+        than by :func:`encode` may leave it empty).
     """
 
     schema: Schema
     codes: dict[str, np.ndarray]
     index: pd.Index
     n_dropped: int = 0
+    n_missing: dict[str, int] = field(default_factory=dict)
 
     @property
     def n_rows(self) -> int:
@@ -178,6 +183,7 @@ def encode(
     fixed: set[str] = set()
     codes: dict[str, np.ndarray] = {}
     na_masks: dict[str, np.ndarray] = {}
+    n_missing: dict[str, int] = {}
     arrays = _categorical_arrays(df, set(variables) - set(schema.levels))
     columns: dict[str, pd.Series] | None = None
     for var in variables:
@@ -192,9 +198,11 @@ def encode(
         series = columns[var]
         if var in schema:
             lev, is_fixed = schema[var], var in schema.fixed
-            c, na_mask = _map_to_levels(series, var, lev, na, on_unseen, na_label, missing_unobserved)
+            c, na_mask, n_na = _map_to_levels(series, var, lev, na, on_unseen, na_label, missing_unobserved)
         else:
-            lev, is_fixed, c, na_mask = _infer_levels(series, var, na, max_levels, na_label)
+            lev, is_fixed, c, na_mask, n_na = _infer_levels(series, var, na, max_levels, na_label)
+        if n_na:
+            n_missing[var] = n_na
         if is_fixed:
             fixed.add(var)
         levels[var] = lev
@@ -202,8 +210,8 @@ def encode(
         if na_mask is not None:
             na_masks[var] = na_mask
     if na == "drop" and na_masks:
-        return _dropped(df, Schema(levels, frozenset(fixed)), codes, na_masks, empty_ok)
-    return EncodedData(Schema(levels, frozenset(fixed)), codes, df.index, 0)
+        return _dropped(df, Schema(levels, frozenset(fixed)), codes, na_masks, empty_ok, n_missing)
+    return EncodedData(Schema(levels, frozenset(fixed)), codes, df.index, 0, n_missing)
 
 
 def _levels_of(categories: pd.Index) -> tuple:
@@ -244,7 +252,8 @@ def _variables(df: pd.DataFrame, variables: Sequence[str] | None) -> list[str]:
     return list(variables)
 
 
-def _dropped(df: pd.DataFrame, schema: Schema, codes: dict, na_masks: dict, empty_ok: bool) -> EncodedData:
+def _dropped(df: pd.DataFrame, schema: Schema, codes: dict, na_masks: dict, empty_ok: bool, n_missing: dict
+             ) -> EncodedData:
     """The encoding without the rows that have a missing value (``na="drop"``)."""
     bad = np.zeros(len(df), dtype=bool)
     for m in na_masks.values():
@@ -255,7 +264,7 @@ def _dropped(df: pd.DataFrame, schema: Schema, codes: dict, na_masks: dict, empt
             f'no complete rows are left after na="drop" (every one of the {len(df)} rows has a missing value)'
         )
     keep = ~bad
-    return EncodedData(schema, {v: c[keep] for v, c in codes.items()}, df.index[keep], n_dropped)
+    return EncodedData(schema, {v: c[keep] for v, c in codes.items()}, df.index[keep], n_dropped, n_missing)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -320,12 +329,14 @@ def _raw_levels(series: pd.Series, var: str, max_levels: int) -> tuple[tuple, bo
 
 def _infer_levels(
     series: pd.Series, var: str, na: str, max_levels: int, na_label: str
-) -> tuple[tuple, bool, np.ndarray, np.ndarray | None]:
-    """Levels, whether their order is fixed, codes (-1 = NA) and the NA mask."""
+) -> tuple[tuple, bool, np.ndarray, np.ndarray | None, int]:
+    """Levels, whether their order is fixed, codes (-1 = NA), the NA mask and the number
+    of missing cells (before the policy)."""
     levels, fixed, raw = _raw_levels(series, var, max_levels)
     raw = np.asarray(raw)
     na_mask = raw < 0
-    if not na_mask.any():
+    n_na = int(na_mask.sum())
+    if not n_na:
         na_mask = None
     if na_mask is not None:
         if na == "error":
@@ -337,14 +348,15 @@ def _infer_levels(
             raw = np.where(na_mask, len(levels) - 1, raw)
             na_mask = None
     codes = np.asarray(raw, dtype=code_dtype(len(levels)))
-    return levels, fixed, codes, na_mask
+    return levels, fixed, codes, na_mask, n_na
 
 
 def _map_to_levels(
     series: pd.Series, var: str, levels: tuple, na: str, on_unseen: str, na_label: str,
     missing_unobserved: bool = False,
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """Codes of ``series`` against known ``levels`` (-1 = not observed)."""
+) -> tuple[np.ndarray, np.ndarray | None, int]:
+    """Codes of ``series`` against known ``levels`` (-1 = not observed), the NA mask and
+    the number of missing cells (before the policy)."""
     dtype = series.dtype
     if isinstance(dtype, pd.CategoricalDtype):
         codes = np.asarray(series.array.codes, dtype=np.int64)  # a copy: the Categorical's codes are int8/16
@@ -359,6 +371,7 @@ def _map_to_levels(
     else:
         raw, na_mask = _positions(series.to_numpy(dtype=object), levels)
     raw[na_mask] = -1
+    n_na = int(na_mask.sum())
     unknown = (raw < 0) & ~na_mask
     if unknown.any():  # the rest of the one rule: e.g. integers against levels read back as text
         raw[unknown] = level_codes(series.to_numpy(dtype=object)[unknown], levels)
@@ -368,9 +381,9 @@ def _map_to_levels(
             bad = pd.unique(series[unknown].astype(object))
             raise UnseenLevelError(var, list(bad), levels)
         raw[unknown] = -1
-    if na_mask.any():
+    if n_na:
         if na == "error":
-            raise MissingValueError(var, int(na_mask.sum()), _first_na_row(series, na_mask))
+            raise MissingValueError(var, n_na, _first_na_row(series, na_mask))
         if na == "level" and na_label in levels:
             raw[na_mask] = levels.index(na_label)
             na_mask = None
@@ -379,7 +392,7 @@ def _map_to_levels(
                 raise UnseenLevelError(var, [na_label], levels)
     else:
         na_mask = None
-    return raw.astype(code_dtype(len(levels))), na_mask
+    return raw.astype(code_dtype(len(levels))), na_mask, n_na
 
 
 def _float_codes(series: pd.Series, var: str, levels: tuple) -> tuple[np.ndarray, np.ndarray]:
