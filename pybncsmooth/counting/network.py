@@ -87,6 +87,8 @@ def count_specs(
 
 #: counting passes (rows x columns read) below which the dense counting runs in one thread
 _THREADED_WORK = 1 << 24
+#: nodes of fewer cells than this have their rows' cell indices computed as int32
+_INT32_CELLS = 2**31 - 1
 
 
 def _balanced(pa_ptr: np.ndarray, parts: int) -> list[tuple[int, int]]:
@@ -121,10 +123,12 @@ def _dense_trees(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], n
     child = np.array([col[n] for n, _ in specs], dtype=np.int64)
     missing = bool(M.size and M.min() < 0)
 
+    idx_type = np.int32 if max(cells) < _INT32_CELLS else np.int64  # a cell index (and the spare cell) fits
+
     def count(part: tuple[int, int]) -> None:  # nodes j0..j1 (their cells are theirs alone: no race)
         j0, j1 = part
         network_counts(M, child[j0:j1], pa_ptr[j0 : j1 + 1], pa_idx, pa_card, rcard[j0:j1], cell_off[j0 : j1 + 1],
-                       out, missing)
+                       out, missing, np.empty(M.shape[0], dtype=idx_type))
 
     work = M.shape[0] * (len(pa_idx) + 2 * len(specs))
     jobs = 1 if work < _THREADED_WORK else n_workers(n_jobs, len(specs))  # threads cost more than small work
