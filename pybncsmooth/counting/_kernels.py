@@ -91,7 +91,10 @@ def network_counts(M, child, pa_ptr, pa_idx, pa_card, rcard, cell_off, out, has_
     (an increment then never waits on the one before; the sums are the same integers)."""
     n = M.shape[0]
     bad = np.empty(n if has_missing else 0, dtype=np.int8)
-    hist = np.zeros(4 * (_SPLIT_CELLS + 1), dtype=np.int64)
+    most = 0
+    for j in range(child.shape[0]):
+        most = max(most, min(cell_off[j + 1] - cell_off[j], _SPLIT_CELLS))
+    hist = np.empty(4 * (most + 1), dtype=np.int64)
     for j in range(child.shape[0]):
         base = cell_off[j]
         ncell = cell_off[j + 1] - base

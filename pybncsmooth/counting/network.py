@@ -151,13 +151,15 @@ def _split_trees(specs: Sequence[tuple[str, Sequence[str]]], card: dict[str, int
                  ) -> list[ContextTree]:
     """Each node's :class:`ContextTree`, its levels views of the flat arrays."""
     out = []
+    new, level = ContextTree._unchecked, TreeLevel
     for j, (node, pa) in enumerate(specs):
         r = card[node]
-        levels = []
-        for b in range(blk_ptr[j], blk_ptr[j + 1]):
-            a, z = row_ptr[b], row_ptr[b + 1]
-            levels.append(TreeLevel(parent[a:z], value[a:z], counts[cnt_ptr[b] : cnt_ptr[b + 1]].reshape(z - a, r)))
-        out.append(ContextTree(node, tuple(pa), r, tuple(card[p] for p in pa), tuple(levels)))
+        levels = tuple(
+            level(parent[row_ptr[b] : row_ptr[b + 1]], value[row_ptr[b] : row_ptr[b + 1]],
+                  counts[cnt_ptr[b] : cnt_ptr[b + 1]].reshape(-1, r))
+            for b in range(blk_ptr[j], blk_ptr[j + 1])
+        )
+        out.append(new(node, tuple(pa), r, tuple([card[p] for p in pa]), levels))
     return out
 
 
@@ -309,7 +311,7 @@ class NetworkCounter:
                     f"the domain column {v!r} has {int(miss.sum())} missing value(s) (first at row {first!r}): every "
                     "row needs its domain; drop those rows or give them a domain level of their own"
                 )
-        labels = {str(c) for c in df.columns}  # integer column labels name nodes by their text
+        labels = set(map(str, df.columns.tolist()))  # integer column labels name nodes by their text
         if len(labels) < df.shape[1]:  # two columns of one name (or text): encode's check, before the look-ups
             raise DuplicateColumnError(str(df.columns[df.columns.astype(str).duplicated()][0]))
         try:
@@ -396,16 +398,17 @@ def _check_columns(df: Any, dag: DAG, prefix: Sequence[str]) -> None:
     """A missing column gets an error saying what it is (node, parent of ..., domain)."""
     if not isinstance(df, pd.DataFrame):
         return
-    cols = set(map(str, df.columns))
-    avail = [str(c) for c in df.columns]
+    cols = set(map(str, df.columns.tolist()))
     for v in prefix:
         if v not in cols:
-            raise MissingColumnError(v, "domain", avail)
+            raise MissingColumnError(v, "domain", [str(c) for c in df.columns])
+    if cols.issuperset(dag.nodes):
+        return
     for n in dag.nodes:
         if n not in cols:
             ch = dag.children(n)
             role = f"node (a parent of {ch[0]!r})" if ch else "node"
-            raise MissingColumnError(n, role, avail)
+            raise MissingColumnError(n, role, [str(c) for c in df.columns])
 
 
 def _count_chunk(counter: NetworkCounter, df: pd.DataFrame) -> NetworkCounter:

@@ -100,9 +100,8 @@ def check_frame(df: Any, *, what: str = "data") -> pd.DataFrame:
     """Validate that ``df`` is a non-empty data frame with unique column names."""
     if not isinstance(df, pd.DataFrame):
         raise DataError(f"{what} must be a pandas DataFrame, not {type(df).__name__}")
-    dup = df.columns[df.columns.duplicated()]
-    if len(dup):
-        raise DuplicateColumnError(str(dup[0]))
+    if not df.columns.is_unique:  # (cached by pandas: a frame checked once is not searched again)
+        raise DuplicateColumnError(str(df.columns[df.columns.duplicated()][0]))
     if len(df) == 0:
         raise EmptyDataError(f"{what} has no rows")
     if df.shape[1] == 0:
@@ -209,18 +208,39 @@ def encode(
         codes[var] = c
         if na_mask is not None:
             na_masks[var] = na_mask
+    # levels of Categoricals come checked (their categories are unique; cleaned as Schema cleans)
+    schema_out = Schema._checked(levels, fixed) if len(arrays) == len(levels) else Schema(levels, frozenset(fixed))
     if na == "drop" and na_masks:
-        return _dropped(df, Schema(levels, frozenset(fixed)), codes, na_masks, empty_ok, n_missing)
-    return EncodedData(Schema(levels, frozenset(fixed)), codes, df.index, 0, n_missing)
+        return _dropped(df, schema_out, codes, na_masks, empty_ok, n_missing)
+    return EncodedData(schema_out, codes, df.index, 0, n_missing)
 
 
 def _levels_of(categories: pd.Index) -> tuple:
-    """A Categorical's categories as Python values (Arrow-backed text through Arrow's own
-    conversion: a tenth of the cost of ``Index.tolist()``)."""
+    """A Categorical's categories as Python values, as :class:`Schema` keeps levels
+    (Arrow-backed text through Arrow's own conversion: a tenth of the cost of
+    ``Index.tolist()``).  Cached by the categories' identity (an Index is immutable, and
+    the cache holds it, so that its id is not reused while cached): the columns of one
+    frame, fitted again, are not converted again."""
+    key = id(categories)
+    hit = _LEVELS_CACHE.get(key)
+    if hit is not None and hit[0] is categories:
+        return hit[1]
     arr = categories.array
     if isinstance(categories.dtype, pd.StringDtype) and hasattr(arr, "__arrow_array__"):
-        return tuple(arr.__arrow_array__().to_pylist())
-    return tuple(categories.tolist())
+        levels = tuple(arr.__arrow_array__().to_pylist())
+    else:
+        levels = tuple(categories.tolist())
+    if not all(type(v) is str for v in levels):
+        levels = tuple(_plain(v) for v in levels)
+    if len(_LEVELS_CACHE) >= _LEVELS_CACHE_SIZE:
+        _LEVELS_CACHE.clear()
+    _LEVELS_CACHE[key] = (categories, levels)
+    return levels
+
+
+#: categories already converted (:func:`_levels_of`): id -> (the Index, its levels)
+_LEVELS_CACHE: dict[int, tuple[pd.Index, tuple]] = {}
+_LEVELS_CACHE_SIZE = 4096
 
 
 def _categorical_arrays(df: pd.DataFrame, names: set) -> dict[str, tuple[tuple, np.ndarray]]:
@@ -228,13 +248,17 @@ def _categorical_arrays(df: pd.DataFrame, names: set) -> dict[str, tuple[tuple, 
     value and no more than 127 levels (int8 codes, as encoding keeps them), read from the
     frame's arrays without building a Series a column."""
     out: dict[str, tuple[tuple, np.ndarray]] = {}
-    for i, (name, dtype) in enumerate(zip(df.columns, df.dtypes)):
-        if name not in names or not isinstance(dtype, pd.CategoricalDtype) or len(dtype.categories) > 127:
+    mgr = getattr(df, "_mgr", None)
+    for i, name in enumerate(df.columns.tolist()):
+        if name not in names:
             continue
         try:
-            arr = df._mgr.iget_values(i)  # pandas' own column array (a Series each costs more than the codes)
+            arr = mgr.iget_values(i)  # pandas' own column array (a Series each costs more than the codes)
         except (AttributeError, TypeError):
             arr = df.iloc[:, i].array
+        dtype = arr.dtype
+        if not isinstance(dtype, pd.CategoricalDtype) or len(dtype.categories) > 127:
+            continue
         codes = np.asarray(arr.codes)
         if codes.dtype == np.int8 and (not len(codes) or codes.min() >= 0):
             out[name] = (_levels_of(dtype.categories), codes)
@@ -245,7 +269,7 @@ def _variables(df: pd.DataFrame, variables: Sequence[str] | None) -> list[str]:
     """The columns to encode: all, or the given ones, each a column of ``df``."""
     if variables is None:
         return [str(c) for c in df.columns]
-    cols = set(df.columns)
+    cols = set(df.columns.tolist())
     for v in variables:
         if v not in cols:
             raise MissingColumnError(v, available=[str(c) for c in df.columns])

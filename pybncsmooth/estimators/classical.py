@@ -15,7 +15,7 @@ from ..counting.context_tree import ContextTree
 from ..errors import DataError
 from ..validation import Param
 from ._pooling import fixed_concentration
-from ._stacked import per_row, stack_levels, unstack
+from ._stacked import level_slices, per_row, stack_levels, unstack
 from .base import Estimator, TreeEstimate, register_estimator
 from .bootstrap import ProportionPosterior
 from .posterior import DirichletPosterior, DirichletTablePosterior, predictive_sd
@@ -177,12 +177,12 @@ class Bayes(Estimator):
             # or (back-off) Dirichlet(r alpha phi) around the ancestor's posterior phi
             w = per_row(st, [[r * a[-1] / (r * a[-1] + 1.0)] * len(a) for a in alphas])
             unseen = predictive_sd(p, sd, w)
-            for k, (name, tree) in enumerate(zip(st.names, st.trees)):
-                a = alphas[k]
+            backoff = self.unseen == "backoff"
+            for name, a, cut in zip(st.names, alphas, level_slices(st)):
                 out[name] = TreeEstimate._closed_form(
-                    unstack(st, k, p), self.unseen, sd=unstack(st, k, sd), fallback_sd=_prior_sd(r, r * a[-1]),
-                    unseen_sd=unstack(st, k, unseen, tree.depth),
-                    posterior=DirichletPosterior(np.array(a), self.unseen == "backoff"))
+                    tuple([p[c] for c in cut]), self.unseen, sd=tuple([sd[c] for c in cut]),
+                    fallback_sd=_prior_sd(r, r * a[-1]), unseen_sd=tuple([unseen[c] for c in cut[:-1]]),
+                    posterior=DirichletPosterior(np.array(a), backoff))
         return {name: out[name] for name in trees}
 
 
