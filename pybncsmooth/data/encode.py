@@ -257,11 +257,14 @@ def _categorical_arrays(df: pd.DataFrame, names: set) -> dict[str, tuple[tuple, 
         except (AttributeError, TypeError):
             arr = df.iloc[:, i].array
         dtype = arr.dtype
-        if not isinstance(dtype, pd.CategoricalDtype) or len(dtype.categories) > 127:
+        if not isinstance(dtype, pd.CategoricalDtype):
             continue
         codes = np.asarray(arr.codes)
-        if codes.dtype == np.int8 and (not len(codes) or codes.min() >= 0):
-            out[name] = (_levels_of(dtype.categories), codes)
+        if codes.dtype != np.int8:  # more than 127 categories
+            continue
+        levels = _levels_of(dtype.categories)
+        if len(levels) <= 127 and (not len(codes) or codes.min() >= 0):
+            out[name] = (levels, codes)
     return out
 
 

@@ -152,9 +152,10 @@ class TreeEstimate:
         rows summing to one by construction): built without :meth:`__post_init__`'s
         checks, which cost more than the arithmetic for a network of small trees."""
         out = object.__new__(cls)
-        values = {"probs": probs, "unseen": unseen, "info": {}, "fallback_from": 0, **fields}
-        for f in _TREE_ESTIMATE_FIELDS:
-            object.__setattr__(out, f, values.get(f))
+        values = dict.fromkeys(_TREE_ESTIMATE_FIELDS)
+        values.update(probs=probs, unseen=unseen, info={}, fallback_from=0)
+        values.update((f, fields[f]) for f in _TREE_ESTIMATE_FIELDS if f in fields)
+        out.__dict__.update(values)  # (a frozen dataclass: its fields set once, here)
         return out
 
 
