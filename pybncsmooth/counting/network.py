@@ -73,13 +73,14 @@ def count_specs(
     n = enc.n_rows
     limit = max(_DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR * n)
     dense, trees = [], []
+    card = {v: len(lev) for v, lev in schema.levels.items()}
     for k, (node, pa) in enumerate(specs):
-        r, cards = schema.cardinality(node), schema.cardinalities(pa)
-        if 0 < r * math.prod(cards) <= limit:  # (a variable without levels: no cells, counted by the sort)
-            dense.append(k)
+        r = card[node] if node in card else schema.cardinality(node)  # (an unknown variable: the schema names it)
+        if 0 < r * math.prod([card[p] if p in card else schema.cardinality(p) for p in pa]) <= limit:
+            dense.append(k)  # (a variable without levels: no cells, counted by the sort)
             trees.append(None)
         else:  # a configuration space much larger than the data: a sort of the rows
-            trees.append(count_tree(node, list(pa), enc[node], [enc[p] for p in pa], r, cards))
+            trees.append(count_tree(node, list(pa), enc[node], [enc[p] for p in pa], r, schema.cardinalities(pa)))
     for k, tree in zip(dense, _dense_trees(enc, [specs[k] for k in dense], n_jobs)):
         trees[k] = tree
     return trees
@@ -111,7 +112,8 @@ def _dense_trees(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], n
         return []
     variables = list(dict.fromkeys(v for n, pa in specs for v in [n, *pa]))
     col = {v: j for j, v in enumerate(variables)}
-    card = {v: len(enc.schema.levels[v]) for v in variables}
+    levels = enc.schema.levels
+    card = {v: len(levels[v]) for v in variables}
     M = code_matrix([enc[v] for v in variables])
     rcard = np.array([card[n] for n, _ in specs], dtype=np.int64)
     pa_ptr = np.cumsum([0] + [len(pa) for _, pa in specs], dtype=np.int64)
@@ -132,7 +134,7 @@ def _dense_trees(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], n
 
     work = M.shape[0] * (len(pa_idx) + 2 * len(specs))
     jobs = 1 if work < _THREADED_WORK else n_workers(n_jobs, len(specs))  # threads cost more than small work
-    parallel_map(count, _balanced(pa_ptr, jobs), jobs)
+    parallel_map(count, _balanced(pa_ptr, jobs) if jobs > 1 else [(0, len(specs))], jobs)
     depth = np.diff(pa_ptr)
     sizes = np.zeros(int((depth + 1).sum()), dtype=np.int64)
     blk_ptr = np.empty(len(specs) + 1, dtype=np.int64)
