@@ -156,10 +156,13 @@ def _split_trees(specs: Sequence[tuple[str, Sequence[str]]], card: dict[str, int
     new, level = ContextTree._unchecked, TreeLevel
     for j, (node, pa) in enumerate(specs):
         r = card[node]
+        b0, b1 = blk_ptr[j], blk_ptr[j + 1]
+        first = row_ptr[b0]
+        mat = counts[cnt_ptr[b0] : cnt_ptr[b1]].reshape(-1, r)  # the node's levels' rows, one after another
         levels = tuple(
             level(parent[row_ptr[b] : row_ptr[b + 1]], value[row_ptr[b] : row_ptr[b + 1]],
-                  counts[cnt_ptr[b] : cnt_ptr[b + 1]].reshape(-1, r))
-            for b in range(blk_ptr[j], blk_ptr[j + 1])
+                  mat[row_ptr[b] - first : row_ptr[b + 1] - first])
+            for b in range(b0, b1)
         )
         out.append(new(node, tuple(pa), r, tuple([card[p] for p in pa]), levels))
     return out
