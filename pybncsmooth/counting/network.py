@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..data.encode import DEFAULT_MAX_LEVELS, EncodedData, NAPolicy, encode
+from ..data.encode import DEFAULT_MAX_LEVELS, EncodedData, NAPolicy, column_labels, encode
 from ..data.mapreduce import reduce_chunks
 from ..data.schema import NA_LABEL, Schema
 from ..data.weights import chunk_weights
@@ -316,7 +316,7 @@ class NetworkCounter:
                     f"the domain column {v!r} has {int(miss.sum())} missing value(s) (first at row {first!r}): every "
                     "row needs its domain; drop those rows or give them a domain level of their own"
                 )
-        labels = set(map(str, df.columns.tolist()))  # integer column labels name nodes by their text
+        labels = set(map(str, column_labels(df)))  # integer column labels name nodes by their text
         if len(labels) < df.shape[1]:  # two columns of one name (or text): encode's check, before the look-ups
             raise DuplicateColumnError(str(df.columns[df.columns.astype(str).duplicated()][0]))
         try:
@@ -403,7 +403,7 @@ def _check_columns(df: Any, dag: DAG, prefix: Sequence[str]) -> None:
     """A missing column gets an error saying what it is (node, parent of ..., domain)."""
     if not isinstance(df, pd.DataFrame):
         return
-    cols = set(map(str, df.columns.tolist()))
+    cols = set(map(str, column_labels(df)))
     for v in prefix:
         if v not in cols:
             raise MissingColumnError(v, "domain", [str(c) for c in df.columns])

@@ -39,7 +39,7 @@ from ..options import NAPolicy as _Policy
 from .levels import level_codes
 from .schema import NA_LABEL, Schema, _level_key, code_dtype
 
-__all__ = ["EncodedData", "encode", "check_frame", "text_columns", "NAPolicy", "UnseenPolicy"]
+__all__ = ["EncodedData", "encode", "check_frame", "text_columns", "column_labels", "NAPolicy", "UnseenPolicy"]
 
 NAPolicy = Literal["error", "level", "drop", "available"]
 UnseenPolicy = Literal["error", "backoff"]
@@ -109,12 +109,19 @@ def check_frame(df: Any, *, what: str = "data") -> pd.DataFrame:
     return text_columns(df)
 
 
+def column_labels(df: pd.DataFrame) -> tuple:
+    """The column labels of ``df`` as Python values (Arrow-backed text through Arrow's
+    own conversion), cached by the identity of the frame's column Index (immutable; the
+    cache holds it): a frame fitted again is not converted again."""
+    return _levels_of(df.columns)
+
+
 def text_columns(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with its column labels as text, as a fit names its variables (a frame with
     integer column labels fits nodes ``'0'``, ``'1'``, ...; its rows are queried the
     same way).  A new frame when a label changes (the caller's is untouched); two labels
     of one text (``1`` and ``'1'``) raise :class:`DuplicateColumnError`."""
-    if all(isinstance(c, str) for c in df.columns.tolist()):  # tolist: one conversion, not one a name
+    if all(isinstance(c, str) for c in column_labels(df)):
         return df
     df = df.rename(columns=str)
     dup = df.columns[df.columns.duplicated()]
@@ -249,7 +256,7 @@ def _categorical_arrays(df: pd.DataFrame, names: set) -> dict[str, tuple[tuple, 
     frame's arrays without building a Series a column."""
     out: dict[str, tuple[tuple, np.ndarray]] = {}
     mgr = getattr(df, "_mgr", None)
-    for i, name in enumerate(df.columns.tolist()):
+    for i, name in enumerate(column_labels(df)):
         if name not in names:
             continue
         try:
@@ -272,7 +279,7 @@ def _variables(df: pd.DataFrame, variables: Sequence[str] | None) -> list[str]:
     """The columns to encode: all, or the given ones, each a column of ``df``."""
     if variables is None:
         return [str(c) for c in df.columns]
-    cols = set(df.columns.tolist())
+    cols = set(column_labels(df))
     for v in variables:
         if v not in cols:
             raise MissingColumnError(v, available=[str(c) for c in df.columns])
