@@ -46,7 +46,8 @@ from .draws import interval_kind
 from .query_batch import bind_rows, budget_of, posterior_rows
 from .query_engine import _query_tables
 from .query_evidence import check_no_domain, check_targets, dict_codes, domain_network, frame_codes
-from .query_zeros import impossible_rows
+from .query_joint import joint_posterior
+from .query_zeros import impossible_rows, posterior_and_parts
 
 __all__ = ["query", "map_query", "sample_tables", "MapResult"]
 
@@ -119,13 +120,16 @@ def _levels_index(levels: tuple, name: str) -> pd.CategoricalIndex:
 
 def _impossible(
     net: Any, post: np.ndarray, codes: Mapping[str, np.ndarray], labels: Sequence[Any], evidence: dict | None,
-    targets: Sequence[str],
+    targets: Sequence[str], whole: bool = False, summed: bool = False,
 ) -> None:
     """Raise on queries whose evidence has probability zero: those the elimination
     found (NaN posteriors), and those :func:`~pybncsmooth.model.query_evidence.impossible_rows`
-    finds (a zero in a factor the evidence d-separates from the targets included)."""
+    finds (a zero in a factor the evidence d-separates from the targets included);
+    ``whole``: ``post`` came from the whole joint, whose NaNs are all of them;
+    ``summed``: its plan summed the parts that may be zero
+    (:func:`~pybncsmooth.model.query_zeros.posterior_and_parts`)."""
     bad = np.isnan(post.reshape(len(post), -1)).any(axis=1)
-    never = impossible_rows(net, codes, len(post), targets)
+    never = None if whole else impossible_rows(net, codes, len(post), targets, summed)
     if never is not None:
         bad |= never
     if bad.any():
@@ -151,9 +155,13 @@ def _evaluate(net: Any, targets: tuple[str, ...], evidence: Any, budget: int) ->
         return post, index, (codes, n)
     ev = dict_codes(net, evidence, targets)
     codes = {v: np.array([c], dtype=np.int64) for v, c in ev.items()}
-    post = posterior_rows(net, targets, codes, 1, budget)
+    post = joint_posterior(net, targets, ev, budget)  # a tiny network: its joint, whose zeros are all seen
+    whole = post is not None
+    summed = False
+    if not whole:
+        post, summed = posterior_and_parts(net, targets, ev, budget)
     shown = {v: net.schema[v][c] for v, c in ev.items()}
-    _impossible(net, post, codes, [], shown, targets)
+    _impossible(net, post, codes, [], shown, targets, whole, summed)
     return post, None, (codes, 1)
 
 
