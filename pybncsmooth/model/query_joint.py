@@ -82,10 +82,29 @@ def joint_posterior(net: Any, targets: Sequence[str], evidence: Mapping[str, int
     joint = joint_table(net) if 8 * cells <= budget else None
     if joint is None:
         return None
-    nodes = net.nodes
-    sliced = joint[tuple(evidence.get(v, slice(None)) for v in nodes)]
-    free = {v: i for i, v in enumerate(v for v in nodes if v not in evidence)}
-    post = np.einsum(sliced, list(range(len(free))), [free[t] for t in targets])
-    total = post.sum()
+    axes, summed, perm = _pattern(net, tuple(targets), tuple(evidence))
+    at: list[Any] = [slice(None)] * len(net.nodes)
+    for a, c in zip(axes, evidence.values()):
+        at[a] = c
+    post = joint[tuple(at)].sum(axis=summed)
+    if perm is not None:
+        post = post.transpose(perm)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (post / total)[None]
+        return (post / post.sum())[None]
+
+
+def _pattern(net: Any, targets: tuple[str, ...], observed: tuple[str, ...]) -> tuple[tuple, tuple, tuple | None]:
+    """The joint's axes of the observed nodes, the axes left after slicing them that are
+    summed out, and the order that puts the targets' axes as ``targets`` lists them
+    (``None``: they already are); cached per pattern."""
+    cache = net.__dict__.setdefault("_query_joint_patterns", {})
+    how = cache.get((targets, observed))
+    if how is None:
+        nodes = list(net.nodes)
+        free = [v for v in nodes if v not in observed]
+        kept = sorted(free.index(t) for t in targets)
+        perm = tuple(kept.index(free.index(t)) for t in targets)
+        summed = tuple(i for i in range(len(free)) if i not in kept)
+        how = cache[(targets, observed)] = (tuple(nodes.index(v) for v in observed), summed,
+                                            None if perm == tuple(range(len(perm))) else perm)
+    return how
