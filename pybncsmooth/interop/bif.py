@@ -167,6 +167,8 @@ _QUOTED = re.compile(STRING)
 def _split(text: str, bare: str, sep: str | None) -> list[str]:
     """``text`` split where ``bare`` (the same text, its quoted names blanked) has ``sep``
     (``None``: runs of white space)."""
+    if '"' not in text:  # nothing quoted (``bare`` is ``text``): the plain split
+        return text.split() if sep is None else text.split(sep)
     cuts = [m.span() for m in re.finditer(r"\s+" if sep is None else re.escape(sep), bare)]
     out, start = [], 0
     for a, b in cuts:

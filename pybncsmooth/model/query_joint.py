@@ -36,34 +36,35 @@ _SMALLEST_CELL = 1e-280
 _MAX_NODES = 32
 
 
-def _build(net: Any) -> np.ndarray | None:
-    nodes = list(net.nodes)
-    cards = [net.schema.cardinality(v) for v in nodes]
-    if len(nodes) > _MAX_NODES or getattr(net, "domain", None) is not None or math.prod(cards) > JOINT_CELLS:
+def _build(net: Any) -> tuple[np.ndarray, tuple[str, ...]] | None:
+    cards = [net.schema.cardinality(v) for v in net.nodes]
+    if len(cards) > _MAX_NODES or getattr(net, "domain", None) is not None or math.prod(cards) > JOINT_CELLS:
         return None
     tables = network_tables(net)
-    pos = {v: i for i, v in enumerate(nodes)}
-    joint = np.ones(cards)
+    joint = np.ones(())
+    have: list[str] = []  # the joint's axes so far, the newest first
     floor = 1.0
-    for v in nodes:  # each family's table, broadcast over the other axes, multiplied in
+    for v in net.dag.topological_order():  # each family's table times the partial joint
         t = tables[v]
         if t is None:
             return None
         positive = t[t > 0]
         floor *= float(positive.min()) if positive.size else 1.0
-        axes = [*(pos[p] for p in net.parents(v)), pos[v]]
-        order = sorted(range(len(axes)), key=axes.__getitem__)
-        shape = [1] * len(nodes)
-        for a in axes:
-            shape[a] = cards[a]
-        joint *= t.transpose(order).reshape(shape)
-    return joint if floor > _SMALLEST_CELL else None
+        pa = net.parents(v)
+        fam = sorted(range(len(pa)), key=lambda i: have.index(pa[i]))
+        shape = [t.shape[-1]] + [1] * len(have)
+        for i in fam:
+            shape[1 + have.index(pa[i])] = t.shape[i]
+        # the new axis first: the older axes, mostly not the family's, stay one long inner loop
+        joint = t.transpose([len(pa), *fam]).reshape(shape) * joint[None]
+        have.insert(0, v)
+    return (joint, tuple(have)) if floor > _SMALLEST_CELL else None
 
 
-def joint_table(net: Any) -> np.ndarray | None:
-    """The joint distribution of every node, axes in node order (cached on the network,
-    which is immutable); ``None`` when the network is too large for it, has a domain
-    axis, or has tables whose products could underflow."""
+def joint_table(net: Any) -> tuple[np.ndarray, tuple[str, ...]] | None:
+    """The joint distribution of every node and the node of each of its axes (cached on
+    the network, which is immutable); ``None`` when the network is too large for it, has
+    a domain axis, or has tables whose products could underflow."""
     cache = net.__dict__
     if "_query_joint" not in cache:
         cache["_query_joint"] = _build(net)
@@ -79,11 +80,12 @@ def joint_posterior(net: Any, targets: Sequence[str], evidence: Mapping[str, int
     cells = net.__dict__.get("_query_joint_cells")
     if cells is None:
         cells = net.__dict__["_query_joint_cells"] = math.prod(net.schema.cardinality(v) for v in net.nodes)
-    joint = joint_table(net) if 8 * cells <= budget else None
-    if joint is None:
+    built = joint_table(net) if 8 * cells <= budget else None
+    if built is None:
         return None
-    axes, summed, perm = _pattern(net, tuple(targets), tuple(evidence))
-    at: list[Any] = [slice(None)] * len(net.nodes)
+    joint, order = built
+    axes, summed, perm = _pattern(order, net.__dict__, tuple(targets), tuple(evidence))
+    at: list[Any] = [slice(None)] * len(order)
     for a, c in zip(axes, evidence.values()):
         at[a] = c
     post = joint[tuple(at)].sum(axis=summed)
@@ -93,14 +95,15 @@ def joint_posterior(net: Any, targets: Sequence[str], evidence: Mapping[str, int
         return (post / post.sum())[None]
 
 
-def _pattern(net: Any, targets: tuple[str, ...], observed: tuple[str, ...]) -> tuple[tuple, tuple, tuple | None]:
-    """The joint's axes of the observed nodes, the axes left after slicing them that are
-    summed out, and the order that puts the targets' axes as ``targets`` lists them
-    (``None``: they already are); cached per pattern."""
-    cache = net.__dict__.setdefault("_query_joint_patterns", {})
+def _pattern(nodes: tuple[str, ...], store: dict, targets: tuple[str, ...], observed: tuple[str, ...]
+             ) -> tuple[tuple, tuple, tuple | None]:
+    """The axes of the observed nodes in a joint over ``nodes``, the axes left after
+    slicing them that are summed out, and the order that puts the targets' axes as
+    ``targets`` lists them (``None``: they already are); cached per pattern in ``store``."""
+    cache = store.setdefault("_query_joint_patterns", {})
     how = cache.get((targets, observed))
     if how is None:
-        nodes = list(net.nodes)
+        nodes = list(nodes)
         free = [v for v in nodes if v not in observed]
         kept = sorted(free.index(t) for t in targets)
         perm = tuple(kept.index(free.index(t)) for t in targets)
