@@ -11,12 +11,14 @@ from functools import lru_cache
 
 from ..errors import FileFormatError
 
-__all__ = ["BifText", "Block", "ROW", "unquote", "declared_levels", "split_config", "level_lookup", "row_line"]
+__all__ = ["BifText", "Block", "ROW", "ROW_PLAIN", "unquote", "declared_levels", "split_config", "level_lookup", "row_line"]
 
 STRING = r'"(?:[^"\\]|\\.)*"'
 #: one statement of a probability block: ``(configuration) numbers;``, ``table numbers;``
 #: or ``default numbers;`` (groups: configuration, keyword, numbers)
 ROW = re.compile(r"\s*(?:\(((?:" + STRING + r'|[^()"])*)\)|(table|default)\b)([^;]*);')
+#: :data:`ROW` for a text without double quotes (the same matches, found faster)
+ROW_PLAIN = re.compile(r'\s*(?:\(([^()"]*)\)|(table|default)\b)([^;]*);')
 _ITEM = re.compile(r"(" + STRING + r")|([^,\s](?:[^,]*[^,\s])?)")
 #: what bnlearn's write.bif replaces by "_" in the levels of a configuration row
 _SANITISED = re.compile(r"[,{}()#%]")

@@ -29,7 +29,7 @@ from typing import Any, TextIO
 
 from ..model.formats import NetworkFormat, register_format
 from ..model.network import FittedNetwork
-from ._bif_syntax import ROW, STRING, BifText, Block, declared_levels, unquote
+from ._bif_syntax import ROW, ROW_PLAIN, STRING, BifText, Block, declared_levels, unquote
 from ._bif_tables import build_tables
 from ._build import NetworkParts, write_probability_blocks
 from ._tokens import check_writable_names
@@ -136,7 +136,7 @@ def _probability(src: BifText, header: str, open_: int, close: int, line: int, p
     body = src.text[open_ + 1 : close]
     if "property" in body:  # blanked, positions kept for the line numbers
         body = _PROPERTY.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), body)
-    rows = ROW.findall(body)
+    rows = (ROW if '"' in body else ROW_PLAIN).findall(body)
     last = body.rfind(";")
     if len(rows) != body.count(";") or body[last + 1 :].strip():
         _bad_statement(src, body, open_ + 1, node)
