@@ -115,7 +115,8 @@ def _dtype(levels: tuple) -> pd.CategoricalDtype:
 
 def _levels_index(levels: tuple, name: str) -> pd.CategoricalIndex:
     """``pd.CategoricalIndex(levels, categories=levels, name=name)``, from a cached dtype."""
-    return pd.CategoricalIndex(pd.Categorical.from_codes(np.arange(len(levels)), dtype=_dtype(levels)), name=name)
+    codes = np.arange(len(levels))  # valid codes by construction: pandas need not check them
+    return pd.CategoricalIndex(pd.Categorical.from_codes(codes, dtype=_dtype(levels), validate=False), name=name)
 
 
 def _impossible(
