@@ -25,12 +25,14 @@ _SANITISED = re.compile(r"[,{}()#%]")
 
 
 class BifText:
-    """The file's text, its path, and the line of a position (an index of the line
-    ends, built when first asked)."""
+    """The file's text, its path, whether it has no double quote, and the line of a
+    position (an index of the line ends, built when first asked)."""
 
     def __init__(self, text: str, path: str | None) -> None:
         self.text, self.path = text, path
         self._ends: list[int] | None = None
+        #: no double quote anywhere (patterns without the quoted-string case apply)
+        self.plain = '"' not in text
 
     def line(self, pos: int) -> int:
         if self._ends is None:

@@ -41,6 +41,8 @@ _BRACES = re.compile(r"[{}]")
 _BRACES_QUOTED = re.compile(STRING + r"|[{}]")
 _COMMENT = re.compile(r"(" + STRING + r")|(//[^\n]*|/\*.*?\*/)", re.S)
 _TYPE = re.compile(r"\btype\s+([^\s\[;]+)\s*\[\s*(\d+)\s*\]\s*=?\s*\{((?:" + STRING + r'|[^}"])*)\}\s*;', re.S)
+#: :data:`_TYPE` for a text without double quotes (the same matches, found faster)
+_TYPE_PLAIN = re.compile(r'\btype\s+([^\s\[;]+)\s*\[\s*(\d+)\s*\]\s*=?\s*\{([^}"]*)\}\s*;')
 _PROPERTY = re.compile(r"(?:^|(?<=[;{}]))\s*property\b[^;]*;")
 
 
@@ -114,7 +116,7 @@ def _variable(src: BifText, header: str, open_: int, close: int, parts: NetworkP
     name = unquote(header.strip(" \t\r\n;")[len("variable") :])
     if not name:
         raise src.error("expected a variable name after 'variable'", line)
-    m = _TYPE.search(src.text, open_ + 1, close)
+    m = (_TYPE_PLAIN if src.plain else _TYPE).search(src.text, open_ + 1, close)
     if m is None:
         what = "cannot read the 'type' declaration" if "type" in src.text[open_:close] else "has no 'type' declaration"
         raise src.error(f"variable {name!r} {what} (expected: type discrete [ n ] {{ level, ... }};)", line)
