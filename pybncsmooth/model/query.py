@@ -109,8 +109,14 @@ def _state_index(net: Any, targets: Sequence[str]) -> pd.Index:
 @functools.lru_cache(maxsize=4096)
 def _dtype(levels: tuple) -> pd.CategoricalDtype:
     """The Categorical dtype of a variable's levels (cached: dtypes are immutable, and
-    inferring one costs more than a small query)."""
-    return pd.CategoricalDtype(list(levels))
+    inferring one costs more than a small query).  The levels of a schema are distinct
+    and none is missing, so pandas' own check of that (a hash table built for each new
+    dtype, most of its cost) is skipped where pandas offers it; the categories are
+    inferred as the public constructor infers them."""
+    fast = getattr(pd.CategoricalDtype, "_from_fastpath", None)
+    if fast is None:  # pragma: no cover - a pandas without it
+        return pd.CategoricalDtype(list(levels))
+    return fast(list(levels), False)
 
 
 def _levels_index(levels: tuple, name: str) -> pd.CategoricalIndex:
@@ -226,7 +232,7 @@ def query(
                   for a in _intervals(qnet, tt, coded, interval, draws, random_state, budget))
     if index is None:
         if interval is None:
-            return pd.Series(flat[0], index=states, name="prob")
+            return pd.Series(flat[0], index=states, name="prob", copy=False)  # a fresh array, ours alone
         out = pd.DataFrame({"prob": flat[0], "lower": lo[0], "upper": hi[0]}, index=states)
     else:
         out = pd.DataFrame(flat, index=index, columns=states)
