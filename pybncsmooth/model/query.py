@@ -116,7 +116,15 @@ def _dtype(levels: tuple) -> pd.CategoricalDtype:
     fast = getattr(pd.CategoricalDtype, "_from_fastpath", None)
     if fast is None:  # pragma: no cover - a pandas without it
         return pd.CategoricalDtype(list(levels))
+    if all(type(v) is str for v in levels):  # text: the dtype pandas infers for text, given (no inference)
+        return fast(pd.Index(list(levels), dtype=_text_dtype()), False)
     return fast(list(levels), False)
+
+
+@functools.lru_cache(maxsize=1)
+def _text_dtype() -> Any:
+    """The dtype pandas infers for an index of text (``str`` or ``object``, by version and option)."""
+    return pd.Index(["a"]).dtype
 
 
 def _levels_index(levels: tuple, name: str) -> pd.CategoricalIndex:
