@@ -188,7 +188,8 @@ def test_pooled_concentration_step_matches_one_beta_per_node():
         ours = np.empty(reps)
         for r in range(reps):
             conc = np.array([a])
-            _sample_concentrations(s, nsum, tsum, conc, np.log(conc), group_nodes, group_off, 2.0, 1.0, 1e9)
+            _sample_concentrations(s, nsum, tsum, conc, np.log(conc), group_nodes, group_off, 2.0, 1.0, 1e9,
+                                   np.uint64(0))
             ours[r] = conc[0]
         g = np.random.default_rng(5)
         q = g.beta(a, nsum, size=(reps, nsum.size))
