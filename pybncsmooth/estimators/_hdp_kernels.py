@@ -224,9 +224,11 @@ def _sample_concentrations(  # pragma: no cover - compiled
     beta as ``X / (X + Y)``, and the group's :math:`(X + Y) / X` are multiplied, with one
     logarithm at the end (or when the product nears the top of the doubles).
 
-    ``skey != 0`` (keyed draws, see :func:`hdp_sweeps`): each group's auxiliary draws and
-    its concentration's draw come from streams seeded by ``skey`` and the group, so two
-    coupled chains draw the same numbers for a group however many the others took.
+    ``skey != 0`` (keyed draws, see :func:`hdp_sweeps`): every node draws its own beta
+    (no pooling: which nodes pool depends on their counts) from a stream seeded by
+    ``skey`` and the node, and each group's concentration from one seeded by ``skey``
+    and the group, so two coupled chains draw the same numbers for the same node and
+    group however many the others took.
     """
     G = conc.shape[0]
     hist = np.zeros(_POOL + 1)
@@ -235,8 +237,6 @@ def _sample_concentrations(  # pragma: no cover - compiled
         shape = prior_shape
         prod = 1.0  # the individual betas' factors (x + y) / x, one logarithm at the end
         a = conc[g]
-        if skey != 0:  # the group's auxiliary draws from a stream of their own
-            reseed(rng, skey + uint64(2 * g + 1) * uint64(0xA0761D6478BD642F))
         for i in range(_POOL + 1):
             hist[i] = 0.0
         da = (a if a >= 1.0 else a + 1.0) - 1.0 / 3.0  # Marsaglia & Tsang's constants, once a group
@@ -247,7 +247,10 @@ def _sample_concentrations(  # pragma: no cover - compiled
             if nj <= 0:
                 continue
             shape += tsum[j]
-            if nj <= _POOL:
+            if skey != 0:  # keyed: every node's beta of its own, from a stream of its own
+                reseed(rng, skey + uint64(j + 1) * uint64(0xA0761D6478BD642F))
+                prod, rate = _beta_factor(rng, a, da, ca, nj, prod, rate)
+            elif nj <= _POOL:
                 hist[nj] += 1.0
             else:  # a beta of its own
                 prod, rate = _beta_factor(rng, a, da, ca, nj, prod, rate)
@@ -271,7 +274,7 @@ def _sample_concentrations(  # pragma: no cover - compiled
         if shape <= 0 or rate <= 0:
             continue
         if skey != 0:  # and the concentration's
-            reseed(rng, skey + uint64(2 * g + 2) * uint64(0xA0761D6478BD642F))
+            reseed(rng, skey + uint64(g + 1) * uint64(0xD6E8FEB86659FD93))
         c = gamma(rng, shape) / rate
         if c > cap:
             c = cap

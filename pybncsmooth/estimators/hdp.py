@@ -215,15 +215,16 @@ class _Chain:
         self.kept_records: float | None = None
 
     def resume(self, tree: ContextTree, old_tree: ContextTree, t_prev: np.ndarray, conc_prev: np.ndarray,
-               c: int) -> None:
+               c: int, maps: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Start from the state a previous fit's chain ended in (its chain ``c``, or the
         last it had): the table counts of every node the previous tree had, kept where
         still valid (:func:`hdp_warm_init`), new nodes initialised by eq. 15; every
         concentration group takes the previous concentration of its first member the
-        previous tree had (else ``initial_concentration``)."""
+        previous tree had (else ``initial_concentration``).  ``maps``: where the old
+        nodes are and their old concentration groups, as a previous call returned them."""
         st, est = self.st, self.est
         k = min(c, t_prev.shape[0] - 1)
-        idx = node_map(old_tree, tree)
+        idx, old_group = maps if maps is not None else _resume_maps(old_tree, tree, est.tying)
         prev = np.zeros((st.n_nodes, st.r), dtype=np.int64)
         has = np.zeros(st.n_nodes, dtype=np.bool_)
         prev[idx] = t_prev[k]
@@ -231,16 +232,12 @@ class _Chain:
         self.n[:] = st.leaf_counts
         self.t[:] = 0
         hdp_warm_init(self.n, self.t, self.nsum, self.tsum, st.parent, st.lstart, est.initial_concentration, prev, has)
-        d = len(st.lstart) - 2
-        level_parent = np.concatenate([lev.parent for lev in old_tree.levels[1:]]) if d else np.zeros(0, np.int64)
-        old_lstart = np.concatenate([[0], np.cumsum(old_tree.level_sizes())]).astype(np.int64)
-        old_group = hdp_layout(level_parent, old_lstart, np.asarray(old_tree.parent_cards, dtype=np.int64),
-                               _TYINGS.index(est.tying))[1]
         node_conc = np.full(st.n_nodes, np.nan)
         ok = old_group >= 0
         node_conc[idx[ok]] = np.asarray(conc_prev[k])[old_group[ok]]
         self.conc[:] = _first_per_group(node_conc, st.group_off, est.initial_concentration)
         self.logc[:] = np.log(self.conc)
+        return idx, old_group
 
     def _grow_trace(self, sweeps: int) -> None:
         """Room in the concentrations' trace for the events of ``sweeps`` more sweeps."""
@@ -273,6 +270,17 @@ class _Chain:
         self.n_ev += ev
         self.n_draws += dr
         self.it += sweeps
+
+
+def _resume_maps(old_tree: ContextTree, tree: ContextTree, tying: str) -> tuple[np.ndarray, np.ndarray]:
+    """Where ``old_tree``'s nodes are in ``tree`` (flat) and their concentration groups
+    in ``old_tree``'s layout (what :meth:`_Chain.resume` maps)."""
+    level_parent = (np.concatenate([lev.parent for lev in old_tree.levels[1:]]) if old_tree.depth
+                    else np.zeros(0, np.int64))
+    old_lstart = np.concatenate([[0], np.cumsum(old_tree.level_sizes())]).astype(np.int64)
+    old_group = hdp_layout(level_parent, old_lstart, np.asarray(old_tree.parent_cards, dtype=np.int64),
+                           _TYINGS.index(tying))[1]
+    return node_map(old_tree, tree), old_group
 
 
 def _first_per_group(node_values: np.ndarray, group_off: np.ndarray, default: float) -> np.ndarray:
@@ -472,7 +480,7 @@ class HDP(Estimator):
             return int(self.update_iterations)
         if self.auto:
             return max(50, self.max_iterations // 5)
-        return max(50, int(self.iterations) // (10 if self.update_control else 5))
+        return max(50, int(self.iterations) // (15 if self.update_control else 5))
 
     def _warm_state(self, name: str, tree: ContextTree) -> tuple | None:
         """What a chain of ``tree`` resumes from: the previous fit's tree (cut to this
@@ -516,10 +524,11 @@ class HDP(Estimator):
             chs = [_Chain(self, st, self._seed(entropy, name, c), name, burn, events, thin, root)
                    for c in range(self.n_chains)]
             if name in warm:
+                maps = None
                 for c, ch in enumerate(chs):
-                    ch.resume(trees[name], *warm[name], c)
+                    maps = ch.resume(trees[name], *warm[name], c, maps)
                 if control:
-                    chs += self._old_chains(name, trees[name], st, chs, warm[name])
+                    chs += self._old_chains(name, trees[name], st, chs, warm[name], maps)
             return chs
 
         bar = self._progress_bar(len(trees) * self.n_chains * total * (2 if control else 1), trees)
@@ -716,8 +725,8 @@ class HDP(Estimator):
             "n_chains": self.n_chains,
         }
 
-    def _old_chains(self, name: str, tree: ContextTree, st: _TreeState, chains: list[_Chain], warm: tuple
-                    ) -> list[_Chain]:
+    def _old_chains(self, name: str, tree: ContextTree, st: _TreeState, chains: list[_Chain], warm: tuple,
+                    maps: tuple) -> list[_Chain]:
         """The control variate's chains (:meth:`estimate_all`): one per chain of
         ``chains``, on the previous fit's rows laid out on ``tree``'s nodes (a node they
         lack has no count), resumed from the same kept state with the same window, both
@@ -735,7 +744,8 @@ class HDP(Estimator):
         for c, ch in enumerate(chains):
             old = _Chain(self, st_old, 0, name, ch.burn, ch.conc_trace.shape[0], ch.thin,
                          (ch.c_root, ch.root_h, ch.root_ch))
-            old.resume(tree, *warm, c)
+            old.resume(tree, *warm, c, maps)
+            old.state_n, old.state_c = old.state_n[:0], old.state_c[:0]  # no posterior states kept
             ch.key = old.key = np.uint64(int(ch.rng[0]) | 1)  # a function of the chain's seed
             old.window, old.old, old.kept = ch.window, True, kept
             old.kept_records = kept_records(self.previous[name][1].info)
