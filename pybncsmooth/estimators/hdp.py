@@ -454,12 +454,26 @@ class HDP(Estimator):
         return chain_seed(entropy, name, chain)
 
     def estimate_all(self, trees: Mapping[str, ContextTree], *, domain: str | None = None) -> dict[str, TreeEstimate]:
-        """Estimate several trees (the CPTs of a network) in parallel threads (a
+        r"""Estimate several trees (the CPTs of a network) in parallel threads (a
         domain is the first split of every tree, like any other).  In an update
         (:meth:`~pybncsmooth.estimators.base.Estimator.warm_started`) a tree whose levels
         did not change resumes from the state its fit kept (:meth:`_warm_state`) and runs
         :attr:`update_sweeps` sweeps per chain, the first tenth discarded; the others
-        start afresh."""
+        start afresh.
+
+        With ``update_control`` (default; not with ``iterations="auto"``) each such chain
+        has a twin on the old rows ``A`` laid out on the updated tree
+        (:meth:`_old_chains`), started from the same kept state and drawing the same keyed
+        random numbers (:func:`hdp_sweeps`), and the estimate is the control variate
+        (:func:`~pybncsmooth.estimators._warm.control_variate`)
+
+        .. math:: \hat\theta_{A+B} = \bar\theta_{A+B} + \beta\,(\hat\theta_A - \bar\theta_A),
+                  \qquad \beta = R / (R + M),
+
+        :math:`\hat\theta_A` the kept estimate (a node it lacks: its back-off),
+        :math:`R` its recorded sweeps (``mc_records``, else ``n_records``), :math:`M` the
+        twins'.  The sd, the unseen sd and the posterior states are the chains' on all
+        the rows."""
         trees = {n: t.whole("hdp") for n, t in trees.items()}
         if self.previous is None:
             return self._estimate_trees(trees, {})

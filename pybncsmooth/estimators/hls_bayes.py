@@ -408,12 +408,22 @@ class HLSBayes(Estimator):
         return self.estimate_all({tree.child: tree})[tree.child]
 
     def estimate_all(self, trees: Mapping[str, ContextTree], *, domain: str | None = None) -> dict[str, TreeEstimate]:
-        """Sample the CPTs of a network together (chains in parallel threads); the
+        r"""Sample the CPTs of a network together (chains in parallel threads); the
         draws depend on ``random_state`` and on the set of trees, not on the threads.
         In an update (:meth:`~pybncsmooth.estimators.base.Estimator.warm_started`) the
         trees whose levels did not change resume from the coefficients and variances
         their fit's chains ended with (new nodes at 0) for :attr:`update_sweeps` sweeps,
-        the first tenth discarded; the others start afresh."""
+        the first tenth discarded; the others start afresh.
+
+        With ``update_control`` (default) every chain has a twin on the old rows ``A``
+        laid out on the updated trees (:func:`_control`), started from the same kept
+        coefficients and variances and drawing the same keyed random numbers
+        (:func:`_sweeps`), run in its own thread; the estimate moves the kept one by the
+        twins' difference, :math:`\bar\theta_{A+B} + \beta(\hat\theta_A - \bar\theta_A)`
+        with :math:`\beta = R / (R + M)` (:func:`~pybncsmooth.estimators._warm.control_variate`;
+        the kept sweeps ``mc_records`` or ``n_records`` against the twins'; a node the kept
+        estimate lacks takes its back-off).  The sd, the unseen sd and the posterior draws
+        are the chains' on all the rows."""
         trees = {n: t.whole("hls-bayes") for n, t in trees.items()}
         if self.previous is None:
             return self._sample(trees, None)
