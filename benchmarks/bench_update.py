@@ -98,7 +98,8 @@ def sampler(name: str, spec, data: pd.DataFrame, method: str, kw: dict) -> None:
     est = net.estimator
     print(f"   {name}: {len(old):,} rows + {len(new):,} new; fit {kw.get('iterations', est.iterations)} sweeps, "
           f"update {est.update_sweeps} per run")
-    print(f"     refit {t_ref:7.2f} s, CPU {c_ref:.2f} s (medians of 3, seeds 2, 3, 4) | refit-refit {np.mean(between):.2e} "
+    print(f"     refit {t_ref:7.2f} s, CPU {c_ref:.2f} s (medians of 3, seeds 2, 3, 4) | "
+          f"refit-refit {np.mean(between):.2e} "
           f"(range {min(between):.2e} .. {max(between):.2e})")
     for label, control in (("update (control variate)", True), ("update without it (update_control=False)", False)):
         un = copy.copy(net)

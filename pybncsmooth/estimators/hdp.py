@@ -410,7 +410,7 @@ class HDP(Estimator):
               choices=("one", "integrated")),
         Param("record_states", "int", 100, "sweep states kept (evenly spaced) for posterior draws; 0: none", low=0),
         Param("update_iterations", "int", None, "sweeps per chain of net.update, resumed from the fit's last state "
-              "(default iterations // 10 with update_control, else // 5; at least 50; the first tenth discarded)",
+              "(default iterations // 15 with update_control, else // 5; at least 50; the first tenth discarded)",
               low=2, optional=True),
         Param("update_control", "bool", True, "net.update corrects its short run by the fit's estimate (a control "
               "variate: coupled chains on all the rows and on the old ones)"),
@@ -487,9 +487,10 @@ class HDP(Estimator):
     @property
     def update_sweeps(self) -> int:
         """Sweeps per chain of an update's warm-started run: ``update_iterations``, by
-        default a tenth of ``iterations`` with ``update_control`` (two runs of that
-        length: on all the rows and on the old ones), else a fifth (with ``"auto"``: of
-        ``max_iterations``, which runs without the control variate), at least 50."""
+        default a fifteenth of ``iterations`` with ``update_control`` (two runs of that
+        length: on all the rows and on the old ones; 13% of a fit's sweeps), else a fifth
+        (with ``"auto"``: of ``max_iterations``, which runs without the control variate),
+        at least 50."""
         if self.update_iterations is not None:
             return int(self.update_iterations)
         if self.auto:
@@ -761,6 +762,7 @@ class HDP(Estimator):
             old.resume(tree, *warm, c, maps)
             old.state_n, old.state_c = old.state_n[:0], old.state_c[:0]  # no posterior states kept
             ch.key = old.key = np.uint64(int(ch.rng[0]) | 1)  # a function of the chain's seed
+            old.rng = ch.rng.copy()
             old.window, old.old, old.kept = ch.window, True, kept
             old.kept_records = kept_records(self.previous[name][1].info)
             out.append(old)

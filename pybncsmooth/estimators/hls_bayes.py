@@ -490,7 +490,8 @@ class HLSBayes(Estimator):
             M = float(sum(res[3] for res in results))
             if kept is not None:  # beta = R / (R + M): the kept estimate's sweeps against the old chains'
                 m_old = old_mean[no : no + nn, :r]
-                m = control_variate(kept, m, m_old / m_old.sum(axis=1, keepdims=True), 1.0 if R is None else R / (R + M))
+                beta = 1.0 if R is None else R / (R + M)
+                m = control_variate(kept, m, m_old / m_old.sum(axis=1, keepdims=True), beta)
             sd = sd_all[no : no + nn, :r]
             offsets = net.offsets[t]  # a virtual root's row 0 falls outside them
             info: dict[str, Any] = {"n_records": int(M), "n_chains": self.n_chains, "control_variate": kept is not None}
