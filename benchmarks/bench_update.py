@@ -7,11 +7,14 @@
 2. The samplers with 10% new rows: ``hdp`` on TAN over letter recognition (20,000 rows,
    16 features in 5 bins, 26 classes) and ``hls-bayes`` on alarm (20,000 rows), each
    fitted on 10/11 of the rows (seed 1) and updated with the rest (its default
-   ``update_iterations``), against refits on all the rows with seeds 2, 3, 4: the times
-   (the update's against the refits' median), and the mean absolute difference of the
-   CPT entries between the update and each refit beside that between two refits (the
-   seed-to-seed spread: Monte Carlo error); then the update recording as many sweeps as
-   a fit records (``update_iterations``), for the refit's precision.
+   ``update_iterations``; seeds 5, 6, 7), against refits on all the rows with seeds 2,
+   3, 4: the times (medians of 3, wall and the process's CPU time over all threads; the
+   update's share of the fit's sweeps beside them: hls-bayes runs its two coupled
+   chains in two threads, a fit's one chain in one), and
+   the mean absolute difference of the CPT entries between each update and each refit
+   (averaged over the refits) beside that between two refits (the seed-to-seed spread:
+   Monte Carlo error) and its range; with the control variate (the default) and
+   without it at the same cost (``update_control=False``: one run of twice the sweeps).
 3. ``prior=`` with ``bayes`` against pyAgrum's ``BNLearner.useDirichletPrior(P, w)`` on a
    four-node network with three levels per node, for three weights: the largest
    difference of the CPT entries (pyAgrum imported where installed; the benchmark venv
@@ -71,37 +74,46 @@ def _timed(fn):
     return out, time.perf_counter() - t0
 
 
+def _timed_cpu(fn):
+    """``fn()``, its wall time and the process's CPU time (all threads) it took."""
+    c0, t0 = time.process_time(), time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t0, time.process_time() - c0
+
+
 def sampler(name: str, spec, data: pd.DataFrame, method: str, kw: dict) -> None:
     n = int(round(len(data) / 1.1))
     old, new = data.iloc[:n], data.iloc[n:]
     bs.fit(spec, data.iloc[:300], method, random_state=0, **{**kw, "iterations": 20}).update(
         data.iloc[300:400], random_state=0)  # compiled kernels warmed up
     net = bs.fit(spec, old, method, random_state=1, **kw)
-    up, t_up = _timed(lambda: net.update(new, random_state=5))
-    refits, times = [], []
+    refits, times, cpus = [], [], []
     for seed in (2, 3, 4):
-        r, t = _timed(lambda seed=seed: bs.fit(spec, data, method, random_state=seed, **kw))
+        r, t, c = _timed_cpu(lambda seed=seed: bs.fit(spec, data, method, random_state=seed, **kw))
         refits.append(_tables(r))
         times.append(t)
-    u = _tables(up)
-    to_refits = [float(np.abs(u - r).mean()) for r in refits]
+        cpus.append(c)
     between = [float(np.abs(a - b).mean()) for a, b in itertools.combinations(refits, 2)]
-    t_ref = float(np.median(times))
+    t_ref, c_ref = float(np.median(times)), float(np.median(cpus))
     est = net.estimator
     print(f"   {name}: {len(old):,} rows + {len(new):,} new; fit {kw.get('iterations', est.iterations)} sweeps, "
-          f"update {est.update_sweeps}")
-    print(f"     refit {t_ref:7.2f} s (median of 3) | update {t_up:6.2f} s | update / refit {t_up / t_ref:.3f}")
-    print(f"     mean |difference| of the CPT entries: update-refit {np.mean(to_refits):.2e} "
-          f"(seeds: {', '.join(f'{v:.2e}' for v in to_refits)}) | refit-refit {np.mean(between):.2e} "
+          f"update {est.update_sweeps} per run")
+    print(f"     refit {t_ref:7.2f} s, CPU {c_ref:.2f} s (medians of 3, seeds 2, 3, 4) | "
+          f"refit-refit {np.mean(between):.2e} "
           f"(range {min(between):.2e} .. {max(between):.2e})")
-    # as many recorded sweeps as a fit records (its burn-in not repeated): the refit's precision
-    recorded = int(est.iterations) - est.effective_burn_in
-    matched = copy.copy(net)
-    matched.estimator = est.with_settings(update_iterations=int(recorded / 0.9) + 1)
-    up2, t_up2 = _timed(lambda: matched.update(new, random_state=5))
-    u2 = _tables(up2)
-    print(f"     with update_iterations={matched.estimator.update_sweeps} (a fit's {recorded} recorded sweeps): "
-          f"update / refit {t_up2 / t_ref:.3f}, update-refit {np.mean([np.abs(u2 - r).mean() for r in refits]):.2e}")
+    for label, control in (("update (control variate)", True), ("update without it (update_control=False)", False)):
+        un = copy.copy(net)
+        un.estimator = est.with_settings(update_control=control)
+        ups = [_timed_cpu(lambda s=s: un.update(new, random_state=s)) for s in (5, 6, 7)]
+        t_up, c_up = float(np.median([u[1] for u in ups])), float(np.median([u[2] for u in ups]))
+        d = [float(np.mean([np.abs(_tables(u[0]) - r).mean() for r in refits])) for u in ups]
+        runs = 2 if control else 1
+        print(f"     {label}: {t_up:6.2f} s (median of 3, seeds 5, 6, 7) | update / refit {t_up / t_ref:.3f}, "
+              f"CPU {c_up / c_ref:.3f} "
+              f"(sweeps {runs} x {un.estimator.update_sweeps} / {kw.get('iterations', est.iterations)} = "
+              f"{runs * un.estimator.update_sweeps / int(kw.get('iterations', est.iterations)):.2f}) | update-refit "
+              f"{np.mean(d):.2e} (per update {', '.join(f'{v:.2e}' for v in d)}; "
+              f"{np.mean(d) / np.mean(between):.2f}x refit-refit)")
 
 
 def samplers(quick: bool) -> None:

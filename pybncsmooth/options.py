@@ -25,6 +25,7 @@ imports nothing of it but that module and :mod:`~pybncsmooth.errors`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import warnings
 from dataclasses import dataclass, field
@@ -311,8 +312,10 @@ def _factor_bytes(v: Any) -> int | None:
     return check_int("max_factor_bytes", v, low=8)
 
 
+@functools.lru_cache(maxsize=1)
 def _physical_memory() -> int | None:
-    """Bytes of physical memory, where the system says (POSIX ``sysconf``)."""
+    """Bytes of physical memory, where the system says (POSIX ``sysconf``; asked once:
+    every query asks for its default budget)."""
     try:
         return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
     except (AttributeError, ValueError, OSError):

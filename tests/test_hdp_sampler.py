@@ -175,7 +175,8 @@ def test_two_moving_table_counts_follow_their_exact_joint_posterior():
 def test_pooled_concentration_step_matches_one_beta_per_node():
     # alpha' ~ Gamma(shape + sum t_j, rate + sum log 1/q_j), q_j ~ Beta(alpha, n_j): the
     # kernel pools the nodes with n_j <= 32 through Beta(a, n) = prod Beta(a + i, 1);
-    # its draws must have the distribution of the plain one-beta-per-node step.
+    # its draws, and those of its keyed step, must have the distribution of the plain
+    # one-beta-per-node step.
     rng0 = np.random.default_rng(0)
     nsum = np.concatenate([rng0.integers(1, 9, 300), rng0.integers(9, 33, 40), rng0.integers(33, 400, 20)])
     tsum = np.maximum(1, (np.sqrt(nsum) + rng0.integers(0, 3, nsum.size))).astype(np.int64)
@@ -183,12 +184,15 @@ def test_pooled_concentration_step_matches_one_beta_per_node():
     group_nodes = np.arange(nsum.size, dtype=np.int64)
     group_off = np.array([0, nsum.size], dtype=np.int64)
     reps = 20000
-    for a in (0.4, 3.0):
+    # key 0: the pooled step of a fit; else the keyed step of an update's coupled chains
+    # (one beta per node from its own stream, the sweep's key changing every draw)
+    for a, key in ((0.4, 0), (3.0, 0), (0.4, 7), (3.0, 7)):
         s = new_state(11)
         ours = np.empty(reps)
         for r in range(reps):
             conc = np.array([a])
-            _sample_concentrations(s, nsum, tsum, conc, np.log(conc), group_nodes, group_off, 2.0, 1.0, 1e9)
+            skey = np.uint64(0) if not key else np.uint64((key * 1_000_003 + 2 * r + 1) % 2**64)
+            _sample_concentrations(s, nsum, tsum, conc, np.log(conc), group_nodes, group_off, 2.0, 1.0, 1e9, skey)
             ours[r] = conc[0]
         g = np.random.default_rng(5)
         q = g.beta(a, nsum, size=(reps, nsum.size))

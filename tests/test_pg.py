@@ -8,7 +8,8 @@ import pytest
 from numba import njit
 from scipy import stats
 
-from pybncsmooth.estimators._pg import EXACT_MAX, pg_draw, pg_moments, seed_numba
+from pybncsmooth.estimators._pg import EXACT_MAX, pg_draw, pg_draw_with, pg_moments, seed_numba
+from pybncsmooth.estimators._rng import new_state, reseed
 
 
 @njit(cache=False)
@@ -17,6 +18,17 @@ def _draws(b, z, n, seed):
     out = np.empty(n)
     for i in range(n):
         out[i] = pg_draw(b, z)
+    return out
+
+
+@njit(cache=False)
+def _keyed_draws(b, z, n, key):
+    # as an update's coupled chains draw: a xoshiro state reseeded for every draw
+    s = np.zeros(4, dtype=np.uint64)
+    out = np.empty(n)
+    for i in range(n):
+        reseed(s, np.uint64(key) + np.uint64(i + 1) * np.uint64(0x9E3779B97F4A7C15))
+        out[i] = pg_draw_with(b, z, s)
     return out
 
 
@@ -57,6 +69,19 @@ def test_series_matches_sums_of_exact_draws(b, z):
     series = _draws(float(b), z, 40_000, 5)
     exact = _sums_of_ones(b, z, 40_000, 6)
     assert stats.ks_2samp(series, exact).pvalue > 0.01
+
+
+@pytest.mark.parametrize("b,z", [(1, 0.7), (2, -4.0), (7, -1.3), (500, 0.2)])
+def test_keyed_draws_have_the_moments(b, z):
+    """PG draws from a xoshiro state (the update's keyed draws): the same law (four
+    standard errors of the mean, the variance within 3%), a function of the key alone."""
+    n = 60_000
+    x = _keyed_draws(float(b), z, n, 99)
+    mean, var = pg_moments(float(b), z)
+    assert abs(x.mean() - mean) < 4 * np.sqrt(var / n)
+    assert x.var() == pytest.approx(var, rel=0.03)
+    np.testing.assert_array_equal(x[:50], _keyed_draws(float(b), z, 50, 99))
+    assert pg_draw_with(0.0, 1.0, new_state(1)) == 0.0
 
 
 def test_zero_count_and_reproducibility():

@@ -81,6 +81,10 @@ def _by_text(levels: tuple) -> dict:
 def level_code(levels: tuple, value: Any) -> int:
     """The position of the level ``value`` names among ``levels`` (see the module
     docstring), ``-1`` when it names none (a missing value names none)."""
+    if type(value) is str:  # the common case: a text level (never missing), equal as a key
+        code = _by_key(levels).get(value, -1)
+        if code >= 0:
+            return code
     value = scalar_value(value, "a value")
     if is_missing(value):
         return -1

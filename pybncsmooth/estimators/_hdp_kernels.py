@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba import njit, uint64
 
-from ._rng import gamma, gamma_dc, gamma_int, uniform
+from ._rng import gamma, gamma_dc, gamma_int, keyed_uniform, reseed, sweep_key, uniform
 from ._stirling import digamma, log_stirling_beyond, pcol_offset
 
 __all__ = ["hdp_init", "hdp_warm_init", "hdp_layout", "hdp_schedule", "hdp_sweeps", "check_invariants"]
@@ -208,7 +208,7 @@ def _beta_factor(rng, a, da, ca, nj, prod, rate):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _sample_concentrations(  # pragma: no cover - compiled
-    rng, nsum, tsum, conc, logc, group_nodes, group_off, prior_shape, prior_rate, cap
+    rng, nsum, tsum, conc, logc, group_nodes, group_off, prior_shape, prior_rate, cap, skey
 ):
     """Auxiliary-variable sampling (Zhang 2020, Algorithm 14): for the tied nodes j,
     :math:`q_j \\sim \\mathrm{Beta}(\\alpha, n_j)`;
@@ -223,6 +223,12 @@ def _sample_concentrations(  # pragma: no cover - compiled
     tree's thousands of small nodes cost at most 32 gamma draws; a larger node draws its
     beta as ``X / (X + Y)``, and the group's :math:`(X + Y) / X` are multiplied, with one
     logarithm at the end (or when the product nears the top of the doubles).
+
+    ``skey != 0`` (keyed draws, see :func:`hdp_sweeps`): every node draws its own beta
+    (no pooling: which nodes pool depends on their counts) from a stream seeded by
+    ``skey`` and the node, and each group's concentration from one seeded by ``skey``
+    and the group, so two coupled chains draw the same numbers for the same node and
+    group however many the others took.
     """
     G = conc.shape[0]
     hist = np.zeros(_POOL + 1)
@@ -241,7 +247,10 @@ def _sample_concentrations(  # pragma: no cover - compiled
             if nj <= 0:
                 continue
             shape += tsum[j]
-            if nj <= _POOL:
+            if skey != 0:  # keyed: every node's beta of its own, from a stream of its own
+                reseed(rng, skey + uint64(j + 1) * uint64(0xA0761D6478BD642F))
+                prod, rate = _beta_factor(rng, a, da, ca, nj, prod, rate)
+            elif nj <= _POOL:
                 hist[nj] += 1.0
             else:  # a beta of its own
                 prod, rate = _beta_factor(rng, a, da, ca, nj, prod, rate)
@@ -264,6 +273,8 @@ def _sample_concentrations(  # pragma: no cover - compiled
         rate += math.log(prod)
         if shape <= 0 or rate <= 0:
             continue
+        if skey != 0:  # and the concentration's
+            reseed(rng, skey + uint64(g + 1) * uint64(0xD6E8FEB86659FD93))
         c = gamma(rng, shape) / rate
         if c > cap:
             c = cap
@@ -594,6 +605,7 @@ def _sweep_table_counts(  # pragma: no cover - compiled
     roff,
     rlen,
     start,
+    skey,
 ):
     """One Gibbs pass over the table counts of the schedule (``plan``, see
     :func:`_sweep_plan`; ``nf``, ``tf``: the counts and table counts, flat) -- see
@@ -691,7 +703,7 @@ def _sweep_table_counts(  # pragma: no cover - compiled
             return jj
         # inversion in ascending order, branch-free: the number of running sums
         # (cum[j]: candidates lo .. lo + j + 1) not above the draw
-        x = uniform(rng) * tot
+        x = (uniform(rng) if skey == 0 else keyed_uniform(skey, ik)) * tot
         cnt = 1 if 1.0 <= x else 0
         for j in range(m - 1):
             cnt += cum[uint64(j)] <= x
@@ -706,7 +718,8 @@ def _sweep_table_counts(  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _update_slow(  # pragma: no cover - compiled
-    rng, jj, plan, nf, tf, nsum, tsum, concx, window, max_tk, rtab, pcol, n_tab, n_lim, ckeys, cvals, f, cum, root_base
+    rng, jj, plan, nf, tf, nsum, tsum, concx, window, max_tk, rtab, pcol, n_tab, n_lim, ckeys, cvals, f, cum, root_base,
+    skey,
 ):
     """The update of pair ``jj`` that :func:`_sweep_table_counts` leaves out: the same
     conditional and window, its ratios from :func:`_ratios_beyond` (beyond ``n_lim``
@@ -734,10 +747,11 @@ def _update_slow(  # pragma: no cover - compiled
         w *= f[j]
         tot += w
         cum[j] = tot
+    u = uniform(rng) if skey == 0 else keyed_uniform(skey, ik)
     if not tot < _BIG:
-        new = lo + _draw_log(uniform(rng), f, m, cum)
+        new = lo + _draw_log(u, f, m, cum)
     else:
-        x = uniform(rng) * tot
+        x = u * tot
         cnt = 1 if 1.0 <= x else 0
         for j in range(m - 1):
             cnt += cum[uint64(j)] <= x
@@ -802,6 +816,7 @@ def hdp_sweeps(  # pragma: no cover - compiled
     root_base,
     root_h,
     root_ch,
+    key,
 ):
     """Run sweeps ``start_iter .. start_iter + n_sweeps - 1`` of the sampler.
 
@@ -839,6 +854,13 @@ def hdp_sweeps(  # pragma: no cover - compiled
     for posterior draws (:func:`_record_state`).
     ``root_h``: the root's base measure in the estimates (``1 / r`` each, or an expert
     network's :math:`P(x)`), ``root_ch`` the same times ``c_root``.
+    ``key``: 0 draws every random number from the chain's stream ``rng`` in turn; any
+    other value keys them (common random numbers for two coupled chains, see
+    :meth:`~pybncsmooth.estimators.hdp.HDP.estimate_all`): sweep ``it``'s key is a hash
+    of ``(key, it)``, the table count of entry ``ik`` (flat ``node * r + value``) is drawn
+    from the uniform hashed from ``(sweep key, ik)``, and each concentration group draws
+    from its own stream (:func:`_sample_concentrations`).  Two chains on trees of the
+    same layout then use the same number for the same decision, whatever their data.
     Returns ``(records, concentration events, leaf draws, offending node or -1)``.
     """
     N, r = n.shape
@@ -873,6 +895,8 @@ def hdp_sweeps(  # pragma: no cover - compiled
     rlen = np.zeros(G + 1, dtype=np.int64)
     recip = _fill_recip(np.empty(64), roff, rlen, nsum, pgroup, leaf0, concx, window)
     for it in range(start_iter, start_iter + n_sweeps):
+        # keyed draws (key != 0): this sweep's key
+        skey = sweep_key(key, it)
         jj = 0
         while True:
             jj = _sweep_table_counts(
@@ -895,6 +919,7 @@ def hdp_sweeps(  # pragma: no cover - compiled
                 roff,
                 rlen,
                 jj,
+                skey,
             )
             if jj >= npairs:
                 break
@@ -918,6 +943,7 @@ def hdp_sweeps(  # pragma: no cover - compiled
                 f,
                 cum,
                 root_base,
+                skey,
             )
             jj += 1
         for k in range(r):  # the root: one table per observed value
@@ -929,7 +955,8 @@ def hdp_sweeps(  # pragma: no cover - compiled
             if leaf0 < N:
                 _flush_leaves(n, nsum, parent, group, conc, leaf0, b1, b2, b3, m_run, acc, acc2, accsq, track_sq)
                 m_run = 0
-            _sample_concentrations(rng, nsum, tsum, conc, logc, group_nodes, group_off, prior_shape, prior_rate, cap)
+            _sample_concentrations(rng, nsum, tsum, conc, logc, group_nodes, group_off, prior_shape, prior_rate, cap,
+                                   skey)
             for g in range(G):
                 concx[g] = conc[g]
             recip = _fill_recip(recip, roff, rlen, nsum, pgroup, leaf0, concx, window)

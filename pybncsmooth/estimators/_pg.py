@@ -1,4 +1,5 @@
-r"""Polya-Gamma draws, compiled (numba's generator, seeded per thread).
+r"""Polya-Gamma draws, compiled (numba's generator, seeded per thread, or a xoshiro256**
+state of :mod:`._rng` given to :func:`pg_draw_with`).
 
 :math:`\omega \sim \mathrm{PG}(b, z)` for a whole number :math:`b \ge 0`:
 
@@ -31,7 +32,9 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["pg_draw", "pg_moments", "seed_numba", "EXACT_MAX", "SERIES_TERMS"]
+from . import _rng
+
+__all__ = ["pg_draw", "pg_draw_with", "pg_moments", "seed_numba", "EXACT_MAX", "SERIES_TERMS"]
 
 _T = 0.64  # the truncation point of the proposal
 _PI2_8 = math.pi * math.pi / 8.0
@@ -45,6 +48,26 @@ SERIES_TERMS = 6
 def seed_numba(seed):  # pragma: no cover - compiled
     """Seed numba's generator of the calling thread."""
     np.random.seed(seed)
+
+
+@njit(nogil=True, inline="always")
+def _uniform(s):  # pragma: no cover - compiled
+    return np.random.random() if s.shape[0] == 0 else _rng.uniform(s)
+
+
+@njit(nogil=True, inline="always")
+def _exponential(s):  # pragma: no cover - compiled
+    return np.random.exponential() if s.shape[0] == 0 else -math.log(1.0 - _rng.uniform(s))
+
+
+@njit(nogil=True, inline="always")
+def _normal(s):  # pragma: no cover - compiled
+    return np.random.standard_normal() if s.shape[0] == 0 else _rng.normal(s)
+
+
+@njit(nogil=True, inline="always")
+def _gamma(s, b):  # pragma: no cover - compiled
+    return np.random.gamma(b) if s.shape[0] == 0 else _rng.gamma(s, b)
 
 
 @njit(cache=True, nogil=True)
@@ -81,54 +104,54 @@ def _exponential_mass(c):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _truncated_inverse_gaussian(c):  # pragma: no cover - compiled
+def _truncated_inverse_gaussian(c, s):  # pragma: no cover - compiled
     """An inverse Gaussian IG(1/c, 1) draw truncated to (0, t)."""
     if c < 1.0 / _T:  # mean beyond t: a truncated Levy proposal, accepted with exp(-c^2 x / 2)
         while True:
-            e1 = np.random.exponential()
-            e2 = np.random.exponential()
+            e1 = _exponential(s)
+            e2 = _exponential(s)
             while e1 * e1 > 2.0 * e2 / _T:
-                e1 = np.random.exponential()
-                e2 = np.random.exponential()
+                e1 = _exponential(s)
+                e2 = _exponential(s)
             x = 1.0 + e1 * _T
             x = _T / (x * x)
-            if np.random.random() <= math.exp(-0.5 * c * c * x):
+            if _uniform(s) <= math.exp(-0.5 * c * c * x):
                 return x
     mu = 1.0 / c
     while True:  # the inverse Gaussian by Michael, Schucany and Haas, until below t
-        y = np.random.standard_normal()
+        y = _normal(s)
         y *= y
         my = mu * y
         x = mu + 0.5 * mu * my - 0.5 * mu * math.sqrt(4.0 * my + my * my)
-        if np.random.random() > mu / (mu + x):
+        if _uniform(s) > mu / (mu + x):
             x = mu * mu / x
         if x < _T:
             return x
 
 
 @njit(cache=True, nogil=True)
-def _pg1(z):  # pragma: no cover - compiled
+def _pg1(z, s):  # pragma: no cover - compiled
     """One exact PG(1, z) draw."""
     c = 0.5 * abs(z)
     fz = _PI2_8 + 0.5 * c * c
     p_exp = _exponential_mass(c)
     while True:
-        if np.random.random() < p_exp:
-            x = _T + np.random.exponential() / fz
+        if _uniform(s) < p_exp:
+            x = _T + _exponential(s) / fz
         else:
-            x = _truncated_inverse_gaussian(c)
-        s = _a(0, x)
-        y = np.random.random() * s
+            x = _truncated_inverse_gaussian(c, s)
+        sn = _a(0, x)
+        y = _uniform(s) * sn
         n = 0
         while True:
             n += 1
             if n % 2 == 1:
-                s -= _a(n, x)
-                if y <= s:
+                sn -= _a(n, x)
+                if y <= sn:
                     return 0.25 * x
             else:
-                s += _a(n, x)
-                if y > s:
+                sn += _a(n, x)
+                if y > sn:
                     break
 
 
@@ -146,7 +169,7 @@ def pg_moments(b, z):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _pg_series(b, z):  # pragma: no cover - compiled
+def _pg_series(b, z, s):  # pragma: no cover - compiled
     """PG(b, z) from its gamma series: ``SERIES_TERMS`` terms drawn, the rest a normal."""
     c = z * z / (4.0 * math.pi * math.pi)
     head = 0.0
@@ -155,24 +178,32 @@ def _pg_series(b, z):  # pragma: no cover - compiled
     scale = 1.0 / (2.0 * math.pi * math.pi)
     for k in range(1, SERIES_TERMS + 1):
         w = scale / ((k - 0.5) ** 2 + c)
-        head += w * np.random.gamma(b)
+        head += w * _gamma(s, b)
         head_mean += w * b
         head_var += w * w * b
     mean, var = pg_moments(b, z)
     rest_mean = max(mean - head_mean, 0.0)
     rest_sd = math.sqrt(max(var - head_var, 0.0))
-    return head + max(rest_mean + rest_sd * np.random.standard_normal(), 0.0)
+    return head + max(rest_mean + rest_sd * _normal(s), 0.0)
 
 
 @njit(cache=True, nogil=True)
-def pg_draw(b, z):  # pragma: no cover - compiled
-    """One PG(b, z) draw for a whole number ``b >= 0`` (0 for ``b = 0``)."""
+def pg_draw_with(b, z, s):  # pragma: no cover - compiled
+    """One PG(b, z) draw for a whole number ``b >= 0`` (0 for ``b = 0``), its random
+    numbers from the xoshiro256** state ``s`` (an empty array: numba's generator)."""
     nb = int(b)
     if nb <= 0:
         return 0.0
     if nb <= EXACT_MAX:
-        s = 0.0
+        out = 0.0
         for _ in range(nb):
-            s += _pg1(z)
-        return s
-    return _pg_series(float(nb), z)
+            out += _pg1(z, s)
+        return out
+    return _pg_series(float(nb), z, s)
+
+
+@njit(cache=True, nogil=True)
+def pg_draw(b, z):  # pragma: no cover - compiled
+    """One PG(b, z) draw for a whole number ``b >= 0`` (0 for ``b = 0``), from numba's
+    generator."""
+    return pg_draw_with(b, z, np.zeros(0, dtype=np.uint64))

@@ -9,6 +9,12 @@ beyond r are sampled exactly); gammas by Marsaglia & Tsang (2000, *ACM TOMS*),
 with the ``U^(1/a)`` boost for shapes below one; betas as ``X / (X + Y)``.
 An explicit state (rather than numba's thread-local generator) keeps every chain
 reproducible from its own seed and costs about a nanosecond per uniform.
+
+Keyed draws (common random numbers for coupled chains): ``mix64`` is splitmix64's
+finaliser, a 64-bit hash; ``sweep_key(key, it)`` a sweep's key, ``keyed_uniform(k, i)``
+a uniform that is a function of ``(k, i)`` alone, and ``reseed(s, k)`` a state of its
+own for a decision that takes several numbers: two chains that key a decision the same
+way draw the same numbers for it, however many their other decisions took.
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ import math
 import numpy as np
 from numba import njit, uint64
 
-__all__ = ["new_state", "uniform", "normal", "gamma", "gamma_dc", "gamma_int", "beta"]
+__all__ = ["new_state", "uniform", "normal", "gamma", "gamma_dc", "gamma_int", "beta", "mix64", "keyed_uniform",
+           "reseed", "sweep_key"]
 
 _MASK = 0xFFFFFFFFFFFFFFFF
 
@@ -155,3 +162,34 @@ def beta(s, a, b):  # pragma: no cover - compiled
     if tot <= 0.0:  # both underflowed (tiny shapes): decide by the odds a / (a + b)
         return 1.0 if uniform(s) < a / (a + b) else 0.0
     return x / tot
+
+
+@njit(nogil=True, inline="always")
+def mix64(z):  # pragma: no cover - compiled
+    """splitmix64's finaliser: a 64-bit hash of a ``uint64``."""
+    z = (z ^ (z >> uint64(30))) * uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> uint64(27))) * uint64(0x94D049BB133111EB)
+    return z ^ (z >> uint64(31))
+
+
+@njit(nogil=True, inline="always")
+def sweep_key(key, it):  # pragma: no cover - compiled
+    """Sweep ``it``'s key from a chain's ``key`` (0: no key, the draws are not keyed);
+    odd, so never 0."""
+    if key == 0:
+        return uint64(0)
+    return mix64(uint64(key) + uint64(it) * uint64(0x9E3779B97F4A7C15)) | uint64(1)
+
+
+@njit(nogil=True, inline="always")
+def keyed_uniform(key, i):  # pragma: no cover - compiled
+    """A uniform on [0, 1) that is a function of ``(key, i)`` alone."""
+    z = mix64(key + (uint64(i) + uint64(1)) * uint64(0x9E3779B97F4A7C15))
+    return (z >> uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(nogil=True)
+def reseed(s, key):  # pragma: no cover - compiled
+    """The first four words of ``s`` (a xoshiro256** state) seeded from ``key``."""
+    for i in range(4):
+        s[i] = mix64(key + uint64(i + 1) * uint64(0xD1B54A32D192ED03))

@@ -53,6 +53,7 @@ at its initial value, table counts moving within +-10 of their value, at most
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -66,7 +67,7 @@ from ..errors import ConvergenceWarning, HyperparameterError
 from ..validation import Param
 from ._hdp_kernels import hdp_init, hdp_layout, hdp_schedule, hdp_sweeps, hdp_warm_init
 from ._mcmc import chain_seed, entropy_of, progress_bar, split_rhat
-from ._warm import node_map, previous_tree
+from ._warm import control_variate, counts_on, kept_on, kept_records, node_map, previous_tree
 from ._rng import new_state
 from ._stirling import MAX_TABLE_N, SHARED_RATIOS, new_memo
 from .base import Estimator, TreeEstimate, register_estimator
@@ -205,17 +206,25 @@ class _Chain:
         # a table count never exceeds the rows, so a wider window draws the same (and the
         # kernel's work arrays, 2 * window + 2 long, stay bounded)
         self.window = min(est.window, int(st.leaf_counts.sum()) + 1)
+        #: 0: the draws come from ``rng`` in turn; else keyed by it (see :func:`hdp_sweeps`)
+        self.key = np.uint64(0)
+        #: the chain on the previous fit's rows of an update's control variate, and the
+        #: previous estimate at every node (see HDP._old_chains)
+        self.old = False
+        self.kept: np.ndarray | None = None
+        self.kept_records: float | None = None
 
     def resume(self, tree: ContextTree, old_tree: ContextTree, t_prev: np.ndarray, conc_prev: np.ndarray,
-               c: int) -> None:
+               c: int, maps: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Start from the state a previous fit's chain ended in (its chain ``c``, or the
         last it had): the table counts of every node the previous tree had, kept where
         still valid (:func:`hdp_warm_init`), new nodes initialised by eq. 15; every
         concentration group takes the previous concentration of its first member the
-        previous tree had (else ``initial_concentration``)."""
+        previous tree had (else ``initial_concentration``).  ``maps``: where the old
+        nodes are and their old concentration groups, as a previous call returned them."""
         st, est = self.st, self.est
         k = min(c, t_prev.shape[0] - 1)
-        idx = node_map(old_tree, tree)
+        idx, old_group = maps if maps is not None else _resume_maps(old_tree, tree, est.tying)
         prev = np.zeros((st.n_nodes, st.r), dtype=np.int64)
         has = np.zeros(st.n_nodes, dtype=np.bool_)
         prev[idx] = t_prev[k]
@@ -223,16 +232,12 @@ class _Chain:
         self.n[:] = st.leaf_counts
         self.t[:] = 0
         hdp_warm_init(self.n, self.t, self.nsum, self.tsum, st.parent, st.lstart, est.initial_concentration, prev, has)
-        d = len(st.lstart) - 2
-        level_parent = np.concatenate([lev.parent for lev in old_tree.levels[1:]]) if d else np.zeros(0, np.int64)
-        old_lstart = np.concatenate([[0], np.cumsum(old_tree.level_sizes())]).astype(np.int64)
-        old_group = hdp_layout(level_parent, old_lstart, np.asarray(old_tree.parent_cards, dtype=np.int64),
-                               _TYINGS.index(est.tying))[1]
         node_conc = np.full(st.n_nodes, np.nan)
         ok = old_group >= 0
         node_conc[idx[ok]] = np.asarray(conc_prev[k])[old_group[ok]]
         self.conc[:] = _first_per_group(node_conc, st.group_off, est.initial_concentration)
         self.logc[:] = np.log(self.conc)
+        return idx, old_group
 
     def _grow_trace(self, sweeps: int) -> None:
         """Room in the concentrations' trace for the events of ``sweeps`` more sweeps."""
@@ -254,7 +259,7 @@ class _Chain:
             est.prior_rate, est.max_concentration, self.n_ev, self.rtab, self.pcol, self.n_tab, st.n_lim,
             self.ckeys, self.cvals, self.pk, self.pk2, self.acc, self.acc2, self.accsq, est.auto, self.b1,
             self.b2, self.b3, self.state_n, self.state_c, self.state_meta, self.conc_trace, self.leaf_trace,
-            self.thin, est.debug, root_a, self.root_h, self.root_ch,
+            self.thin, est.debug, root_a, self.root_h, self.root_ch, self.key,
         )
         if bad >= 0:
             raise RuntimeError(
@@ -265,6 +270,17 @@ class _Chain:
         self.n_ev += ev
         self.n_draws += dr
         self.it += sweeps
+
+
+def _resume_maps(old_tree: ContextTree, tree: ContextTree, tying: str) -> tuple[np.ndarray, np.ndarray]:
+    """Where ``old_tree``'s nodes are in ``tree`` (flat) and their concentration groups
+    in ``old_tree``'s layout (what :meth:`_Chain.resume` maps)."""
+    level_parent = (np.concatenate([lev.parent for lev in old_tree.levels[1:]]) if old_tree.depth
+                    else np.zeros(0, np.int64))
+    old_lstart = np.concatenate([[0], np.cumsum(old_tree.level_sizes())]).astype(np.int64)
+    old_group = hdp_layout(level_parent, old_lstart, np.asarray(old_tree.parent_cards, dtype=np.int64),
+                           _TYINGS.index(tying))[1]
+    return node_map(old_tree, tree), old_group
 
 
 def _first_per_group(node_values: np.ndarray, group_off: np.ndarray, default: float) -> np.ndarray:
@@ -394,7 +410,10 @@ class HDP(Estimator):
               choices=("one", "integrated")),
         Param("record_states", "int", 100, "sweep states kept (evenly spaced) for posterior draws; 0: none", low=0),
         Param("update_iterations", "int", None, "sweeps per chain of net.update, resumed from the fit's last state "
-              "(default iterations // 5, at least 50; the first tenth discarded)", low=2, optional=True),
+              "(default iterations // 15 with update_control, else // 5; at least 50; the first tenth discarded)",
+              low=2, optional=True),
+        Param("update_control", "bool", True, "net.update corrects its short run by the fit's estimate (a control "
+              "variate: coupled chains on all the rows and on the old ones)"),
     )
 
     def _check(self) -> None:
@@ -435,12 +454,26 @@ class HDP(Estimator):
         return chain_seed(entropy, name, chain)
 
     def estimate_all(self, trees: Mapping[str, ContextTree], *, domain: str | None = None) -> dict[str, TreeEstimate]:
-        """Estimate several trees (the CPTs of a network) in parallel threads (a
+        r"""Estimate several trees (the CPTs of a network) in parallel threads (a
         domain is the first split of every tree, like any other).  In an update
         (:meth:`~pybncsmooth.estimators.base.Estimator.warm_started`) a tree whose levels
         did not change resumes from the state its fit kept (:meth:`_warm_state`) and runs
         :attr:`update_sweeps` sweeps per chain, the first tenth discarded; the others
-        start afresh."""
+        start afresh.
+
+        With ``update_control`` (default; not with ``iterations="auto"``) each such chain
+        has a twin on the old rows ``A`` laid out on the updated tree
+        (:meth:`_old_chains`), started from the same kept state and drawing the same keyed
+        random numbers (:func:`hdp_sweeps`), and the estimate is the control variate
+        (:func:`~pybncsmooth.estimators._warm.control_variate`)
+
+        .. math:: \hat\theta_{A+B} = \bar\theta_{A+B} + \beta\,(\hat\theta_A - \bar\theta_A),
+                  \qquad \beta = R / (R + M),
+
+        :math:`\hat\theta_A` the kept estimate (a node it lacks: its back-off),
+        :math:`R` its recorded sweeps (``mc_records``, else ``n_records``), :math:`M` the
+        twins'.  The sd, the unseen sd and the posterior states are the chains' on all
+        the rows."""
         trees = {n: t.whole("hdp") for n, t in trees.items()}
         if self.previous is None:
             return self._estimate_trees(trees, {})
@@ -454,11 +487,15 @@ class HDP(Estimator):
     @property
     def update_sweeps(self) -> int:
         """Sweeps per chain of an update's warm-started run: ``update_iterations``, by
-        default a fifth of ``iterations`` (with ``"auto"``: of ``max_iterations``), at
-        least 50."""
+        default a fifteenth of ``iterations`` with ``update_control`` (two runs of that
+        length: on all the rows and on the old ones; 13% of a fit's sweeps), else a fifth
+        (with ``"auto"``: of ``max_iterations``, which runs without the control variate),
+        at least 50."""
         if self.update_iterations is not None:
             return int(self.update_iterations)
-        return max(50, (self.max_iterations if self.auto else int(self.iterations)) // 5)
+        if self.auto:
+            return max(50, self.max_iterations // 5)
+        return max(50, int(self.iterations) // (15 if self.update_control else 5))
 
     def _warm_state(self, name: str, tree: ContextTree) -> tuple | None:
         """What a chain of ``tree`` resumes from: the previous fit's tree (cut to this
@@ -484,6 +521,7 @@ class HDP(Estimator):
             burn = max(1, self.update_sweeps // 10)
         thin = 0 if self.auto or self.n_chains == 1 else max(1, (total - burn) // 500)
         events = total // self.concentration_every + 2 if not self.auto else 64
+        control = bool(warm) and self.update_control and not self.auto  # the coupled chains on the old rows
         if not self.auto:  # nodes without parents: nothing moves, the estimate is in closed form
             lone = {n: self._lone_root(t, total, burn, thin, events) for n, t in trees.items() if t.depth == 0}
             if lone:  # the others sampled as before (their streams do not depend on the lone roots)
@@ -501,11 +539,14 @@ class HDP(Estimator):
             chs = [_Chain(self, st, self._seed(entropy, name, c), name, burn, events, thin, root)
                    for c in range(self.n_chains)]
             if name in warm:
+                maps = None
                 for c, ch in enumerate(chs):
-                    ch.resume(trees[name], *warm[name], c)
+                    maps = ch.resume(trees[name], *warm[name], c, maps)
+                if control:
+                    chs += self._old_chains(name, trees[name], st, chs, warm[name], maps)
             return chs
 
-        bar = self._progress_bar(len(trees) * self.n_chains * total, trees)
+        bar = self._progress_bar(len(trees) * self.n_chains * total * (2 if control else 1), trees)
         if bar is not None and self.auto:
             bar.total = None  # the stopping rule decides how many sweeps
         try:
@@ -523,7 +564,7 @@ class HDP(Estimator):
         finally:
             if bar is not None:
                 bar.close()
-        return {name: self._combine(trees[name], states[name], chains[name], diag.get(name)) for name in trees}
+        return {name: self._finish(trees[name], states[name], chains[name], diag.get(name)) for name in trees}
 
     def _tree_tasks(self, trees: Mapping[str, ContextTree], chains_of: Any, total: int, bar: Any, workers: int
                     ) -> dict[str, TreeEstimate]:
@@ -537,7 +578,7 @@ class HDP(Estimator):
             chs = chains_of(name, st)
             for ch in chs:
                 self._advance(ch, total, bar)
-            out[name] = self._combine(trees[name], st, chs, None)
+            out[name] = self._finish(trees[name], st, chs, None)
 
         self._map(run_tree, list(trees), workers)
         return {name: out[name] for name in trees}
@@ -699,7 +740,45 @@ class HDP(Estimator):
             "n_chains": self.n_chains,
         }
 
-    def _combine(self, tree: ContextTree, st: _TreeState, chains: list[_Chain], diag: dict | None) -> TreeEstimate:
+    def _old_chains(self, name: str, tree: ContextTree, st: _TreeState, chains: list[_Chain], warm: tuple,
+                    maps: tuple) -> list[_Chain]:
+        """The control variate's chains (:meth:`estimate_all`): one per chain of
+        ``chains``, on the previous fit's rows laid out on ``tree``'s nodes (a node they
+        lack has no count), resumed from the same kept state with the same window, both
+        drawing keyed by the same number (common random numbers, :func:`hdp_sweeps`).
+        None when the previous estimate does not fit its tree (no correction)."""
+        old_tree = warm[0]
+        kept = kept_on(old_tree, tree, self.previous[name][1].probs)
+        if kept is None:
+            return []
+        leaf = st.leaf_counts.copy()
+        d0 = int(st.lstart[-2])
+        leaf[d0:] = counts_on(old_tree, tree)[d0:]
+        st_old = dataclasses.replace(st, leaf_counts=leaf)
+        out = []
+        for c, ch in enumerate(chains):
+            old = _Chain(self, st_old, 0, name, ch.burn, ch.conc_trace.shape[0], ch.thin,
+                         (ch.c_root, ch.root_h, ch.root_ch))
+            old.resume(tree, *warm, c, maps)
+            old.state_n, old.state_c = old.state_n[:0], old.state_c[:0]  # no posterior states kept
+            ch.key = old.key = np.uint64(int(ch.rng[0]) | 1)  # a function of the chain's seed
+            old.rng = ch.rng.copy()
+            old.window, old.old, old.kept = ch.window, True, kept
+            old.kept_records = kept_records(self.previous[name][1].info)
+            out.append(old)
+        return out
+
+    def _finish(self, tree: ContextTree, st: _TreeState, chains: list[_Chain], diag: dict | None) -> TreeEstimate:
+        """The estimate of a tree from its chains; with an update's chains on the old
+        rows, corrected by the control variate (:func:`control_variate`)."""
+        new = [ch for ch in chains if not ch.old]
+        old = [ch for ch in chains if ch.old]
+        return self._combine(tree, st, new, diag, (old[0].kept, old) if old else None)
+
+    def _combine(self, tree: ContextTree, st: _TreeState, chains: list[_Chain], diag: dict | None,
+                 control: tuple[np.ndarray, list[_Chain]] | None = None) -> TreeEstimate:
+        """The estimate from the chains' averages (``control``: the kept estimate and
+        the chains on the old rows, see :func:`control_variate`)."""
         n_rec = sum(ch.n_rec for ch in chains)
         mean = sum(ch.acc for ch in chains) / max(n_rec, 1)
         # posterior sd by the law of total variance over the recorded sweeps (and chains):
@@ -708,6 +787,12 @@ class HDP(Estimator):
         second = sum(ch.acc2 for ch in chains) / max(n_rec, 1)
         sd_all = np.sqrt(np.maximum(second - mean * mean, 0.0))
         est = mean / mean.sum(axis=1, keepdims=True)
+        if control is not None:  # beta = R / (R + M): the kept estimate's sweeps against the old chains'
+            old = control[1]
+            m_old = sum(ch.acc for ch in old) / max(sum(ch.n_rec for ch in old), 1)
+            R, M = old[0].kept_records, float(sum(ch.n_rec for ch in old))
+            est = control_variate(control[0], est, m_old / m_old.sum(axis=1, keepdims=True),
+                                  1.0 if R is None else R / (R + M))
         probs = tuple(est[st.lstart[i] : st.lstart[i + 1]] for i in range(len(st.lstart) - 1))
         sds = tuple(sd_all[st.lstart[i] : st.lstart[i + 1]] for i in range(len(st.lstart) - 1))
         conc = chains[0].conc_trace[: chains[0].n_ev]
@@ -715,6 +800,9 @@ class HDP(Estimator):
             conc = np.repeat(conc[:, 1:2], conc.shape[1], axis=1)
             conc[:, 0] = np.nan
         info = self._info(conc, int(n_rec), chains[0].c_root)
+        info["control_variate"] = control is not None
+        if control is not None and control[1][0].kept_records is not None:
+            info["mc_records"] = control[1][0].kept_records + n_rec
         tmax = max(int(ch.t.max()) for ch in chains) if st.n_nodes else 0
         info["warm_t"] = np.stack([ch.t for ch in chains]).astype(np.int32 if tmax < 2**31 else np.int64)
         info["warm_conc"] = np.stack([ch.conc for ch in chains])

@@ -48,18 +48,19 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 from ..counting.context_tree import ContextTree
 from ..errors import HyperparameterError
 from ._hls_kernels import node_probs, tree_gaussian_sample
 from ._mcmc import chain_seed, entropy_of, progress_bar, split_rhat
-from ._pg import pg_draw, seed_numba
+from ._pg import pg_draw_with, seed_numba
+from ._rng import gamma as _gamma_draw, new_state, normal as _normal_draw, reseed, sweep_key
 from ..validation import Param
 from .base import Estimator, TreeEstimate, register_estimator
 from .hls import flatten_tree, split_levels
 from .hls_posterior import HLSPosterior, unseen_sd
-from ._warm import node_map, previous_tree
+from ._warm import control_variate, counts_on, kept_on, kept_records, node_map, previous_tree, with_counts
 
 #: a chain keeps at most max(STATE_VALUES, 8 x the network's entries) coefficients of its sweeps
 STATE_VALUES = 1 << 21
@@ -182,30 +183,50 @@ def _accumulate_all(B, parent, node_off, n_nodes, r_t, K_t, acc, acc2):  # pragm
 @njit(cache=True, nogil=True)
 def _sweeps(it0, n_sweeps, burn, parent, node_off, n_nodes, leaf_off, n_leaf, leaf0, K_t, r_t, act_ptr, act_idx,
             N, kappa, dims, B, eta, psi, pre, suf, omega, z, var_t, ss, acc, acc2, fixed_variance, prior_shape,
-            prior_scale, rec_B, rec_var, rec_meta):  # pragma: no cover - compiled
+            prior_scale, rec_B, rec_var, rec_meta, key):  # pragma: no cover - compiled
     """Sweeps ``it0 .. it0 + n_sweeps - 1`` of one chain (numba's generator, seeded by the
     caller's thread): per class slot ``k``, the Polya-Gamma weights of the leaves that
     take part (``act_idx[act_ptr[k]:act_ptr[k+1]]``), then class ``k``'s coefficients of
     every tree; then the variances; after ``burn`` the CPT columns are accumulated and,
-    every ``rec_meta[1]`` sweeps, the state kept (``rec_meta[0]``: states held)."""
+    every ``rec_meta[1]`` sweeps, the state kept (``rec_meta[0]``: states held).
+
+    ``key != 0``: keyed draws (common random numbers for an update's coupled chains,
+    :meth:`HLSBayes.estimate_all`): in each sweep (its key :func:`sweep_key`) every
+    leaf's Polya-Gamma weight of class ``k``, the normals of class ``k``'s coefficients and
+    each tree's variance draw from a xoshiro256** state seeded by the sweep's key and the
+    decision, so two chains on networks laid out alike draw the same numbers for the
+    same decision whatever their counts."""
     K_max = kappa.shape[0]
+    L = N.shape[0]
     work = np.empty((6, max(n_nodes.max(), 1) if n_nodes.shape[0] else 1))
+    st = np.zeros(4, dtype=np.uint64)
+    none = np.zeros(0, dtype=np.uint64)  # no state: numba's generator
     for s in range(n_sweeps):
+        skey = sweep_key(key, it0 + s)
         _suffix_lse(eta, node_off, leaf_off, n_leaf, leaf0, K_t, suf, pre)
         for k in range(K_max):
             _psi_all(eta, node_off, leaf_off, n_leaf, leaf0, K_t, k, suf, pre, psi)
             for a in range(act_ptr[k], act_ptr[k + 1]):
                 g = act_idx[a]
-                omega[g] = pg_draw(N[g], psi[g])
+                if skey != 0:
+                    reseed(st, skey + uint64(k * L + g + 1) * uint64(0x9E3779B97F4A7C15))
+                omega[g] = pg_draw_with(N[g], psi[g], none if skey == 0 else st)
+            if skey != 0:
+                reseed(st, skey + uint64(k + 1) * uint64(0xD6E8FEB86659FD93))
             for i in range(z.shape[0]):
-                z[i] = np.random.standard_normal()
+                z[i] = np.random.standard_normal() if skey == 0 else _normal_draw(st)
             _sample_all(parent, node_off, n_nodes, leaf_off, n_leaf, leaf0, K_t, k, omega, kappa, psi, eta, B,
                         var_t, z, work)
             _prefix_add(eta, node_off, leaf_off, n_leaf, leaf0, K_t, k, pre)
         if not fixed_variance:
             _sumsq_all(B, node_off, n_nodes, K_t, ss)
             for t in range(var_t.shape[0]):
-                var_t[t] = 1.0 / np.random.gamma(prior_shape + dims[t] / 2.0, 1.0 / (prior_scale + ss[t] / 2.0))
+                shape, scale = prior_shape + dims[t] / 2.0, 1.0 / (prior_scale + ss[t] / 2.0)
+                if skey == 0:
+                    var_t[t] = 1.0 / np.random.gamma(shape, scale)
+                else:
+                    reseed(st, skey + uint64(t + 1) * uint64(0xA0761D6478BD642F))
+                    var_t[t] = 1.0 / (_gamma_draw(st, shape) * scale)
         if it0 + s >= burn:
             _accumulate_all(B, parent, node_off, n_nodes, r_t, K_t, acc, acc2)
             # every rec_meta[1] kept sweeps, the coefficients and variances for posterior draws
@@ -289,8 +310,10 @@ class HLSBayes(Estimator):
               high=1e10, optional=True),
         Param("record_states", "int", 200, "sweeps kept (evenly spaced) for posterior draws; 0: none", low=0),
         Param("update_iterations", "int", None, "sweeps per chain of net.update, resumed from the fit's last "
-              "coefficients (default iterations // 6, at least 50; the first tenth discarded)", low=2,
-              optional=True),
+              "coefficients (default iterations // 10 with update_control, else // 6; at least 50; the first "
+              "tenth discarded)", low=2, optional=True),
+        Param("update_control", "bool", True, "net.update corrects its short run by the fit's estimate (a control "
+              "variate: coupled chains on all the rows and on the old ones)"),
     )
 
     def _check(self) -> None:
@@ -304,10 +327,13 @@ class HLSBayes(Estimator):
     @property
     def update_sweeps(self) -> int:
         """Sweeps per chain of an update's warm-started run: ``update_iterations``, by
-        default a sixth of ``iterations``, at least 50: a fit spends half its sweeps on
-        burn-in, an update a tenth of its own, so that it records 30% of a fit's sweeps
-        in about a fifth of its time."""
-        return int(self.update_iterations) if self.update_iterations is not None else max(50, self.iterations // 6)
+        default a tenth of ``iterations`` with ``update_control`` (two runs of that
+        length, on all the rows and on the old ones: a fifth of a fit's sweeps), else a
+        sixth, at least 50 (a fit spends half its sweeps on burn-in, an update a tenth of
+        its own)."""
+        if self.update_iterations is not None:
+            return int(self.update_iterations)
+        return max(50, self.iterations // (10 if self.update_control else 6))
 
     # ------------------------------------------------------------------ sampling
     def _record_buffers(self, net: _Network, kept: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -325,11 +351,13 @@ class HLSBayes(Estimator):
         return (np.zeros((cap, n_all, net.K_max), dtype=np.float32), np.zeros((cap, net.T)),
                 np.array([0, spacing], dtype=np.int64))
 
-    def _chain(self, net: _Network, seed: int, bar: Any, start: tuple | None, iterations: int, burn: int) -> tuple:
+    def _chain(self, net: _Network, seed: int, bar: Any, start: tuple | None, iterations: int, burn: int,
+               key: int = 0) -> tuple:
         """One chain over every tree of the network, compiled (:func:`_sweeps`), run in
         blocks of at most 100 sweeps (the progress bar's step; with several chains, up
         to each sweep whose CPT columns are kept for R-hat); ``start``: the coefficients
-        and variances it resumes from (an update), else zeros and 1."""
+        and variances it resumes from (an update), else zeros and 1; ``key``: keyed
+        draws (an update's coupled chains), else numba's generator seeded by ``seed``."""
         seed_numba(seed % (2**32))
         n_all = int(net.n_nodes.sum())
         L = int(net.n_leaf.sum())
@@ -360,7 +388,7 @@ class HLSBayes(Estimator):
                 it, stop - it, burn, net.parent, net.node_off, net.n_nodes, net.leaf_off, net.n_leaf, net.leaf0,
                 net.K_t, net.r_t, net.act_ptr, net.act_idx, net.N, net.kappa, dims, B, eta, psi, pre, suf, omega, z,
                 var_t, ss, acc, acc2, self.variance is not None, float(self.prior_shape), float(self.prior_scale),
-                rec_B, rec_var, rec_meta,
+                rec_B, rec_var, rec_meta, np.uint64(key),
             )
             last = stop - 1
             if self.n_chains > 1 and last >= burn and (last - burn) % thin == 0:
@@ -380,12 +408,22 @@ class HLSBayes(Estimator):
         return self.estimate_all({tree.child: tree})[tree.child]
 
     def estimate_all(self, trees: Mapping[str, ContextTree], *, domain: str | None = None) -> dict[str, TreeEstimate]:
-        """Sample the CPTs of a network together (chains in parallel threads); the
+        r"""Sample the CPTs of a network together (chains in parallel threads); the
         draws depend on ``random_state`` and on the set of trees, not on the threads.
         In an update (:meth:`~pybncsmooth.estimators.base.Estimator.warm_started`) the
         trees whose levels did not change resume from the coefficients and variances
         their fit's chains ended with (new nodes at 0) for :attr:`update_sweeps` sweeps,
-        the first tenth discarded; the others start afresh."""
+        the first tenth discarded; the others start afresh.
+
+        With ``update_control`` (default) every chain has a twin on the old rows ``A``
+        laid out on the updated trees (:func:`_control`), started from the same kept
+        coefficients and variances and drawing the same keyed random numbers
+        (:func:`_sweeps`), run in its own thread; the estimate moves the kept one by the
+        twins' difference, :math:`\bar\theta_{A+B} + \beta(\hat\theta_A - \bar\theta_A)`
+        with :math:`\beta = R / (R + M)` (:func:`~pybncsmooth.estimators._warm.control_variate`;
+        the kept sweeps ``mc_records`` or ``n_records`` against the twins'; a node the kept
+        estimate lacks takes its back-off).  The sd, the unseen sd and the posterior draws
+        are the chains' on all the rows."""
         trees = {n: t.whole("hls-bayes") for n, t in trees.items()}
         if self.previous is None:
             return self._sample(trees, None)
@@ -407,36 +445,58 @@ class HLSBayes(Estimator):
         if warm is not None:
             iterations = self.update_sweeps
             burn = max(1, iterations // 10)
-        bar = self._progress_bar(self.n_chains * iterations, trees)
+        control = _control(names, trees, warm, self.previous) if warm is not None and self.update_control else None
         seeds = [chain_seed(entropy, "hls-bayes", c) for c in range(self.n_chains)]
         starts = [_start(net, names, trees, warm, c) if warm is not None else None for c in range(self.n_chains)]
+        # (network, chain, key): the chains, and with the control variate the same chains on the old rows,
+        # both keyed by a function of the chain's seed (common random numbers)
+        jobs = [(net, c, 0) for c in range(self.n_chains)]
+        if control is not None:
+            keys = [int(new_state(sd)[0]) | 1 for sd in seeds]
+            jobs = [(net, c, keys[c]) for c in range(self.n_chains)] + [(control[0], c, keys[c])
+                                                                          for c in range(self.n_chains)]
+        bar = self._progress_bar(len(jobs) * iterations, trees)
         try:
-            workers = min(self.n_jobs or os.cpu_count() or 1, self.n_chains)
-            run = lambda c: self._chain(net, seeds[c], bar, starts[c], iterations, burn)  # noqa: E731
+            workers = min(self.n_jobs or os.cpu_count() or 1, len(jobs))
+            run = lambda job: self._chain(job[0], seeds[job[1]], bar, starts[job[1]], iterations, burn,  # noqa: E731
+                                          job[2])
             if workers <= 1:
-                results = [run(c) for c in range(self.n_chains)]
+                results = [run(job) for job in jobs]
             else:
                 with ThreadPoolExecutor(max_workers=workers) as pool:
-                    results = list(pool.map(run, range(self.n_chains)))
+                    results = list(pool.map(run, jobs))
         finally:
             if bar is not None:
                 bar.close()
-        return self._estimates(results, net, names, entropy)
+        old = None if control is None else (results[self.n_chains:], control[1])
+        return self._estimates(results[: self.n_chains], net, names, entropy, old)
 
-    def _estimates(self, results: list, net: _Network, names: list[str], entropy: int) -> dict[str, TreeEstimate]:
+    def _estimates(self, results: list, net: _Network, names: list[str], entropy: int,
+                   control: tuple[list, list] | None = None) -> dict[str, TreeEstimate]:
         """Every tree's estimate from the chains' results, with the coefficients and
-        variances the chains ended with (``warm_B``, ``warm_var``: what an update resumes from)."""
+        variances the chains ended with (``warm_B``, ``warm_var``: what an update resumes
+        from); ``control``: the results of the chains on the old rows and every tree's
+        kept estimate (flat, ``None``: uncorrected), for :func:`control_variate`."""
         mean = np.mean([res[0] for res in results], axis=0)
         second = np.mean([res[1] for res in results], axis=0)
         sd_all = np.sqrt(np.maximum(second - mean * mean, 0.0))
+        old_mean = None if control is None else np.mean([res[0] for res in control[0]], axis=0)
         out = {}
         for t, name in enumerate(names):
             no, nn, r, K = int(net.node_off[t]), int(net.n_nodes[t]), int(net.r_t[t]), int(net.K_t[t])
             m = mean[no : no + nn, :r]
             m = m / m.sum(axis=1, keepdims=True)
+            kept, R = (None, None) if control is None else control[1][t]
+            M = float(sum(res[3] for res in results))
+            if kept is not None:  # beta = R / (R + M): the kept estimate's sweeps against the old chains'
+                m_old = old_mean[no : no + nn, :r]
+                beta = 1.0 if R is None else R / (R + M)
+                m = control_variate(kept, m, m_old / m_old.sum(axis=1, keepdims=True), beta)
             sd = sd_all[no : no + nn, :r]
             offsets = net.offsets[t]  # a virtual root's row 0 falls outside them
-            info: dict[str, Any] = {"n_records": int(sum(res[3] for res in results)), "n_chains": self.n_chains}
+            info: dict[str, Any] = {"n_records": int(M), "n_chains": self.n_chains, "control_variate": kept is not None}
+            if kept is not None and R is not None:
+                info["mc_records"] = R + M
             if self.n_chains > 1:
                 info["rhat"] = _tree_rhat(results, net, t)
             info["warm_B"] = np.stack([res[6][no : no + nn, :K] for res in results])
@@ -460,6 +520,26 @@ class HLSBayes(Estimator):
         post = HLSPosterior(B, var, parent, offsets, r)
         rng = np.random.default_rng(chain_seed(entropy, name, 1 << 20))
         return post, unseen_sd(B, var, parent, offsets, r, rng) if len(offsets) > 2 else None
+
+
+def _control(names: list[str], trees: Mapping[str, ContextTree], warm: Mapping[str, tuple],
+             previous: Mapping[str, tuple]) -> tuple[_Network, list] | None:
+    """The control variate's network and kept estimates (:meth:`HLSBayes.estimate_all`):
+    the old rows laid out on the updated trees (a node they lack has no count), and
+    every tree's previous estimate at its flat rows (a tree without parents: its
+    virtual root's row 0 left uncorrected; ``None`` where the estimate does not fit)
+    with the sweeps behind it (:func:`kept_records`)."""
+    kept: list = []
+    for name in names:
+        tree, old_tree = trees[name], warm[name][0]
+        k = kept_on(old_tree, tree, previous[name][1].probs)
+        if k is not None and tree.depth == 0:  # rows: the virtual root (left as sampled), the root
+            k = np.vstack([np.full((1, tree.child_card), np.nan), k])
+        kept.append((k, kept_records(previous[name][1].info)))
+    if all(k[0] is None for k in kept):
+        return None
+    old = [with_counts(trees[n], counts_on(warm[n][0], trees[n])) for n in names]
+    return _Network(old), kept
 
 
 def _start(net: _Network, names: list[str], trees: Mapping[str, ContextTree], warm: Mapping[str, tuple],

@@ -11,24 +11,28 @@ from functools import lru_cache
 
 from ..errors import FileFormatError
 
-__all__ = ["BifText", "Block", "ROW", "unquote", "declared_levels", "split_config", "level_lookup", "row_line"]
+__all__ = ["BifText", "Block", "ROW", "ROW_PLAIN", "unquote", "declared_levels", "split_config", "level_lookup", "row_line"]
 
 STRING = r'"(?:[^"\\]|\\.)*"'
 #: one statement of a probability block: ``(configuration) numbers;``, ``table numbers;``
 #: or ``default numbers;`` (groups: configuration, keyword, numbers)
 ROW = re.compile(r"\s*(?:\(((?:" + STRING + r'|[^()"])*)\)|(table|default)\b)([^;]*);')
+#: :data:`ROW` for a text without double quotes (the same matches, found faster)
+ROW_PLAIN = re.compile(r'\s*(?:\(([^()"]*)\)|(table|default)\b)([^;]*);')
 _ITEM = re.compile(r"(" + STRING + r")|([^,\s](?:[^,]*[^,\s])?)")
 #: what bnlearn's write.bif replaces by "_" in the levels of a configuration row
 _SANITISED = re.compile(r"[,{}()#%]")
 
 
 class BifText:
-    """The file's text, its path, and the line of a position (an index of the line
-    ends, built when first asked)."""
+    """The file's text, its path, whether it has no double quote, and the line of a
+    position (an index of the line ends, built when first asked)."""
 
     def __init__(self, text: str, path: str | None) -> None:
         self.text, self.path = text, path
         self._ends: list[int] | None = None
+        #: no double quote anywhere (patterns without the quoted-string case apply)
+        self.plain = '"' not in text
 
     def line(self, pos: int) -> int:
         if self._ends is None:

@@ -29,7 +29,7 @@ from typing import Any, TextIO
 
 from ..model.formats import NetworkFormat, register_format
 from ..model.network import FittedNetwork
-from ._bif_syntax import ROW, STRING, BifText, Block, declared_levels, unquote
+from ._bif_syntax import ROW, ROW_PLAIN, STRING, BifText, Block, declared_levels, unquote
 from ._bif_tables import build_tables
 from ._build import NetworkParts, write_probability_blocks
 from ._tokens import check_writable_names
@@ -41,6 +41,8 @@ _BRACES = re.compile(r"[{}]")
 _BRACES_QUOTED = re.compile(STRING + r"|[{}]")
 _COMMENT = re.compile(r"(" + STRING + r")|(//[^\n]*|/\*.*?\*/)", re.S)
 _TYPE = re.compile(r"\btype\s+([^\s\[;]+)\s*\[\s*(\d+)\s*\]\s*=?\s*\{((?:" + STRING + r'|[^}"])*)\}\s*;', re.S)
+#: :data:`_TYPE` for a text without double quotes (the same matches, found faster)
+_TYPE_PLAIN = re.compile(r'\btype\s+([^\s\[;]+)\s*\[\s*(\d+)\s*\]\s*=?\s*\{([^}"]*)\}\s*;')
 _PROPERTY = re.compile(r"(?:^|(?<=[;{}]))\s*property\b[^;]*;")
 
 
@@ -114,7 +116,7 @@ def _variable(src: BifText, header: str, open_: int, close: int, parts: NetworkP
     name = unquote(header.strip(" \t\r\n;")[len("variable") :])
     if not name:
         raise src.error("expected a variable name after 'variable'", line)
-    m = _TYPE.search(src.text, open_ + 1, close)
+    m = (_TYPE_PLAIN if src.plain else _TYPE).search(src.text, open_ + 1, close)
     if m is None:
         what = "cannot read the 'type' declaration" if "type" in src.text[open_:close] else "has no 'type' declaration"
         raise src.error(f"variable {name!r} {what} (expected: type discrete [ n ] {{ level, ... }};)", line)
@@ -136,7 +138,7 @@ def _probability(src: BifText, header: str, open_: int, close: int, line: int, p
     body = src.text[open_ + 1 : close]
     if "property" in body:  # blanked, positions kept for the line numbers
         body = _PROPERTY.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), body)
-    rows = ROW.findall(body)
+    rows = (ROW if '"' in body else ROW_PLAIN).findall(body)
     last = body.rfind(";")
     if len(rows) != body.count(";") or body[last + 1 :].strip():
         _bad_statement(src, body, open_ + 1, node)
@@ -167,6 +169,8 @@ _QUOTED = re.compile(STRING)
 def _split(text: str, bare: str, sep: str | None) -> list[str]:
     """``text`` split where ``bare`` (the same text, its quoted names blanked) has ``sep``
     (``None``: runs of white space)."""
+    if '"' not in text:  # nothing quoted (``bare`` is ``text``): the plain split
+        return text.split() if sep is None else text.split(sep)
     cuts = [m.span() for m in re.finditer(r"\s+" if sep is None else re.escape(sep), bare)]
     out, start = [], 0
     for a, b in cuts:

@@ -46,7 +46,8 @@ from .draws import interval_kind
 from .query_batch import bind_rows, budget_of, posterior_rows
 from .query_engine import _query_tables
 from .query_evidence import check_no_domain, check_targets, dict_codes, domain_network, frame_codes
-from .query_zeros import impossible_rows
+from .query_joint import joint_posterior
+from .query_zeros import impossible_rows, posterior_and_parts
 
 __all__ = ["query", "map_query", "sample_tables", "MapResult"]
 
@@ -108,24 +109,42 @@ def _state_index(net: Any, targets: Sequence[str]) -> pd.Index:
 @functools.lru_cache(maxsize=4096)
 def _dtype(levels: tuple) -> pd.CategoricalDtype:
     """The Categorical dtype of a variable's levels (cached: dtypes are immutable, and
-    inferring one costs more than a small query)."""
-    return pd.CategoricalDtype(list(levels))
+    inferring one costs more than a small query).  The levels of a schema are distinct
+    and none is missing, so pandas' own check of that (a hash table built for each new
+    dtype, most of its cost) is skipped where pandas offers it; the categories are
+    inferred as the public constructor infers them."""
+    fast = getattr(pd.CategoricalDtype, "_from_fastpath", None)
+    if fast is None:  # pragma: no cover - a pandas without it
+        return pd.CategoricalDtype(list(levels))
+    if all(type(v) is str for v in levels):  # text: the dtype pandas infers for text, given (no inference)
+        return fast(pd.Index(list(levels), dtype=_text_dtype()), False)
+    return fast(list(levels), False)
+
+
+@functools.lru_cache(maxsize=1)
+def _text_dtype() -> Any:
+    """The dtype pandas infers for an index of text (``str`` or ``object``, by version and option)."""
+    return pd.Index(["a"]).dtype
 
 
 def _levels_index(levels: tuple, name: str) -> pd.CategoricalIndex:
     """``pd.CategoricalIndex(levels, categories=levels, name=name)``, from a cached dtype."""
-    return pd.CategoricalIndex(pd.Categorical.from_codes(np.arange(len(levels)), dtype=_dtype(levels)), name=name)
+    codes = np.arange(len(levels))  # valid codes by construction: pandas need not check them
+    return pd.CategoricalIndex(pd.Categorical.from_codes(codes, dtype=_dtype(levels), validate=False), name=name)
 
 
 def _impossible(
     net: Any, post: np.ndarray, codes: Mapping[str, np.ndarray], labels: Sequence[Any], evidence: dict | None,
-    targets: Sequence[str],
+    targets: Sequence[str], whole: bool = False, summed: bool = False,
 ) -> None:
     """Raise on queries whose evidence has probability zero: those the elimination
     found (NaN posteriors), and those :func:`~pybncsmooth.model.query_evidence.impossible_rows`
-    finds (a zero in a factor the evidence d-separates from the targets included)."""
+    finds (a zero in a factor the evidence d-separates from the targets included);
+    ``whole``: ``post`` came from the whole joint, whose NaNs are all of them;
+    ``summed``: its plan summed the parts that may be zero
+    (:func:`~pybncsmooth.model.query_zeros.posterior_and_parts`)."""
     bad = np.isnan(post.reshape(len(post), -1)).any(axis=1)
-    never = impossible_rows(net, codes, len(post), targets)
+    never = None if whole else impossible_rows(net, codes, len(post), targets, summed)
     if never is not None:
         bad |= never
     if bad.any():
@@ -151,9 +170,13 @@ def _evaluate(net: Any, targets: tuple[str, ...], evidence: Any, budget: int) ->
         return post, index, (codes, n)
     ev = dict_codes(net, evidence, targets)
     codes = {v: np.array([c], dtype=np.int64) for v, c in ev.items()}
-    post = posterior_rows(net, targets, codes, 1, budget)
+    post = joint_posterior(net, targets, ev, budget)  # a tiny network: its joint, whose zeros are all seen
+    whole = post is not None
+    summed = False
+    if not whole:
+        post, summed = posterior_and_parts(net, targets, ev, budget)
     shown = {v: net.schema[v][c] for v, c in ev.items()}
-    _impossible(net, post, codes, [], shown, targets)
+    _impossible(net, post, codes, [], shown, targets, whole, summed)
     return post, None, (codes, 1)
 
 
@@ -217,7 +240,7 @@ def query(
                   for a in _intervals(qnet, tt, coded, interval, draws, random_state, budget))
     if index is None:
         if interval is None:
-            return pd.Series(flat[0], index=states, name="prob")
+            return pd.Series(flat[0], index=states, name="prob", copy=False)  # a fresh array, ours alone
         out = pd.DataFrame({"prob": flat[0], "lower": lo[0], "upper": hi[0]}, index=states)
     else:
         out = pd.DataFrame(flat, index=index, columns=states)

@@ -42,17 +42,19 @@ def budget_of(net: Any, max_factor_bytes: int | None = None) -> int:
 
 
 def plan_for(
-    net: Any, targets: Sequence[str], observed: Sequence[str], soft: Sequence[str] = (), budget: int | None = None
+    net: Any, targets: Sequence[str], observed: Sequence[str], soft: Sequence[str] = (), budget: int | None = None,
+    keep: Sequence[str] = (),
 ) -> QueryPlan:
     """The plan of a pattern on ``net`` (cached on the network: its structure and levels
-    never change), its order chosen to fit ``budget`` bytes per factor where it can."""
+    never change), its order chosen to fit ``budget`` bytes per factor where it can;
+    ``keep`` as :func:`~pybncsmooth.model.query_plan.make_plan` takes it."""
     cache = net.__dict__.setdefault("_query_plans", {})
     cells = (budget if budget is not None else budget_of(net)) // 8
-    key = (tuple(targets), tuple(observed), tuple(soft), cells)
+    key = (tuple(targets), tuple(observed), tuple(soft), cells, tuple(keep))
     plan = cache.get(key)
     if plan is None:
         meta = _meta(net)
-        plan = make_plan(meta[3], meta[0], meta[1], targets, observed, soft, cells)
+        plan = make_plan(meta[3], meta[0], meta[1], targets, observed, soft, cells, keep)
         if len(cache) >= _PLAN_CACHE_SIZE:
             cache.pop(next(iter(cache)))
         cache[key] = plan

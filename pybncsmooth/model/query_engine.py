@@ -35,6 +35,8 @@ from .query_plan import QueryPlan
 __all__ = ["BoundQuery", "network_tables", "run_query", "_query_tables", "check_budget"]
 
 _DRAW, _ROW = "Y", "Z"
+#: the leading subscripts of an operand with a draw axis and/or a row axis
+_HEADS = {(a, b): (_DRAW if a else "") + (_ROW if b else "") for a in (False, True) for b in (False, True)}
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX"
 #: most operands one einsum call multiplies (numpy's limit is higher on recent versions)
 _MAX_OPERANDS = 24
@@ -164,13 +166,16 @@ def _call(plan: QueryPlan, ops: Sequence[int], out: int, scope: tuple[str, ...],
     """One einsum call ``(operands, subscripts, result slot, axes to rescale over or
     None)``; records the result's leading axes in ``lead``."""
     scopes = [_scope(plan, i) for i in ops]
-    letter = {v: _LETTERS[k] for k, v in enumerate(dict.fromkeys(v for sc in [*scopes, scope] for v in sc))}
+    letter: dict[str, str] = {}
+    for sc in [*scopes, scope]:
+        for v in sc:
+            if v not in letter:
+                letter[v] = _LETTERS[len(letter)]
     d = any(lead[i][0] for i in ops)
     r = any(lead[i][1] for i in ops)
     lead[out] = (d, r)
-    heads = {(a, b): (_DRAW if a else "") + (_ROW if b else "") for a in (False, True) for b in (False, True)}
-    spec = ",".join(heads[lead[i]] + "".join(letter[v] for v in sc) for i, sc in zip(ops, scopes))
-    spec += "->" + heads[(d, r)] + "".join(letter[v] for v in scope)
+    spec = ",".join(_HEADS[lead[i]] + "".join(map(letter.__getitem__, sc)) for i, sc in zip(ops, scopes))
+    spec += "->" + _HEADS[(d, r)] + "".join(map(letter.__getitem__, scope))
     n_lead = int(d) + int(r)
     return tuple(ops), spec, out, tuple(range(n_lead, n_lead + len(scope))) if rescale else None
 

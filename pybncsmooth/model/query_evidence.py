@@ -64,7 +64,7 @@ def check_targets(net: Any, targets: Any) -> tuple[str, ...]:
 
 def _level_code(levels: tuple, var: str, value: Any) -> int:
     """The code of the level ``value`` names among ``levels`` (see the module docstring)."""
-    code = level_code(levels, scalar_value(value, f"the evidence on {var!r}"))
+    code = level_code(levels, value if type(value) is str else scalar_value(value, f"the evidence on {var!r}"))
     if code < 0:
         raise UnseenLevelError(var, [value], levels, hint=_HINT)
     return code
@@ -124,7 +124,7 @@ def dict_codes(net: Any, evidence: Mapping[str, Any] | pd.Series | None, targets
     if len(named) < len(evidence):
         raise DataError(f"the evidence names a node twice (as a number and as text): {list(evidence)}")
     _check_evidence_vars(net, list(named), targets)
-    seen = {v: val for v, val in named.items() if not is_missing(val)}
+    seen = {v: val for v, val in named.items() if type(val) is str or not is_missing(val)}
     if net.transformer is not None and seen:  # e.g. numbers to cut into the fitted bins
         codes, _ = frame_codes(net, pd.DataFrame({v: [val] for v, val in seen.items()}), targets)
         return {v: int(c[0]) for v, c in codes.items() if c[0] >= 0}

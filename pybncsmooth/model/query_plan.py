@@ -119,9 +119,10 @@ def _find(root: dict[str, str], v: str) -> str:
 
 
 def _relevant(
-    specs: list[FactorSpec], soft: Sequence[str], targets: Sequence[str]
+    specs: list[FactorSpec], soft: Sequence[str], targets: Sequence[str], keep: Sequence[str] = ()
 ) -> tuple[list[FactorSpec], list[str]]:
-    """The factors (and soft indicators) in the connected components of the targets."""
+    """The factors (and soft indicators) in the connected components of the targets
+    (and of the variables ``keep``)."""
     root: dict[str, str] = {}
     for f in specs:
         for v in f.free:
@@ -130,11 +131,11 @@ def _relevant(
             a, b = _find(root, f.free[0]), _find(root, v)
             if a != b:
                 root[b] = a
-    for v in list(soft) + list(targets):
+    for v in [*soft, *targets, *keep]:
         root.setdefault(v, v)
-    keep = {_find(root, t) for t in targets}
-    kept = [f for f in specs if f.free and _find(root, f.free[0]) in keep]
-    return kept, [s for s in soft if _find(root, s) in keep]
+    roots = {_find(root, t) for t in [*targets, *keep]}
+    kept = [f for f in specs if f.free and _find(root, f.free[0]) in roots]
+    return kept, [s for s in soft if _find(root, s) in roots]
 
 
 def _factor_specs(
@@ -223,15 +224,19 @@ def make_plan(
     observed: Sequence[str] = (),
     soft: Sequence[str] = (),
     budget: int = 1 << 62,
+    keep: Sequence[str] = (),
 ) -> QueryPlan:
     """The plan of :math:`P(X_T \\mid x_O, \\lambda_S)` on the DAG ``parents`` (see the
     module docstring).  ``targets``, ``observed`` and ``soft`` must be disjoint;
     ``budget`` is the largest factor (cells per row) the order should build, if it can.
-    The plan is made whatever its size: the engine refuses to run one over the budget."""
+    The plan is made whatever its size: the engine refuses to run one over the budget.
+    ``keep``: unobserved variables whose components step 3 keeps although the evidence
+    separates them from the targets; each is summed to a constant of the targets (a
+    zero there, evidence of probability zero, makes the answer undefined: NaN)."""
     obs = set(observed)
     rel = _ancestral(parents, [*targets, *observed, *soft])
     specs = _factor_specs(nodes, parents, cards, rel, obs)
-    kept, soft_kept = _relevant(specs, soft, targets)
+    kept, soft_kept = _relevant(specs, soft, targets, keep)
     scopes = [f.free for f in kept] + [(s,) for s in soft_kept]
     tset = set(targets)
     free_order = []

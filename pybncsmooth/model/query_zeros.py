@@ -23,10 +23,13 @@ import numpy as np
 
 from ..errors import DataError, DenseTableTooLargeError
 from .inference import log_marginal, pattern_groups
-from .query_batch import log_posterior_rows, posterior_rows
+from .query_batch import log_posterior_rows, plan_for, posterior_rows
+from .query_engine import BoundQuery, run_query
 from .query_evidence import never_observed
 
-__all__ = ["impossible_rows", "has_zeros", "zero_nodes"]
+__all__ = ["impossible_rows", "has_zeros", "zero_nodes", "posterior_and_parts"]
+
+_UNSEEN = np.full(1, -1, dtype=np.int64)
 
 
 def _zero_masks(net: Any) -> dict[str, np.ndarray | None]:
@@ -151,14 +154,16 @@ def _zero_parts(net: Any, observed: tuple[str, ...], targets: tuple[str, ...]) -
 
 
 def impossible_rows(net: Any, codes: Mapping[str, np.ndarray], n: int,
-                    targets: Sequence[str] = ()) -> np.ndarray | None:
+                    targets: Sequence[str] = (), parts_summed: bool = False) -> np.ndarray | None:
     r"""Rows whose evidence has probability zero under the network, :math:`P(x_O) = 0`,
     where a query of ``targets`` cannot see it (see the module docstring; ``codes``:
     node -> codes of the ``n`` rows, ``-1`` or absent: unobserved; the domain's codes
     in a multi-domain fit); ``None`` when no row is.  A level of probability zero
     under every parent configuration is caught first
     (:func:`~pybncsmooth.model.query_evidence.never_observed`).  Where a part needs too
-    large a factor to sum, the rows the query itself finds (NaN) are the ones refused."""
+    large a factor to sum, the rows the query itself finds (NaN) are the ones refused.
+    ``parts_summed``: the query summed the parts with unobserved variables itself
+    (:func:`posterior_and_parts`), so only observed families are looked up."""
     bad = never_observed(net, codes)
     if n == 0 or not has_zeros(net):
         return bad
@@ -180,8 +185,28 @@ def impossible_rows(net: Any, codes: Mapping[str, np.ndarray], n: int,
             for p in parts:
                 if p not in free:  # an observed family
                     zero[rows] |= _observed_family_is_zero(net, p[0], sub)
-            if free:
+            if free and not parts_summed:
                 zero[rows] |= _free_parts_are_zero(net, free, sub, len(rows))
         except (DataError, DenseTableTooLargeError):  # too large a factor or table: the query's own check stands
             continue
     return zero if bad is None else bad | zero
+
+
+def posterior_and_parts(net: Any, targets: tuple[str, ...], evidence: Mapping[str, int], budget: int
+                        ) -> tuple[np.ndarray, bool]:
+    """The posterior of one query ``(1, *target cards)`` (``evidence``: node -> code, in
+    node order), and whether it summed in its own plan the parts of :math:`P(x_O)` that
+    may be zero (see the module docstring): then a NaN answer is every zero of those
+    parts, and :func:`impossible_rows` need only look up the observed families
+    (``parts_summed=True``), without a second plan.  Without such parts, or when keeping
+    them would need a factor over ``budget`` bytes, the query's plain posterior."""
+    codes = {v: np.array([c], dtype=np.int64) for v, c in evidence.items()}
+    if net.domain is None and codes and has_zeros(net):
+        full = {v: codes.get(v, _UNSEEN) for v in net.nodes}
+        parts = [p for p in _zero_parts(net, tuple(codes), targets) if any(u not in codes for u in p)]
+        reps = tuple(next(u for u in p if u not in codes) for p in parts if _may_be_zero(net, p, full, 1)[0])
+        if reps:
+            plan = plan_for(net, targets, tuple(codes), (), budget, keep=reps)
+            if 8 * plan.max_cells <= budget:
+                return run_query(net, BoundQuery(plan, codes, 1), budget), True
+    return posterior_rows(net, targets, codes, 1, budget), False
