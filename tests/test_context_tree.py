@@ -9,7 +9,8 @@ import pytest
 import pybncsmooth as bs
 from pybncsmooth.counting import ContextTree, count_tree
 from pybncsmooth.counting import context_tree as ct_mod
-from pybncsmooth.counting.network import count_network
+from pybncsmooth.counting import network as network_mod
+from pybncsmooth.counting.network import count_network, count_specs
 from pybncsmooth.data import encode
 from conftest import modelstring_of
 
@@ -96,6 +97,40 @@ def test_three_counting_strategies_agree(monkeypatch):
         for c, v in zip(cols, cfg):
             mask &= c == v
         np.testing.assert_array_equal(cnt, np.bincount(x[mask], minlength=3))
+
+
+@pytest.mark.parametrize("index_bits", [32, 64])
+def test_network_counting_equals_one_tree_at_a_time(monkeypatch, index_bits):
+    """The one-pass counting of every node (cell indices as int32 or int64; nodes of a
+    few cells counted into interleaved histograms, nodes of more than 4,096 cells
+    directly; rows with a missing code in the family skipped) gives the trees the sort
+    of one node's rows gives (the weighted path, weights 1), for every row count mod 4."""
+    if index_bits == 64:
+        monkeypatch.setattr(network_mod, "_INT32_CELLS", 0)
+    rng = np.random.default_rng(5)
+    cards = {"A": 3, "B": 9, "C": 8, "D": 7, "E": 4, "F": 2}
+    n = 4003
+    cols = {v: rng.integers(0, c, n) for v, c in cards.items()}
+    frame = pd.DataFrame({v: pd.Categorical.from_codes(c, [f"{v}{i}" for i in range(cards[v])]) for v, c in cols.items()})
+    holey = frame.copy()
+    for v in "BE":
+        holey.loc[rng.random(n) < 0.05, v] = np.nan
+    dag = bs.DAG.from_modelstring("[A][B|A][C|A:B][D|B:C][E|B:C:D:A][F|E]")  # E: 4 x 1512 cells, F: 8
+    specs = [(v, tuple(dag.parents(v))) for v in dag.nodes]
+    for df, na in ((frame, "error"), (holey, "available")):
+        for rows in (n, n - 1, n - 2, n - 3):
+            enc = encode(df.iloc[:rows], na=na)
+            dense = count_network(enc, dag)
+            one_by_one = count_specs(enc, specs, weights=np.ones(rows))
+            for (v, _), t in zip(specs, one_by_one):
+                assert [len(lev.value) for lev in dense[v].levels] == [len(lev.value) for lev in t.levels]
+                for a, b in zip(dense[v].levels, t.levels):
+                    np.testing.assert_array_equal(a.parent, b.parent)
+                    np.testing.assert_array_equal(a.value, b.value)
+                    np.testing.assert_array_equal(a.counts, b.counts)
+                assert dense[v].levels[-1].counts.dtype == np.int64
+    full = count_network(encode(frame), dag)
+    assert full["E"].total == n and full["E"].child_card * np.prod(full["E"].parent_cards) > 4096
 
 
 def test_wide_configuration_space_beyond_int64():

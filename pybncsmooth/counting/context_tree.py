@@ -108,6 +108,17 @@ class ContextTree:
         configs, counts = _sum_duplicate_leaves(configs, counts)
         return cls(child, parents, int(child_card), parent_cards, _build_levels(configs, counts, d, child_card))
 
+    @classmethod
+    def _unchecked(cls, child: str, parents: tuple, child_card: int, parent_cards: tuple, levels: tuple
+                   ) -> "ContextTree":
+        """The tree of these fields as they are (a counting kernel's output: the types are
+        right), without the frozen dataclass's constructor (a field set at a time costs
+        more than the arrays of a small tree)."""
+        out = object.__new__(cls)
+        out.__dict__.update(child=child, parents=parents, child_card=child_card, parent_cards=parent_cards,
+                            levels=levels)
+        return out
+
     # ------------------------------------------------------------------ basic properties
     @property
     def depth(self) -> int:

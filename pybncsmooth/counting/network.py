@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..data.encode import DEFAULT_MAX_LEVELS, EncodedData, NAPolicy, encode
+from ..data.encode import DEFAULT_MAX_LEVELS, EncodedData, NAPolicy, column_labels, encode
 from ..data.mapreduce import reduce_chunks
 from ..data.schema import NA_LABEL, Schema
 from ..data.weights import chunk_weights
@@ -73,13 +73,14 @@ def count_specs(
     n = enc.n_rows
     limit = max(_DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR * n)
     dense, trees = [], []
+    card = {v: len(lev) for v, lev in schema.levels.items()}
     for k, (node, pa) in enumerate(specs):
-        r, cards = schema.cardinality(node), schema.cardinalities(pa)
-        if 0 < r * math.prod(cards) <= limit:  # (a variable without levels: no cells, counted by the sort)
-            dense.append(k)
+        r = card[node] if node in card else schema.cardinality(node)  # (an unknown variable: the schema names it)
+        if 0 < r * math.prod([card[p] if p in card else schema.cardinality(p) for p in pa]) <= limit:
+            dense.append(k)  # (a variable without levels: no cells, counted by the sort)
             trees.append(None)
         else:  # a configuration space much larger than the data: a sort of the rows
-            trees.append(count_tree(node, list(pa), enc[node], [enc[p] for p in pa], r, cards))
+            trees.append(count_tree(node, list(pa), enc[node], [enc[p] for p in pa], r, schema.cardinalities(pa)))
     for k, tree in zip(dense, _dense_trees(enc, [specs[k] for k in dense], n_jobs)):
         trees[k] = tree
     return trees
@@ -87,6 +88,8 @@ def count_specs(
 
 #: counting passes (rows x columns read) below which the dense counting runs in one thread
 _THREADED_WORK = 1 << 24
+#: nodes of fewer cells than this have their rows' cell indices computed as int32
+_INT32_CELLS = 2**31 - 1
 
 
 def _balanced(pa_ptr: np.ndarray, parts: int) -> list[tuple[int, int]]:
@@ -109,7 +112,8 @@ def _dense_trees(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], n
         return []
     variables = list(dict.fromkeys(v for n, pa in specs for v in [n, *pa]))
     col = {v: j for j, v in enumerate(variables)}
-    card = {v: len(enc.schema.levels[v]) for v in variables}
+    levels = enc.schema.levels
+    card = {v: len(levels[v]) for v in variables}
     M = code_matrix([enc[v] for v in variables])
     rcard = np.array([card[n] for n, _ in specs], dtype=np.int64)
     pa_ptr = np.cumsum([0] + [len(pa) for _, pa in specs], dtype=np.int64)
@@ -121,14 +125,16 @@ def _dense_trees(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], n
     child = np.array([col[n] for n, _ in specs], dtype=np.int64)
     missing = bool(M.size and M.min() < 0)
 
+    idx_type = np.int32 if max(cells) < _INT32_CELLS else np.int64  # a cell index (and the spare cell) fits
+
     def count(part: tuple[int, int]) -> None:  # nodes j0..j1 (their cells are theirs alone: no race)
         j0, j1 = part
         network_counts(M, child[j0:j1], pa_ptr[j0 : j1 + 1], pa_idx, pa_card, rcard[j0:j1], cell_off[j0 : j1 + 1],
-                       out, missing)
+                       out, missing, np.empty(M.shape[0], dtype=idx_type))
 
     work = M.shape[0] * (len(pa_idx) + 2 * len(specs))
     jobs = 1 if work < _THREADED_WORK else n_workers(n_jobs, len(specs))  # threads cost more than small work
-    parallel_map(count, _balanced(pa_ptr, jobs), jobs)
+    parallel_map(count, _balanced(pa_ptr, jobs) if jobs > 1 else [(0, len(specs))], jobs)
     depth = np.diff(pa_ptr)
     sizes = np.zeros(int((depth + 1).sum()), dtype=np.int64)
     blk_ptr = np.empty(len(specs) + 1, dtype=np.int64)
@@ -147,13 +153,18 @@ def _split_trees(specs: Sequence[tuple[str, Sequence[str]]], card: dict[str, int
                  ) -> list[ContextTree]:
     """Each node's :class:`ContextTree`, its levels views of the flat arrays."""
     out = []
+    new, level = ContextTree._unchecked, TreeLevel
     for j, (node, pa) in enumerate(specs):
         r = card[node]
-        levels = []
-        for b in range(blk_ptr[j], blk_ptr[j + 1]):
-            a, z = row_ptr[b], row_ptr[b + 1]
-            levels.append(TreeLevel(parent[a:z], value[a:z], counts[cnt_ptr[b] : cnt_ptr[b + 1]].reshape(z - a, r)))
-        out.append(ContextTree(node, tuple(pa), r, tuple(card[p] for p in pa), tuple(levels)))
+        b0, b1 = blk_ptr[j], blk_ptr[j + 1]
+        first = row_ptr[b0]
+        mat = counts[cnt_ptr[b0] : cnt_ptr[b1]].reshape(-1, r)  # the node's levels' rows, one after another
+        levels = tuple(
+            level(parent[row_ptr[b] : row_ptr[b + 1]], value[row_ptr[b] : row_ptr[b + 1]],
+                  mat[row_ptr[b] - first : row_ptr[b + 1] - first])
+            for b in range(b0, b1)
+        )
+        out.append(new(node, tuple(pa), r, tuple([card[p] for p in pa]), levels))
     return out
 
 
@@ -305,13 +316,9 @@ class NetworkCounter:
                     f"the domain column {v!r} has {int(miss.sum())} missing value(s) (first at row {first!r}): every "
                     "row needs its domain; drop those rows or give them a domain level of their own"
                 )
-        labels = {str(c): c for c in df.columns}  # integer column labels name nodes by their text
+        labels = set(map(str, column_labels(df)))  # integer column labels name nodes by their text
         if len(labels) < df.shape[1]:  # two columns of one name (or text): encode's check, before the look-ups
             raise DuplicateColumnError(str(df.columns[df.columns.astype(str).duplicated()][0]))
-        for v in self.variables:
-            miss = int(df[labels[v]].isna().sum()) if v in labels else 0  # an absent column: encode names it
-            if miss:
-                out.n_missing[v] = miss
         try:
             enc = encode(
                 df,
@@ -325,6 +332,7 @@ class NetworkCounter:
         except UnseenLevelError as e:  # levels fixed by a network file
             declared = self.given[e.column] if e.column in self.given else ()
             raise UndeclaredLevelError(e.column, e.levels, declared) from None
+        out.n_missing = dict(enc.n_missing)  # missing cells per variable, before the policy
         if enc.n_rows == 0:  # every row of this chunk is incomplete; other chunks may not be
             out.n_dropped = enc.n_dropped
             return out
@@ -395,16 +403,17 @@ def _check_columns(df: Any, dag: DAG, prefix: Sequence[str]) -> None:
     """A missing column gets an error saying what it is (node, parent of ..., domain)."""
     if not isinstance(df, pd.DataFrame):
         return
-    cols = set(map(str, df.columns))
-    avail = [str(c) for c in df.columns]
+    cols = set(map(str, column_labels(df)))
     for v in prefix:
         if v not in cols:
-            raise MissingColumnError(v, "domain", avail)
+            raise MissingColumnError(v, "domain", [str(c) for c in df.columns])
+    if cols.issuperset(dag.nodes):
+        return
     for n in dag.nodes:
         if n not in cols:
             ch = dag.children(n)
             role = f"node (a parent of {ch[0]!r})" if ch else "node"
-            raise MissingColumnError(n, role, avail)
+            raise MissingColumnError(n, role, [str(c) for c in df.columns])
 
 
 def _count_chunk(counter: NetworkCounter, df: pd.DataFrame) -> NetworkCounter:

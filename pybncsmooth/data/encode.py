@@ -19,7 +19,7 @@ a float column of whole numbers with missing cells names integer levels).
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Sequence
 
 import numpy as np
@@ -39,7 +39,7 @@ from ..options import NAPolicy as _Policy
 from .levels import level_codes
 from .schema import NA_LABEL, Schema, _level_key, code_dtype
 
-__all__ = ["EncodedData", "encode", "check_frame", "text_columns", "NAPolicy", "UnseenPolicy"]
+__all__ = ["EncodedData", "encode", "check_frame", "text_columns", "column_labels", "NAPolicy", "UnseenPolicy"]
 
 NAPolicy = Literal["error", "level", "drop", "available"]
 UnseenPolicy = Literal["error", "backoff"]
@@ -62,12 +62,17 @@ class EncodedData:
         The pandas index of the rows kept (for aligning outputs with the input).
     n_dropped:
         Rows dropped under ``na="drop"``.
+    n_missing:
+        Missing cells of each encoded variable that has some, before the missing-value
+        policy (as ``df[var].isna().sum()`` counts them; an encoding made otherwise
+        than by :func:`encode` may leave it empty).
     """
 
     schema: Schema
     codes: dict[str, np.ndarray]
     index: pd.Index
     n_dropped: int = 0
+    n_missing: dict[str, int] = field(default_factory=dict)
 
     @property
     def n_rows(self) -> int:
@@ -95,9 +100,8 @@ def check_frame(df: Any, *, what: str = "data") -> pd.DataFrame:
     """Validate that ``df`` is a non-empty data frame with unique column names."""
     if not isinstance(df, pd.DataFrame):
         raise DataError(f"{what} must be a pandas DataFrame, not {type(df).__name__}")
-    dup = df.columns[df.columns.duplicated()]
-    if len(dup):
-        raise DuplicateColumnError(str(dup[0]))
+    if not df.columns.is_unique:  # (cached by pandas: a frame checked once is not searched again)
+        raise DuplicateColumnError(str(df.columns[df.columns.duplicated()][0]))
     if len(df) == 0:
         raise EmptyDataError(f"{what} has no rows")
     if df.shape[1] == 0:
@@ -105,12 +109,19 @@ def check_frame(df: Any, *, what: str = "data") -> pd.DataFrame:
     return text_columns(df)
 
 
+def column_labels(df: pd.DataFrame) -> tuple:
+    """The column labels of ``df`` as Python values (Arrow-backed text through Arrow's
+    own conversion), cached by the identity of the frame's column Index (immutable; the
+    cache holds it): a frame fitted again is not converted again."""
+    return _levels_of(df.columns)
+
+
 def text_columns(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with its column labels as text, as a fit names its variables (a frame with
     integer column labels fits nodes ``'0'``, ``'1'``, ...; its rows are queried the
     same way).  A new frame when a label changes (the caller's is untouched); two labels
     of one text (``1`` and ``'1'``) raise :class:`DuplicateColumnError`."""
-    if all(isinstance(c, str) for c in df.columns.tolist()):  # tolist: one conversion, not one a name
+    if all(isinstance(c, str) for c in column_labels(df)):
         return df
     df = df.rename(columns=str)
     dup = df.columns[df.columns.duplicated()]
@@ -178,6 +189,7 @@ def encode(
     fixed: set[str] = set()
     codes: dict[str, np.ndarray] = {}
     na_masks: dict[str, np.ndarray] = {}
+    n_missing: dict[str, int] = {}
     arrays = _categorical_arrays(df, set(variables) - set(schema.levels))
     columns: dict[str, pd.Series] | None = None
     for var in variables:
@@ -192,27 +204,50 @@ def encode(
         series = columns[var]
         if var in schema:
             lev, is_fixed = schema[var], var in schema.fixed
-            c, na_mask = _map_to_levels(series, var, lev, na, on_unseen, na_label, missing_unobserved)
+            c, na_mask, n_na = _map_to_levels(series, var, lev, na, on_unseen, na_label, missing_unobserved)
         else:
-            lev, is_fixed, c, na_mask = _infer_levels(series, var, na, max_levels, na_label)
+            lev, is_fixed, c, na_mask, n_na = _infer_levels(series, var, na, max_levels, na_label)
+        if n_na:
+            n_missing[var] = n_na
         if is_fixed:
             fixed.add(var)
         levels[var] = lev
         codes[var] = c
         if na_mask is not None:
             na_masks[var] = na_mask
+    # levels of Categoricals come checked (their categories are unique; cleaned as Schema cleans)
+    schema_out = Schema._checked(levels, fixed) if len(arrays) == len(levels) else Schema(levels, frozenset(fixed))
     if na == "drop" and na_masks:
-        return _dropped(df, Schema(levels, frozenset(fixed)), codes, na_masks, empty_ok)
-    return EncodedData(Schema(levels, frozenset(fixed)), codes, df.index, 0)
+        return _dropped(df, schema_out, codes, na_masks, empty_ok, n_missing)
+    return EncodedData(schema_out, codes, df.index, 0, n_missing)
 
 
 def _levels_of(categories: pd.Index) -> tuple:
-    """A Categorical's categories as Python values (Arrow-backed text through Arrow's own
-    conversion: a tenth of the cost of ``Index.tolist()``)."""
+    """A Categorical's categories as Python values, as :class:`Schema` keeps levels
+    (Arrow-backed text through Arrow's own conversion: a tenth of the cost of
+    ``Index.tolist()``).  Cached by the categories' identity (an Index is immutable, and
+    the cache holds it, so that its id is not reused while cached): the columns of one
+    frame, fitted again, are not converted again."""
+    key = id(categories)
+    hit = _LEVELS_CACHE.get(key)
+    if hit is not None and hit[0] is categories:
+        return hit[1]
     arr = categories.array
     if isinstance(categories.dtype, pd.StringDtype) and hasattr(arr, "__arrow_array__"):
-        return tuple(arr.__arrow_array__().to_pylist())
-    return tuple(categories.tolist())
+        levels = tuple(arr.__arrow_array__().to_pylist())
+    else:
+        levels = tuple(categories.tolist())
+    if not all(type(v) is str for v in levels):
+        levels = tuple(_plain(v) for v in levels)
+    if len(_LEVELS_CACHE) >= _LEVELS_CACHE_SIZE:
+        _LEVELS_CACHE.clear()
+    _LEVELS_CACHE[key] = (categories, levels)
+    return levels
+
+
+#: categories already converted (:func:`_levels_of`): id -> (the Index, its levels)
+_LEVELS_CACHE: dict[int, tuple[pd.Index, tuple]] = {}
+_LEVELS_CACHE_SIZE = 4096
 
 
 def _categorical_arrays(df: pd.DataFrame, names: set) -> dict[str, tuple[tuple, np.ndarray]]:
@@ -220,16 +255,23 @@ def _categorical_arrays(df: pd.DataFrame, names: set) -> dict[str, tuple[tuple, 
     value and no more than 127 levels (int8 codes, as encoding keeps them), read from the
     frame's arrays without building a Series a column."""
     out: dict[str, tuple[tuple, np.ndarray]] = {}
-    for i, (name, dtype) in enumerate(zip(df.columns, df.dtypes)):
-        if name not in names or not isinstance(dtype, pd.CategoricalDtype) or len(dtype.categories) > 127:
+    mgr = getattr(df, "_mgr", None)
+    for i, name in enumerate(column_labels(df)):
+        if name not in names:
             continue
         try:
-            arr = df._mgr.iget_values(i)  # pandas' own column array (a Series each costs more than the codes)
+            arr = mgr.iget_values(i)  # pandas' own column array (a Series each costs more than the codes)
         except (AttributeError, TypeError):
             arr = df.iloc[:, i].array
+        dtype = arr.dtype
+        if not isinstance(dtype, pd.CategoricalDtype):
+            continue
         codes = np.asarray(arr.codes)
-        if codes.dtype == np.int8 and (not len(codes) or codes.min() >= 0):
-            out[name] = (_levels_of(dtype.categories), codes)
+        if codes.dtype != np.int8:  # more than 127 categories
+            continue
+        levels = _levels_of(dtype.categories)
+        if len(levels) <= 127 and (not len(codes) or codes.min() >= 0):
+            out[name] = (levels, codes)
     return out
 
 
@@ -237,14 +279,15 @@ def _variables(df: pd.DataFrame, variables: Sequence[str] | None) -> list[str]:
     """The columns to encode: all, or the given ones, each a column of ``df``."""
     if variables is None:
         return [str(c) for c in df.columns]
-    cols = set(df.columns)
+    cols = set(column_labels(df))
     for v in variables:
         if v not in cols:
             raise MissingColumnError(v, available=[str(c) for c in df.columns])
     return list(variables)
 
 
-def _dropped(df: pd.DataFrame, schema: Schema, codes: dict, na_masks: dict, empty_ok: bool) -> EncodedData:
+def _dropped(df: pd.DataFrame, schema: Schema, codes: dict, na_masks: dict, empty_ok: bool, n_missing: dict
+             ) -> EncodedData:
     """The encoding without the rows that have a missing value (``na="drop"``)."""
     bad = np.zeros(len(df), dtype=bool)
     for m in na_masks.values():
@@ -255,7 +298,7 @@ def _dropped(df: pd.DataFrame, schema: Schema, codes: dict, na_masks: dict, empt
             f'no complete rows are left after na="drop" (every one of the {len(df)} rows has a missing value)'
         )
     keep = ~bad
-    return EncodedData(schema, {v: c[keep] for v, c in codes.items()}, df.index[keep], n_dropped)
+    return EncodedData(schema, {v: c[keep] for v, c in codes.items()}, df.index[keep], n_dropped, n_missing)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -320,12 +363,14 @@ def _raw_levels(series: pd.Series, var: str, max_levels: int) -> tuple[tuple, bo
 
 def _infer_levels(
     series: pd.Series, var: str, na: str, max_levels: int, na_label: str
-) -> tuple[tuple, bool, np.ndarray, np.ndarray | None]:
-    """Levels, whether their order is fixed, codes (-1 = NA) and the NA mask."""
+) -> tuple[tuple, bool, np.ndarray, np.ndarray | None, int]:
+    """Levels, whether their order is fixed, codes (-1 = NA), the NA mask and the number
+    of missing cells (before the policy)."""
     levels, fixed, raw = _raw_levels(series, var, max_levels)
     raw = np.asarray(raw)
     na_mask = raw < 0
-    if not na_mask.any():
+    n_na = int(na_mask.sum())
+    if not n_na:
         na_mask = None
     if na_mask is not None:
         if na == "error":
@@ -337,14 +382,15 @@ def _infer_levels(
             raw = np.where(na_mask, len(levels) - 1, raw)
             na_mask = None
     codes = np.asarray(raw, dtype=code_dtype(len(levels)))
-    return levels, fixed, codes, na_mask
+    return levels, fixed, codes, na_mask, n_na
 
 
 def _map_to_levels(
     series: pd.Series, var: str, levels: tuple, na: str, on_unseen: str, na_label: str,
     missing_unobserved: bool = False,
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """Codes of ``series`` against known ``levels`` (-1 = not observed)."""
+) -> tuple[np.ndarray, np.ndarray | None, int]:
+    """Codes of ``series`` against known ``levels`` (-1 = not observed), the NA mask and
+    the number of missing cells (before the policy)."""
     dtype = series.dtype
     if isinstance(dtype, pd.CategoricalDtype):
         codes = np.asarray(series.array.codes, dtype=np.int64)  # a copy: the Categorical's codes are int8/16
@@ -359,6 +405,7 @@ def _map_to_levels(
     else:
         raw, na_mask = _positions(series.to_numpy(dtype=object), levels)
     raw[na_mask] = -1
+    n_na = int(na_mask.sum())
     unknown = (raw < 0) & ~na_mask
     if unknown.any():  # the rest of the one rule: e.g. integers against levels read back as text
         raw[unknown] = level_codes(series.to_numpy(dtype=object)[unknown], levels)
@@ -368,9 +415,9 @@ def _map_to_levels(
             bad = pd.unique(series[unknown].astype(object))
             raise UnseenLevelError(var, list(bad), levels)
         raw[unknown] = -1
-    if na_mask.any():
+    if n_na:
         if na == "error":
-            raise MissingValueError(var, int(na_mask.sum()), _first_na_row(series, na_mask))
+            raise MissingValueError(var, n_na, _first_na_row(series, na_mask))
         if na == "level" and na_label in levels:
             raw[na_mask] = levels.index(na_label)
             na_mask = None
@@ -379,7 +426,7 @@ def _map_to_levels(
                 raise UnseenLevelError(var, [na_label], levels)
     else:
         na_mask = None
-    return raw.astype(code_dtype(len(levels))), na_mask
+    return raw.astype(code_dtype(len(levels))), na_mask, n_na
 
 
 def _float_codes(series: pd.Series, var: str, levels: tuple) -> tuple[np.ndarray, np.ndarray]:

@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..errors import DataError, EmptyDataError
 from ..validation import check_file
+from .encode import column_labels
 
 __all__ = [
     "read_table",
@@ -251,7 +252,9 @@ class DataSource:
         return self._columns
 
     def _find_columns(self) -> list[str] | None:
-        if self.kind in ("frame", "dask"):
+        if self.kind == "frame":
+            return [str(c) for c in column_labels(self.data)]
+        if self.kind == "dask":
             return [str(c) for c in self.data.columns]
         if self.kind == "chunks" and self.data and isinstance(self.data[0], pd.DataFrame):
             return [str(c) for c in self.data[0].columns]

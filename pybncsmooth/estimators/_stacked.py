@@ -18,7 +18,7 @@ import numpy as np
 
 from ..counting.context_tree import ContextTree
 
-__all__ = ["Stack", "stack_levels", "unstack", "per_row"]
+__all__ = ["Stack", "stack_levels", "unstack", "per_row", "level_slices"]
 
 
 class Stack(NamedTuple):
@@ -63,3 +63,9 @@ def unstack(stack: Stack, k: int, arr: np.ndarray, upto: int | None = None) -> t
     b = stack.bounds[k]
     n = len(b) - 1 if upto is None else upto
     return tuple(arr[b[i] : b[i + 1]] for i in range(n))
+
+
+def level_slices(stack: Stack) -> list[list[slice]]:
+    """Per tree, the rows of each of its levels in the stacked arrays (computed once: a
+    stacked result is then cut into a tree's levels with one slice a level)."""
+    return [[slice(b[i], b[i + 1]) for i in range(len(b) - 1)] for b in stack.bounds]

@@ -41,6 +41,7 @@ from .prior import NetworkPrior, NodePrior
 __all__ = [
     "Estimator",
     "TreeEstimate",
+    "DeferredEstimate",
     "make_estimator",
     "register_estimator",
     "available_methods",
@@ -152,14 +153,60 @@ class TreeEstimate:
         rows summing to one by construction): built without :meth:`__post_init__`'s
         checks, which cost more than the arithmetic for a network of small trees."""
         out = object.__new__(cls)
-        values = {"probs": probs, "unseen": unseen, "info": {}, "fallback_from": 0, **fields}
-        for f in _TREE_ESTIMATE_FIELDS:
-            object.__setattr__(out, f, values.get(f))
+        values = dict.fromkeys(_TREE_ESTIMATE_FIELDS)
+        values.update(probs=probs, unseen=unseen, info={}, fallback_from=0)
+        values.update((f, fields[f]) for f in _TREE_ESTIMATE_FIELDS if f in fields)
+        out.__dict__.update(values)  # (a frozen dataclass: its fields set once, here)
         return out
 
 
 if set(_TREE_ESTIMATE_FIELDS) != {f.name for f in dataclasses.fields(TreeEstimate)}:  # pragma: no cover
     raise ImportError("_TREE_ESTIMATE_FIELDS must list the fields of TreeEstimate")
+
+
+def _deferred_field(name: str) -> property:
+    """A field of :class:`DeferredEstimate` computed on first read (then kept), or set."""
+
+    def get(self: "DeferredEstimate") -> Any:
+        d = self.__dict__
+        if name not in d:
+            fn, arg = d["_deferred"][name]
+            d[name] = fn(arg)
+        return d[name]
+
+    def put(self: "DeferredEstimate", value: Any) -> None:  # the dataclass constructor (``replace``)
+        self.__dict__[name] = value
+
+    return property(get, put, doc=f"``{name}``, computed when first read")
+
+
+class DeferredEstimate(TreeEstimate):
+    """A closed form's :class:`TreeEstimate` whose ``sd``, ``unseen_sd`` and
+    ``posterior`` are computed when first read, by ``(function, argument)`` pairs given
+    to :meth:`deferred` (a fit of a thousand nodes reads its tables; the standard
+    deviations, for every tree of a network at once, when a query asks).  The values
+    are those the function returns, whenever it runs; copies and pickles carry them
+    computed."""
+
+    sd = _deferred_field("sd")
+    unseen_sd = _deferred_field("unseen_sd")
+    posterior = _deferred_field("posterior")
+
+    @classmethod
+    def deferred(cls, probs: tuple[np.ndarray, ...], unseen: UnseenRule, later: dict[str, tuple[Any, Any]],
+                 **fields: Any) -> "DeferredEstimate":
+        """:meth:`TreeEstimate._closed_form` with the fields of ``later`` (a subset of
+        ``sd``, ``unseen_sd``, ``posterior``) computed when first read."""
+        out = cls._closed_form(probs, unseen, **fields)
+        for name in later:
+            del out.__dict__[name]
+        out.__dict__["_deferred"] = later
+        return out
+
+    def __getstate__(self) -> dict[str, Any]:
+        for name in self.__dict__.get("_deferred", ()):
+            getattr(self, name)
+        return {k: v for k, v in self.__dict__.items() if k != "_deferred"}
 
 
 class Estimator:

@@ -15,8 +15,8 @@ from ..counting.context_tree import ContextTree
 from ..errors import DataError
 from ..validation import Param
 from ._pooling import fixed_concentration
-from ._stacked import per_row, stack_levels, unstack
-from .base import Estimator, TreeEstimate, register_estimator
+from ._stacked import level_slices, per_row, stack_levels, unstack
+from .base import DeferredEstimate, Estimator, TreeEstimate, register_estimator
 from .bootstrap import ProportionPosterior
 from .posterior import DirichletPosterior, DirichletTablePosterior, predictive_sd
 from .prior import NodePrior
@@ -172,17 +172,12 @@ class Bayes(Estimator):
             n = st.counts
             tot = n.sum(axis=1, keepdims=True) + r * alpha
             p = (n + alpha) / tot
-            sd = _dirichlet_sd(p, tot)
-            # an unseen configuration: the prior Dirichlet(alpha, ..., alpha) of the leaf level,
-            # or (back-off) Dirichlet(r alpha phi) around the ancestor's posterior phi
-            w = per_row(st, [[r * a[-1] / (r * a[-1] + 1.0)] * len(a) for a in alphas])
-            unseen = predictive_sd(p, sd, w)
-            for k, (name, tree) in enumerate(zip(st.names, st.trees)):
-                a = alphas[k]
-                out[name] = TreeEstimate._closed_form(
-                    unstack(st, k, p), self.unseen, sd=unstack(st, k, sd), fallback_sd=_prior_sd(r, r * a[-1]),
-                    unseen_sd=unstack(st, k, unseen, tree.depth),
-                    posterior=DirichletPosterior(np.array(a), self.unseen == "backoff"))
+            sds = _StackSds(st._replace(trees=[], counts=None), alphas, p, tot)
+            rule, backoff, make = self.unseen, self.unseen == "backoff", DeferredEstimate.deferred
+            for name, a, cut in zip(st.names, alphas, level_slices(st)):
+                out[name] = make(tuple([p[c] for c in cut]), rule, {
+                    "sd": (sds.levels, cut), "unseen_sd": (sds.unseen_levels, cut),
+                    "posterior": (_dirichlet_posterior, (a, backoff))}, fallback_sd=_prior_sd(r, r * a[-1]))
         return {name: out[name] for name in trees}
 
 
@@ -243,6 +238,39 @@ def _mestimate_with_prior(tree: ContextTree, prior: NodePrior, posterior: Any) -
 def _level_alpha(iss: float, tree: ContextTree) -> np.ndarray:
     """The BDeu cell pseudo-count of every tree level: :math:`iss / (r q_i)`."""
     return np.array(_level_alphas(iss, tree.child_card, tuple(tree.parent_cards)))
+
+
+class _StackSds:
+    r"""The Dirichlet sds of a stack's rows, :math:`\sqrt{p (1 - p) / (n + r\alpha + 1)}`, and
+    those of a configuration absent below each node (an unseen configuration: the
+    prior :math:`\mathrm{Dir}(\alpha, ..., \alpha)` of the leaf level, or (back-off)
+    :math:`\mathrm{Dir}(r \alpha \phi)` around the ancestor's posterior
+    :math:`\phi`), each computed for the whole stack when a tree's are first read."""
+
+    def __init__(self, stack: Any, alphas: list[list[float]], p: np.ndarray, tot: np.ndarray) -> None:
+        self.stack, self.alphas, self.p, self.tot = stack, alphas, p, tot
+        self._sd: np.ndarray | None = None
+        self._unseen: np.ndarray | None = None
+
+    def sd(self) -> np.ndarray:
+        if self._sd is None:
+            self._sd = _dirichlet_sd(self.p, self.tot)
+        return self._sd
+
+    def levels(self, cut: list[slice]) -> tuple[np.ndarray, ...]:
+        sd = self.sd()
+        return tuple([sd[c] for c in cut])
+
+    def unseen_levels(self, cut: list[slice]) -> tuple[np.ndarray, ...]:
+        if self._unseen is None:
+            r = self.stack.r
+            w = per_row(self.stack, [[r * a[-1] / (r * a[-1] + 1.0)] * len(a) for a in self.alphas])
+            self._unseen = predictive_sd(self.p, self.sd(), w)
+        return tuple([self._unseen[c] for c in cut[:-1]])
+
+
+def _dirichlet_posterior(arg: tuple[list[float], bool]) -> DirichletPosterior:
+    return DirichletPosterior(arg[0], arg[1])
 
 
 @functools.lru_cache(maxsize=4096)
