@@ -159,6 +159,11 @@ class ContextTree:
     def level_sizes(self) -> list[int]:
         return [len(l.value) for l in self.levels]
 
+    def level_offsets(self) -> np.ndarray:
+        """Where each level starts in the flat node order (levels concatenated), and the
+        node count last: ``depth + 2`` int64 entries."""
+        return np.concatenate([[0], np.cumsum(self.level_sizes())]).astype(np.int64)
+
     def node_configs(self, level: int) -> np.ndarray:
         """Parent codes of the nodes at ``level``: an ``(n_nodes, level)`` int64 array."""
         n = len(self.levels[level].value)

@@ -65,7 +65,7 @@ def kept_on(old: ContextTree, new: ContextTree, probs: tuple[np.ndarray, ...]) -
         return None
     out = np.full((new.n_nodes, new.child_card), np.nan)
     out[node_map(old, new)] = np.concatenate(probs[: len(sizes)])
-    offs = np.concatenate([[0], np.cumsum(new.level_sizes())]).astype(np.int64)
+    offs = new.level_offsets()
     for i in range(1, new.depth + 1):  # top-down: a parent's row is filled before its children's
         rows = np.arange(offs[i], offs[i + 1])
         miss = rows[np.isnan(out[rows, 0])]
@@ -114,6 +114,6 @@ def kept_records(info: Mapping) -> float | None:
 def with_counts(tree: ContextTree, flat: np.ndarray) -> ContextTree:
     """``tree``'s nodes with other counts (``flat``, levels concatenated: e.g. the old
     rows' :func:`counts_on` it), so that a sampler lays both out alike."""
-    offs = np.concatenate([[0], np.cumsum(tree.level_sizes())]).astype(np.int64)
+    offs = tree.level_offsets()
     levels = tuple(TreeLevel(lev.parent, lev.value, flat[offs[i] : offs[i + 1]]) for i, lev in enumerate(tree.levels))
     return ContextTree(tree.child, tree.parents, tree.child_card, tree.parent_cards, levels)

@@ -277,7 +277,7 @@ def _resume_maps(old_tree: ContextTree, tree: ContextTree, tying: str) -> tuple[
     in ``old_tree``'s layout (what :meth:`_Chain.resume` maps)."""
     level_parent = (np.concatenate([lev.parent for lev in old_tree.levels[1:]]) if old_tree.depth
                     else np.zeros(0, np.int64))
-    old_lstart = np.concatenate([[0], np.cumsum(old_tree.level_sizes())]).astype(np.int64)
+    old_lstart = old_tree.level_offsets()
     old_group = hdp_layout(level_parent, old_lstart, np.asarray(old_tree.parent_cards, dtype=np.int64),
                            _TYINGS.index(tying))[1]
     return node_map(old_tree, tree), old_group
