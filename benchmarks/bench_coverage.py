@@ -109,6 +109,17 @@ def entry_classes(rows: np.ndarray) -> np.ndarray:
     return np.where(rows == 0, 0, np.where(rows < 20, 1, 2))
 
 
+def judgeable(truth: np.ndarray, cls: np.ndarray) -> np.ndarray:
+    """The entries of ``truth`` (a CPT, the node first; flat, as ``truth.ravel()``) whose
+    coverage says something about the interval: truth in ``[0.001, 0.999]``, and not in a
+    uniform column (every entry ``1/r``) of a parent configuration without rows
+    (``cls``, flat like ``truth``, 0: see :func:`entry_classes`)."""
+    col = truth.reshape(truth.shape[0], -1)
+    uniform = np.broadcast_to(np.all(np.abs(col - 1.0 / col.shape[0]) < 1e-9, axis=0), col.shape)
+    mid = (truth >= TOLERANCE) & (truth <= 1 - TOLERANCE)
+    return (mid.ravel() & ~(uniform.reshape(truth.shape).ravel() & (np.asarray(cls) == 0)))
+
+
 def interval_of(net: Any, node: str, level: float, draws: int = 1000) -> tuple[np.ndarray, np.ndarray]:
     """The ``level`` interval of every entry of ``cpt(node)``, in the table's layout."""
     frame = net.cpt_frame(node, interval=level, draws=draws)
@@ -151,9 +162,7 @@ def coverage_one(ref: Any, method: str, hyper: dict, n: int, seed: int, level: f
             tot += np.bincount(cls, minlength=3)
             mid = ((truth >= TOLERANCE) & (truth <= 1 - TOLERANCE)).ravel()
             inner += [int(ok_near[mid].sum()), int(mid.sum())]
-            col = truth.reshape(truth.shape[0], -1)
-            uniform = np.broadcast_to(np.all(np.abs(col - 1.0 / col.shape[0]) < 1e-9, axis=0), col.shape)
-            fair = mid & ~(uniform.reshape(truth.shape).ravel() & (cls == 0))
+            fair = judgeable(truth, cls)
             judge += [int(ok_near[fair].sum()), int(fair.sum())]
     except StatisticUnavailableError as e:
         return {"unavailable": str(e), "fit_s": fit_s}
