@@ -20,11 +20,12 @@ uniform column (every entry ``1/r``) is what a network's author writes for a par
 configuration left unspecified (win95pts: 42% of its entries, its rare multi-fault
 configurations); where such a configuration has no rows, its entries lie inside any
 interval that spreads over its siblings (a binary child whose siblings are near 0 and
-near 1 gets an interval of nearly ``[0, 1]``), so they are covered whatever the model.
+near 1 gets an interval of nearly ``[0, 1]``), so any such interval covers them.
 The column *judgeable* leaves them out of the previous one, and *if calibrated* is the
-overall figure an interval covering exactly ``level`` of the judgeable entries and every
-other entry would print: the least overall coverage honest intervals can show on that
-network and sample.  The Bayesian estimators' intervals are
+overall figure of intervals covering exactly ``level`` of the judgeable entries and every
+other entry (the uniform columns above, and the deterministic entries, which an interval
+reaching 0 or 1 covers within 0.001): where it exceeds 0.95 (win95pts), an overall
+figure within 0.85-0.95 needs intervals that miss entries of those kinds.  The Bayesian estimators' intervals are
 credible intervals; ``mle``'s are statsmodels' multinomial proportion intervals, and
 ``mestimate``, ``hgs``, ``mbranch``'s a bootstrap over rows (their coverage is
 reported, but only ``mle``'s on configurations with 20 or more rows is a target).
