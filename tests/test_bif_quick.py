@@ -131,3 +131,22 @@ def test_the_repository_files_read_as_the_general_reader_reads_them(monkeypatch)
             _assert_same(quick, _general(text, monkeypatch))
             taken.append(gz.name[: -len(".bif.gz")])
     assert {"asia", "cancer", "earthquake", "survey", "sachs", "alarm", "child", "win95pts"} <= set(taken)
+
+
+CYCLE = (HEAD + A + B + "probability ( A | B ) {\n  (yes) 0.2, 0.3, 0.5;\n  (no) 0.2, 0.3, 0.5;\n}\n" + PB,
+         {"A": ["B"], "B": ["A"]})
+SELF = (HEAD + A + B + PA + "probability ( B | B ) {\n  table 0.1, 0.2, 0.9, 0.8;\n}\n", {"A": [], "B": ["B"]})
+
+
+@pytest.mark.parametrize("text,parents", [CYCLE, SELF], ids=["cycle", "own parent"])
+def test_a_cycle_in_a_file_is_the_dags_error(text, parents):
+    """A cycle (and a node its own parent) raise the DAG constructor's error, naming
+    the same nodes, though the reader builds its DAG without re-checking the names."""
+    from pybncsmooth.errors import CycleError
+    from pybncsmooth.structure.dag import DAG
+
+    with pytest.raises(CycleError) as got:
+        bif_module.parse_bif(text, "x.bif").network()
+    with pytest.raises(CycleError) as want:
+        DAG(parents, nodes=["A", "B"])
+    assert str(got.value) == str(want.value)
