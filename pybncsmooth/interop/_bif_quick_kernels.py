@@ -178,33 +178,33 @@ def _variable(buf, i, names, levels, n_var, n_lev):  # pragma: no cover - compil
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
+def _name(buf, i, heads, n_head):  # pragma: no cover - compiled
+    """A name (a word, white space before it) appended to ``heads``: the position of what
+    follows it (after white space) and the new count (-1: no name, or no room)."""
+    i = _skip(buf, i)
+    e = _word(buf, i)
+    if e == i or n_head >= heads.shape[0]:
+        return -1, n_head
+    heads[n_head, 0], heads[n_head, 1] = i, e
+    return _skip(buf, e), n_head + 1
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
 def _header(buf, i, heads, n_head):  # pragma: no cover - compiled
     """``( node | p1, p2 ) {`` from after ``probability``: spans of the names appended to
     ``heads`` from ``n_head``; the position after ``{`` and the new count (-1: not this form)."""
     i = _expect(buf, i, 40)
     if i < 0:
         return -1, n_head
-    i = _skip(buf, i)
-    e = _word(buf, i)
-    if e == i or n_head >= heads.shape[0]:
-        return -1, n_head
-    heads[n_head, 0], heads[n_head, 1] = i, e
-    n_head += 1
-    i = _skip(buf, e)
-    if i < buf.shape[0] and buf[i] == 124:
+    i, n_head = _name(buf, i, heads, n_head)
+    if i >= 0 and i < buf.shape[0] and buf[i] == 124:
         while True:
-            i = _skip(buf, i + 1)
-            e = _word(buf, i)
-            if e == i or n_head >= heads.shape[0]:
-                return -1, n_head
-            heads[n_head, 0], heads[n_head, 1] = i, e
-            n_head += 1
-            i = _skip(buf, e)
-            if i >= buf.shape[0] or (buf[i] != 44 and buf[i] != 41):
+            i, n_head = _name(buf, i + 1, heads, n_head)
+            if i < 0 or i >= buf.shape[0] or (buf[i] != 44 and buf[i] != 41):
                 return -1, n_head
             if buf[i] == 41:
                 break
-    if i >= buf.shape[0] or buf[i] != 41:
+    if i < 0 or i >= buf.shape[0] or buf[i] != 41:
         return -1, n_head
     return _expect(buf, i + 1, 123), n_head
 
@@ -418,5 +418,5 @@ def scan_bif(buf):  # pragma: no cover - compiled
         status, k, n_slow, _ = parse_rows(text, _POW10, values, counts, slow[0], slow[1])
         ok = status == 0 and n_slow == 0
         if ok:
-            ok = place_rows(values[:k], counts, placed, layout[:4, :n_blk], tables)[0] == 0
+            ok = place_rows(values[:k], counts, placed, layout[:4, :n_blk].copy(), tables)[0] == 0
     return ok, names[:max(n_var, 0)], levels[:n_lev], blocks[:max(n_blk, 0)], fam, layout[:, :n_blk], tables
