@@ -292,7 +292,9 @@ def test_hls_bayes_unseen_configuration_below_a_node_is_the_dirichlet_backoff(tm
     net = bs.fit("[A][B][X|A:B]", df, method="hls-bayes", iterations=600, random_state=0)
     cpd = net.cpd("X")
     est, post = cpd.estimate, posterior_of(cpd)
-    log_t, w = backoff_concentration(cpd.tree, 1, est.probs[-1], np.full(3, 1 / 3))
+    n = cpd.tree.levels[-1].counts
+    own = (n + 1 / 3) / (n.sum(axis=1, keepdims=True) + 1)  # the siblings' own frequencies, not the fit's means
+    log_t, w = backoff_concentration(cpd.tree, 1, own, np.full(3, 1 / 3))
     assert len(post.backoff) == 1
     np.testing.assert_allclose(post.backoff[0][0], log_t)
     np.testing.assert_allclose(post.backoff[0][1], w)

@@ -509,18 +509,18 @@ class HLSBayes(Estimator):
     def _posterior(self, results: list, net: _Network, t: int, offsets: list[int], entropy: int,
                    name: str, tree: ContextTree, moments: tuple) -> tuple[HLSPosterior | None, tuple | None]:
         """Tree ``t``'s kept sweeps as its posterior with the back-off concentrations of
-        its inner levels (:func:`~.hls_posterior.learn_backoff`, from the leaves' means
-        ``moments[0][-1]``), and the sd of an unseen configuration below each node: below
-        the root the missing coefficients drawn from their prior (its Monte Carlo seeded
-        from the fit's entropy and the node's name), below a deeper node the back-off's
-        (:func:`~.hls_posterior.backoff_sd`)."""
+        its inner levels (:func:`~.hls_posterior.learn_backoff`, from the tree's leaves),
+        and the sd of an unseen configuration below each node (``moments``: the levels'
+        posterior means and sds): below the root the missing coefficients drawn from
+        their prior (its Monte Carlo seeded from the fit's entropy and the node's name),
+        below a deeper node the back-off's (:func:`~.hls_posterior.backoff_sd`)."""
         no, nn, r, K = int(net.node_off[t]), int(net.n_nodes[t]), int(net.r_t[t]), int(net.K_t[t])
         B = np.concatenate([res[4][:, no : no + nn, :K] for res in results])
         var = np.concatenate([res[5][:, t] for res in results])
         parent = net.parent[no : no + nn]
         if not len(B):
             return None, None
-        backoff = learn_backoff(tree, moments[0][-1]) if tree.depth >= 2 else None
+        backoff = learn_backoff(tree) if tree.depth >= 2 else None
         post = HLSPosterior(B, var, parent, offsets, r, backoff)
         rng = np.random.default_rng(chain_seed(entropy, name, 1 << 20))
         if len(offsets) <= 2:

@@ -26,8 +26,8 @@ node ``a`` of level ``i >= 1`` is drawn as hierarchical MD's back-off draws it
 level): :math:`\theta \sim \mathrm{Dir}(t_i\,\phi_a)` around the node's column
 :math:`\phi_a` (the softmax of its path sum in the sweep), :math:`t_i` integrated over
 its posterior given the observed leaves' counts around their level-``i`` nodes
-(:func:`~.hmd_backoff.backoff_concentration`, the leaves' posterior means as their
-columns) under the uniform prior on :math:`1/(1 + t_i)`: how much configurations
+(:func:`~.hmd_backoff.backoff_concentration`, each leaf around the centre of its
+siblings' own frequencies: :func:`learn_backoff`) under the uniform prior on :math:`1/(1 + t_i)`: how much configurations
 differ from their ancestors, learned from the tree, with the Dirichlet's tails toward
 the simplex's faces.  Its sd is
 :math:`\mathrm{Var}\,\theta_k = w\,\mathrm{Var}\,\phi_k + (1 - w)\,m_k(1 - m_k)`,
@@ -110,13 +110,21 @@ def unseen_sd(B: np.ndarray, var: np.ndarray, parent: np.ndarray, offsets: list[
     return tuple(out)
 
 
-def learn_backoff(tree: ContextTree, leaf_means: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """For every level ``1 .. depth - 1``, the posterior ``(log_t, weights)`` of the
+def learn_backoff(tree: ContextTree) -> list[tuple[np.ndarray, np.ndarray]]:
+    r"""For every level ``1 .. depth - 1``, the posterior ``(log_t, weights)`` of the
     back-off concentration of a configuration absent below a node of that level (see
-    the module docstring), from the leaves' counts and posterior means ``leaf_means``
-    (``(leaves, r)``); a node's own prior a uniform column of total 1."""
+    the module docstring), from the leaves' counts; a node's own prior a uniform column
+    of total 1.  The siblings that form a leaf's centre without it enter by their own
+    frequencies, :math:`(n_y + 1/r) / (N_y + 1)`, not by the fit's posterior means:
+    those are shrunk toward the node's column, which the held-out leaf's rows helped
+    make, so a centre of them leans toward that leaf and makes the leaves look closer
+    to their nodes than they are (on hailfinder at 2000 rows, ``t`` at PlainsFcst's
+    deepest inner level 21 with the means, 11 as ``hmd`` learns it, and the unseen
+    configurations' coverage 0.78 against 0.90)."""
     r = tree.child_card
-    return [backoff_concentration(tree, i, leaf_means, np.full(r, 1.0 / r)) for i in range(1, tree.depth)]
+    n = tree.levels[-1].counts.astype(np.float64)
+    own = (n + 1.0 / r) / (n.sum(axis=1, keepdims=True) + 1.0)
+    return [backoff_concentration(tree, i, own, np.full(r, 1.0 / r)) for i in range(1, tree.depth)]
 
 
 def backoff_sd(probs: tuple, sds: tuple, backoff: list[tuple[np.ndarray, np.ndarray]]) -> list[np.ndarray]:
