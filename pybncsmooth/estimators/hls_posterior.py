@@ -27,9 +27,9 @@ level): :math:`\theta \sim \mathrm{Dir}(t_i\,\phi_a)` around the node's column
 :math:`\phi_a` (the softmax of its path sum in the sweep), :math:`t_i` integrated over
 its posterior given the observed leaves' counts around their level-``i`` nodes
 (:func:`~.hmd_backoff.backoff_concentration`, each leaf around the centre of its
-siblings' own frequencies: :func:`learn_backoff`) under the uniform prior on :math:`1/(1 + t_i)`: how much configurations
-differ from their ancestors, learned from the tree, with the Dirichlet's tails toward
-the simplex's faces.  Its sd is
+siblings' own frequencies: :func:`learn_backoff`) under the uniform prior on
+:math:`1/(1 + t_i)`: how much configurations differ from their ancestors, learned from
+the tree, with the Dirichlet's tails toward the simplex's faces.  Its sd is
 :math:`\mathrm{Var}\,\theta_k = w\,\mathrm{Var}\,\phi_k + (1 - w)\,m_k(1 - m_k)`,
 :math:`w = E[t_i / (t_i + 1)]` (:func:`~.posterior.predictive_sd`).  Below the root
 (no level-1 node: the first parent's value never seen) the model's own Gaussian
