@@ -230,3 +230,17 @@ def network_levels(dense, cell_off, rcard, pa_ptr, pa_card, row_ptr, cnt_ptr, bl
                 c0 = cnt_ptr[b0 + i] + node[i] * r
                 for x in range(r):
                     counts[c0 + x] += dense[o + x]
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def level_configs(pa_ptr, pa_card, blk_ptr, out):  # pragma: no cover - compiled
+    """``out[blk_ptr[j] + i]``: the configurations of the first ``i`` parents of node ``j``
+    (the product of their levels; 1 at the root)."""
+    for j in range(pa_ptr.shape[0] - 1):
+        q = 1
+        b = blk_ptr[j]
+        out[b] = 1
+        for k in range(pa_ptr[j], pa_ptr[j + 1]):
+            q *= pa_card[k]
+            b += 1
+            out[b] = q
