@@ -71,6 +71,27 @@ def test_the_flat_pass_equals_the_per_tree_path(data, method, hyper):
             assert np.array_equal(lean.cpt(n, stat="sd"), full.cpt(n, stat="sd"))
 
 
+def test_nodes_counted_by_a_sort_beside_the_flat_ones():
+    """A node whose configurations outnumber the data's cells is counted by a sort (its
+    tree whole): it is estimated tree by tree beside the flat pass of the others."""
+    rng = np.random.default_rng(1)
+    cols = {f"P{i}": rng.integers(0, 9, 300).astype(str) for i in range(6)}
+    cols["Y"] = rng.integers(0, 3, 300).astype(str)
+    df = pd.DataFrame(cols)
+    dag = bs.DAG({"Y": [f"P{i}" for i in range(6)], **{f"P{i}": [] for i in range(6)}})
+    trees = count_network(encode(df), dag)
+    assert "Y" not in trees.index and trees.flat is not None  # 3 * 9**6 cells: sorted
+    options = Options.build("fit")
+    for method in ("bayes", "mle", "mestimate"):
+        est = make_estimator(method, options=options)
+        lean = estimate_network(dag, encode(df).schema, trees, est, options)
+        full = estimate_network(dag, encode(df).schema, dict(trees.items()), est, options)
+        assert type(lean.cpd("Y")) is TreeCPD and type(lean.cpd("P0")) is LazyTreeCPD
+        for n in dag.nodes:
+            assert np.array_equal(lean.cpt(n), full.cpt(n))
+            assert _same(lean.cpd(n).estimate.probs, full.cpd(n).estimate.probs)
+
+
 def test_a_fitted_network_reads_its_nodes_lazily_and_pickles_whole():
     dag, df = _alarm()
     net = bs.fit(dag, df, method="bayes", iss=2.0)

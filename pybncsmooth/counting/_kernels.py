@@ -244,3 +244,27 @@ def level_configs(pa_ptr, pa_card, blk_ptr, out):  # pragma: no cover - compiled
             q *= pa_card[k]
             b += 1
             out[b] = q
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def tree_levels(dense, cell_off, rcard, pa_ptr, pa_card):  # pragma: no cover - compiled
+    """Every node's context-tree levels from its dense counts, in arrays made here:
+    ``(blk_ptr, row_ptr, cnt_ptr, parent, value, counts)`` as
+    :func:`network_levels` fills them (sizes by :func:`_level_sizes`)."""
+    nb = 0
+    for j in range(rcard.shape[0]):
+        nb += pa_ptr[j + 1] - pa_ptr[j] + 1
+    sizes = np.zeros(nb, dtype=np.int64)
+    blk_ptr = np.empty(rcard.shape[0] + 1, dtype=np.int64)
+    _level_sizes(dense, cell_off, rcard, pa_ptr, pa_card, sizes, blk_ptr)
+    row_ptr = np.zeros(nb + 1, dtype=np.int64)
+    cnt_ptr = np.zeros(nb + 1, dtype=np.int64)
+    for j in range(rcard.shape[0]):
+        for b in range(blk_ptr[j], blk_ptr[j + 1]):
+            row_ptr[b + 1] = row_ptr[b] + sizes[b]
+            cnt_ptr[b + 1] = cnt_ptr[b] + sizes[b] * rcard[j]
+    parent = np.empty(row_ptr[nb], dtype=np.int64)
+    value = np.empty(row_ptr[nb], dtype=np.int64)
+    counts = np.zeros(cnt_ptr[nb], dtype=np.int64)
+    network_levels(dense, cell_off, rcard, pa_ptr, pa_card, row_ptr, cnt_ptr, blk_ptr, parent, value, counts)
+    return blk_ptr, row_ptr, cnt_ptr, parent, value, counts

@@ -71,6 +71,9 @@ class FlatEstimates:
     def tree(self, j: int) -> ContextTree:
         return self.flat.tree(j)
 
+    def parent_cards(self, j: int) -> tuple[int, ...]:
+        return self.flat.parent_cards(j)
+
 
 def stacked_sd(p: np.ndarray, total: np.ndarray) -> np.ndarray:
     r"""Dirichlet sds :math:`\sqrt{p(1-p)/(\text{total}+1)}` cell by cell."""

@@ -300,16 +300,20 @@ class TreeCPD(CPD):
 
 class LazyTreeCPD(TreeCPD):
     """A :class:`TreeCPD` whose tree and estimate are made when first read, by
-    ``source.tree(j)`` and ``source.estimate(j)`` (the estimates of a whole network
+    ``source.tree(j)`` and ``source.estimate(j)`` (its parents' levels by
+    ``source.parent_cards(j)``; the estimates of a whole network
     computed at once: :class:`~pybncsmooth.estimators.flat.FlatEstimates`), so that a
     fit of many nodes makes no per-node object it is not asked for.  It answers as the
     :class:`TreeCPD` of that tree and estimate does, and pickles as one."""
 
-    def __init__(self, source: Any, j: int, node: str, parents: tuple[str, ...], card: int,
-                 parent_cards: tuple[int, ...]) -> None:
+    def __init__(self, source: Any, j: int, node: str, parents: tuple[str, ...], card: int) -> None:
         self._source, self._j = source, j
-        self.node, self.parents, self.card, self.parent_cards = node, parents, card, parent_cards
+        self.node, self.parents, self.card = node, parents, card
         self.domain_last = False
+
+    @cached_property
+    def parent_cards(self) -> tuple[int, ...]:  # type: ignore[override]
+        return self._source.parent_cards(self._j)
 
     @cached_property
     def tree(self) -> ContextTree:  # type: ignore[override]

@@ -59,10 +59,12 @@ def estimate_network(
     method and its hyperparameters."""
     role = DomainRole.of(options, estimator)
     estimator = with_fit_prior(estimator, dag, schema, options)
-    if not role and isinstance(trees, TreeMap) and trees.all_flat(dag.nodes):
+    if not role and isinstance(trees, TreeMap) and trees.flat is not None:
         flat = estimator.estimate_flat(trees.flat)
         if flat is not None:  # a closed form, every tree at once: no tree or estimate made before it is read
-            return _flat_network(dag, schema, trees, flat, estimator, options, info)
+            whole = {n: trees[n] for n in dag.nodes if n not in trees.index}  # (counted by a sort of the rows)
+            return _flat_network(dag, schema, trees, flat, estimator.estimate_all(whole) if whole else {},
+                                 estimator, options, info)
     node_trees = {n: trees[n] for n in dag.nodes}
     if (info or {}).get("weights") is not None:  # unweighted counts total the rows: far below the limit
         check_counted_weight(node_trees, info["weights"])
@@ -101,18 +103,18 @@ def _network_info(estimator: Estimator, info: dict | None) -> dict[str, Any]:
     return full_info
 
 
-def _flat_network(dag: DAG, schema: Schema, trees: TreeMap, estimates: Any, estimator: Estimator, options: Options,
-                  info: dict | None) -> FittedNetwork:
-    """The network of the estimates of every tree at once (``estimates``: the
-    estimator's :meth:`~pybncsmooth.estimators.base.Estimator.estimate_flat`): a CPD a
-    node whose tree and estimate are made when first read."""
-    flat, index = trees.flat, trees.index
-    card = flat.card
-    cpds = {}
-    for n in dag.nodes:
-        j = index[n]
-        pa = flat.parents[j]
-        cpds[n] = LazyTreeCPD(estimates, j, n, pa, card[n], tuple([card[p] for p in pa]))
+def _flat_network(dag: DAG, schema: Schema, trees: TreeMap, estimates: Any, whole: dict[str, Any],
+                  estimator: Estimator, options: Options, info: dict | None) -> FittedNetwork:
+    """The network of the estimates of every flat tree at once (``estimates``: the
+    estimator's :meth:`~pybncsmooth.estimators.base.Estimator.estimate_flat`), a CPD a
+    node whose tree and estimate are made when first read, and of the estimates
+    ``whole`` of the other trees."""
+    flat, index, card = trees.flat, trees.index, trees.flat.card
+    cpds: dict[str, CPD] = {
+        n: LazyTreeCPD(estimates, index[n], n, flat.parents[index[n]], card[n]) if n in index
+        else TreeCPD(trees[n], whole[n])
+        for n in dag.nodes
+    }
     return FittedNetwork.assembled(dag, schema, cpds, estimator=estimator, info=_network_info(estimator, info),
                                    options=options)
 
