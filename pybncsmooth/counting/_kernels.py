@@ -46,28 +46,39 @@ def dense_counts(M, child, pcols, cards, r, n_cells):  # pragma: no cover - comp
 def build_levels(configs, counts):  # pragma: no cover - compiled
     """Tree levels from lexicographically sorted, unique leaf configurations.
 
-    Returns ``sizes[i]`` (nodes at level ``i + 1``), and per level ``i + 1`` the
-    first ``sizes[i]`` entries of ``parent[i]``, ``value[i]`` and ``lcounts[i]``.
-    """
+    Returns ``sizes[i]`` (nodes at level ``i + 1``) and flat arrays, level after level:
+    level ``i + 1`` is entries ``off[i]:off[i + 1]`` of ``parent`` and ``value`` and rows
+    ``off[i]:off[i + 1]`` of ``lcounts`` (``off`` the cumulative ``sizes``, from 0).  A
+    first pass sizes the levels (no array of ``depth * leaves * r`` cells)."""
     m, d = configs.shape
     r = counts.shape[1]
-    parent = np.empty((d, m), dtype=np.int64)
-    value = np.empty((d, m), dtype=np.int64)
-    lcounts = np.zeros((d, m, r), dtype=counts.dtype)  # int64, or float64 for fractional counts
     sizes = np.zeros(d, dtype=np.int64)
+    for k in range(m):
+        for i in range(d):
+            if k == 0 or configs[k, i] != configs[k - 1, i]:
+                for t in range(i, d):  # a new prefix at level i: a new node at every level below
+                    sizes[t] += 1
+                break
+    off = np.zeros(d + 1, dtype=np.int64)
+    for i in range(d):
+        off[i + 1] = off[i] + sizes[i]
+    parent = np.empty(off[d], dtype=np.int64)
+    value = np.empty(off[d], dtype=np.int64)
+    lcounts = np.zeros((off[d], r), dtype=counts.dtype)  # int64, or float64 for fractional counts
     node = np.full(d, -1, dtype=np.int64)
+    fill = np.zeros(d, dtype=np.int64)
     for k in range(m):
         changed = k == 0
         for i in range(d):
             if not changed and configs[k, i] != configs[k - 1, i]:
                 changed = True
             if changed:
-                node[i] = sizes[i]
-                sizes[i] += 1
-                parent[i, node[i]] = node[i - 1] if i > 0 else 0
-                value[i, node[i]] = configs[k, i]
+                node[i] = off[i] + fill[i]
+                fill[i] += 1
+                parent[node[i]] = node[i - 1] - off[i - 1] if i > 0 else 0
+                value[node[i]] = configs[k, i]
             for c in range(r):
-                lcounts[i, node[i], c] += counts[k, c]
+                lcounts[node[i], c] += counts[k, c]
     return sizes, parent, value, lcounts
 
 
