@@ -261,7 +261,8 @@ def level_configs(pa_ptr, pa_card, blk_ptr, out):  # pragma: no cover - compiled
 def tree_levels(dense, cell_off, rcard, pa_ptr, pa_card):  # pragma: no cover - compiled
     """Every node's context-tree levels from its dense counts, in arrays made here:
     ``(blk_ptr, row_ptr, cnt_ptr, parent, value, counts)`` as
-    :func:`network_levels` fills them (sizes by :func:`_level_sizes`)."""
+    :func:`network_levels` fills them (sizes by :func:`_level_sizes`), then the rows of
+    every block, and per row the child's levels and the row's total count."""
     nb = 0
     for j in range(rcard.shape[0]):
         nb += pa_ptr[j + 1] - pa_ptr[j] + 1
@@ -278,4 +279,13 @@ def tree_levels(dense, cell_off, rcard, pa_ptr, pa_card):  # pragma: no cover - 
     value = np.empty(row_ptr[nb], dtype=np.int64)
     counts = np.zeros(cnt_ptr[nb], dtype=np.int64)
     network_levels(dense, cell_off, rcard, pa_ptr, pa_card, row_ptr, cnt_ptr, blk_ptr, parent, value, counts)
-    return blk_ptr, row_ptr, cnt_ptr, parent, value, counts
+    row_r = np.empty(row_ptr[nb], dtype=np.int64)
+    total = np.zeros(row_ptr[nb], dtype=np.int64)
+    for j in range(rcard.shape[0]):
+        r = rcard[j]
+        for i in range(row_ptr[blk_ptr[j]], row_ptr[blk_ptr[j + 1]]):
+            row_r[i] = r
+            o = cnt_ptr[blk_ptr[j]] + (i - row_ptr[blk_ptr[j]]) * r
+            for x in range(r):
+                total[i] += counts[o + x]
+    return blk_ptr, row_ptr, cnt_ptr, parent, value, counts, sizes, row_r, total

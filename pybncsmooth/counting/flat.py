@@ -32,8 +32,8 @@ class FlatTrees:
     ----------
     names, parents:
         Each tree's child and its parents (tuples), in ``specs``' order.
-    rcard, depth:
-        Per tree: the child's number of levels, the number of parents (int64 arrays).
+    rcard:
+        Per tree: the child's number of levels (int64).
     blk_ptr:
         Tree ``j``'s levels are blocks ``blk_ptr[j]:blk_ptr[j + 1]`` (root first).
     row_ptr, cnt_ptr:
@@ -42,18 +42,22 @@ class FlatTrees:
         a row).
     parent, value, counts:
         The flat arrays (int64) of :class:`~pybncsmooth.counting.context_tree.TreeLevel`.
+    sizes, row_r, row_total:
+        Per block its number of rows; per row the child's levels and its total count.
     """
 
     def __init__(self, specs: Sequence[tuple[str, Sequence[str]]], card: Mapping[str, int], rcard: np.ndarray,
                  pa_ptr: np.ndarray, pa_card: np.ndarray, blk_ptr: np.ndarray, row_ptr: np.ndarray,
-                 cnt_ptr: np.ndarray, parent: np.ndarray, value: np.ndarray, counts: np.ndarray) -> None:
+                 cnt_ptr: np.ndarray, parent: np.ndarray, value: np.ndarray, counts: np.ndarray,
+                 sizes: np.ndarray, row_r: np.ndarray, row_total: np.ndarray) -> None:
         self.names = [n for n, _ in specs]
         self.parents = [tuple(pa) for _, pa in specs]
         self.card = card
         self.rcard, self.pa_ptr, self.pa_card = rcard, pa_ptr, pa_card
-        self.depth = np.diff(pa_ptr)
         self.blk_ptr, self.row_ptr, self.cnt_ptr = blk_ptr, row_ptr, cnt_ptr
         self.parent, self.value, self.counts = parent, value, counts
+        #: per block its rows; per row the child's levels and the row's total count
+        self.sizes, self.row_r, self.row_total = sizes, row_r, row_total
         self._trees: list[ContextTree | None] = [None] * len(self.names)
         self._lists: tuple[list, list, list] | None = None
 
@@ -64,9 +68,10 @@ class FlatTrees:
         """The parents' numbers of levels of tree ``j``."""
         return tuple(self.card[p] for p in self.parents[j])
 
-    def block_sizes(self) -> np.ndarray:
-        """Tree nodes of every block (level of a tree)."""
-        return np.diff(self.row_ptr)
+    @property
+    def depth(self) -> np.ndarray:
+        """Per tree, the number of parents."""
+        return np.diff(self.pa_ptr)
 
     def block_configs(self) -> np.ndarray:
         """Per block, the number of configurations of the parents above its level

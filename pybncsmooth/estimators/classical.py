@@ -216,7 +216,7 @@ class Bayes(Estimator):
             r = int(flat.rcard[j])
             a = _level_alphas(iss, r, flat.parent_cards(j))
             return DeferredEstimate.deferred(flat.level_views(p, j), rule, {
-                "sd": deferred_args(sd, j), "unseen_sd": deferred_args(unseen, j, int(flat.depth[j])),
+                "sd": deferred_args(sd, j), "unseen_sd": deferred_args(unseen, j, len(flat.parents[j])),
                 "posterior": (_dirichlet_posterior, (a, backoff))}, fallback_sd=_prior_sd(r, r * a[-1]))
 
         return FlatEstimates(flat, make)

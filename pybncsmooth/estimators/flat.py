@@ -32,11 +32,7 @@ class FlatRows:
     def __init__(self, flat: FlatTrees) -> None:
         self.flat = flat
         self.block_r = flat.block_rcard()
-        self.sizes = flat.block_sizes()
-        self.r = np.repeat(self.block_r, self.sizes)
-        starts = np.zeros(len(self.r), dtype=np.int64)
-        np.cumsum(self.r[:-1], out=starts[1:])
-        self.total = np.add.reduceat(flat.counts, starts) if len(starts) else np.zeros(0, dtype=np.int64)
+        self.sizes, self.r, self.total = flat.sizes, flat.row_r, flat.row_total
 
     def per_row(self, per_block: np.ndarray) -> np.ndarray:
         """A per-block array spread over the blocks' rows."""
@@ -46,10 +42,6 @@ class FlatRows:
         """A per-row array spread over the rows' cells."""
         return np.repeat(per_row, self.r)
 
-    def empty_root(self) -> bool:
-        """Whether some tree's root has no count (a node without complete rows)."""
-        roots = self.flat.row_ptr[self.flat.blk_ptr[:-1]]
-        return bool(len(roots) and (self.total[roots] == 0).any())
 
 
 class FlatEstimates:
