@@ -308,3 +308,21 @@ def test_multi_domain_draws_have_the_domain_last_and_round_trip(asia, tmp_path):
     rep = net.domain_report(draws=200, random_state=3)
     assert (rep["js_lower"] <= rep["js_upper"]).all()
     assert rep.equals(net.domain_report(draws=200, random_state=3))
+
+
+def test_coverage_benchmark_judges_the_entries_an_interval_can_miss():
+    """``benchmarks/bench_coverage.py``'s *judgeable* entries: truth in [0.001, 0.999],
+    a uniform column (a network author's filler) left out only where its configuration
+    had no rows; worked out by hand on a 2-level child of one 3-level parent."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from bench_coverage import judgeable
+
+    truth = np.array([[0.5, 0.5, 1.0], [0.5, 0.5, 0.0]])  # columns: uniform, uniform, deterministic
+    seen = np.array([1, 0, 0])  # classes of the configurations: thin, unseen, unseen
+    cls = np.broadcast_to(seen[None], truth.shape).ravel()
+    np.testing.assert_array_equal(judgeable(truth, cls), [True, False, False, True, False, False])
+    three = np.array([[0.2, 1 / 3], [0.3, 1 / 3], [0.5, 1 / 3]])  # an unseen non-uniform column is judged
+    np.testing.assert_array_equal(judgeable(three, np.zeros(6, dtype=int)), [True, False, True, False, True, False])

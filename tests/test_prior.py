@@ -129,6 +129,18 @@ def test_hdp_takes_the_expert_as_the_root_base_distribution(asia, expert, tmp_pa
         bs.fit(ASIA, data, "hdp", prior=expert, root_tables="integrated", iterations=20)
 
 
+def test_hdp_posterior_thinned_keeps_the_expert_base(asia, expert):
+    """``na="em"`` keeps thinned sampler states (``HDPPosterior.thin``): their draws stay
+    around the expert's root (a heavy prior pins the root of node E's tree to the expert's
+    P(E); without the base a thinned state's root is uniform, off by about 0.5 - P(E))."""
+    heavy = bs.fit(ASIA, asia.iloc[300:500], "hdp", prior=expert, prior_weight=1e6, iterations=100, random_state=0)
+    cpd = heavy.cpd("E")
+    thin = cpd.estimate.posterior.thin(10)
+    np.testing.assert_array_equal(thin.base, cpd.estimate.posterior.base)
+    roots = thin._tree_draws(cpd.tree, np.resize(np.arange(thin.n_states), 200), np.random.default_rng(1))[0]
+    assert np.abs(roots.mean(axis=0)[0] - expert.query("E").to_numpy()).max() < 1e-3
+
+
 def test_the_prior_fixes_the_levels_and_goes_with_the_network(asia, expert, tmp_path):
     data = asia.iloc[300:500]
     data = data[data.A == "no"]  # A = yes never seen: the expert declares it

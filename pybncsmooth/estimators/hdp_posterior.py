@@ -182,7 +182,7 @@ class HDPPosterior(TreePosterior):
     def thin(self, k: int) -> "HDPPosterior":
         keep = even_states(self.n_states, k)
         return HDPPosterior(self.state_n[keep], self.state_c[keep], self.group, self.group_level, self.c_root,
-                            self.tying, self.prior)
+                            self.tying, self.prior, self.base)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         out = {"state_n": self.state_n, "state_c": self.state_c, "group": self.group,
