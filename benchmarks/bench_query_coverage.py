@@ -10,7 +10,12 @@ that level given the evidence (the true network's answer) lies in the fitted
 network's interval.  A calibrated 90% interval covers about 90% of the queries.
 
 Two figures: *within 0.001* counts an interval that misses the truth by less than 0.001
-as covering (as ``bench_coverage.py``), then the strict one.  The estimators without a
+as covering (as ``bench_coverage.py``), then the strict one.  The Monte Carlo standard
+error beside them is that of a mean of clusters (:func:`clustered_se`): the queries of
+one fit share its tables (a root whose sample happened to stray answers wrongly in every
+query it enters), so they are not independent, and the binomial
+``sqrt(p (1 - p) / m)`` of ``m`` queries understates the error several times over;
+the seeds are the independent replicates.  The estimators without a
 posterior answer with bootstrap intervals (their draws are replicates of a bootstrap
 over rows).
 
@@ -74,6 +79,20 @@ def covered(ref: bs.FittedNetwork, net: bs.FittedNetwork, queries: list, level: 
     return misses(ref, net, queries, level, draws, seed) <= tolerance
 
 
+def clustered_se(per_fit: list[np.ndarray]) -> float:
+    r"""Standard error of the pooled coverage of ``per_fit`` (each fit's 0/1 hits), the
+    fits the independent clusters: :math:`\sqrt{\sum_f m_f^2 (\bar c_f - \bar c)^2 /
+    (k (k - 1))} / \bar m` for ``k`` fits of ``m_f`` queries (the ratio estimator's
+    between-cluster variance; ``nan`` for one fit)."""
+    k = len(per_fit)
+    if k < 2:
+        return float("nan")
+    m = np.array([len(h) for h in per_fit], dtype=float)
+    c = np.array([h.mean() for h in per_fit])
+    pooled = float((m * c).sum() / m.sum())
+    return float(np.sqrt((m * m * (c - pooled) ** 2).sum() / (k * (k - 1))) / m.mean())
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--network", action="append",
@@ -92,8 +111,9 @@ def main(argv: list[str] | None = None) -> None:
     for spec in args.network or list(LISTED):
         name, ref = load(spec)
         print(f"\n## {name}: {args.queries} queries a fit, {int(args.level * 100)}% intervals\n")
-        print(f"| n | estimator | within {TOLERANCE:g} | strict | per seed (within) | seconds |")
-        print("|---|---|---|---|---|---|")
+        print(f"| n | estimator | within {TOLERANCE:g} | +- se (fits as clusters) | strict | per seed (within) "
+              "| seconds |")
+        print("|---|---|---|---|---|---|---|")
         for n in args.n:
             for method, hyper in methods:
                 near, strict, t0 = [], [], time.perf_counter()
@@ -106,7 +126,8 @@ def main(argv: list[str] | None = None) -> None:
                     strict.append(miss == 0)
                 label = method + ("" if not hyper else f" ({', '.join(f'{k}={v}' for k, v in hyper.items())})")
                 seeds = " / ".join(f"{h.mean():.2f}" for h in near)
-                print(f"| {n} | {label} | {np.concatenate(near).mean():.2f} | {np.concatenate(strict).mean():.2f} "
+                print(f"| {n} | {label} | {np.concatenate(near).mean():.2f} | {clustered_se(near):.3f} "
+                      f"| {np.concatenate(strict).mean():.2f} "
                       f"| {seeds} | {time.perf_counter() - t0:.1f} |", flush=True)
 
 

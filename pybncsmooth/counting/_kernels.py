@@ -46,28 +46,39 @@ def dense_counts(M, child, pcols, cards, r, n_cells):  # pragma: no cover - comp
 def build_levels(configs, counts):  # pragma: no cover - compiled
     """Tree levels from lexicographically sorted, unique leaf configurations.
 
-    Returns ``sizes[i]`` (nodes at level ``i + 1``), and per level ``i + 1`` the
-    first ``sizes[i]`` entries of ``parent[i]``, ``value[i]`` and ``lcounts[i]``.
-    """
+    Returns ``sizes[i]`` (nodes at level ``i + 1``) and flat arrays, level after level:
+    level ``i + 1`` is entries ``off[i]:off[i + 1]`` of ``parent`` and ``value`` and rows
+    ``off[i]:off[i + 1]`` of ``lcounts`` (``off`` the cumulative ``sizes``, from 0).  A
+    first pass sizes the levels (no array of ``depth * leaves * r`` cells)."""
     m, d = configs.shape
     r = counts.shape[1]
-    parent = np.empty((d, m), dtype=np.int64)
-    value = np.empty((d, m), dtype=np.int64)
-    lcounts = np.zeros((d, m, r), dtype=counts.dtype)  # int64, or float64 for fractional counts
     sizes = np.zeros(d, dtype=np.int64)
+    for k in range(m):
+        for i in range(d):
+            if k == 0 or configs[k, i] != configs[k - 1, i]:
+                for t in range(i, d):  # a new prefix at level i: a new node at every level below
+                    sizes[t] += 1
+                break
+    off = np.zeros(d + 1, dtype=np.int64)
+    for i in range(d):
+        off[i + 1] = off[i] + sizes[i]
+    parent = np.empty(off[d], dtype=np.int64)
+    value = np.empty(off[d], dtype=np.int64)
+    lcounts = np.zeros((off[d], r), dtype=counts.dtype)  # int64, or float64 for fractional counts
     node = np.full(d, -1, dtype=np.int64)
+    fill = np.zeros(d, dtype=np.int64)
     for k in range(m):
         changed = k == 0
         for i in range(d):
             if not changed and configs[k, i] != configs[k - 1, i]:
                 changed = True
             if changed:
-                node[i] = sizes[i]
-                sizes[i] += 1
-                parent[i, node[i]] = node[i - 1] if i > 0 else 0
-                value[i, node[i]] = configs[k, i]
+                node[i] = off[i] + fill[i]
+                fill[i] += 1
+                parent[node[i]] = node[i - 1] - off[i - 1] if i > 0 else 0
+                value[node[i]] = configs[k, i]
             for c in range(r):
-                lcounts[i, node[i], c] += counts[k, c]
+                lcounts[node[i], c] += counts[k, c]
     return sizes, parent, value, lcounts
 
 
@@ -230,3 +241,51 @@ def network_levels(dense, cell_off, rcard, pa_ptr, pa_card, row_ptr, cnt_ptr, bl
                 c0 = cnt_ptr[b0 + i] + node[i] * r
                 for x in range(r):
                     counts[c0 + x] += dense[o + x]
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def level_configs(pa_ptr, pa_card, blk_ptr, out):  # pragma: no cover - compiled
+    """``out[blk_ptr[j] + i]``: the configurations of the first ``i`` parents of node ``j``
+    (the product of their levels; 1 at the root)."""
+    for j in range(pa_ptr.shape[0] - 1):
+        q = 1
+        b = blk_ptr[j]
+        out[b] = 1
+        for k in range(pa_ptr[j], pa_ptr[j + 1]):
+            q *= pa_card[k]
+            b += 1
+            out[b] = q
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def tree_levels(dense, cell_off, rcard, pa_ptr, pa_card):  # pragma: no cover - compiled
+    """Every node's context-tree levels from its dense counts, in arrays made here:
+    ``(blk_ptr, row_ptr, cnt_ptr, parent, value, counts)`` as
+    :func:`network_levels` fills them (sizes by :func:`_level_sizes`), then the rows of
+    every block, and per row the child's levels and the row's total count."""
+    nb = 0
+    for j in range(rcard.shape[0]):
+        nb += pa_ptr[j + 1] - pa_ptr[j] + 1
+    sizes = np.zeros(nb, dtype=np.int64)
+    blk_ptr = np.empty(rcard.shape[0] + 1, dtype=np.int64)
+    _level_sizes(dense, cell_off, rcard, pa_ptr, pa_card, sizes, blk_ptr)
+    row_ptr = np.zeros(nb + 1, dtype=np.int64)
+    cnt_ptr = np.zeros(nb + 1, dtype=np.int64)
+    for j in range(rcard.shape[0]):
+        for b in range(blk_ptr[j], blk_ptr[j + 1]):
+            row_ptr[b + 1] = row_ptr[b] + sizes[b]
+            cnt_ptr[b + 1] = cnt_ptr[b] + sizes[b] * rcard[j]
+    parent = np.empty(row_ptr[nb], dtype=np.int64)
+    value = np.empty(row_ptr[nb], dtype=np.int64)
+    counts = np.zeros(cnt_ptr[nb], dtype=np.int64)
+    network_levels(dense, cell_off, rcard, pa_ptr, pa_card, row_ptr, cnt_ptr, blk_ptr, parent, value, counts)
+    row_r = np.empty(row_ptr[nb], dtype=np.int64)
+    total = np.zeros(row_ptr[nb], dtype=np.int64)
+    for j in range(rcard.shape[0]):
+        r = rcard[j]
+        for i in range(row_ptr[blk_ptr[j]], row_ptr[blk_ptr[j + 1]]):
+            row_r[i] = r
+            o = cnt_ptr[blk_ptr[j]] + (i - row_ptr[blk_ptr[j]]) * r
+            for x in range(r):
+                total[i] += counts[o + x]
+    return blk_ptr, row_ptr, cnt_ptr, parent, value, counts, sizes, row_r, total

@@ -626,9 +626,10 @@ def _build_levels(configs: np.ndarray, counts: np.ndarray, d: int, r: int) -> tu
     sizes, parent, value, lcounts = build_levels(
         np.ascontiguousarray(configs, dtype=np.int64), np.ascontiguousarray(counts, dtype=dt)
     )
-    for i in range(d):
-        k = int(sizes[i])
-        levels.append(TreeLevel(parent[i, :k].copy(), value[i, :k].copy(), lcounts[i, :k].copy()))
+    off = 0
+    for k in sizes.tolist():  # views of the flat arrays, a level each
+        levels.append(TreeLevel(parent[off : off + k], value[off : off + k], lcounts[off : off + k]))
+        off += k
     return tuple(levels)
 
 

@@ -10,6 +10,7 @@ trees (and schema) of counting the concatenated data once.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from typing import Any, Sequence
 
@@ -25,8 +26,9 @@ from ..errors import (
 )
 from ..structure.dag import DAG
 from ..validation import n_workers, parallel_map
-from ._kernels import _level_sizes, network_counts, network_levels
-from .context_tree import _DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR, ContextTree, TreeLevel, code_matrix, count_tree
+from ._kernels import network_counts, tree_levels
+from .context_tree import _DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR, ContextTree, code_matrix, count_tree
+from .flat import FlatTrees, TreeMap
 
 __all__ = ["count_network", "count_specs", "count_specs_source", "spec_variables", "NetworkCounter", "count_source"]
 
@@ -44,8 +46,9 @@ def count_network(
     nodes: Sequence[str] | None = None,
     weights: np.ndarray | None = None,
     n_jobs: int | None = None,
-) -> dict[str, ContextTree]:
-    """One context tree per node of ``dag`` from encoded data.
+) -> TreeMap:
+    """One context tree per node of ``dag`` from encoded data (a mapping node -> tree,
+    each tree made when first read: :class:`~pybncsmooth.counting.flat.TreeMap`).
 
     ``prefix`` lists variables that split every tree before the node's own
     parents, ``suffix`` variables that split it after them (the domain of a
@@ -53,7 +56,9 @@ def count_network(
     """
     node_list = list(nodes) if nodes is not None else dag.nodes
     specs = [(n, tuple(_tree_variables(dag, n, prefix, suffix))) for n in node_list]
-    return dict(zip(node_list, count_specs(enc, specs, weights=weights, n_jobs=n_jobs)))
+    eager, flat, dense = _count_parts(enc, specs, weights, n_jobs)
+    index = {node_list[k]: i for i, k in enumerate(dense)}
+    return TreeMap(node_list, {n: t for n, t in zip(node_list, eager) if t is not None}, flat, index)
 
 
 def count_specs(
@@ -63,27 +68,45 @@ def count_specs(
     """The context tree of each ``(node, ordered parents)`` of ``specs`` from encoded data
     (``weights``: one per row, fractional counts; ``n_jobs``: threads of the dense
     counting, default all cores)."""
+    trees, flat, dense = _count_parts(enc, specs, weights, n_jobs)
+    for i, k in enumerate(dense):
+        trees[k] = flat.tree(i)  # type: ignore[union-attr]
+    return trees  # type: ignore[return-value]
+
+
+def _count_parts(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], weights: np.ndarray | None,
+                 n_jobs: int | None) -> tuple[list[ContextTree | None], FlatTrees | None, list[int]]:
+    """The trees of ``specs``: those counted by a sort of the rows (or weighted) whole,
+    ``None`` at the places ``dense`` lists, whose trees the :class:`FlatTrees` holds in
+    that order."""
     schema = enc.schema
     if weights is not None:
         return [
             count_tree(n, list(pa), enc[n], [enc[p] for p in pa], schema.cardinality(n), schema.cardinalities(pa),
                        weights=weights)
             for n, pa in specs
-        ]
-    n = enc.n_rows
-    limit = max(_DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR * n)
-    dense, trees = [], []
+        ], None, []
+    limit = max(_DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR * enc.n_rows)
+    dense: list[int] = []
+    cells: list[int] = []
+    trees: list[ContextTree | None] = []
     card = {v: len(lev) for v, lev in schema.levels.items()}
     for k, (node, pa) in enumerate(specs):
-        r = card[node] if node in card else schema.cardinality(node)  # (an unknown variable: the schema names it)
-        if 0 < r * math.prod([card[p] if p in card else schema.cardinality(p) for p in pa]) <= limit:
+        try:
+            c = card[node]
+            for p in pa:
+                c *= card[p]
+        except KeyError:  # an unknown variable: the schema names it
+            c = math.prod(schema.cardinalities((node, *pa)))
+        if 0 < c <= limit:
             dense.append(k)  # (a variable without levels: no cells, counted by the sort)
+            cells.append(c)
             trees.append(None)
         else:  # a configuration space much larger than the data: a sort of the rows
-            trees.append(count_tree(node, list(pa), enc[node], [enc[p] for p in pa], r, schema.cardinalities(pa)))
-    for k, tree in zip(dense, _dense_trees(enc, [specs[k] for k in dense], n_jobs)):
-        trees[k] = tree
-    return trees
+            trees.append(count_tree(node, list(pa), enc[node], [enc[p] for p in pa], card[node],
+                                    schema.cardinalities(pa)))
+    flat = _dense_trees(enc, [specs[k] for k in dense], cells, n_jobs) if dense else None
+    return trees, flat, dense
 
 
 #: counting passes (rows x columns read) below which the dense counting runs in one thread
@@ -101,29 +124,32 @@ def _balanced(pa_ptr: np.ndarray, parts: int) -> list[tuple[int, int]]:
     return list(zip(bounds[:-1], bounds[1:]))
 
 
-def _dense_trees(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], n_jobs: int | None = None
-                 ) -> list[ContextTree]:
-    """The trees of ``specs`` by dense counting, every node in two compiled passes over
-    one code matrix (:func:`~pybncsmooth.counting._kernels.network_counts` and
-    :func:`~pybncsmooth.counting._kernels.network_levels`); the counting pass in up to
+def _offsets(sizes: list[int]) -> np.ndarray:
+    """``[0, s0, s0 + s1, ...]`` as int64."""
+    return np.array(list(itertools.accumulate(sizes, initial=0)), dtype=np.int64)
+
+
+def _dense_trees(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], cells: list[int],
+                 n_jobs: int | None = None) -> FlatTrees:
+    """The trees of ``specs`` (``cells[k]``: the cells of spec ``k``'s family) by dense
+    counting, every node in two compiled passes over one code matrix
+    (:func:`~pybncsmooth.counting._kernels.network_counts` and
+    :func:`~pybncsmooth.counting._kernels.tree_levels`); the counting pass in up to
     ``n_jobs`` threads (default: all cores), each a range of nodes (the counts do not
     depend on it)."""
-    if not specs:
-        return []
-    variables = list(dict.fromkeys(v for n, pa in specs for v in [n, *pa]))
+    variables = list(dict.fromkeys([v for n, pa in specs for v in (n, *pa)]))
     col = {v: j for j, v in enumerate(variables)}
     levels = enc.schema.levels
     card = {v: len(levels[v]) for v in variables}
     M = code_matrix([enc[v] for v in variables])
     rcard = np.array([card[n] for n, _ in specs], dtype=np.int64)
-    pa_ptr = np.cumsum([0] + [len(pa) for _, pa in specs], dtype=np.int64)
+    pa_ptr = _offsets([len(pa) for _, pa in specs])
     pa_idx = np.array([col[p] for _, pa in specs for p in pa], dtype=np.int64)
     pa_card = np.array([card[p] for _, pa in specs for p in pa], dtype=np.int64)
-    cells = [card[n] * math.prod(card[p] for p in pa) for n, pa in specs]
-    cell_off = np.cumsum([0] + cells, dtype=np.int64)
+    cell_off = _offsets(cells)
     out = np.zeros(int(cell_off[-1]), dtype=np.int64)
     child = np.array([col[n] for n, _ in specs], dtype=np.int64)
-    missing = bool(M.size and M.min() < 0)
+    missing = any(enc[v].size and enc[v].min() < 0 for v in variables if v not in enc.complete)
 
     idx_type = np.int32 if max(cells) < _INT32_CELLS else np.int64  # a cell index (and the spare cell) fits
 
@@ -134,38 +160,11 @@ def _dense_trees(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], n
 
     work = M.shape[0] * (len(pa_idx) + 2 * len(specs))
     jobs = 1 if work < _THREADED_WORK else n_workers(n_jobs, len(specs))  # threads cost more than small work
-    parallel_map(count, _balanced(pa_ptr, jobs) if jobs > 1 else [(0, len(specs))], jobs)
-    depth = np.diff(pa_ptr)
-    sizes = np.zeros(int((depth + 1).sum()), dtype=np.int64)
-    blk_ptr = np.empty(len(specs) + 1, dtype=np.int64)
-    _level_sizes(out, cell_off, rcard, pa_ptr, pa_card, sizes, blk_ptr)
-    row_ptr = np.concatenate([[0], np.cumsum(sizes)])
-    cnt_ptr = np.concatenate([[0], np.cumsum(sizes * np.repeat(rcard, depth + 1))])
-    parent = np.empty(int(row_ptr[-1]), dtype=np.int64)
-    value = np.empty(int(row_ptr[-1]), dtype=np.int64)
-    counts = np.zeros(int(cnt_ptr[-1]), dtype=np.int64)
-    network_levels(out, cell_off, rcard, pa_ptr, pa_card, row_ptr, cnt_ptr, blk_ptr, parent, value, counts)
-    return _split_trees(specs, card, blk_ptr.tolist(), row_ptr.tolist(), cnt_ptr.tolist(), parent, value, counts)
-
-
-def _split_trees(specs: Sequence[tuple[str, Sequence[str]]], card: dict[str, int], blk_ptr: list,
-                 row_ptr: list, cnt_ptr: list, parent: np.ndarray, value: np.ndarray, counts: np.ndarray
-                 ) -> list[ContextTree]:
-    """Each node's :class:`ContextTree`, its levels views of the flat arrays."""
-    out = []
-    new, level = ContextTree._unchecked, TreeLevel
-    for j, (node, pa) in enumerate(specs):
-        r = card[node]
-        b0, b1 = blk_ptr[j], blk_ptr[j + 1]
-        first = row_ptr[b0]
-        mat = counts[cnt_ptr[b0] : cnt_ptr[b1]].reshape(-1, r)  # the node's levels' rows, one after another
-        levels = tuple(
-            level(parent[row_ptr[b] : row_ptr[b + 1]], value[row_ptr[b] : row_ptr[b + 1]],
-                  mat[row_ptr[b] - first : row_ptr[b + 1] - first])
-            for b in range(b0, b1)
-        )
-        out.append(new(node, tuple(pa), r, tuple([card[p] for p in pa]), levels))
-    return out
+    if jobs == 1:
+        count((0, len(specs)))
+    else:
+        parallel_map(count, _balanced(pa_ptr, jobs), jobs)
+    return FlatTrees(specs, card, rcard, pa_ptr, pa_card, *tree_levels(out, cell_off, rcard, pa_ptr, pa_card))
 
 
 def _count_specs_chunk(

@@ -66,6 +66,9 @@ class EncodedData:
         Missing cells of each encoded variable that has some, before the missing-value
         policy (as ``df[var].isna().sum()`` counts them; an encoding made otherwise
         than by :func:`encode` may leave it empty).
+    complete:
+        Variables whose codes are known to be all ``>= 0`` (checked as they were
+        encoded: a Categorical without missing values); the others may hold ``-1``.
     """
 
     schema: Schema
@@ -73,6 +76,7 @@ class EncodedData:
     index: pd.Index
     n_dropped: int = 0
     n_missing: dict[str, int] = field(default_factory=dict)
+    complete: frozenset = frozenset()
 
     @property
     def n_rows(self) -> int:
@@ -80,7 +84,8 @@ class EncodedData:
 
     def take(self, rows: np.ndarray) -> "EncodedData":
         """The rows at positions ``rows`` (the same schema)."""
-        return EncodedData(self.schema, {v: c[rows] for v, c in self.codes.items()}, self.index[rows])
+        return EncodedData(self.schema, {v: c[rows] for v, c in self.codes.items()}, self.index[rows],
+                           complete=self.complete)
 
     def __getitem__(self, var: str) -> np.ndarray:
         try:
@@ -217,9 +222,10 @@ def encode(
             na_masks[var] = na_mask
     # levels of Categoricals come checked (their categories are unique; cleaned as Schema cleans)
     schema_out = Schema._checked(levels, fixed) if len(arrays) == len(levels) else Schema(levels, frozenset(fixed))
+    complete = frozenset(arrays)  # (their codes were checked >= 0)
     if na == "drop" and na_masks:
-        return _dropped(df, schema_out, codes, na_masks, empty_ok, n_missing)
-    return EncodedData(schema_out, codes, df.index, 0, n_missing)
+        return _dropped(df, schema_out, codes, na_masks, empty_ok, n_missing, complete)
+    return EncodedData(schema_out, codes, df.index, 0, n_missing, complete)
 
 
 def _levels_of(categories: pd.Index) -> tuple:
@@ -286,8 +292,8 @@ def _variables(df: pd.DataFrame, variables: Sequence[str] | None) -> list[str]:
     return list(variables)
 
 
-def _dropped(df: pd.DataFrame, schema: Schema, codes: dict, na_masks: dict, empty_ok: bool, n_missing: dict
-             ) -> EncodedData:
+def _dropped(df: pd.DataFrame, schema: Schema, codes: dict, na_masks: dict, empty_ok: bool, n_missing: dict,
+             complete: frozenset = frozenset()) -> EncodedData:
     """The encoding without the rows that have a missing value (``na="drop"``)."""
     bad = np.zeros(len(df), dtype=bool)
     for m in na_masks.values():
@@ -298,7 +304,7 @@ def _dropped(df: pd.DataFrame, schema: Schema, codes: dict, na_masks: dict, empt
             f'no complete rows are left after na="drop" (every one of the {len(df)} rows has a missing value)'
         )
     keep = ~bad
-    return EncodedData(schema, {v: c[keep] for v, c in codes.items()}, df.index[keep], n_dropped, n_missing)
+    return EncodedData(schema, {v: c[keep] for v, c in codes.items()}, df.index[keep], n_dropped, n_missing, complete)
 
 
 # ----------------------------------------------------------------------------- helpers

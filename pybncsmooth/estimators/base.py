@@ -364,6 +364,15 @@ class Estimator:
             return {name: self.estimate(tree) for name, tree in trees.items()}
         return map_trees(self.estimate, trees, self.n_jobs)
 
+    def estimate_flat(self, flat: Any) -> Any:
+        """:meth:`estimate_all` of every tree of a
+        :class:`~pybncsmooth.counting.flat.FlatTrees` (no domain, no prior network) in one
+        pass over its flat arrays, each tree's estimate made when first read
+        (:class:`~pybncsmooth.estimators.flat.FlatEstimates`), or ``None`` where the
+        estimator has no such pass (then :meth:`estimate_all` runs on the trees).  The
+        closed forms have one; the values are those of :meth:`estimate_all`, bit for bit."""
+        return None
+
     def estimate_domains(self, trees: "Mapping[str, ContextTree]", domain: str) -> dict[str, TreeEstimate]:
         r"""Estimate the trees of a multi-domain network whose last split is ``domain``.
 

@@ -12,12 +12,14 @@ import functools
 from typing import Any, Mapping
 
 from ..counting.context_tree import ContextTree
+from ..counting.flat import FlatTrees
 from ..errors import DataError
 from ..validation import Param
 from ._pooling import fixed_concentration
 from ._stacked import level_slices, per_row, stack_levels, unstack
 from .base import DeferredEstimate, Estimator, TreeEstimate, register_estimator
 from .bootstrap import ProportionPosterior
+from .flat import FlatEstimates, FlatRows, LazyCells, deferred_args, stacked_sd
 from .posterior import DirichletPosterior, DirichletTablePosterior, predictive_sd
 from .prior import NodePrior
 
@@ -77,6 +79,21 @@ class MLE(Estimator):
                 out[name] = TreeEstimate._closed_form(unstack(st, k, p), self.unseen, posterior=ProportionPosterior(
                     self.name, self.hyperparameters(), self.unseen, self))
         return {name: out[name] for name in trees}
+
+    def estimate_flat(self, flat: FlatTrees) -> FlatEstimates | None:
+        """:meth:`estimate_all` on the counting's flat arrays, every tree at once (``None``
+        when a tree node has no rows: :meth:`estimate_all` names it)."""
+        rows = FlatRows(flat)
+        if (rows.total == 0).any():
+            return None
+        p = flat.counts / rows.repeat(rows.total)
+        name, hyper, rule = self.name, self.hyperparameters(), self.unseen
+
+        def make(j: int) -> TreeEstimate:
+            return TreeEstimate._closed_form(flat.level_views(p, j), rule,
+                                             posterior=ProportionPosterior(name, hyper, rule, self))
+
+        return FlatEstimates(flat, make)
 
     def batch_probs(self, tree: ContextTree, counts: list[np.ndarray]) -> list[np.ndarray]:
         """Relative frequencies of every replicate (empty nodes: see :meth:`Estimator.batch_probs`)."""
@@ -180,6 +197,29 @@ class Bayes(Estimator):
                     "posterior": (_dirichlet_posterior, (a, backoff))}, fallback_sd=_prior_sd(r, r * a[-1]))
         return {name: out[name] for name in trees}
 
+    def estimate_flat(self, flat: FlatTrees) -> FlatEstimates | None:
+        """:meth:`estimate_all` on the counting's flat arrays, every tree at once: each
+        cell's :math:`(n + \\alpha_i) / (n(\\pi) + r \\alpha_i)`, the sds when first read
+        (``None`` with a prior network)."""
+        if self.network_prior is not None:
+            return None
+        rows = FlatRows(flat)
+        alpha_blk = self.iss / (rows.block_r * flat.block_configs())
+        alpha = rows.per_row(alpha_blk)
+        tot = rows.total + rows.r * alpha
+        p = (flat.counts + rows.repeat(alpha)) / rows.repeat(tot)
+        sd = LazyCells(flat, lambda: stacked_sd(p, rows.repeat(tot)))
+        unseen = LazyCells(flat, lambda: _flat_unseen_sd(flat, rows, alpha_blk, p, sd.cells()))
+        iss, rule, backoff = self.iss, self.unseen, self.unseen == "backoff"
+
+        def make(j: int) -> TreeEstimate:
+            r = int(flat.rcard[j])
+            a = _level_alphas(iss, r, flat.parent_cards(j))
+            return DeferredEstimate.deferred(flat.level_views(p, j), rule, {
+                "sd": deferred_args(sd, j), "unseen_sd": deferred_args(unseen, j, len(flat.parents[j])),
+                "posterior": (_dirichlet_posterior, (a, backoff))}, fallback_sd=_prior_sd(r, r * a[-1]))
+
+        return FlatEstimates(flat, make)
 
     def fresh_prior(self, tree: ContextTree, est: TreeEstimate) -> np.ndarray:
         r"""The BDeu prior of a configuration's vector, :math:`\mathrm{Dir}(iss / (r q))`
@@ -269,6 +309,15 @@ class _StackSds:
         return tuple([self._unseen[c] for c in cut[:-1]])
 
 
+def _flat_unseen_sd(flat: FlatTrees, rows: FlatRows, alpha_blk: np.ndarray, p: np.ndarray, sd: np.ndarray
+                    ) -> np.ndarray:
+    """:meth:`_StackSds.unseen_levels` cell by cell on flat arrays: each tree's weight
+    :math:`r\\alpha / (r\\alpha + 1)` of its leaf level's pseudo-count on all its cells."""
+    ra = flat.rcard * alpha_blk[flat.blk_ptr[1:] - 1]
+    w = np.repeat(ra / (ra + 1.0), flat.depth + 1)
+    return predictive_sd(p, sd, rows.repeat(rows.per_row(w)))
+
+
 def _dirichlet_posterior(arg: tuple[list[float], bool]) -> DirichletPosterior:
     return DirichletPosterior(arg[0], arg[1])
 
@@ -344,6 +393,21 @@ class MEstimate(Estimator):
                     raise DataError(f"node {tree.child!r} has no complete rows and m = 0")
                 out[name] = TreeEstimate._closed_form(unstack(st, k, p), "backoff", posterior=self.bootstrap())
         return {name: out[name] for name in trees}
+
+    def estimate_flat(self, flat: FlatTrees) -> FlatEstimates | None:
+        """:meth:`estimate_all` on the counting's flat arrays, every tree at once (``None``
+        with a prior network, or with ``m = 0`` and a tree node without rows)."""
+        if self.network_prior is not None:
+            return None
+        rows = FlatRows(flat)
+        if self.m == 0 and (rows.total == 0).any():
+            return None
+        p = (flat.counts + rows.repeat(self.m / rows.r)) / rows.repeat(rows.total + self.m)
+
+        def make(j: int) -> TreeEstimate:
+            return TreeEstimate._closed_form(flat.level_views(p, j), "backoff", posterior=self.bootstrap())
+
+        return FlatEstimates(flat, make)
 
     def batch_probs(self, tree: ContextTree, counts: list[np.ndarray]) -> list[np.ndarray]:
         """The m-estimates of every replicate (empty nodes: see :meth:`Estimator.batch_probs`;

@@ -59,7 +59,7 @@ from ._rng import gamma as _gamma_draw, new_state, normal as _normal_draw, resee
 from ..validation import Param
 from .base import Estimator, TreeEstimate, register_estimator
 from .hls import flatten_tree, split_levels
-from .hls_posterior import HLSPosterior, unseen_sd
+from .hls_posterior import HLSPosterior, backoff_sd, learn_backoff, unseen_sd
 from ._warm import control_variate, counts_on, kept_on, kept_records, node_map, previous_tree, with_counts
 
 #: a chain keeps at most max(STATE_VALUES, 8 x the network's entries) coefficients of its sweeps
@@ -469,9 +469,9 @@ class HLSBayes(Estimator):
             if bar is not None:
                 bar.close()
         old = None if control is None else (results[self.n_chains:], control[1])
-        return self._estimates(results[: self.n_chains], net, names, entropy, old)
+        return self._estimates(results[: self.n_chains], net, [trees[n] for n in names], names, entropy, old)
 
-    def _estimates(self, results: list, net: _Network, names: list[str], entropy: int,
+    def _estimates(self, results: list, net: _Network, trees: list[ContextTree], names: list[str], entropy: int,
                    control: tuple[list, list] | None = None) -> dict[str, TreeEstimate]:
         """Every tree's estimate from the chains' results, with the coefficients and
         variances the chains ended with (``warm_B``, ``warm_var``: what an update resumes
@@ -502,24 +502,31 @@ class HLSBayes(Estimator):
             info["warm_B"] = np.stack([res[6][no : no + nn, :K] for res in results])
             info["warm_var"] = np.array([res[7][t] for res in results])
             probs, sds = split_levels(m, offsets), split_levels(sd, offsets)
-            post, u_sd = self._posterior(results, net, t, offsets, entropy, name)
+            post, u_sd = self._posterior(results, net, t, offsets, entropy, name, trees[t], (probs, sds))
             out[name] = TreeEstimate(probs, "backoff", info, sd=sds, unseen_sd=u_sd, posterior=post)
         return out
 
     def _posterior(self, results: list, net: _Network, t: int, offsets: list[int], entropy: int,
-                   name: str) -> tuple[HLSPosterior | None, tuple | None]:
-        """Tree ``t``'s kept sweeps as its posterior, and the sd of an unseen
-        configuration below each node (the missing coefficients drawn from their prior;
-        its Monte Carlo seeded from the fit's entropy and the node's name)."""
+                   name: str, tree: ContextTree, moments: tuple) -> tuple[HLSPosterior | None, tuple | None]:
+        """Tree ``t``'s kept sweeps as its posterior with the back-off concentrations of
+        its inner levels (:func:`~.hls_posterior.learn_backoff`, from the tree's leaves),
+        and the sd of an unseen configuration below each node (``moments``: the levels'
+        posterior means and sds): below the root the missing coefficients drawn from
+        their prior (its Monte Carlo seeded from the fit's entropy and the node's name),
+        below a deeper node the back-off's (:func:`~.hls_posterior.backoff_sd`)."""
         no, nn, r, K = int(net.node_off[t]), int(net.n_nodes[t]), int(net.r_t[t]), int(net.K_t[t])
         B = np.concatenate([res[4][:, no : no + nn, :K] for res in results])
         var = np.concatenate([res[5][:, t] for res in results])
         parent = net.parent[no : no + nn]
         if not len(B):
             return None, None
-        post = HLSPosterior(B, var, parent, offsets, r)
+        backoff = learn_backoff(tree) if tree.depth >= 2 else None
+        post = HLSPosterior(B, var, parent, offsets, r, backoff)
         rng = np.random.default_rng(chain_seed(entropy, name, 1 << 20))
-        return post, unseen_sd(B, var, parent, offsets, r, rng) if len(offsets) > 2 else None
+        if len(offsets) <= 2:
+            return post, None
+        u_sd = unseen_sd(B, var, parent, offsets, r, rng)
+        return post, (u_sd[0], *backoff_sd(*moments, backoff)) if backoff else u_sd
 
 
 def _control(names: list[str], trees: Mapping[str, ContextTree], warm: Mapping[str, tuple],

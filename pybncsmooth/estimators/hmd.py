@@ -295,6 +295,21 @@ def _prior_s(r: int, a0: np.ndarray, s: float | None) -> SPosterior:
                       q=(np.tile(kappa, (K, 1)), np.full(K, float(a0.sum()))))
 
 
+def _one_column(n: np.ndarray, a0: np.ndarray) -> SPosterior:
+    r"""The posterior of a table with one column (a node without parents) when ``s`` is
+    learned: with a single column there is nothing to pool and ``s`` (how alike the
+    columns are) is not identified, while integrating it over its prior makes the
+    column's marginal prior a spike at the simplex's vertices (``s`` near 0 puts
+    :math:`\mathrm{Dir}(s u)` at a vertex), so a level seen in none of 200 rows gets an
+    upper bound near 1e-4 whatever its truth.  The column is the pooled vector itself,
+    :math:`\theta = u \sim \mathrm{Dir}(\alpha_0)` (the limit :math:`s \to \infty` of
+    Azzimonti et al. 2019, Sec. 2.2), whose posterior is exactly
+    :math:`\mathrm{Dir}(n + \alpha_0)`: ``q(u)`` with :math:`\tau\kappa = n + \alpha_0`
+    at ``s =`` :data:`S_MAX`."""
+    a = np.asarray(n, dtype=np.float64) + a0
+    return fixed_s(S_MAX, a / a.sum(), float(a.sum()))
+
+
 def _tree_levels(tree: ContextTree, leaves: np.ndarray, post: SPosterior, a0: np.ndarray
                  ) -> tuple[list, list, list, list]:
     """Means and sds of every level of ``tree``, the sds of a configuration backing off to
@@ -468,6 +483,9 @@ class HMD(Estimator):
         if leaves.shape[0] == 0:  # no data at all: the prior
             post = _prior_s(r, a0, None if self.s is None else (float(r) if self.s == "levels" else self.s))
             info: dict[str, Any] = {"iterations": 0, "converged": True}
+        elif self.s is None and tree.depth == 0:  # one column: nothing to pool, the column is u
+            post = _one_column(leaves[0], a0)
+            info = {"iterations": 0, "converged": True}
         elif self.s is None:
             post = learn_s(leaves.T, a0, tol, max_iter)
             info = {"iterations": post.iterations, "converged": True}

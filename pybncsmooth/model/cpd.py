@@ -19,6 +19,7 @@ Internally a flat "configuration-major" layout is used: row ``cfg`` of a
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from functools import cached_property
 from typing import Any, Sequence
 
 import numpy as np
@@ -28,7 +29,7 @@ from ..errors import DenseTableTooLargeError, HyperparameterError, StatisticUnav
 from ..estimators.base import TreeEstimate
 from ._domain_overlay import merged_tree
 
-__all__ = ["CPD", "TreeCPD", "TableCPD", "FixedPrefixCPD", "DomainLastCPD", "DEFAULT_MAX_CELLS", "QUERY_DENSE_CELLS"]
+__all__ = ["CPD", "TreeCPD", "LazyTreeCPD", "TableCPD", "FixedPrefixCPD", "DomainLastCPD", "DEFAULT_MAX_CELLS", "QUERY_DENSE_CELLS"]
 
 #: Largest dense table ``cpt()`` materialises unless told otherwise.
 DEFAULT_MAX_CELLS = 50_000_000
@@ -295,6 +296,35 @@ class TreeCPD(CPD):
         level, node, _ = self.tree.find(_as_matrix(parent_codes, len(self.parents)))
         flat, offsets = self._flat("unseen_sd")
         return flat[offsets[level] + node]
+
+
+class LazyTreeCPD(TreeCPD):
+    """A :class:`TreeCPD` whose tree and estimate are made when first read, by
+    ``source.tree(j)`` and ``source.estimate(j)`` (its parents' levels by
+    ``source.parent_cards(j)``; the estimates of a whole network
+    computed at once: :class:`~pybncsmooth.estimators.flat.FlatEstimates`), so that a
+    fit of many nodes makes no per-node object it is not asked for.  It answers as the
+    :class:`TreeCPD` of that tree and estimate does, and pickles as one."""
+
+    def __init__(self, source: Any, j: int, node: str, parents: tuple[str, ...], card: int) -> None:
+        self._source, self._j = source, j
+        self.node, self.parents, self.card = node, parents, card
+        self.domain_last = False
+
+    @cached_property
+    def parent_cards(self) -> tuple[int, ...]:  # type: ignore[override]
+        return self._source.parent_cards(self._j)
+
+    @cached_property
+    def tree(self) -> ContextTree:  # type: ignore[override]
+        return self._source.tree(self._j)
+
+    @cached_property
+    def estimate(self) -> TreeEstimate:  # type: ignore[override]
+        return self._source.estimate(self._j)
+
+    def __reduce__(self) -> tuple:
+        return (TreeCPD, (self.tree, self.estimate))
 
 
 class TableCPD(CPD):

@@ -63,16 +63,7 @@ class FittedNetwork(TablesMixin, DomainsMixin, RowsMixin, QueriesMixin, Reportin
         info: Mapping[str, Any] | None = None,
         options: Options | None = None,
     ) -> None:
-        self.dag = dag
-        self.domain = domain
-        self._prefix: tuple[str, ...] = (domain,) if domain is not None else ()
-        wanted = list(self._prefix) + dag.nodes
-        self.schema = schema if list(schema.levels) == wanted else schema.subset(wanted)
-        self.estimator = estimator
-        self.info = dict(info or {})
-        self.options = options if options is not None else _options_of(self.info)
-        #: optional transformer (e.g. a discretiser) applied to data before every query
-        self.transformer: Any = None
+        self._setup(dag, schema, domain, estimator, info, options)
         missing = [n for n in dag.nodes if n not in cpds]
         if missing:
             raise UnknownNodeError(missing[0], "has no CPD")
@@ -85,6 +76,31 @@ class FittedNetwork(TablesMixin, DomainsMixin, RowsMixin, QueriesMixin, Reportin
             if cpd.card != self.schema.cardinality(n) or cpd.parent_cards != self.schema.cardinalities(expected):
                 raise ValueError(f"CPD of {n!r} does not match the levels of the schema")
             self._cpds[n] = cpd
+
+    def _setup(self, dag: DAG, schema: Schema, domain: str | None, estimator: Any, info: Mapping[str, Any] | None,
+               options: Options | None) -> None:
+        """Every attribute but the CPDs."""
+        self.dag = dag
+        self.domain = domain
+        self._prefix: tuple[str, ...] = (domain,) if domain is not None else ()
+        wanted = list(self._prefix) + dag.nodes
+        self.schema = schema if list(schema.levels) == wanted else schema.subset(wanted)
+        self.estimator = estimator
+        self.info = dict(info or {})
+        self.options = options if options is not None else _options_of(self.info)
+        #: optional transformer (e.g. a discretiser) applied to data before every query
+        self.transformer: Any = None
+
+    @classmethod
+    def assembled(cls, dag: DAG, schema: Schema, cpds: Mapping[str, CPD], *, estimator: Any = None,
+                  info: Mapping[str, Any] | None = None, options: Options | None = None) -> "FittedNetwork":
+        """The network of CPDs a fit made for ``dag`` and ``schema`` (one a node, with its
+        parents and levels: as the constructor checks them, by construction), without the
+        constructor's checks of every node (no domain)."""
+        out = cls.__new__(cls)
+        out._setup(dag, schema, None, estimator, info, options)
+        out._cpds = dict(cpds)
+        return out
 
     # ------------------------------------------------------------------ structure
     @property

@@ -10,6 +10,7 @@ import functools
 from typing import Any
 
 from ..counting.context_tree import ContextTree
+from ..counting.flat import TreeMap
 from ..counting.network import NetworkCounter, count_source, spec_variables
 from ..data.discretize import MDLDiscretizer, make_discretizer
 from ..data.schema import NA_LABEL, Schema
@@ -18,7 +19,7 @@ from ..data.weights import WEIGHT_COLUMN, check_total_weight, weights_column
 from ..errors import DataError, StructureError, UndeclaredLevelError
 from ..estimators.base import Estimator
 from ..model.fit_state import FitState
-from ..model.cpd import CPD, DomainLastCPD, TreeCPD
+from ..model.cpd import CPD, DomainLastCPD, LazyTreeCPD, TreeCPD
 from ..model.network import FittedNetwork
 from ..options import Options
 from ..structure.dag import DAG
@@ -58,6 +59,12 @@ def estimate_network(
     method and its hyperparameters."""
     role = DomainRole.of(options, estimator)
     estimator = with_fit_prior(estimator, dag, schema, options)
+    if not role and isinstance(trees, TreeMap) and trees.flat is not None:
+        flat = estimator.estimate_flat(trees.flat)
+        if flat is not None:  # a closed form, every tree at once: no tree or estimate made before it is read
+            whole = {n: trees[n] for n in dag.nodes if n not in trees.index}  # (counted by a sort of the rows)
+            return _flat_network(dag, schema, trees, flat, estimator.estimate_all(whole) if whole else {},
+                                 estimator, options, info)
     node_trees = {n: trees[n] for n in dag.nodes}
     if (info or {}).get("weights") is not None:  # unweighted counts total the rows: far below the limit
         check_counted_weight(node_trees, info["weights"])
@@ -82,12 +89,34 @@ def assemble_network(
     makes them)."""
     last = DomainRole.of(options, estimator).split == "last"
     cpds = {n: _tree_cpd(trees[n], estimates[n], last) for n in dag.nodes}
+    return FittedNetwork(dag, schema, cpds, domain=options.domain, estimator=estimator,
+                         info=_network_info(estimator, info), options=options)
+
+
+def _network_info(estimator: Estimator, info: dict | None) -> dict[str, Any]:
+    """What ``FittedNetwork.info`` keeps of the fit: the method, its hyperparameters, the
+    prior network's description, then ``info``."""
     full_info = {"method": estimator.name, "hyperparameters": estimator.hyperparameters()}
     if estimator.network_prior is not None:
         full_info["prior"] = estimator.network_prior.describe()
     full_info.update(info or {})
-    return FittedNetwork(dag, schema, cpds, domain=options.domain, estimator=estimator, info=full_info,
-                         options=options)
+    return full_info
+
+
+def _flat_network(dag: DAG, schema: Schema, trees: TreeMap, estimates: Any, whole: dict[str, Any],
+                  estimator: Estimator, options: Options, info: dict | None) -> FittedNetwork:
+    """The network of the estimates of every flat tree at once (``estimates``: the
+    estimator's :meth:`~pybncsmooth.estimators.base.Estimator.estimate_flat`), a CPD a
+    node whose tree and estimate are made when first read, and of the estimates
+    ``whole`` of the other trees."""
+    flat, index, card = trees.flat, trees.index, trees.flat.card
+    cpds: dict[str, CPD] = {
+        n: LazyTreeCPD(estimates, index[n], n, flat.parents[index[n]], card[n]) if n in index
+        else TreeCPD(trees[n], whole[n])
+        for n in dag.nodes
+    }
+    return FittedNetwork.assembled(dag, schema, cpds, estimator=estimator, info=_network_info(estimator, info),
+                                   options=options)
 
 
 def _tree_cpd(tree: ContextTree, estimate: Any, domain_last: bool) -> CPD:
