@@ -150,3 +150,16 @@ def test_a_cycle_in_a_file_is_the_dags_error(text, parents):
     with pytest.raises(CycleError) as want:
         DAG(parents, nodes=["A", "B"])
     assert str(got.value) == str(want.value)
+
+
+def test_a_read_network_is_the_one_the_checking_constructor_makes():
+    """The reader assembles its network without the constructor's per-node checks: the
+    same attributes as the constructor gives."""
+    from pybncsmooth.model.network import FittedNetwork
+
+    net = bif_module.read_bif(str(BNLEARN / "alarm.bif"))
+    made = FittedNetwork(net.dag, net.schema, {n: net.cpd(n) for n in net.nodes}, info=net.info)
+    assert vars(net).keys() == vars(made).keys()
+    for key in ("dag", "schema", "domain", "_prefix", "estimator", "info", "options", "transformer", "_cpds"):
+        assert getattr(net, key) == getattr(made, key), key
+    assert net.max_abs_diff(made) == 0.0
