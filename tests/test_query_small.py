@@ -139,3 +139,33 @@ def test_the_states_dtype_is_the_one_pandas_infers(levels):
     got, want = _dtype(levels), pd.CategoricalDtype(list(levels))
     assert got == want and hash(got) == hash(want) and got.ordered is False
     assert got.categories.equals(want.categories) and got.categories.dtype == want.categories.dtype
+
+
+@pytest.mark.parametrize("name", ["asia.bif", "alarm.bif", "insurance.bif"])
+def test_the_states_index_sliced_from_the_networks_levels_is_the_public_one(name):
+    """Each target's index (its categories sliced from one index of every level of the
+    network) is the index pandas' public constructor makes, one target or two."""
+    net = bs.read_network(bnlearn_path(name))
+    for node in net.nodes:
+        levels = list(net.levels(node))
+        got = net.query(node).index
+        want = pd.CategoricalIndex(levels, categories=levels, name=node)
+        pd.testing.assert_index_equal(got, want, exact=True)
+        assert got.dtype == pd.CategoricalDtype(levels) and got.categories.dtype == want.categories.dtype
+    a, b = net.nodes[-1], net.nodes[0]
+    two = net.query([a, b]).index
+    want = pd.MultiIndex.from_product([pd.CategoricalIndex(net.levels(v), categories=net.levels(v), name=v)
+                                       for v in (a, b)])
+    pd.testing.assert_index_equal(two, want, exact=True)
+
+
+def test_the_states_index_of_a_network_with_levels_not_text():
+    """Levels that are not all text (integers here) keep their own dtype."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.integers(0, 3, 200), "b": rng.choice(["x", "y"], 200)})
+    net = bs.fit(bs.DAG.from_modelstring("[a][b|a]"), df, method="mle")
+    for node in ("a", "b"):
+        levels = list(net.levels(node))
+        pd.testing.assert_index_equal(net.query(node).index,
+                                      pd.CategoricalIndex(levels, categories=levels, name=node), exact=True)
+    assert net.query("a").index.categories.dtype == np.int64

@@ -68,11 +68,13 @@ class NetworkParts:
 
     def network(self) -> "FittedNetwork":
         nodes = list(self.levels)
-        dag = DAG({n: self.parents[n] for n in nodes}, nodes=nodes)
+        dag = DAG._from_checked({n: tuple(self.parents[n]) for n in nodes})  # add_table checked the names
         schema = Schema({n: tuple(self.levels[n]) for n in nodes}, frozenset(nodes))
         cpds = {n: TableCPD(n, self.parents[n], self.tables[n], validate=not self.checked) for n in nodes}
         info = {"source": self.path, "format": self.format}
-        return FittedNetwork(dag, schema, cpds, info=info)
+        # a checked reader built each table from the declared levels: no per-node check left
+        make = FittedNetwork.assembled if self.checked else FittedNetwork
+        return make(dag, schema, cpds, info=info)
 
 
 def table_columns(

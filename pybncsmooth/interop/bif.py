@@ -12,8 +12,11 @@ them a quote.  A configuration row may also name a level as bnlearn's ``write.bi
 sanitises it (``,{}()#%`` replaced by ``_``).  Each distribution must sum to 1 within
 0.01 and is renormalised, as bnlearn does.
 
-The reader makes one pass over the text for its blocks (a regular expression for the
-braces), one per block for its rows, and parses the numbers of all the probability
+A small file in the plain form bnlearn and pgmpy write (no quotes, comments or
+``default`` rows) is read by one compiled pass over its bytes (:mod:`._bif_quick`);
+any other, and any file with an error, by the general reader, which makes one pass
+over the text for its blocks (a regular expression for the braces), one per block for
+its rows, and parses the numbers of all the probability
 blocks together in one compiled pass (:mod:`._numbers`), so that a file of millions
 of numbers reads at the speed of its bytes.
 
@@ -29,6 +32,7 @@ from typing import Any, TextIO
 
 from ..model.formats import NetworkFormat, register_format
 from ..model.network import FittedNetwork
+from ._bif_quick import quick_parts
 from ._bif_syntax import ROW, ROW_PLAIN, STRING, BifText, Block, declared_levels, unquote
 from ._bif_tables import build_tables
 from ._build import NetworkParts, write_probability_blocks
@@ -47,7 +51,11 @@ _PROPERTY = re.compile(r"(?:^|(?<=[;{}]))\s*property\b[^;]*;")
 
 
 def parse_bif(text: str, path: str | None = None) -> NetworkParts:
-    """Parse BIF text into its nodes, levels, parents and tables."""
+    """Parse BIF text into its nodes, levels, parents and tables (a small plain file
+    through :func:`~._bif_quick.quick_parts`, the same result)."""
+    quick = quick_parts(text, path)
+    if quick is not None:
+        return quick
     src = BifText(_strip_comments(text), path)
     blocks = _top_blocks(src)
     if not blocks or _first_word(src.text[blocks[0][0] : blocks[0][1]]) != "network":

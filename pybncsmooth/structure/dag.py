@@ -91,6 +91,24 @@ class DAG:
             if n in pa:
                 raise CycleError([n])
             pmap[n] = pa
+        self._link(pmap)
+
+    @classmethod
+    def _from_checked(cls, parents: dict[str, tuple[str, ...]]) -> "DAG":
+        """The DAG of ``parents`` (node -> its parents' names, nodes in node order) whose
+        maker checked what the constructor checks of its input (names are text, nodes
+        distinct, every parent a node, none listed twice): a file's reader.  A node its
+        own parent, and a cycle, raise :class:`CycleError` as the constructor does."""
+        for n, pa in parents.items():
+            if n in pa:
+                raise CycleError([n])
+        dag = cls.__new__(cls)
+        dag._link(parents)
+        return dag
+
+    def _link(self, pmap: dict[str, tuple[str, ...]]) -> None:
+        """Nodes, parents, children and the node index from ``pmap``; a cycle raises."""
+        order = list(pmap)
         self._nodes = tuple(order)
         self._parents = pmap
         self._index = {n: i for i, n in enumerate(order)}
