@@ -82,11 +82,6 @@ def build_levels(configs, counts):  # pragma: no cover - compiled
     return sizes, parent, value, lcounts
 
 
-#: cells of a node counted into four interleaved histograms (then summed): consecutive
-#: rows in one cell would otherwise wait on each other's increment
-_SPLIT_CELLS = 4096
-
-
 @njit(cache=True, nogil=True, boundscheck=False)
 def network_counts(M, child, pa_ptr, pa_idx, pa_card, rcard, cell_off, out, has_missing, idx):  # pragma: no cover
     """Dense counts of many nodes in one call: node ``j`` (column ``child[j]`` of ``M``,

@@ -92,11 +92,11 @@ class FlatTrees:
         return t
 
     def _make(self, j: int) -> ContextTree:
-        levels = self.level_views(self.counts, j)
+        counts = self.level_views(self.counts, j)
         blk, row, _ = self._offsets()
         parent, value = self.parent, self.value
         levels = tuple(TreeLevel(parent[row[b] : row[b + 1]], value[row[b] : row[b + 1]], c)
-                       for b, c in zip(range(blk[j], blk[j + 1]), levels))
+                       for b, c in zip(range(blk[j], blk[j + 1]), counts))
         return ContextTree._unchecked(self.names[j], self.parents[j], int(self.rcard[j]), self.parent_cards(j), levels)
 
     def _offsets(self) -> tuple[list, list, list]:

@@ -43,7 +43,6 @@ class FlatRows:
         return np.repeat(per_row, self.r)
 
 
-
 class FlatEstimates:
     """The estimates of every tree of ``flat``, computed for all of them at once;
     ``make(j)`` builds tree ``j``'s :class:`TreeEstimate` from them when it is first
