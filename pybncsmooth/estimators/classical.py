@@ -86,7 +86,7 @@ class MLE(Estimator):
         rows = FlatRows(flat)
         if (rows.total == 0).any():
             return None
-        p = flat.counts / rows.repeat(rows.total)
+        p = rows.ratio(0.0, rows.total)
         name, hyper, rule = self.name, self.hyperparameters(), self.unseen
 
         def make(j: int) -> TreeEstimate:
@@ -207,7 +207,7 @@ class Bayes(Estimator):
         alpha_blk = self.iss / (rows.block_r * flat.block_configs())
         alpha = rows.per_row(alpha_blk)
         tot = rows.total + rows.r * alpha
-        p = (flat.counts + rows.repeat(alpha)) / rows.repeat(tot)
+        p = rows.ratio(alpha, tot)
         sd = LazyCells(flat, lambda: stacked_sd(p, rows.repeat(tot)))
         unseen = LazyCells(flat, lambda: _flat_unseen_sd(flat, rows, alpha_blk, p, sd.cells()))
         iss, rule, backoff = self.iss, self.unseen, self.unseen == "backoff"
@@ -402,7 +402,7 @@ class MEstimate(Estimator):
         rows = FlatRows(flat)
         if self.m == 0 and (rows.total == 0).any():
             return None
-        p = (flat.counts + rows.repeat(self.m / rows.r)) / rows.repeat(rows.total + self.m)
+        p = rows.ratio(self.m / rows.r, rows.total + self.m)
 
         def make(j: int) -> TreeEstimate:
             return TreeEstimate._closed_form(flat.level_views(p, j), "backoff", posterior=self.bootstrap())
