@@ -224,17 +224,6 @@ def _advance(dig, pa_card, start, d):  # pragma: no cover - compiled
         i -= 1
 
 
-@njit(cache=True, nogil=True)
-def _grown(a, need):  # pragma: no cover - compiled
-    """``a`` itself when it holds ``need`` entries, else a copy at least twice as long
-    (the new entries zero)."""
-    if need <= a.shape[0]:
-        return a
-    b = np.zeros(max(need, 2 * a.shape[0]), dtype=a.dtype)
-    b[: a.shape[0]] = a
-    return b
-
-
 @njit(cache=True, nogil=True, boundscheck=False)
 def sparse_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width):  # pragma: no cover - compiled
     """The observed configurations (leaves) of nodes whose configuration space is
@@ -246,7 +235,8 @@ def sparse_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width):
     significant) marks ``mark[q]`` (one array of the largest configuration space, reset
     after each node at the marked entries alone); a scan of ``mark`` numbers the
     observed configurations in increasing order (their parents' codes counted up as it
-    goes); the rows are then counted into ``leaves x r`` cells.  With ``has_missing``, a
+    goes); the rows are then counted into ``leaves x r`` cells (a first pass over the
+    nodes counts their leaves, so that every array is made once, at its size).  With ``has_missing``, a
     row with any code < 0 in the node's family is skipped.  Returns ``(leaf_ptr,
     leaf_codes, leaf_counts)`` as :func:`leaf_levels` takes them (``width``: the most
     parents of a node)."""
@@ -260,25 +250,28 @@ def sparse_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width):
         most = max(most, q)
     mark = np.full(most, -1, dtype=np.int64)
     cfg = np.empty(n, dtype=np.int64)
-    dig = np.zeros(width + 1, dtype=np.int64)
     leaf_ptr = np.zeros(nn + 1, dtype=np.int64)
-    codes = np.empty(16, dtype=np.int64)
-    counts = np.zeros(16, dtype=np.int64)
+    cells = 0
+    for j in range(nn):  # first the number of leaves of every node: arrays of their exact size
+        _row_configs(M, M[:, child[j]], pa_idx[pa_ptr[j] : pa_ptr[j + 1]], pa_card[pa_ptr[j] : pa_ptr[j + 1]],
+                     has_missing, cfg)
+        m = _mark_rows(cfg, mark)
+        for i in range(n):
+            if cfg[i] >= 0:
+                mark[cfg[i]] = -1
+        leaf_ptr[j + 1] = leaf_ptr[j] + m
+        cells += m * rcard[j]
+    codes = np.empty(leaf_ptr[nn] * width, dtype=np.int64)
+    counts = np.zeros(cells, dtype=np.int64)
+    dig = np.zeros(width + 1, dtype=np.int64)
     used = 0
     for j in range(nn):
         x = M[:, child[j]]
         r = rcard[j]
         d = pa_ptr[j + 1] - pa_ptr[j]
         Q = _row_configs(M, x, pa_idx[pa_ptr[j] : pa_ptr[j + 1]], pa_card[pa_ptr[j] : pa_ptr[j + 1]], has_missing, cfg)
-        m = 0
-        for i in range(n):
-            q = cfg[i]
-            if q >= 0 and mark[q] < 0:
-                mark[q] = 0
-                m += 1
+        _mark_rows(cfg, mark)
         base = leaf_ptr[j]
-        codes = _grown(codes, (base + m) * width)
-        counts = _grown(counts, used + m * r)
         for i in range(d):
             dig[i] = 0
         t = 0
@@ -297,9 +290,21 @@ def sparse_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width):
             q = cfg[i]
             if q >= 0:
                 mark[q] = -1
-        leaf_ptr[j + 1] = base + m
-        used += m * r
-    return leaf_ptr, codes[: leaf_ptr[nn] * width], counts[:used]
+        used += (leaf_ptr[j + 1] - base) * r
+    return leaf_ptr, codes, counts
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def _mark_rows(cfg, mark):  # pragma: no cover - compiled
+    """``mark[q] = 0`` for every configuration ``q`` of a row (``cfg[i] >= 0``) and the
+    number of them (``mark`` -1 elsewhere before)."""
+    m = 0
+    for i in range(cfg.shape[0]):
+        q = cfg[i]
+        if q >= 0 and mark[q] < 0:
+            mark[q] = 0
+            m += 1
+    return m
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
