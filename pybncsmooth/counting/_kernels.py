@@ -345,8 +345,9 @@ def leaf_levels(leaf_ptr, leaf_codes, leaf_counts, rcard, pa_ptr, pa_card):  # p
     first ``i`` parents, in lexicographic order, as :func:`build_levels` makes them), its
     tree nodes rows ``row_ptr[b]:row_ptr[b + 1]`` of ``parent`` / ``value`` and cells
     ``cnt_ptr[b]:`` of ``counts`` (``(rows, r)``, row-major); per row the child's levels
-    and the row's total.  The leaves' counts are copied into the deepest level and each
-    level above is the sum of the rows below it: work proportional to the tree's cells."""
+    and the row's total.  One pass over the leaves: each leaf's counts are copied into the
+    deepest level and added to its ancestors' rows (the tree nodes a leaf opens are the
+    last of their levels): work proportional to the leaves' cells."""
     nn = rcard.shape[0]
     nb = 0
     w = 0
@@ -392,31 +393,24 @@ def leaf_levels(leaf_ptr, leaf_codes, leaf_counts, rcard, pa_ptr, pa_card):  # p
             fill[i] = 0
         fill[0] = 1  # the root
         for k in range(leaf_ptr[j], leaf_ptr[j + 1]):
-            for i in range(first[k], d + 1):
+            for i in range(first[k], d + 1):  # the tree nodes leaf k opens
                 at = row_ptr[b + i] + fill[i]
                 parent[at] = fill[i - 1] - 1
                 value[at] = leaf_codes[k * w + i - 1]
                 fill[i] += 1
-        o = cnt_ptr[b + d]
-        u0 = row_ptr[b + d]
-        for u in range(u0, u0 + leaf_ptr[j + 1] - leaf_ptr[j]):  # the deepest level: the leaves (at the root
-            row_r[u] = r                                          # without parents, when a row was counted)
+            o = cnt_ptr[b + d] + (fill[d] - 1) * r  # its row (the root's, without parents)
             t = 0
             for x in range(r):
                 v = leaf_counts[c + x]
                 counts[o + x] = v
                 t += v
-            total[u] = t
-            o += r
-            c += r
-        for i in range(d - 1, -1, -1):  # each level the sum of the one below
-            for u in range(row_ptr[b + i + 1], row_ptr[b + i + 2]):
-                p = row_ptr[b + i] + parent[u]
-                row_r[p] = r
-                total[p] += total[u]
-                src = cnt_ptr[b + i + 1] + (u - row_ptr[b + i + 1]) * r
-                dst = cnt_ptr[b + i] + parent[u] * r
+            total[row_ptr[b + d] + fill[d] - 1] = t
+            for i in range(d):  # and its ancestors' rows, each the sum of the leaves below it
+                o = cnt_ptr[b + i] + (fill[i] - 1) * r
                 for x in range(r):
-                    counts[dst + x] += counts[src + x]
-        row_r[row_ptr[b]] = r
+                    counts[o + x] += leaf_counts[c + x]
+                total[row_ptr[b + i] + fill[i] - 1] += t
+            c += r
+        for u in range(row_ptr[b], row_ptr[b + d + 1]):
+            row_r[u] = r
     return blk_ptr, row_ptr, cnt_ptr, parent, value, counts, sizes, row_r, total
