@@ -179,19 +179,20 @@ def level_configs(pa_ptr, pa_card, blk_ptr, out):  # pragma: no cover - compiled
 @njit(cache=True, nogil=True, boundscheck=False)
 def dense_leaves(dense, cell_off, rcard, pa_ptr, pa_card, width):  # pragma: no cover - compiled
     """The observed configurations (leaves) of every node from its dense counts
-    (:func:`network_counts`' layout): ``(leaf_ptr, leaf_codes, leaf_counts)`` as
-    :func:`leaf_levels` takes them (``width``: the most parents of a node).  A
-    configuration is observed when a cell of its row is not zero.  One pass, the
-    parents' codes of the configuration counted up as it goes (no division)."""
+    (:func:`network_counts`' layout): ``(leaf_ptr, leaf_codes, leaf_off)`` as
+    :func:`leaf_levels` takes them (``width``: the most parents of a node; ``leaf_off``:
+    where each leaf's counts start in ``dense``, which are not copied).  A configuration
+    is observed when a cell of its row is not zero.  One pass, the parents' codes of the
+    configuration counted up as it goes (no division)."""
     nn = rcard.shape[0]
     most = 0
     for j in range(nn):
         most += (cell_off[j + 1] - cell_off[j]) // rcard[j]
     leaf_ptr = np.zeros(nn + 1, dtype=np.int64)
     codes = np.empty(most * width, dtype=np.int64)
-    leaf_counts = np.empty(dense.shape[0], dtype=np.int64)
+    leaf_off = np.empty(most, dtype=np.int64)
     dig = np.zeros(width + 1, dtype=np.int64)
-    k, c = 0, 0
+    k = 0
     for j in range(nn):
         r = rcard[j]
         d = pa_ptr[j + 1] - pa_ptr[j]
@@ -202,14 +203,12 @@ def dense_leaves(dense, cell_off, rcard, pa_ptr, pa_card, width):  # pragma: no 
                 if dense[o + x] != 0:
                     for i in range(d):
                         codes[k * width + i] = dig[i]
-                    for y in range(r):
-                        leaf_counts[c + y] = dense[o + y]
+                    leaf_off[k] = o
                     k += 1
-                    c += r
                     break
             _advance(dig, pa_card, pa_ptr[j], d)
         leaf_ptr[j + 1] = k
-    return leaf_ptr, codes[: k * width], leaf_counts[:c]
+    return leaf_ptr, codes[: k * width], leaf_off[:k]
 
 
 @njit(cache=True, nogil=True, boundscheck=False, inline="always")
@@ -238,8 +237,8 @@ def sparse_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width):
     goes); the rows are then counted into ``leaves x r`` cells (a first pass over the
     nodes counts their leaves, so that every array is made once, at its size).  With ``has_missing``, a
     row with any code < 0 in the node's family is skipped.  Returns ``(leaf_ptr,
-    leaf_codes, leaf_counts)`` as :func:`leaf_levels` takes them (``width``: the most
-    parents of a node)."""
+    leaf_codes, leaf_off, counts)`` as :func:`leaf_levels` takes them (``width``: the most
+    parents of a node; leaf ``k``'s counts are ``counts[leaf_off[k]:][:r]``)."""
     n = M.shape[0]
     nn = child.shape[0]
     most = 1
@@ -262,6 +261,7 @@ def sparse_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width):
         leaf_ptr[j + 1] = leaf_ptr[j] + m
         cells += m * rcard[j]
     codes = np.empty(leaf_ptr[nn] * width, dtype=np.int64)
+    leaf_off = np.empty(leaf_ptr[nn], dtype=np.int64)
     counts = np.zeros(cells, dtype=np.int64)
     dig = np.zeros(width + 1, dtype=np.int64)
     used = 0
@@ -280,6 +280,7 @@ def sparse_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width):
                 mark[q] = t
                 for i in range(d):
                     codes[(base + t) * width + i] = dig[i]
+                leaf_off[base + t] = used + t * r
                 t += 1
             _advance(dig, pa_card, pa_ptr[j], d)
         for i in range(n):
@@ -291,7 +292,7 @@ def sparse_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width):
             if q >= 0:
                 mark[q] = -1
         used += (leaf_ptr[j + 1] - base) * r
-    return leaf_ptr, codes, counts
+    return leaf_ptr, codes, leaf_off, counts
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
@@ -333,12 +334,13 @@ def _row_configs(M, x, pcols, pcards, has_missing, cfg):  # pragma: no cover - c
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def leaf_levels(leaf_ptr, leaf_codes, leaf_counts, rcard, pa_ptr, pa_card):  # pragma: no cover - compiled
+def leaf_levels(leaf_ptr, leaf_codes, leaf_off, dense, sparse, nd, rcard, pa_ptr, pa_card):  # pragma: no cover
     """Every node's context-tree levels from its observed configurations (leaves):
     node ``j``'s leaves are ``leaf_ptr[j]:leaf_ptr[j + 1]``, leaf ``k``'s parents' codes
     ``leaf_codes[k * w : k * w + d]`` (``w`` the most parents of a node, ``d`` node
-    ``j``'s; the leaves in increasing lexicographic order), their counts the next
-    ``leaves x r`` entries of ``leaf_counts`` (row-major, node after node).
+    ``j``'s; the leaves in increasing lexicographic order), its ``r`` counts from
+    ``leaf_off[k]`` in ``dense`` for the first ``nd`` nodes (:func:`dense_leaves`), in
+    ``sparse`` for the others (:func:`sparse_leaves`).
 
     Returns ``(blk_ptr, row_ptr, cnt_ptr, parent, value, counts, sizes, row_r, total)``:
     block ``blk_ptr[j] + i`` is level ``i`` of node ``j`` (the observed prefixes of its
@@ -382,11 +384,11 @@ def leaf_levels(leaf_ptr, leaf_codes, leaf_counts, rcard, pa_ptr, pa_card):  # p
     row_r = np.empty(row_ptr[nb], dtype=np.int64)
     total = np.zeros(row_ptr[nb], dtype=np.int64)
     fill = np.zeros(w + 1, dtype=np.int64)
-    c = 0
     for j in range(nn):
         r = rcard[j]
         d = pa_ptr[j + 1] - pa_ptr[j]
         b = blk_ptr[j]
+        src = dense if j < nd else sparse
         parent[row_ptr[b]] = -1
         value[row_ptr[b]] = -1
         for i in range(d + 1):
@@ -398,19 +400,19 @@ def leaf_levels(leaf_ptr, leaf_codes, leaf_counts, rcard, pa_ptr, pa_card):  # p
                 parent[at] = fill[i - 1] - 1
                 value[at] = leaf_codes[k * w + i - 1]
                 fill[i] += 1
+            c = leaf_off[k]
             o = cnt_ptr[b + d] + (fill[d] - 1) * r  # its row (the root's, without parents)
             t = 0
             for x in range(r):
-                v = leaf_counts[c + x]
+                v = src[c + x]
                 counts[o + x] = v
                 t += v
             total[row_ptr[b + d] + fill[d] - 1] = t
             for i in range(d):  # and its ancestors' rows, each the sum of the leaves below it
                 o = cnt_ptr[b + i] + (fill[i] - 1) * r
                 for x in range(r):
-                    counts[o + x] += leaf_counts[c + x]
+                    counts[o + x] += src[c + x]
                 total[row_ptr[b + i] + fill[i] - 1] += t
-            c += r
         for u in range(row_ptr[b], row_ptr[b + d + 1]):
             row_r[u] = r
     return blk_ptr, row_ptr, cnt_ptr, parent, value, counts, sizes, row_r, total

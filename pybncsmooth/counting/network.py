@@ -158,14 +158,17 @@ def _flat_trees(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], ce
     missing = any(enc[v].size and enc[v].min() < 0 for v in variables if v not in enc.complete)
     nd = len(cells)
     width = int(np.diff(pa_ptr).max())  # the most parents of a node: the stride of the leaves' codes
+    dense = sparse = np.zeros(0, dtype=np.int64)
     parts = []
     if nd:
-        out = _dense_counts(M, child[:nd], pa_ptr[: nd + 1], pa_idx, pa_card, rcard[:nd], cells, missing, n_jobs)
-        parts.append(dense_leaves(out, _offsets(cells), rcard[:nd], pa_ptr[: nd + 1], pa_card, width))
+        dense = _dense_counts(M, child[:nd], pa_ptr[: nd + 1], pa_idx, pa_card, rcard[:nd], cells, missing, n_jobs)
+        parts.append(dense_leaves(dense, _offsets(cells), rcard[:nd], pa_ptr[: nd + 1], pa_card, width))
     if nd < len(specs):
-        parts.append(sparse_leaves(M, child[nd:], pa_ptr[nd:], pa_idx, pa_card, rcard[nd:], missing, width))
-    leaves = parts[0] if len(parts) == 1 else _joined(*parts)
-    return FlatTrees(specs, card, rcard, pa_ptr, pa_card, *leaf_levels(*leaves, rcard, pa_ptr, pa_card))
+        *leaves, sparse = sparse_leaves(M, child[nd:], pa_ptr[nd:], pa_idx, pa_card, rcard[nd:], missing, width)
+        parts.append(tuple(leaves))
+    ptr, codes, off = parts[0] if len(parts) == 1 else _joined(*parts)
+    levels = leaf_levels(ptr, codes, off, dense, sparse, nd, rcard, pa_ptr, pa_card)
+    return FlatTrees(specs, card, rcard, pa_ptr, pa_card, *levels)
 
 
 def _dense_counts(M: np.ndarray, child: np.ndarray, pa_ptr: np.ndarray, pa_idx: np.ndarray, pa_card: np.ndarray,
@@ -192,7 +195,8 @@ def _dense_counts(M: np.ndarray, child: np.ndarray, pa_ptr: np.ndarray, pa_idx: 
 
 
 def _joined(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
-    """Two ``(leaf_ptr, leaf_codes, leaf_counts)`` of consecutive nodes as one."""
+    """Two ``(leaf_ptr, leaf_codes, leaf_off)`` of consecutive nodes as one (each leaf's
+    counts stay where they are: ``leaf_off`` into the dense or the sparse counts)."""
     return (np.concatenate([a[0], b[0][1:] + a[0][-1]]), np.concatenate([a[1], b[1]]), np.concatenate([a[2], b[2]]))
 
 
