@@ -4,8 +4,8 @@ compiled pass over the counting's flat arrays
 
 Level ``i`` of node ``j``'s tree (``r`` levels of the child, ``q_i`` configurations of
 its first ``i`` parents) has the pseudo-count :math:`\alpha_i = iss / (r q_i)` per cell
-(Heckerman, Geiger & Chickering 1995, Sec. 5; the BDeu prior bnlearn's ``bn.fit(method =
-"bayes")`` uses), a row (tree node) of total :math:`n(\pi)` the denominator
+(the BDeu prior of :class:`~pybncsmooth.estimators.classical.Bayes`, bnlearn's
+``bn.fit(method = "bayes")``), a row (tree node) of total :math:`n(\pi)` the denominator
 :math:`n(\pi) + r \alpha_i` and a cell of count :math:`n(x, \pi)` the mean
 :math:`(n(x, \pi) + \alpha_i) / (n(\pi) + r \alpha_i)`.  Each is the one IEEE operation
 NumPy's element-wise evaluation of the same formula makes (an integer converted to a
