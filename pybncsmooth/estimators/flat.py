@@ -16,10 +16,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
-from numba import njit
 
 from ..counting.context_tree import ContextTree
 from ..counting.flat import FlatTrees
+from ._flat_kernels import cell_ratio
 from .base import TreeEstimate
 
 __all__ = ["FlatEstimates", "FlatRows", "LazyCells", "stacked_sd", "deferred_args"]
@@ -48,7 +48,7 @@ class FlatRows:
         the same numbers as ``(counts + repeat(add)) / repeat(div)``, operation by
         operation, without the spread per-row arrays."""
         add = np.broadcast_to(np.asarray(add, dtype=np.float64), self.r.shape)
-        return _cell_ratio(self.flat.counts, self.r, add, np.asarray(div, dtype=np.float64))
+        return cell_ratio(self.flat.counts, self.r, add, np.asarray(div, dtype=np.float64))
 
 
 class FlatEstimates:
@@ -103,17 +103,3 @@ def deferred_args(lazy: LazyCells, j: int, upto: int | None = None) -> tuple[Cal
     """The ``(function, argument)`` pair of a deferred field read from ``lazy``."""
     return lazy.levels, (j, upto)
 
-
-@njit(cache=True, nogil=True, boundscheck=False, error_model="numpy")
-def _cell_ratio(counts, row_r, add, div):  # pragma: no cover - compiled
-    """``out[c] = (counts[c] + add[i]) / div[i]`` for each cell ``c`` of row ``i`` (rows of
-    ``row_r[i]`` cells, one after another; a count as float64 first, as NumPy adds)."""
-    out = np.empty(counts.shape[0], dtype=np.float64)
-    c = 0
-    for i in range(row_r.shape[0]):
-        a = add[i]
-        t = div[i]
-        for _ in range(row_r[i]):
-            out[c] = (np.float64(counts[c]) + a) / t
-            c += 1
-    return out
