@@ -48,6 +48,8 @@ def node_name(name: Any) -> Any:
 
 def check_targets(net: Any, targets: Any) -> tuple[str, ...]:
     """``targets`` (a node name or a list of them) as a tuple of distinct nodes."""
+    if type(targets) is str and targets in net.dag:  # one node by its name: the common case
+        return (targets,)
     one = isinstance(targets, (str, int, np.integer)) and not isinstance(targets, (bool, np.bool_))
     tt = [targets] if one else list(targets) if isinstance(targets, (list, tuple)) else None
     if not tt:
