@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ._joint_kernels import joint_product
+from .query_engine import network_tables
 
 __all__ = ["JOINT_CELLS", "joint_table", "joint_posterior"]
 
@@ -40,23 +40,25 @@ def _build(net: Any) -> tuple[np.ndarray, tuple[str, ...]] | None:
     cards = [net.schema.cardinality(v) for v in net.nodes]
     if len(cards) > _MAX_NODES or getattr(net, "domain", None) is not None or math.prod(cards) > JOINT_CELLS:
         return None
-    order = net.dag.topological_order()
-    at = {v: k for k, v in enumerate(order)}
-    # every table is within the joint's cells, far below the CPDs' dense limit: all dense
-    mats = [net.cpd(v)._query_matrix() for v in order]
-    fam = [[at[p] for p in net.parents(v)] for v in order]
-    sizes = [m.size for m in mats]
-    base = np.zeros(len(order), np.int64)
-    np.cumsum(sizes[:-1], out=base[1:])
-    ptr = np.zeros(len(order) + 1, np.int64)
-    np.cumsum([len(f) for f in fam], out=ptr[1:])
-    joint, floor = joint_product(np.concatenate([m.ravel() for m in mats]), base,
-                                 np.array([m.shape[1] for m in mats], np.int64), ptr,
-                                 np.array([p for f in fam for p in f], np.int64))
-    if not floor > _SMALLEST_CELL:
-        return None
-    have = tuple(reversed(order))  # the newest axis first
-    return joint.reshape([net.schema.cardinality(v) for v in have]), have
+    tables = network_tables(net)
+    joint = np.ones(())
+    have: list[str] = []  # the joint's axes so far, the newest first
+    floor = 1.0
+    for v in net.dag.topological_order():  # each family's table times the partial joint
+        t = tables[v]
+        if t is None:
+            return None
+        positive = t[t > 0]
+        floor *= float(positive.min()) if positive.size else 1.0
+        pa = net.parents(v)
+        fam = sorted(range(len(pa)), key=lambda i: have.index(pa[i]))
+        shape = [t.shape[-1]] + [1] * len(have)
+        for i in fam:
+            shape[1 + have.index(pa[i])] = t.shape[i]
+        # the new axis first: the older axes, mostly not the family's, stay one long inner loop
+        joint = t.transpose([len(pa), *fam]).reshape(shape) * joint[None]
+        have.insert(0, v)
+    return (joint, tuple(have)) if floor > _SMALLEST_CELL else None
 
 
 def joint_table(net: Any) -> tuple[np.ndarray, tuple[str, ...]] | None:
