@@ -591,6 +591,15 @@ class Options:
         the entry point does not take, raises :class:`HyperparameterError` naming it."""
         if entry not in ENTRY_POINTS:
             raise HyperparameterError(f"unknown entry point {entry!r}; one of {ENTRY_POINTS}")
+        if not given:  # an entry point's defaults: built once (the options are immutable)
+            hit = _DEFAULTS.get((cls, entry))
+            if hit is None:
+                hit = _DEFAULTS[cls, entry] = cls._build(entry, {})
+            return hit
+        return cls._build(entry, given)
+
+    @classmethod
+    def _build(cls, entry: str, given: dict[str, Any]) -> "Options":
         specs = _SPECS
         values: dict[str, Any] = {}
         for name, value in given.items():
@@ -634,7 +643,7 @@ class Options:
     @property
     def missing(self) -> NAPolicy:
         """The :class:`NAPolicy` of ``na`` and ``na_label``."""
-        return NAPolicy(self.na or "error", self.na_label)
+        return _na_policy(self.na or "error", self.na_label)
 
     def run_settings(self) -> dict[str, Any]:
         """What every estimator takes besides its hyperparameters: ``random_state``,
@@ -716,6 +725,16 @@ _SPECS, _FIELDS = _collect()
 def option_specs(entry: str | None = None) -> dict[str, OptionSpec]:
     """Every option's declaration by name (those ``entry`` takes, if given)."""
     return {n: s for n, s in _SPECS.items() if entry is None or entry in s.entries}
+
+
+@functools.lru_cache(maxsize=256)
+def _na_policy(name: str, label: str) -> NAPolicy:
+    """The (immutable) policy of ``name`` and ``label``, made once per pair."""
+    return NAPolicy(name, label)
+
+
+#: each entry point's options when none is given (:meth:`Options.build`)
+_DEFAULTS: dict[tuple[type, str], Options] = {}
 
 
 def option_names() -> frozenset[str]:

@@ -531,7 +531,7 @@ def code_matrix(cols: Sequence[np.ndarray]) -> np.ndarray:
     if not cols:
         return np.empty((0, 0), dtype=np.int8, order="F")
     dtype = np.result_type(*[c.dtype for c in cols], np.int8)
-    return np.stack(cols).astype(dtype, copy=False).T  # (V, n) rows stacked in one copy: (n, V), Fortran order
+    return np.array(cols, dtype=dtype).T  # (V, n) rows stacked in one copy: (n, V), Fortran order
 
 
 def dense_leaves(

@@ -55,7 +55,10 @@ def count_network(
     multi-domain fit: first in bnlearn's ``hdir`` layout, last by default).
     """
     node_list = list(nodes) if nodes is not None else dag.nodes
-    specs = [(n, tuple(_tree_variables(dag, n, prefix, suffix))) for n in node_list]
+    if prefix or suffix:
+        specs = [(n, tuple(_tree_variables(dag, n, prefix, suffix))) for n in node_list]
+    else:
+        specs = [(n, tuple(dag.parents(n))) for n in node_list]
     eager, flat, dense = _count_parts(enc, specs, weights, n_jobs)
     index = {node_list[k]: i for i, k in enumerate(dense)}
     return TreeMap(node_list, {n: t for n, t in zip(node_list, eager) if t is not None}, flat, index)
@@ -129,6 +132,18 @@ def _offsets(sizes: list[int]) -> np.ndarray:
     return np.array(list(itertools.accumulate(sizes, initial=0)), dtype=np.int64)
 
 
+def _code_matrix(enc: EncodedData, variables: list[str], col: dict[str, int]) -> tuple[np.ndarray, dict[str, int]]:
+    """The codes of ``variables`` as one ``(n, V)`` Fortran-ordered matrix and each
+    variable's column in it: the encoding's own matrix of codes when it holds them all
+    (no copy; its columns), else the columns stacked in the order ``col`` gives them."""
+    if enc.stacked is not None:
+        names, rows = enc.stacked
+        where = {v: j for j, v in enumerate(names)}
+        if all(v in where for v in variables):
+            return rows.T, where
+    return code_matrix([enc[v] for v in variables]), col
+
+
 def _dense_trees(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], cells: list[int],
                  n_jobs: int | None = None) -> FlatTrees:
     """The trees of ``specs`` (``cells[k]``: the cells of spec ``k``'s family) by dense
@@ -141,7 +156,7 @@ def _dense_trees(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], c
     col = {v: j for j, v in enumerate(variables)}
     levels = enc.schema.levels
     card = {v: len(levels[v]) for v in variables}
-    M = code_matrix([enc[v] for v in variables])
+    M, col = _code_matrix(enc, variables, col)
     rcard = np.array([card[n] for n, _ in specs], dtype=np.int64)
     pa_ptr = _offsets([len(pa) for _, pa in specs])
     pa_idx = np.array([col[p] for _, pa in specs for p in pa], dtype=np.int64)
@@ -265,10 +280,14 @@ class NetworkCounter:
         self.suffix = tuple(suffix)
         self.split_vars = self.prefix + self.suffix
         self.variables = list(self.split_vars) + [n for n in dag.nodes if n not in self.split_vars]
-        self.given = schema.subset([v for v in self.variables if v in schema]) if schema else Schema()
+        self.given = schema.subset([v for v in self.variables if v in schema]) if schema else _NO_SCHEMA
         self.na = na
         self.max_levels = max_levels
         self.na_label = na_label
+        self._reset()
+
+    def _reset(self) -> None:
+        """No counts yet."""
         self.schema: Schema | None = None
         self.trees: dict[str, ContextTree] = {}
         self.n_rows = 0
@@ -283,17 +302,10 @@ class NetworkCounter:
         return self._empty()
 
     def _empty(self) -> "NetworkCounter":
-        return NetworkCounter(
-            self.dag,
-            schema=self.given if len(self.given) else None,
-            na=self.na,
-            max_levels=self.max_levels,
-            na_label=self.na_label,
-            prefix=self.prefix,
-            suffix=self.suffix,
-            weights=self.weights,
-            n_jobs=self.n_jobs,
-        )
+        out = object.__new__(NetworkCounter)  # this one's (checked, immutable) set-up, shared
+        out.__dict__.update({k: self.__dict__[k] for k in _SETUP})
+        out._reset()
+        return out
 
     def add(self, df: pd.DataFrame) -> "NetworkCounter":
         """Count one chunk (a chunk with no rows is skipped)."""
@@ -302,10 +314,11 @@ class NetworkCounter:
     def count(self, df: pd.DataFrame) -> "NetworkCounter":
         """A new counter holding the counts of ``df`` alone (the map step)."""
         out = self._empty()
-        _check_columns(df, self.dag, self.split_vars)
+        labels = set(map(str, column_labels(df)))  # integer column labels name nodes by their text
+        _check_columns(df, self.dag, self.split_vars, labels)
         if self.weights is not None and self.weights not in df.columns:
             raise MissingColumnError(self.weights, "weights", [str(c) for c in df.columns])
-        if isinstance(df, pd.DataFrame) and len(df) == 0 and df.shape[1] > 0:
+        if isinstance(df, pd.DataFrame) and len(df.index) == 0 and len(df.columns) > 0:
             return out
         for v in self.split_vars:  # a row without its domain belongs to no domain, whatever na says
             miss = df[v].isna().to_numpy()
@@ -315,8 +328,7 @@ class NetworkCounter:
                     f"the domain column {v!r} has {int(miss.sum())} missing value(s) (first at row {first!r}): every "
                     "row needs its domain; drop those rows or give them a domain level of their own"
                 )
-        labels = set(map(str, column_labels(df)))  # integer column labels name nodes by their text
-        if len(labels) < df.shape[1]:  # two columns of one name (or text): encode's check, before the look-ups
+        if len(labels) < len(df.columns):  # two columns of one name (or text): encode's check, before the look-ups
             raise DuplicateColumnError(str(df.columns[df.columns.astype(str).duplicated()][0]))
         try:
             enc = encode(
@@ -398,11 +410,19 @@ class NetworkCounter:
         return out
 
 
-def _check_columns(df: Any, dag: DAG, prefix: Sequence[str]) -> None:
-    """A missing column gets an error saying what it is (node, parent of ..., domain)."""
+#: the schema of a counter given no levels (immutable: shared)
+_NO_SCHEMA = Schema()
+
+#: what :meth:`NetworkCounter._empty` copies: the set-up, not the counts
+_SETUP = ("dag", "n_jobs", "weights", "prefix", "suffix", "split_vars", "variables", "given", "na", "max_levels",
+          "na_label")
+
+
+def _check_columns(df: Any, dag: DAG, prefix: Sequence[str], cols: set[str]) -> None:
+    """A missing column gets an error saying what it is (node, parent of ..., domain);
+    ``cols``: the frame's column labels as text."""
     if not isinstance(df, pd.DataFrame):
         return
-    cols = set(map(str, column_labels(df)))
     for v in prefix:
         if v not in cols:
             raise MissingColumnError(v, "domain", [str(c) for c in df.columns])

@@ -69,6 +69,11 @@ class EncodedData:
     complete:
         Variables whose codes are known to be all ``>= 0`` (checked as they were
         encoded: a Categorical without missing values); the others may hold ``-1``.
+    stacked:
+        ``(names, M)`` when the codes of ``names`` are the rows of one ``(len(names),
+        n_rows)`` array ``M`` (every variable a Categorical without missing values, its
+        codes copied once into ``M``): counting reads ``M.T`` as its code matrix instead
+        of stacking the columns again.  ``None`` otherwise.
     """
 
     schema: Schema
@@ -77,6 +82,7 @@ class EncodedData:
     n_dropped: int = 0
     n_missing: dict[str, int] = field(default_factory=dict)
     complete: frozenset = frozenset()
+    stacked: tuple[tuple[str, ...], np.ndarray] | None = None
 
     @property
     def n_rows(self) -> int:
@@ -107,9 +113,9 @@ def check_frame(df: Any, *, what: str = "data") -> pd.DataFrame:
         raise DataError(f"{what} must be a pandas DataFrame, not {type(df).__name__}")
     if not df.columns.is_unique:  # (cached by pandas: a frame checked once is not searched again)
         raise DuplicateColumnError(str(df.columns[df.columns.duplicated()][0]))
-    if len(df) == 0:
+    if len(df.index) == 0:
         raise EmptyDataError(f"{what} has no rows")
-    if df.shape[1] == 0:
+    if len(df.columns) == 0:
         raise EmptyDataError(f"{what} has no columns")
     return text_columns(df)
 
@@ -195,7 +201,7 @@ def encode(
     codes: dict[str, np.ndarray] = {}
     na_masks: dict[str, np.ndarray] = {}
     n_missing: dict[str, int] = {}
-    arrays = _categorical_arrays(df, set(variables) - set(schema.levels))
+    arrays, stacked = _categorical_arrays(df, set(variables) - set(schema.levels))
     columns: dict[str, pd.Series] | None = None
     for var in variables:
         fast = arrays.get(var)
@@ -225,7 +231,8 @@ def encode(
     complete = frozenset(arrays)  # (their codes were checked >= 0)
     if na == "drop" and na_masks:
         return _dropped(df, schema_out, codes, na_masks, empty_ok, n_missing, complete)
-    return EncodedData(schema_out, codes, df.index, 0, n_missing, complete)
+    whole = (tuple(arrays), stacked) if stacked is not None and len(arrays) == len(codes) else None
+    return EncodedData(schema_out, codes, df.index, 0, n_missing, complete, whole)
 
 
 def _levels_of(categories: pd.Index) -> tuple:
@@ -256,29 +263,68 @@ _LEVELS_CACHE: dict[int, tuple[pd.Index, tuple]] = {}
 _LEVELS_CACHE_SIZE = 4096
 
 
-def _categorical_arrays(df: pd.DataFrame, names: set) -> dict[str, tuple[tuple, np.ndarray]]:
+def _categorical_arrays(df: pd.DataFrame, names: set) -> tuple[dict[str, tuple[tuple, np.ndarray]], np.ndarray | None]:
     """``(levels, codes)`` of the Categorical columns among ``names`` that have no missing
     value and no more than 127 levels (int8 codes, as encoding keeps them), read from the
-    frame's arrays without building a Series a column."""
-    out: dict[str, tuple[tuple, np.ndarray]] = {}
-    mgr = getattr(df, "_mgr", None)
+    frame's arrays without building a Series a column; and, when none of those columns
+    has a missing value, their codes as the rows of one array (a copy: the codes given
+    are its rows, in the dictionary's order), else ``None``.  Whether any has a missing
+    value (code -1) is one reduction over that array (a reduction a column costs as much
+    as the whole), each column's own only when one has."""
+    found: dict[str, tuple[tuple, np.ndarray]] = {}
+    arrays = _column_arrays(df)
     for i, name in enumerate(column_labels(df)):
         if name not in names:
             continue
-        try:
-            arr = mgr.iget_values(i)  # pandas' own column array (a Series each costs more than the codes)
-        except (AttributeError, TypeError):
-            arr = df.iloc[:, i].array
+        arr = arrays[i] if arrays is not None else df.iloc[:, i].array
+        if arr is None:  # a column of a NumPy block: not a Categorical
+            continue
         dtype = arr.dtype
         if not isinstance(dtype, pd.CategoricalDtype):
             continue
-        codes = np.asarray(arr.codes)
+        codes = _codes_of(arr)
         if codes.dtype != np.int8:  # more than 127 categories
             continue
         levels = _levels_of(dtype.categories)
-        if len(levels) <= 127 and (not len(codes) or codes.min() >= 0):
-            out[name] = (levels, codes)
-    return out
+        if len(levels) <= 127:
+            found[name] = (levels, codes)
+    if not found:
+        return found, None
+    stacked = np.array([c for _, c in found.values()])
+    if not stacked.size or stacked.min() >= 0:
+        return {name: (lc[0], row) for (name, lc), row in zip(found.items(), stacked)}, stacked
+    return {name: (lc[0], _read_only(lc[1])) for name, lc in found.items() if lc[1].min() >= 0}, None
+
+
+def _column_arrays(df: pd.DataFrame) -> list | None:
+    """Each column's array as pandas holds it when it is an extension array (a
+    Categorical: a block of its own), ``None`` for a column of a NumPy block; read from
+    the frame's blocks, a fraction of the cost of asking the frame column by column
+    (``None`` where pandas keeps its data otherwise)."""
+    try:
+        mgr = df._mgr
+        blocks, blknos = mgr.blocks, mgr.blknos.tolist()
+    except (AttributeError, TypeError):
+        return None
+    out = []
+    for b in blknos:
+        values = blocks[b].values
+        out.append(values if getattr(values, "ndim", 2) == 1 else None)
+    return out if len(out) == len(df.columns) else None
+
+
+def _codes_of(arr: pd.Categorical) -> np.ndarray:
+    """A Categorical's codes: its own array (``_codes``, where pandas keeps it: no
+    read-only view made at each call as ``Categorical.codes`` does; never written to)."""
+    codes = getattr(arr, "_codes", None)
+    return codes if isinstance(codes, np.ndarray) else np.asarray(arr.codes)
+
+
+def _read_only(codes: np.ndarray) -> np.ndarray:
+    """A read-only view of a column's codes (the caller's frame's own array)."""
+    view = codes.view()
+    view.flags.writeable = False
+    return view
 
 
 def _variables(df: pd.DataFrame, variables: Sequence[str] | None) -> list[str]:

@@ -50,7 +50,7 @@ def _apply(
         chunk = _plain_values(chunk, set(plain))
     try:
         n = len(chunk) if isinstance(chunk, pd.DataFrame) else 0
-        step = slice_rows(chunk.shape[1]) if n else 0
+        step = slice_rows(len(chunk.columns)) if n else 0
         if merge is None or n <= step:
             return map_fn(chunk)
         acc = map_fn(chunk.iloc[:step])

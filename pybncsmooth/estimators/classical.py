@@ -15,6 +15,7 @@ from ..counting.context_tree import ContextTree
 from ..counting.flat import FlatTrees
 from ..errors import DataError
 from ..validation import Param
+from ._flat_kernels import bayes_cells
 from ._pooling import fixed_concentration
 from ._stacked import level_slices, per_row, stack_levels, unstack
 from .base import DeferredEstimate, Estimator, TreeEstimate, register_estimator
@@ -203,13 +204,10 @@ class Bayes(Estimator):
         (``None`` with a prior network)."""
         if self.network_prior is not None:
             return None
-        rows = FlatRows(flat)
-        alpha_blk = self.iss / (rows.block_r * flat.block_configs())
-        alpha = rows.per_row(alpha_blk)
-        tot = rows.total + rows.r * alpha
-        p = (flat.counts + rows.repeat(alpha)) / rows.repeat(tot)
-        sd = LazyCells(flat, lambda: stacked_sd(p, rows.repeat(tot)))
-        unseen = LazyCells(flat, lambda: _flat_unseen_sd(flat, rows, alpha_blk, p, sd.cells()))
+        alpha_blk, tot, p = bayes_cells(float(self.iss), flat.rcard, flat.pa_ptr, flat.pa_card, flat.blk_ptr,
+                                        flat.row_ptr, flat.counts, flat.row_total)
+        sd = LazyCells(flat, lambda: stacked_sd(p, tot.repeat(flat.row_r)))
+        unseen = LazyCells(flat, lambda: _flat_unseen_sd(flat, FlatRows(flat), alpha_blk, p, sd.cells()))
         iss, rule, backoff = self.iss, self.unseen, self.unseen == "backoff"
 
         def make(j: int) -> TreeEstimate:
