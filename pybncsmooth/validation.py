@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence, TypeVar
@@ -135,9 +136,11 @@ def check_file(path: Any, what: str = "file") -> str:
     ``FileNotFoundError`` and a folder ``IsADirectoryError``, each message saying which
     ``what`` (e.g. "data file", "network file") and the path."""
     p = os.fspath(path) if isinstance(path, os.PathLike) else str(path)
-    if not os.path.exists(p):
-        raise FileNotFoundError(f"no such {what}: {p!r}")
-    if os.path.isdir(p):
+    try:  # one stat (os.path.exists and os.path.isdir would make two)
+        mode = os.stat(p).st_mode
+    except (OSError, ValueError):  # what os.path.exists takes for "no such file"
+        raise FileNotFoundError(f"no such {what}: {p!r}") from None
+    if stat.S_ISDIR(mode):
         raise IsADirectoryError(f"the {what} {p!r} is a folder, not a file")
     return p
 

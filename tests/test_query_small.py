@@ -134,9 +134,9 @@ def test_zero_parts_summed_in_the_plan_refuse_what_the_second_plan_refused(seed,
 @pytest.mark.parametrize("levels", [("yes", "no"), ("<7.5", ">=7.5", "a b"), (1, 2, 10), (1.5, 2.0), (True, False),
                                     ("1978", 1979)])
 def test_the_states_dtype_is_the_one_pandas_infers(levels):
-    from pybncsmooth.model.query import _dtype
+    from pybncsmooth.model.query_answer import levels_dtype
 
-    got, want = _dtype(levels), pd.CategoricalDtype(list(levels))
+    got, want = levels_dtype(levels), pd.CategoricalDtype(list(levels))
     assert got == want and hash(got) == hash(want) and got.ordered is False
     assert got.categories.equals(want.categories) and got.categories.dtype == want.categories.dtype
 

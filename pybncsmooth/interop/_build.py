@@ -68,13 +68,15 @@ class NetworkParts:
 
     def network(self) -> "FittedNetwork":
         nodes = list(self.levels)
-        dag = DAG._from_checked({n: tuple(self.parents[n]) for n in nodes})  # add_table checked the names
-        schema = Schema({n: tuple(self.levels[n]) for n in nodes}, frozenset(nodes))
-        cpds = {n: TableCPD(n, self.parents[n], self.tables[n], validate=not self.checked) for n in nodes}
+        parents = {n: tuple(self.parents[n]) for n in nodes}
+        dag = DAG._from_checked(parents)  # add_table checked the names
+        levels = {n: tuple(self.levels[n]) for n in nodes}
         info = {"source": self.path, "format": self.format}
-        # a checked reader built each table from the declared levels: no per-node check left
-        make = FittedNetwork.assembled if self.checked else FittedNetwork
-        return make(dag, schema, cpds, info=info)
+        if self.checked:  # each table built from the declared levels, which add_variable checked (distinct text)
+            cpds = {n: TableCPD._checked(n, parents[n], self.tables[n]) for n in nodes}
+            return FittedNetwork.assembled(dag, Schema._checked(levels, nodes), cpds, info=info)
+        cpds = {n: TableCPD(n, parents[n], self.tables[n]) for n in nodes}
+        return FittedNetwork(dag, Schema(levels, frozenset(nodes)), cpds, info=info)
 
 
 def table_columns(

@@ -374,8 +374,19 @@ class TableCPD(CPD):
         self.card = t.shape[0]
         self.parent_cards = tuple(int(c) for c in t.shape[1:])
 
+    @classmethod
+    def _checked(cls, node: str, parents: tuple[str, ...], table: np.ndarray) -> "TableCPD":
+        """The CPD of a float64 ``table`` of shape ``(r, c_1, ..., c_d)`` whose columns a
+        reader checked and normalised (``validate=False`` without its conversions), kept
+        without a copy."""
+        out = cls.__new__(cls)
+        out.node, out.parents, out._table = node, parents, table
+        out.card, out.parent_cards = table.shape[0], table.shape[1:]
+        return out
+
     def _matrix(self, max_cells: int) -> np.ndarray:
-        return np.moveaxis(self._table, 0, -1).reshape(self.n_configs, self.card)
+        t = self._table  # (r, c_1, ..., c_d) as (c_1, ..., c_d, r): a transpose (moveaxis costs more)
+        return t.transpose(*range(1, t.ndim), 0).reshape(self.n_configs, self.card)
 
     def table(self, max_cells: int = DEFAULT_MAX_CELLS, stat: str = "mean") -> np.ndarray:
         if stat == "sd":

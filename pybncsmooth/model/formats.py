@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import FileFormatError, HyperparameterError
@@ -48,17 +47,30 @@ class NetworkFormat:
 
 
 _FORMATS: dict[str, NetworkFormat] = {}
+#: extension -> format, rebuilt when a format is registered (every read looks it up)
+_BY_EXTENSION: dict[str, NetworkFormat] = {}
 
 
 def register_format(fmt: NetworkFormat) -> NetworkFormat:
     """Add (or replace) a format in the table."""
     _FORMATS[fmt.name] = fmt
+    _BY_EXTENSION.clear()
+    _BY_EXTENSION.update({ext: f for f in _FORMATS.values() for ext in f.extensions})
     return fmt
 
 
 def format_extensions() -> dict[str, str]:
     """Extension (``".bif"``) -> format name, over the registered formats."""
-    return {ext: f.name for f in _FORMATS.values() for ext in f.extensions}
+    return {ext: f.name for ext, f in _BY_EXTENSION.items()}
+
+
+def _suffix(path: str) -> str:
+    """``pathlib.Path(path).suffix``, lower-cased, without building a path object: the
+    last component's text from its last dot (none for a name starting with its only
+    dot, or ending in a dot)."""
+    name = os.path.basename(path.rstrip(os.sep + (os.altsep or "")))
+    i = name.rfind(".")
+    return name[i:].lower() if 0 < i < len(name) - 1 else ""
 
 
 def get_format(name: str) -> NetworkFormat:
@@ -77,16 +89,16 @@ def network_format(path: str | os.PathLike, format: str | None = None) -> Networ
     if format is not None:
         return get_format(format)
     p = str(path)
-    ext = Path(p).suffix.lower()
+    ext = _suffix(p)
     if ext == ".gz":
-        ext = Path(p[:-3]).suffix.lower()
-    table = format_extensions()
-    if ext not in table:
-        exts = ", ".join(sorted(table))
+        ext = _suffix(p[:-3])
+    fmt = _BY_EXTENSION.get(ext)
+    if fmt is None:
+        exts = ", ".join(sorted(_BY_EXTENSION))
         raise FileFormatError(
             f"cannot tell the format of {p!r} from its extension; use one of {exts}, or pass format="
         )
-    return _FORMATS[table[ext]]
+    return fmt
 
 
 def check_format_options(fmt: NetworkFormat, options: dict[str, Any]) -> None:

@@ -31,7 +31,6 @@ interval; the result says which in ``attrs["interval"]`` (``"credible"``,
 
 from __future__ import annotations
 
-import functools
 import inspect
 from typing import Any, Mapping, NamedTuple, Sequence
 
@@ -47,6 +46,7 @@ from .query_batch import bind_rows, budget_of, posterior_rows
 from .query_engine import _query_tables
 from .query_evidence import check_no_domain, check_targets, dict_codes, domain_network, frame_codes
 from .query_joint import joint_posterior
+from .query_answer import levels_dtype, prob_series, state_index
 from .query_zeros import impossible_rows, posterior_and_parts
 
 __all__ = ["query", "map_query", "sample_tables", "MapResult"]
@@ -95,83 +95,6 @@ def sample_tables(net: Any, n: int, random_state: Any = None, nodes: Sequence[st
     return tables
 
 
-def _state_index(net: Any, targets: Sequence[str]) -> pd.Index:
-    """Levels of one target, or the joint states of several (a MultiIndex); cached on
-    the network (pandas indexes are immutable)."""
-    cache = net.__dict__.setdefault("_query_states", {})
-    key = tuple(targets)
-    if key not in cache:
-        idx = [_levels_index(net, t) for t in targets]
-        cache[key] = idx[0] if len(idx) == 1 else pd.MultiIndex.from_product(idx, names=list(targets))
-    return cache[key]
-
-
-@functools.lru_cache(maxsize=4096)
-def _dtype(levels: tuple) -> pd.CategoricalDtype:
-    """The Categorical dtype of a variable's levels (cached: dtypes are immutable, and
-    inferring one costs more than a small query).  The levels of a schema are distinct
-    and none is missing, so pandas' own check of that (a hash table built for each new
-    dtype, most of its cost) is skipped where pandas offers it; the categories are
-    inferred as the public constructor infers them."""
-    fast = getattr(pd.CategoricalDtype, "_from_fastpath", None)
-    if fast is None:  # pragma: no cover - a pandas without it
-        return pd.CategoricalDtype(list(levels))
-    if all(type(v) is str for v in levels):  # text: the dtype pandas infers for text, given (no inference)
-        return fast(pd.Index(list(levels), dtype=_text_dtype()), False)
-    return fast(list(levels), False)
-
-
-@functools.lru_cache(maxsize=1)
-def _text_dtype() -> Any:
-    """The dtype pandas infers for an index of text (``str`` or ``object``, by version and option)."""
-    return pd.Index(["a"]).dtype
-
-
-def _levels_index(net: Any, name: str) -> pd.CategoricalIndex:
-    """``pd.CategoricalIndex(levels, categories=levels, name=name)`` of node ``name``, from
-    its dtype (:func:`_node_dtype`)."""
-    codes = np.arange(net.schema.cardinality(name))  # valid codes by construction: pandas need not check them
-    return pd.CategoricalIndex(pd.Categorical.from_codes(codes, dtype=_node_dtype(net, name), validate=False),
-                               name=name)
-
-
-def _node_dtype(net: Any, node: str) -> pd.CategoricalDtype:
-    """The Categorical dtype of ``node``'s levels (cached on the network).  When every
-    level of the network is text, its categories are a slice of one index of all the
-    network's levels, built at the first query: pandas converts a list of text to its
-    string array at a cost per call far above the cost per string (about 0.15 ms a call
-    against 0.03 ms a slice), so one conversion per network replaces one per target;
-    otherwise the dtype is :func:`_dtype`'s.  Equal to ``pd.CategoricalDtype(levels)``."""
-    store = net.__dict__
-    dtypes = store.setdefault("_query_dtypes", {})
-    if node in dtypes:
-        return dtypes[node]
-    text = store.get("_query_text_levels")
-    if text is None:
-        text = store["_query_text_levels"] = _text_levels(net.schema)
-    fast = getattr(pd.CategoricalDtype, "_from_fastpath", None)
-    if text is False or fast is None:
-        dtype = _dtype(net.schema[node])
-    else:
-        index, where = text
-        a, b = where[node]
-        dtype = fast(index[a:b], False)
-    dtypes[node] = dtype
-    return dtype
-
-
-def _text_levels(schema: Any) -> tuple[pd.Index, dict[str, tuple[int, int]]] | bool:
-    """One text index of every variable's levels, one after the other, and each
-    variable's ``(start, stop)`` in it; ``False`` when some level is not text."""
-    where, flat = {}, []
-    for var, levels in schema.levels.items():
-        if not all(type(v) is str for v in levels):
-            return False
-        where[var] = (len(flat), len(flat) + len(levels))
-        flat.extend(levels)
-    return pd.Index(flat, dtype=_text_dtype()), where
-
-
 def _impossible(
     net: Any, post: np.ndarray, codes: Mapping[str, np.ndarray], labels: Sequence[Any], evidence: dict | None,
     targets: Sequence[str], whole: bool = False, summed: bool = False,
@@ -200,7 +123,8 @@ def _impossible(
 
 def _evaluate(net: Any, targets: tuple[str, ...], evidence: Any, budget: int) -> tuple[np.ndarray, Any, Any]:
     """The posterior of each query ``(n, *cards)``, the frame's index (``None`` for a
-    mapping) and the encoded evidence ``(codes, n)``; factors of at most ``budget`` bytes."""
+    mapping) and the encoded evidence ``(codes, n)`` (codes: an array of rows per
+    variable, or for a mapping one int); factors of at most ``budget`` bytes."""
     if isinstance(evidence, pd.DataFrame):
         codes, index = frame_codes(net, evidence, targets)
         n = len(index)
@@ -208,15 +132,20 @@ def _evaluate(net: Any, targets: tuple[str, ...], evidence: Any, budget: int) ->
         _impossible(net, post, codes, list(index), None, targets)
         return post, index, (codes, n)
     ev = dict_codes(net, evidence, targets)
-    codes = {v: np.array([c], dtype=np.int64) for v, c in ev.items()}
     post = joint_posterior(net, targets, ev, budget)  # a tiny network: its joint, whose zeros are all seen
     whole = post is not None
     summed = False
     if not whole:
         post, summed = posterior_and_parts(net, targets, ev, budget)
-    shown = {v: net.schema[v][c] for v, c in ev.items()}
-    _impossible(net, post, codes, [], shown, targets, whole, summed)
-    return post, None, (codes, 1)
+    if not whole or np.isnan(post.flat[0]):  # the joint's answer is NaN throughout or nowhere
+        shown = {v: net.schema[v][c] for v, c in ev.items()}
+        _impossible(net, post, _one_row(ev), [], shown, targets, whole, summed)
+    return post, None, (ev, 1)
+
+
+def _one_row(codes: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """Codes of one query (ints) or of rows (arrays) as arrays of rows."""
+    return {v: np.atleast_1d(np.asarray(c, dtype=np.int64)) for v, c in codes.items()}
 
 
 def _cards(net: Any, targets: Sequence[str]) -> tuple[int, ...]:
@@ -228,7 +157,7 @@ def _intervals(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper bounds ``(n, *cards)`` from ``draws`` posterior parameter sets."""
     codes, n = coded
-    groups = bind_rows(net, targets, codes, n, budget)
+    groups = bind_rows(net, targets, _one_row(codes), n, budget)
     used = {f.node for _, bound in groups for f in bound.plan.factors}
     tables = sample_tables(net, draws, random_state, nodes=[v for v in net.nodes if v in used])
     lower = np.empty((n, *_cards(net, targets)))
@@ -272,14 +201,14 @@ def query(
                                       "error instead)")
         return _approximate(qnet, tt, evidence, check_int("samples", samples, low=2), random_state)
     post, index, coded = _evaluate(qnet, tt, evidence, budget)
-    states = _state_index(qnet, tt)
+    states = state_index(qnet, tt)
     flat = post.reshape(len(post), -1)
     if interval is not None:
         lo, hi = (a.reshape(len(post), -1)
                   for a in _intervals(qnet, tt, coded, interval, draws, random_state, budget))
     if index is None:
         if interval is None:
-            return pd.Series(flat[0], index=states, name="prob", copy=False)  # a fresh array, ours alone
+            return prob_series(flat[0], states)  # a fresh array, ours alone
         out = pd.DataFrame({"prob": flat[0], "lower": lo[0], "upper": hi[0]}, index=states)
     else:
         out = pd.DataFrame(flat, index=index, columns=states)
@@ -314,7 +243,7 @@ def map_query(
     if index is None:
         state = {t: qnet.schema[t][int(c[0])] for t, c in zip(tt, codes)}
         return MapResult(state, float(prob[0]))
-    cols = {t: pd.Categorical.from_codes(c, dtype=_dtype(qnet.schema[t])) for t, c in zip(tt, codes)}
+    cols = {t: pd.Categorical.from_codes(c, dtype=levels_dtype(qnet.schema[t])) for t, c in zip(tt, codes)}
     out = pd.DataFrame(cols, index=index)
     out["prob"] = prob
     return out
@@ -334,7 +263,7 @@ def _approximate(net: Any, targets: tuple[str, ...], evidence: Any, samples: int
     evidence: columns ``(stat, state)``, one row per query); ``attrs["ess"]`` holds the
     effective sample size (one per row)."""
     rng = np.random.default_rng(check_random_state(random_state))
-    states = _state_index(net, targets)
+    states = state_index(net, targets)
     if not isinstance(evidence, pd.DataFrame):
         ev = dict_codes(net, evidence, targets)
         res = likelihood_weighting(net, targets, ev, samples, rng)

@@ -48,6 +48,8 @@ def node_name(name: Any) -> Any:
 
 def check_targets(net: Any, targets: Any) -> tuple[str, ...]:
     """``targets`` (a node name or a list of them) as a tuple of distinct nodes."""
+    if type(targets) is str and targets in net.dag:  # one node by its name: the common case
+        return (targets,)
     one = isinstance(targets, (str, int, np.integer)) and not isinstance(targets, (bool, np.bool_))
     tt = [targets] if one else list(targets) if isinstance(targets, (list, tuple)) else None
     if not tt:
@@ -116,6 +118,10 @@ def dict_codes(net: Any, evidence: Mapping[str, Any] | pd.Series | None, targets
     (missing values dropped), in node order."""
     if evidence is None:
         return {}
+    if type(evidence) is dict and net.transformer is None:
+        quick = _text_codes(net, evidence, targets)
+        if quick is not None:
+            return quick
     if isinstance(evidence, pd.Series):
         evidence = evidence.to_dict()
     if not isinstance(evidence, Mapping):
@@ -133,6 +139,28 @@ def dict_codes(net: Any, evidence: Mapping[str, Any] | pd.Series | None, targets
             raise DataError(f"{t!r} is both a query target and evidence ({seen[t]!r})")
     out = {v: _level_code(tuple(net.schema[v]), v, seen[v]) for v in net.nodes if v in seen}
     return out
+
+
+def _text_codes(net: Any, evidence: dict, targets: Sequence[str]) -> dict[str, int] | None:
+    """:func:`dict_codes` of the common evidence, text nodes naming text levels of theirs
+    exactly (never a target): one lookup a value in each node's ``{level: code}``,
+    built once per network (for its schema); ``None`` for any other evidence, which
+    the general rule reads (and reports)."""
+    store = net.__dict__.get("_query_level_keys")
+    if store is None or store[0] is not net.schema:
+        levels = net.schema.levels
+        keys = {v: {lev: i for i, lev in enumerate(levels[v])} for v in net.nodes}
+        store = net.__dict__["_query_level_keys"] = (net.schema, keys, {v: i for i, v in enumerate(net.nodes)})
+    _, keys, position = store
+    found = []
+    for v, val in evidence.items():
+        lut = keys.get(v) if type(v) is str and type(val) is str else None
+        code = lut.get(val) if lut is not None else None
+        if code is None or v in targets:
+            return None
+        found.append((position[v], v, code))
+    found.sort()
+    return {v: code for _, v, code in found}
 
 
 def frame_codes(net: Any, frame: pd.DataFrame, targets: Sequence[str]) -> tuple[dict[str, np.ndarray], pd.Index]:

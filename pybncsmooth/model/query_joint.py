@@ -91,8 +91,10 @@ def joint_posterior(net: Any, targets: Sequence[str], evidence: Mapping[str, int
     post = joint[tuple(at)].sum(axis=summed)
     if perm is not None:
         post = post.transpose(perm)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (post / post.sum())[None]
+    total = post.sum()
+    if total > 0:
+        return (post / total)[None]
+    return np.full((1, *post.shape), np.nan)  # 0 / 0 in every cell: P(x_O) = 0
 
 
 def _pattern(nodes: tuple[str, ...], store: dict, targets: tuple[str, ...], observed: tuple[str, ...]
