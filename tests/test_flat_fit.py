@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 import pybncsmooth as bs
+from pybncsmooth.counting import context_tree as ct
 from pybncsmooth.counting.flat import TreeMap
 from pybncsmooth.counting.network import count_network
 from pybncsmooth.data import encode
@@ -103,3 +104,53 @@ def test_a_fitted_network_reads_its_nodes_lazily_and_pickles_whole():
         assert np.array_equal(back.cpt(n), net.cpt(n)) and np.array_equal(back.cpt(n, stat="sd"), net.cpt(n, stat="sd"))
     assert np.array_equal(net.update(df.iloc[:300]).cpt("HR"), bs.fit(dag, pd.concat([df, df.iloc[:300]]),
                                                                     method="bayes", iss=2.0).cpt("HR"))
+
+
+def _wide_tables(rows: int = 400) -> tuple[bs.DAG, pd.DataFrame]:
+    """Y | A, B (1,600 configurations x 60 levels) and W | Y, C, A (7,200 x 12): tables far
+    larger than the rows over few configurations; S | A, B, Y (96,000 configurations,
+    more than the counting's limit); 5% of every column missing."""
+    rng = np.random.default_rng(3)
+    a, b, c = rng.integers(0, 40, rows), rng.integers(0, 40, rows), rng.integers(0, 3, rows)
+    y = (a + b + rng.integers(0, 8, rows)) % 60
+    w = (y + c + rng.integers(0, 3, rows)) % 12
+    s = (a + rng.integers(0, 2, rows)) % 4
+    df = pd.DataFrame({k: v.astype(str) for k, v in dict(A=a, B=b, C=c, Y=y, W=w, S=s).items()}).astype(object)
+    for col in df.columns:
+        df.loc[rng.random(rows) < 0.05, col] = np.nan
+    dag = bs.DAG({"A": [], "B": [], "C": [], "Y": ["A", "B"], "W": ["Y", "C", "A"], "S": ["A", "B", "Y"]})
+    return dag, df
+
+
+@pytest.mark.parametrize("method, hyper", [("mle", {"unseen": "uniform"}), ("bayes", {}),
+                                           ("bayes", {"iss": 7.0, "unseen": "backoff"}), ("mestimate", {"m": 3.0})])
+def test_few_configurations_of_large_tables_count_as_the_sort_does(method, hyper):
+    """Nodes whose dense table dwarfs the rows but whose configurations do not are counted
+    from their rows' configurations alone (``sparse_leaves``): trees, estimates and tables
+    equal to those of the general path (every tree counted by a sort, estimated tree by
+    tree), missing values skipped family by family."""
+    dag, df = _wide_tables()
+    enc = encode(df, na="available")
+    trees = count_network(enc, dag)
+    limit = max(ct._DENSE_MIN_CELLS, ct._DENSE_ROWS_FACTOR * enc.n_rows)
+    card = enc.schema.cardinality
+    for n in ("Y", "W"):
+        q = int(np.prod([card(p) for p in dag.parents(n)]))
+        assert q * card(n) > limit >= q and n in trees.index  # the sparse path, in the flat arrays
+    assert "S" not in trees.index and {"A", "B", "C"} <= set(trees.index)  # sorted; dense
+    sorted_trees = {n: ct.count_tree(n, dag.parents(n), enc[n], [enc[p] for p in dag.parents(n)], card(n),
+                                     [card(p) for p in dag.parents(n)]) for n in dag.nodes}
+    assert all(trees[n] == sorted_trees[n] for n in dag.nodes)
+    assert trees["W"].levels[-1].counts.sum() < len(df) - 60  # rows with a missing family value left out
+    options = Options.build("fit")
+    est = make_estimator(method, options=options, **hyper)
+    lean = estimate_network(dag, enc.schema, trees, est, options)
+    full = estimate_network(dag, enc.schema, sorted_trees, est, options)
+    for n in dag.nodes:
+        ea, eb = lean.cpd(n).estimate, full.cpd(n).estimate
+        for field in ("probs", "sd", "unseen_sd", "fallback", "fallback_sd"):
+            assert _same(getattr(ea, field), getattr(eb, field)), (n, field)
+        assert np.array_equal(lean.cpt(n), full.cpt(n))
+        if method != "mestimate":
+            assert np.array_equal(lean.cpt(n, stat="sd"), full.cpt(n, stat="sd"))
+    assert np.allclose(lean.cpt("W").sum(axis=0), 1.0)  # (W, Y, C, A): every configuration a distribution

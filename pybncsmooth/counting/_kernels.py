@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["dense_counts", "build_levels"]
+__all__ = ["dense_counts", "build_levels", "network_counts", "dense_leaves", "sparse_leaves", "leaf_levels"]
 
 #: cells of a node counted into four interleaved histograms (then summed): consecutive
 #: rows in one cell would otherwise wait on each other's increment
@@ -161,84 +161,6 @@ def _cell_index(M, x, pcols, pcards, r, idx):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def _level_sizes(dense, cell_off, rcard, pa_ptr, pa_card, sizes, blk_ptr):  # pragma: no cover - compiled
-    """The number of tree nodes of every level of every node (see :func:`network_levels`)."""
-    b = 0
-    for j in range(rcard.shape[0]):
-        r = rcard[j]
-        d = pa_ptr[j + 1] - pa_ptr[j]
-        Q = (cell_off[j + 1] - cell_off[j]) // r
-        blk_ptr[j] = b
-        sizes[b] = 1
-        prev = np.full(d, -1, dtype=np.int64)
-        for q in range(Q):
-            seen = False
-            for x in range(r):
-                if dense[cell_off[j] + q * r + x] != 0:
-                    seen = True
-                    break
-            if not seen:
-                continue
-            suffix = 1
-            for i in range(d - 1, -1, -1):  # level i + 1 holds the prefix of the first i + 1 parents
-                prefix = q // suffix
-                if prefix != prev[i]:
-                    prev[i] = prefix
-                    sizes[b + 1 + i] += 1
-                suffix *= pa_card[pa_ptr[j] + i]
-        b += d + 1
-    blk_ptr[rcard.shape[0]] = b
-
-
-@njit(cache=True, nogil=True, boundscheck=False)
-def network_levels(dense, cell_off, rcard, pa_ptr, pa_card, row_ptr, cnt_ptr, blk_ptr, parent, value, counts
-                   ):  # pragma: no cover - compiled
-    """Every node's context-tree levels from its dense counts: block ``blk_ptr[j] + i``
-    is level ``i`` of node ``j``, its tree nodes rows ``row_ptr[b]:row_ptr[b + 1]`` of
-    ``parent`` / ``value`` and cells ``cnt_ptr[b]:`` of ``counts`` (``(rows, r)``,
-    row-major).  Tree nodes of a level are the observed prefixes of the configurations,
-    in lexicographic order (as :func:`build_levels` makes them)."""
-    for j in range(rcard.shape[0]):
-        r = rcard[j]
-        d = pa_ptr[j + 1] - pa_ptr[j]
-        Q = (cell_off[j + 1] - cell_off[j]) // r
-        b0 = blk_ptr[j]
-        parent[row_ptr[b0]] = -1
-        value[row_ptr[b0]] = -1
-        prev = np.full(d, -1, dtype=np.int64)
-        node = np.full(d + 1, -1, dtype=np.int64)
-        node[0] = 0
-        fill = np.zeros(d + 1, dtype=np.int64)
-        for q in range(Q):
-            o = cell_off[j] + q * r
-            seen = False
-            for x in range(r):
-                if dense[o + x] != 0:
-                    seen = True
-                    break
-            if not seen:
-                continue
-            changed = False
-            for i in range(d):
-                suffix = 1
-                for k in range(i + 1, d):
-                    suffix *= pa_card[pa_ptr[j] + k]
-                prefix = q // suffix
-                if changed or prefix != prev[i]:
-                    changed = True
-                    prev[i] = prefix
-                    node[i + 1] = fill[i + 1]
-                    fill[i + 1] += 1
-                    at = row_ptr[b0 + 1 + i] + node[i + 1]
-                    parent[at] = node[i]
-                    value[at] = prefix % pa_card[pa_ptr[j] + i]
-            for i in range(d + 1):
-                c0 = cnt_ptr[b0 + i] + node[i] * r
-                for x in range(r):
-                    counts[c0 + x] += dense[o + x]
-
-
-@njit(cache=True, nogil=True, boundscheck=False)
 def level_configs(pa_ptr, pa_card, blk_ptr, out):  # pragma: no cover - compiled
     """``out[blk_ptr[j] + i]``: the configurations of the first ``i`` parents of node ``j``
     (the product of their levels; 1 at the root)."""
@@ -252,35 +174,245 @@ def level_configs(pa_ptr, pa_card, blk_ptr, out):  # pragma: no cover - compiled
             out[b] = q
 
 
+
+
 @njit(cache=True, nogil=True, boundscheck=False)
-def tree_levels(dense, cell_off, rcard, pa_ptr, pa_card):  # pragma: no cover - compiled
-    """Every node's context-tree levels from its dense counts, in arrays made here:
-    ``(blk_ptr, row_ptr, cnt_ptr, parent, value, counts)`` as
-    :func:`network_levels` fills them (sizes by :func:`_level_sizes`), then the rows of
-    every block, and per row the child's levels and the row's total count."""
+def dense_leaves(dense, cell_off, rcard, pa_ptr, pa_card, width):  # pragma: no cover - compiled
+    """The observed configurations (leaves) of every node from its dense counts
+    (:func:`network_counts`' layout): ``(leaf_ptr, leaf_codes, leaf_off)`` as
+    :func:`leaf_levels` takes them (``width``: the most parents of a node; ``leaf_off``:
+    where each leaf's counts start in ``dense``, which are not copied).  A configuration
+    is observed when a cell of its row is not zero.  One pass, the parents' codes of the
+    configuration counted up as it goes (no division)."""
+    nn = rcard.shape[0]
+    most = 0
+    for j in range(nn):
+        most += (cell_off[j + 1] - cell_off[j]) // rcard[j]
+    leaf_ptr = np.zeros(nn + 1, dtype=np.int64)
+    codes = np.empty(most * width, dtype=np.int64)
+    leaf_off = np.empty(most, dtype=np.int64)
+    dig = np.zeros(width + 1, dtype=np.int64)
+    k = 0
+    for j in range(nn):
+        r = rcard[j]
+        d = pa_ptr[j + 1] - pa_ptr[j]
+        for i in range(d):
+            dig[i] = 0
+        for o in range(cell_off[j], cell_off[j + 1], r):
+            for x in range(r):
+                if dense[o + x] != 0:
+                    for i in range(d):
+                        codes[k * width + i] = dig[i]
+                    leaf_off[k] = o
+                    k += 1
+                    break
+            _advance(dig, pa_card, pa_ptr[j], d)
+        leaf_ptr[j + 1] = k
+    return leaf_ptr, codes[: k * width], leaf_off[:k]
+
+
+@njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _advance(dig, pa_card, start, d):  # pragma: no cover - compiled
+    """The next configuration's parents' codes (``dig[:d]``, the last parent fastest)."""
+    i = d - 1
+    while i >= 0:
+        dig[i] += 1
+        if dig[i] < pa_card[start + i]:
+            return
+        dig[i] = 0
+        i -= 1
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def sparse_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width):  # pragma: no cover - compiled
+    """The observed configurations (leaves) of nodes whose configuration space is
+    small but whose dense table (configurations x child levels) is far larger than the
+    rows: work proportional to the rows, the configurations and the leaves' cells,
+    never to the dense table.
+
+    Per node, each row's configuration ``q`` (mixed radix, first parent most
+    significant) marks ``mark[q]`` (one array of the largest configuration space, reset
+    after each node at the marked entries alone); a scan of ``mark`` numbers the
+    observed configurations in increasing order (their parents' codes counted up as it
+    goes); the rows are then counted into ``leaves x r`` cells (a first pass over the
+    nodes counts their leaves, so that every array is made once, at its size).  With ``has_missing``, a
+    row with any code < 0 in the node's family is skipped.  Returns ``(leaf_ptr,
+    leaf_codes, leaf_off, counts)`` as :func:`leaf_levels` takes them (``width``: the most
+    parents of a node; leaf ``k``'s counts are ``counts[leaf_off[k]:][:r]``)."""
+    n = M.shape[0]
+    nn = child.shape[0]
+    most = 1
+    for j in range(nn):
+        q = 1
+        for k in range(pa_ptr[j], pa_ptr[j + 1]):
+            q *= pa_card[k]
+        most = max(most, q)
+    mark = np.full(most, -1, dtype=np.int64)
+    cfg = np.empty(n, dtype=np.int64)
+    leaf_ptr = np.zeros(nn + 1, dtype=np.int64)
+    cells = 0
+    for j in range(nn):  # first the number of leaves of every node: arrays of their exact size
+        _row_configs(M, M[:, child[j]], pa_idx[pa_ptr[j] : pa_ptr[j + 1]], pa_card[pa_ptr[j] : pa_ptr[j + 1]],
+                     has_missing, cfg)
+        m = _mark_rows(cfg, mark)
+        for i in range(n):
+            if cfg[i] >= 0:
+                mark[cfg[i]] = -1
+        leaf_ptr[j + 1] = leaf_ptr[j] + m
+        cells += m * rcard[j]
+    codes = np.empty(leaf_ptr[nn] * width, dtype=np.int64)
+    leaf_off = np.empty(leaf_ptr[nn], dtype=np.int64)
+    counts = np.zeros(cells, dtype=np.int64)
+    dig = np.zeros(width + 1, dtype=np.int64)
+    used = 0
+    for j in range(nn):
+        x = M[:, child[j]]
+        r = rcard[j]
+        d = pa_ptr[j + 1] - pa_ptr[j]
+        Q = _row_configs(M, x, pa_idx[pa_ptr[j] : pa_ptr[j + 1]], pa_card[pa_ptr[j] : pa_ptr[j + 1]], has_missing, cfg)
+        _mark_rows(cfg, mark)
+        base = leaf_ptr[j]
+        for i in range(d):
+            dig[i] = 0
+        t = 0
+        for q in range(Q):  # numbered in increasing order: the leaves sorted
+            if mark[q] >= 0:
+                mark[q] = t
+                for i in range(d):
+                    codes[(base + t) * width + i] = dig[i]
+                leaf_off[base + t] = used + t * r
+                t += 1
+            _advance(dig, pa_card, pa_ptr[j], d)
+        for i in range(n):
+            q = cfg[i]
+            if q >= 0:
+                counts[used + mark[q] * r + x[i]] += 1
+        for i in range(n):
+            q = cfg[i]
+            if q >= 0:
+                mark[q] = -1
+        used += (leaf_ptr[j + 1] - base) * r
+    return leaf_ptr, codes, leaf_off, counts
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def _mark_rows(cfg, mark):  # pragma: no cover - compiled
+    """``mark[q] = 0`` for every configuration ``q`` of a row (``cfg[i] >= 0``) and the
+    number of them (``mark`` -1 elsewhere before)."""
+    m = 0
+    for i in range(cfg.shape[0]):
+        q = cfg[i]
+        if q >= 0 and mark[q] < 0:
+            mark[q] = 0
+            m += 1
+    return m
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def _row_configs(M, x, pcols, pcards, has_missing, cfg):  # pragma: no cover - compiled
+    """``cfg[i]``: row ``i``'s configuration of the parents ``pcols`` (mixed radix, the
+    first most significant), -1 when ``has_missing`` and a code of the family is < 0;
+    returns the number of configurations."""
+    n = M.shape[0]
+    Q = 1
+    for i in range(n):
+        cfg[i] = 0
+    for k in range(pcols.shape[0]):
+        col = M[:, pcols[k]]
+        c = pcards[k]
+        Q *= c
+        for i in range(n):
+            cfg[i] = cfg[i] * c + col[i]
+    if has_missing:
+        for i in range(n):
+            bad = np.int64(x[i])
+            for k in range(pcols.shape[0]):
+                bad |= M[i, pcols[k]]
+            if bad < 0:
+                cfg[i] = -1
+    return Q
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def leaf_levels(leaf_ptr, leaf_codes, leaf_off, dense, sparse, nd, rcard, pa_ptr, pa_card):  # pragma: no cover
+    """Every node's context-tree levels from its observed configurations (leaves):
+    node ``j``'s leaves are ``leaf_ptr[j]:leaf_ptr[j + 1]``, leaf ``k``'s parents' codes
+    ``leaf_codes[k * w : k * w + d]`` (``w`` the most parents of a node, ``d`` node
+    ``j``'s; the leaves in increasing lexicographic order), its ``r`` counts from
+    ``leaf_off[k]`` in ``dense`` for the first ``nd`` nodes (:func:`dense_leaves`), in
+    ``sparse`` for the others (:func:`sparse_leaves`).
+
+    Returns ``(blk_ptr, row_ptr, cnt_ptr, parent, value, counts, sizes, row_r, total)``:
+    block ``blk_ptr[j] + i`` is level ``i`` of node ``j`` (the observed prefixes of its
+    first ``i`` parents, in lexicographic order, as :func:`build_levels` makes them), its
+    tree nodes rows ``row_ptr[b]:row_ptr[b + 1]`` of ``parent`` / ``value`` and cells
+    ``cnt_ptr[b]:`` of ``counts`` (``(rows, r)``, row-major); per row the child's levels
+    and the row's total.  One pass over the leaves: each leaf's counts are copied into the
+    deepest level and added to its ancestors' rows (the tree nodes a leaf opens are the
+    last of their levels): work proportional to the leaves' cells."""
+    nn = rcard.shape[0]
     nb = 0
-    for j in range(rcard.shape[0]):
+    w = 0
+    for j in range(nn):
         nb += pa_ptr[j + 1] - pa_ptr[j] + 1
+        w = max(w, pa_ptr[j + 1] - pa_ptr[j])
     sizes = np.zeros(nb, dtype=np.int64)
-    blk_ptr = np.empty(rcard.shape[0] + 1, dtype=np.int64)
-    _level_sizes(dense, cell_off, rcard, pa_ptr, pa_card, sizes, blk_ptr)
+    blk_ptr = np.zeros(nn + 1, dtype=np.int64)
+    first = np.empty(leaf_ptr[nn], dtype=np.int64)  # per leaf, the first level where it opens a tree node
+    for j in range(nn):
+        d = pa_ptr[j + 1] - pa_ptr[j]
+        b = blk_ptr[j]
+        blk_ptr[j + 1] = b + d + 1
+        sizes[b] = 1
+        for k in range(leaf_ptr[j], leaf_ptr[j + 1]):
+            i0 = 1
+            if k > leaf_ptr[j]:
+                while i0 < d and leaf_codes[k * w + i0 - 1] == leaf_codes[(k - 1) * w + i0 - 1]:
+                    i0 += 1
+            first[k] = i0
+            for i in range(i0, d + 1):
+                sizes[b + i] += 1
     row_ptr = np.zeros(nb + 1, dtype=np.int64)
     cnt_ptr = np.zeros(nb + 1, dtype=np.int64)
-    for j in range(rcard.shape[0]):
+    for j in range(nn):
         for b in range(blk_ptr[j], blk_ptr[j + 1]):
             row_ptr[b + 1] = row_ptr[b] + sizes[b]
             cnt_ptr[b + 1] = cnt_ptr[b] + sizes[b] * rcard[j]
     parent = np.empty(row_ptr[nb], dtype=np.int64)
     value = np.empty(row_ptr[nb], dtype=np.int64)
     counts = np.zeros(cnt_ptr[nb], dtype=np.int64)
-    network_levels(dense, cell_off, rcard, pa_ptr, pa_card, row_ptr, cnt_ptr, blk_ptr, parent, value, counts)
     row_r = np.empty(row_ptr[nb], dtype=np.int64)
     total = np.zeros(row_ptr[nb], dtype=np.int64)
-    for j in range(rcard.shape[0]):
+    fill = np.zeros(w + 1, dtype=np.int64)
+    for j in range(nn):
         r = rcard[j]
-        for i in range(row_ptr[blk_ptr[j]], row_ptr[blk_ptr[j + 1]]):
-            row_r[i] = r
-            o = cnt_ptr[blk_ptr[j]] + (i - row_ptr[blk_ptr[j]]) * r
+        d = pa_ptr[j + 1] - pa_ptr[j]
+        b = blk_ptr[j]
+        src = dense if j < nd else sparse
+        parent[row_ptr[b]] = -1
+        value[row_ptr[b]] = -1
+        for i in range(d + 1):
+            fill[i] = 0
+        fill[0] = 1  # the root
+        for k in range(leaf_ptr[j], leaf_ptr[j + 1]):
+            for i in range(first[k], d + 1):  # the tree nodes leaf k opens
+                at = row_ptr[b + i] + fill[i]
+                parent[at] = fill[i - 1] - 1
+                value[at] = leaf_codes[k * w + i - 1]
+                fill[i] += 1
+            c = leaf_off[k]
+            o = cnt_ptr[b + d] + (fill[d] - 1) * r  # its row (the root's, without parents)
+            t = 0
             for x in range(r):
-                total[i] += counts[o + x]
+                v = src[c + x]
+                counts[o + x] = v
+                t += v
+            total[row_ptr[b + d] + fill[d] - 1] = t
+            for i in range(d):  # and its ancestors' rows, each the sum of the leaves below it
+                o = cnt_ptr[b + i] + (fill[i] - 1) * r
+                for x in range(r):
+                    counts[o + x] += src[c + x]
+                total[row_ptr[b + i] + fill[i] - 1] += t
+        for u in range(row_ptr[b], row_ptr[b + d + 1]):
+            row_r[u] = r
     return blk_ptr, row_ptr, cnt_ptr, parent, value, counts, sizes, row_r, total

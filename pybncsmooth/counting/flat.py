@@ -1,6 +1,6 @@
 """The context trees of many nodes as the dense counting leaves them: flat arrays.
 
-The counting kernels (:func:`~pybncsmooth.counting._kernels.network_levels`) write every
+The counting kernels (:func:`~pybncsmooth.counting._kernels.leaf_levels`) write every
 level of every node's tree into three flat arrays (the parent and branch value of each
 tree node, and the counts, row-major), a block a level.  :class:`FlatTrees` keeps them
 as they are: a closed-form estimator evaluates all of them in one pass, and a node's

@@ -26,7 +26,7 @@ from ..errors import (
 )
 from ..structure.dag import DAG
 from ..validation import n_workers, parallel_map
-from ._kernels import network_counts, tree_levels
+from ._kernels import dense_leaves, leaf_levels, network_counts, sparse_leaves
 from .context_tree import _DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR, ContextTree, code_matrix, count_tree
 from .flat import FlatTrees, TreeMap
 
@@ -91,25 +91,31 @@ def _count_parts(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], w
         ], None, []
     limit = max(_DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR * enc.n_rows)
     dense: list[int] = []
+    sparse: list[int] = []
     cells: list[int] = []
     trees: list[ContextTree | None] = []
     card = {v: len(lev) for v, lev in schema.levels.items()}
     for k, (node, pa) in enumerate(specs):
         try:
-            c = card[node]
+            q = 1
             for p in pa:
-                c *= card[p]
+                q *= card[p]
+            c = q * card[node]
         except KeyError:  # an unknown variable: the schema names it
-            c = math.prod(schema.cardinalities((node, *pa)))
+            c = q = math.prod(schema.cardinalities((node, *pa)))
         if 0 < c <= limit:
             dense.append(k)  # (a variable without levels: no cells, counted by the sort)
             cells.append(c)
             trees.append(None)
+        elif 0 < c and q <= limit:  # a dense table much larger than the rows, few configurations
+            sparse.append(k)
+            trees.append(None)
         else:  # a configuration space much larger than the data: a sort of the rows
             trees.append(count_tree(node, list(pa), enc[node], [enc[p] for p in pa], card[node],
                                     schema.cardinalities(pa)))
-    flat = _dense_trees(enc, [specs[k] for k in dense], cells, n_jobs) if dense else None
-    return trees, flat, dense
+    flat_nodes = dense + sparse
+    flat = _flat_trees(enc, [specs[k] for k in flat_nodes], cells, n_jobs) if flat_nodes else None
+    return trees, flat, flat_nodes
 
 
 #: counting passes (rows x columns read) below which the dense counting runs in one thread
@@ -144,14 +150,16 @@ def _code_matrix(enc: EncodedData, variables: list[str], col: dict[str, int]) ->
     return code_matrix([enc[v] for v in variables]), col
 
 
-def _dense_trees(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], cells: list[int],
-                 n_jobs: int | None = None) -> FlatTrees:
-    """The trees of ``specs`` (``cells[k]``: the cells of spec ``k``'s family) by dense
-    counting, every node in two compiled passes over one code matrix
-    (:func:`~pybncsmooth.counting._kernels.network_counts` and
-    :func:`~pybncsmooth.counting._kernels.tree_levels`); the counting pass in up to
-    ``n_jobs`` threads (default: all cores), each a range of nodes (the counts do not
-    depend on it)."""
+def _flat_trees(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], cells: list[int],
+                n_jobs: int | None = None) -> FlatTrees:
+    """The trees of ``specs``, all in one :class:`FlatTrees`: the first ``len(cells)`` by
+    dense counting (``cells[k]``: the cells of spec ``k``'s family;
+    :func:`~pybncsmooth.counting._kernels.network_counts`, then their observed
+    configurations by :func:`~pybncsmooth.counting._kernels.dense_leaves`), the others
+    (a dense table far larger than the rows) by
+    :func:`~pybncsmooth.counting._kernels.sparse_leaves`, in work proportional to the
+    rows; every tree's levels then from its leaves
+    (:func:`~pybncsmooth.counting._kernels.leaf_levels`).  One code matrix for all."""
     variables = list(dict.fromkeys([v for n, pa in specs for v in (n, *pa)]))
     col = {v: j for j, v in enumerate(variables)}
     levels = enc.schema.levels
@@ -161,11 +169,30 @@ def _dense_trees(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], c
     pa_ptr = _offsets([len(pa) for _, pa in specs])
     pa_idx = np.array([col[p] for _, pa in specs for p in pa], dtype=np.int64)
     pa_card = np.array([card[p] for _, pa in specs for p in pa], dtype=np.int64)
-    cell_off = _offsets(cells)
-    out = np.zeros(int(cell_off[-1]), dtype=np.int64)
     child = np.array([col[n] for n, _ in specs], dtype=np.int64)
     missing = any(enc[v].size and enc[v].min() < 0 for v in variables if v not in enc.complete)
+    nd = len(cells)
+    width = int(np.diff(pa_ptr).max())  # the most parents of a node: the stride of the leaves' codes
+    dense = sparse = np.zeros(0, dtype=np.int64)
+    parts = []
+    if nd:
+        dense = _dense_counts(M, child[:nd], pa_ptr[: nd + 1], pa_idx, pa_card, rcard[:nd], cells, missing, n_jobs)
+        parts.append(dense_leaves(dense, _offsets(cells), rcard[:nd], pa_ptr[: nd + 1], pa_card, width))
+    if nd < len(specs):
+        *leaves, sparse = sparse_leaves(M, child[nd:], pa_ptr[nd:], pa_idx, pa_card, rcard[nd:], missing, width)
+        parts.append(tuple(leaves))
+    ptr, codes, off = parts[0] if len(parts) == 1 else _joined(*parts)
+    levels = leaf_levels(ptr, codes, off, dense, sparse, nd, rcard, pa_ptr, pa_card)
+    return FlatTrees(specs, card, rcard, pa_ptr, pa_card, *levels)
 
+
+def _dense_counts(M: np.ndarray, child: np.ndarray, pa_ptr: np.ndarray, pa_idx: np.ndarray, pa_card: np.ndarray,
+                  rcard: np.ndarray, cells: list[int], missing: bool, n_jobs: int | None) -> np.ndarray:
+    """Every cell's count of the nodes ``child`` (node ``j``'s ``cells[j]`` cells one
+    after another), in up to ``n_jobs`` threads (default: all cores), each a range of
+    nodes (the counts do not depend on it)."""
+    cell_off = _offsets(cells)
+    out = np.zeros(int(cell_off[-1]), dtype=np.int64)
     idx_type = np.int32 if max(cells) < _INT32_CELLS else np.int64  # a cell index (and the spare cell) fits
 
     def count(part: tuple[int, int]) -> None:  # nodes j0..j1 (their cells are theirs alone: no race)
@@ -173,13 +200,19 @@ def _dense_trees(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], c
         network_counts(M, child[j0:j1], pa_ptr[j0 : j1 + 1], pa_idx, pa_card, rcard[j0:j1], cell_off[j0 : j1 + 1],
                        out, missing, np.empty(M.shape[0], dtype=idx_type))
 
-    work = M.shape[0] * (len(pa_idx) + 2 * len(specs))
-    jobs = 1 if work < _THREADED_WORK else n_workers(n_jobs, len(specs))  # threads cost more than small work
+    work = M.shape[0] * (int(pa_ptr[-1] - pa_ptr[0]) + 2 * len(child))
+    jobs = 1 if work < _THREADED_WORK else n_workers(n_jobs, len(child))  # threads cost more than small work
     if jobs == 1:
-        count((0, len(specs)))
+        count((0, len(child)))
     else:
         parallel_map(count, _balanced(pa_ptr, jobs), jobs)
-    return FlatTrees(specs, card, rcard, pa_ptr, pa_card, *tree_levels(out, cell_off, rcard, pa_ptr, pa_card))
+    return out
+
+
+def _joined(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """Two ``(leaf_ptr, leaf_codes, leaf_off)`` of consecutive nodes as one (each leaf's
+    counts stay where they are: ``leaf_off`` into the dense or the sparse counts)."""
+    return (np.concatenate([a[0], b[0][1:] + a[0][-1]]), np.concatenate([a[1], b[1]]), np.concatenate([a[2], b[2]]))
 
 
 def _count_specs_chunk(

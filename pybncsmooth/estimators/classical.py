@@ -87,7 +87,7 @@ class MLE(Estimator):
         rows = FlatRows(flat)
         if (rows.total == 0).any():
             return None
-        p = flat.counts / rows.repeat(rows.total)
+        p = rows.ratio(0.0, rows.total)
         name, hyper, rule = self.name, self.hyperparameters(), self.unseen
 
         def make(j: int) -> TreeEstimate:
@@ -400,7 +400,7 @@ class MEstimate(Estimator):
         rows = FlatRows(flat)
         if self.m == 0 and (rows.total == 0).any():
             return None
-        p = (flat.counts + rows.repeat(self.m / rows.r)) / rows.repeat(rows.total + self.m)
+        p = rows.ratio(self.m / rows.r, rows.total + self.m)
 
         def make(j: int) -> TreeEstimate:
             return TreeEstimate._closed_form(flat.level_views(p, j), "backoff", posterior=self.bootstrap())

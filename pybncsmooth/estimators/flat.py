@@ -19,6 +19,7 @@ import numpy as np
 
 from ..counting.context_tree import ContextTree
 from ..counting.flat import FlatTrees
+from ._flat_kernels import cell_ratio
 from .base import TreeEstimate
 
 __all__ = ["FlatEstimates", "FlatRows", "LazyCells", "stacked_sd", "deferred_args"]
@@ -41,6 +42,13 @@ class FlatRows:
     def repeat(self, per_row: np.ndarray) -> np.ndarray:
         """A per-row array spread over the rows' cells."""
         return np.repeat(per_row, self.r)
+
+    def ratio(self, add: np.ndarray | float, div: np.ndarray) -> np.ndarray:
+        """Every cell's ``(count + add[row]) / div[row]`` (float64), in one compiled pass:
+        the same numbers as ``(counts + repeat(add)) / repeat(div)``, operation by
+        operation, without the spread per-row arrays."""
+        add = np.broadcast_to(np.asarray(add, dtype=np.float64), self.r.shape)
+        return cell_ratio(self.flat.counts, self.r, add, np.asarray(div, dtype=np.float64))
 
 
 class FlatEstimates:
@@ -94,3 +102,4 @@ class LazyCells:
 def deferred_args(lazy: LazyCells, j: int, upto: int | None = None) -> tuple[Callable[[Any], Any], Any]:
     """The ``(function, argument)`` pair of a deferred field read from ``lazy``."""
     return lazy.levels, (j, upto)
+
