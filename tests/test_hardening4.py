@@ -623,3 +623,18 @@ def test_case24_intervals_from_a_bif_say_what_is_missing(tmp_path, capsys, asia)
     assert main(["query", str(tmp_path / "a.bif"), "-t", "L", "--interval", "0.9"]) == 2
     assert ".pbn" in capsys.readouterr().err
     assert main(["query", str(tmp_path / "a.pbn"), "-t", "L", "--interval", "0.9", "--seed", "1"]) == 0
+
+
+def test_a_text_names_the_level_of_its_own_levels_types_whatever_was_looked_up_before():
+    """(0, 1), (False, True) and (0.0, 1.0) are equal tuples: a cache keyed by the levels
+    alone handed (0, 1) the texts of (False, True) ("False", "True"), so '1' named no
+    level of (0, 1) once a network with boolean levels had been queried (an evidence
+    error that depended on what ran before)."""
+    from pybncsmooth.data.levels import level_code
+
+    assert level_code((False, True), "True") == 1
+    assert level_code((0.0, 1.0), "1") == 1
+    assert level_code((0, 1), "1") == 1
+    assert level_code((0, 1), "True") == -1
+    assert level_code((False, True), "1") == -1
+    assert level_code((0.5, 1.0), "0.5") == 0

@@ -65,11 +65,20 @@ def _text(value: Any) -> str | None:
 
 @functools.lru_cache(maxsize=4096)
 def _by_key(levels: tuple) -> dict:
+    """``{level: position}`` (levels of equal tuples, e.g. ``(0, 1)`` and ``(False, True)``,
+    are equal keys position by position, so one cached dictionary serves them all)."""
     return {v: i for i, v in enumerate(levels)}
 
 
-@functools.lru_cache(maxsize=4096)
 def _by_text(levels: tuple) -> dict:
+    """``{text: position}`` of the levels' texts (the first level of each text).  Cached
+    by the levels *and their types*: ``(0, 1)``, ``(False, True)`` and ``(0.0, 1.0)`` are
+    equal tuples (equal keys of a cache) but are written as different texts."""
+    return _by_text_typed(levels, tuple(map(type, levels)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _by_text_typed(levels: tuple, types: tuple) -> dict:
     out: dict[str, int] = {}
     for i, v in enumerate(levels):
         t = _text(v)
