@@ -336,8 +336,8 @@ class NetworkCounter:
 
     def _empty(self) -> "NetworkCounter":
         out = object.__new__(NetworkCounter)  # this one's (checked, immutable) set-up, shared
-        out.__dict__.update({k: self.__dict__[k] for k in _SETUP})
-        out._reset()
+        out.__dict__.update(self.__dict__)
+        out._reset()  # (every count attribute is _reset's: none is shared)
         return out
 
     def add(self, df: pd.DataFrame) -> "NetworkCounter":
@@ -445,10 +445,6 @@ class NetworkCounter:
 
 #: the schema of a counter given no levels (immutable: shared)
 _NO_SCHEMA = Schema()
-
-#: what :meth:`NetworkCounter._empty` copies: the set-up, not the counts
-_SETUP = ("dag", "n_jobs", "weights", "prefix", "suffix", "split_vars", "variables", "given", "na", "max_levels",
-          "na_label")
 
 
 def _check_columns(df: Any, dag: DAG, prefix: Sequence[str], cols: set[str]) -> None:
