@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["dense_counts", "build_levels", "network_counts", "dense_leaves", "sparse_leaves", "leaf_levels"]
+__all__ = ["dense_counts", "build_levels", "network_counts", "dense_leaves", "sparse_leaves", "leaf_levels", "spread_rows"]
 
 #: cells of a node counted into four interleaved histograms (then summed): consecutive
 #: rows in one cell would otherwise wait on each other's increment
@@ -342,14 +342,18 @@ def leaf_levels(leaf_ptr, leaf_codes, leaf_off, dense, sparse, nd, rcard, pa_ptr
     ``leaf_off[k]`` in ``dense`` for the first ``nd`` nodes (:func:`dense_leaves`), in
     ``sparse`` for the others (:func:`sparse_leaves`).
 
-    Returns ``(blk_ptr, row_ptr, cnt_ptr, parent, value, counts, sizes, row_r, total)``:
-    block ``blk_ptr[j] + i`` is level ``i`` of node ``j`` (the observed prefixes of its
-    first ``i`` parents, in lexicographic order, as :func:`build_levels` makes them), its
-    tree nodes rows ``row_ptr[b]:row_ptr[b + 1]`` of ``parent`` / ``value`` and cells
-    ``cnt_ptr[b]:`` of ``counts`` (``(rows, r)``, row-major); per row the child's levels
-    and the row's total.  One pass over the leaves: each leaf's counts are copied into the
-    deepest level and added to its ancestors' rows (the tree nodes a leaf opens are the
-    last of their levels): work proportional to the leaves' cells."""
+    Returns ``(blk_ptr, row_ptr, parent, value, sizes, row_r, total, nz_ptr, nz_x,
+    nz_n)``: block ``blk_ptr[j] + i`` is level ``i`` of node ``j`` (the observed prefixes
+    of its first ``i`` parents, in lexicographic order, as :func:`build_levels` makes
+    them), its tree nodes rows ``row_ptr[b]:row_ptr[b + 1]`` of ``parent`` / ``value``;
+    per row the child's levels and the row's total count.  A row's counts are held
+    compactly: its stored cells ``nz_ptr[u]:nz_ptr[u + 1]`` (child level ``nz_x``, count
+    ``nz_n``, in increasing level), every other cell of the row a zero.  A row of the
+    deepest level (a leaf) stores its cells that are not zero; a row above stores all its
+    ``r`` cells (the sums of the leaves below it, zeros included).  A leaf of a child of
+    100 levels seen in a few rows then costs a few cells, not 100.  Two passes over the
+    leaves (sizes, then cells): each leaf's cells are copied into its row and added to
+    its ancestors' rows (the tree nodes a leaf opens are the last of their levels)."""
     nn = rcard.shape[0]
     nb = 0
     w = 0
@@ -359,8 +363,11 @@ def leaf_levels(leaf_ptr, leaf_codes, leaf_off, dense, sparse, nd, rcard, pa_ptr
     sizes = np.zeros(nb, dtype=np.int64)
     blk_ptr = np.zeros(nn + 1, dtype=np.int64)
     first = np.empty(leaf_ptr[nn], dtype=np.int64)  # per leaf, the first level where it opens a tree node
+    leaf_nz = np.zeros(leaf_ptr[nn], dtype=np.int64)  # per leaf, its cells that are not zero
     for j in range(nn):
         d = pa_ptr[j + 1] - pa_ptr[j]
+        r = rcard[j]
+        src = dense if j < nd else sparse
         b = blk_ptr[j]
         blk_ptr[j + 1] = b + d + 1
         sizes[b] = 1
@@ -372,17 +379,37 @@ def leaf_levels(leaf_ptr, leaf_codes, leaf_off, dense, sparse, nd, rcard, pa_ptr
             first[k] = i0
             for i in range(i0, d + 1):
                 sizes[b + i] += 1
+            c = leaf_off[k]
+            m = 0
+            for x in range(r):
+                if src[c + x] != 0:
+                    m += 1
+            leaf_nz[k] = m
     row_ptr = np.zeros(nb + 1, dtype=np.int64)
-    cnt_ptr = np.zeros(nb + 1, dtype=np.int64)
-    for j in range(nn):
-        for b in range(blk_ptr[j], blk_ptr[j + 1]):
-            row_ptr[b + 1] = row_ptr[b] + sizes[b]
-            cnt_ptr[b + 1] = cnt_ptr[b] + sizes[b] * rcard[j]
-    parent = np.empty(row_ptr[nb], dtype=np.int64)
-    value = np.empty(row_ptr[nb], dtype=np.int64)
-    counts = np.zeros(cnt_ptr[nb], dtype=np.int64)
-    row_r = np.empty(row_ptr[nb], dtype=np.int64)
-    total = np.zeros(row_ptr[nb], dtype=np.int64)
+    for b in range(nb):
+        row_ptr[b + 1] = row_ptr[b] + sizes[b]
+    nrow = row_ptr[nb]
+    nz_ptr = np.zeros(nrow + 1, dtype=np.int64)
+    row_r = np.empty(nrow, dtype=np.int64)
+    for j in range(nn):  # the stored cells of each row: all of a row above the leaves, a leaf's not zero
+        r = rcard[j]
+        d = pa_ptr[j + 1] - pa_ptr[j]
+        b = blk_ptr[j]
+        for u in range(row_ptr[b], row_ptr[b + d + 1]):
+            row_r[u] = r
+        for u in range(row_ptr[b], row_ptr[b + d]):
+            nz_ptr[u + 1] = r
+        u = row_ptr[b + d]
+        for k in range(leaf_ptr[j], leaf_ptr[j + 1]):
+            nz_ptr[u + 1] = leaf_nz[k]
+            u += 1
+    for u in range(nrow):
+        nz_ptr[u + 1] += nz_ptr[u]
+    parent = np.empty(nrow, dtype=np.int64)
+    value = np.empty(nrow, dtype=np.int64)
+    total = np.zeros(nrow, dtype=np.int64)
+    nz_x = np.empty(nz_ptr[nrow], dtype=np.int64)
+    nz_n = np.empty(nz_ptr[nrow], dtype=np.int64)
     fill = np.zeros(w + 1, dtype=np.int64)
     for j in range(nn):
         r = rcard[j]
@@ -391,6 +418,8 @@ def leaf_levels(leaf_ptr, leaf_codes, leaf_off, dense, sparse, nd, rcard, pa_ptr
         src = dense if j < nd else sparse
         parent[row_ptr[b]] = -1
         value[row_ptr[b]] = -1
+        if d > 0:
+            _open_row(nz_ptr[row_ptr[b]], r, nz_x, nz_n)
         for i in range(d + 1):
             fill[i] = 0
         fill[0] = 1  # the root
@@ -399,20 +428,47 @@ def leaf_levels(leaf_ptr, leaf_codes, leaf_off, dense, sparse, nd, rcard, pa_ptr
                 at = row_ptr[b + i] + fill[i]
                 parent[at] = fill[i - 1] - 1
                 value[at] = leaf_codes[k * w + i - 1]
+                if i < d:
+                    _open_row(nz_ptr[at], r, nz_x, nz_n)
                 fill[i] += 1
             c = leaf_off[k]
-            o = cnt_ptr[b + d] + (fill[d] - 1) * r  # its row (the root's, without parents)
+            leaf = row_ptr[b + d] + fill[d] - 1  # its row (the root's, without parents)
+            o = nz_ptr[leaf]
             t = 0
             for x in range(r):
                 v = src[c + x]
-                counts[o + x] = v
-                t += v
-            total[row_ptr[b + d] + fill[d] - 1] = t
+                if v != 0:
+                    nz_x[o] = x
+                    nz_n[o] = v
+                    o += 1
+                    t += v
+            total[leaf] = t
             for i in range(d):  # and its ancestors' rows, each the sum of the leaves below it
-                o = cnt_ptr[b + i] + (fill[i] - 1) * r
+                at = row_ptr[b + i] + fill[i] - 1
+                o = nz_ptr[at]
                 for x in range(r):
-                    counts[o + x] += src[c + x]
-                total[row_ptr[b + i] + fill[i] - 1] += t
-        for u in range(row_ptr[b], row_ptr[b + d + 1]):
-            row_r[u] = r
-    return blk_ptr, row_ptr, cnt_ptr, parent, value, counts, sizes, row_r, total
+                    nz_n[o + x] += src[c + x]
+                total[at] += t
+    return blk_ptr, row_ptr, parent, value, sizes, row_r, total, nz_ptr, nz_x, nz_n
+
+
+@njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _open_row(o, r, nz_x, nz_n):  # pragma: no cover - compiled
+    """A row storing all its ``r`` cells from ``o``: levels 0..r-1, counts 0."""
+    for x in range(r):
+        nz_x[o + x] = x
+        nz_n[o + x] = 0
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def spread_rows(nz_ptr, nz_x, vals, base, lo, hi, r, out):  # pragma: no cover - compiled
+    """Rows ``lo:hi`` of a per-cell array held as :func:`leaf_levels` holds the counts
+    (``vals``: one value a stored cell; ``base``: per row of ``lo:hi``, the value of its
+    other cells) written out whole into ``out`` (``(hi - lo) * r`` cells, row-major)."""
+    for u in range(lo, hi):
+        o = (u - lo) * r
+        v = base[u - lo]
+        for x in range(r):
+            out[o + x] = v
+        for k in range(nz_ptr[u], nz_ptr[u + 1]):
+            out[o + nz_x[k]] = vals[k]
