@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["dense_counts", "build_levels", "network_counts", "dense_leaves", "sparse_leaves", "leaf_levels", "spread_rows"]
+__all__ = ["dense_counts", "build_levels", "network_leaves", "sparse_leaves", "leaf_levels", "spread_rows"]
 
 #: cells of a node counted into four interleaved histograms (then summed): consecutive
 #: rows in one cell would otherwise wait on each other's increment
@@ -83,34 +83,59 @@ def build_levels(configs, counts):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def network_counts(M, child, pa_ptr, pa_idx, pa_card, rcard, cell_off, out, has_missing, idx):  # pragma: no cover
-    """Dense counts of many nodes in one call: node ``j`` (column ``child[j]`` of ``M``,
-    parents ``pa_idx[pa_ptr[j]:pa_ptr[j + 1]]`` with cardinalities ``pa_card``, ``rcard[j]``
-    levels) adds its cell counts to ``out[cell_off[j]:cell_off[j + 1]]`` (configuration-
-    major, first parent most significant).  With ``has_missing``, rows with any code
-    < 0 in the node's family are skipped (their cell index is sent to a spare cell).
+def network_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width, idx):  # pragma: no cover
+    """The observed configurations (leaves) of many nodes and their counts, each node
+    counted densely in one work table reused from node to node: node ``j`` (column
+    ``child[j]`` of ``M``, parents ``pa_idx[pa_ptr[j]:pa_ptr[j + 1]]`` with cardinalities
+    ``pa_card``, ``rcard[j]`` levels).  With ``has_missing``, rows with any code < 0 in
+    the node's family are skipped (their cell index is sent to a spare cell).
 
-    The cell index of every row is built in ``idx`` (a work array of ``n`` integers:
-    int32 when every node has fewer than 2**31 cells, half the memory traffic of int64)
-    one column at a time (passes the compiler vectorises), then counted: a node of at
-    most ``_SPLIT_CELLS`` cells into four histograms, row ``i`` into histogram ``i % 4``
-    (an increment then never waits on the one before; the sums are the same integers)."""
+    The cell index of every row (configuration-major, first parent most significant) is
+    built in ``idx`` (a work array of ``n`` integers: int32 when every node has fewer
+    than 2**31 cells, half the memory traffic of int64) one column at a time (passes the
+    compiler vectorises), then counted: a node of at most ``_SPLIT_CELLS`` cells into
+    four histograms, row ``i`` into histogram ``i % 4`` (an increment then never waits on
+    the one before; the sums are the same integers).  A scan of the node's table then
+    gives its leaves in increasing order (their parents' codes counted up as it goes) and
+    each leaf's cells that are not zero, and leaves the table zero for the next node.
+    Returns ``(leaf_ptr, leaf_codes, nz_ptr, nz_x, nz_n)`` as :func:`leaf_levels` takes
+    them (``width``: the most parents of a node)."""
     n = M.shape[0]
+    nn = child.shape[0]
+    most = 1
+    n_leaf = 0
+    n_cell = 0
+    for j in range(nn):
+        q = 1
+        for k in range(pa_ptr[j], pa_ptr[j + 1]):
+            q *= pa_card[k]
+        most = max(most, q * rcard[j])
+        n_leaf += min(q, n)
+        n_cell += min(q * rcard[j], n)
+    table = np.zeros(most + 1, dtype=np.int64)  # one node's cells and the spare cell: zero between nodes
+    small = min(most, _SPLIT_CELLS) + 1
+    hist = np.zeros(4 * small, dtype=np.int64)
     bad = np.empty(n if has_missing else 0, dtype=np.int8)
-    most = 0
-    for j in range(child.shape[0]):
-        most = max(most, min(cell_off[j + 1] - cell_off[j], _SPLIT_CELLS))
-    hist = np.empty(4 * (most + 1), dtype=np.int64)
-    for j in range(child.shape[0]):
-        base = cell_off[j]
-        ncell = cell_off[j + 1] - base
-        _cell_index(M, M[:, child[j]], pa_idx[pa_ptr[j] : pa_ptr[j + 1]], pa_card[pa_ptr[j] : pa_ptr[j + 1]],
-                    rcard[j], idx)
+    leaf_ptr = np.zeros(nn + 1, dtype=np.int64)
+    codes = np.empty(n_leaf * width, dtype=np.int64)
+    nz_ptr = np.zeros(n_leaf + 1, dtype=np.int64)
+    nz_x = np.empty(n_cell, dtype=np.int64)
+    nz_n = np.empty(n_cell, dtype=np.int64)
+    dig = np.zeros(width + 1, dtype=np.int64)
+    leaf = 0
+    e = 0
+    for j in range(nn):
+        r = rcard[j]
+        p0, p1 = pa_ptr[j], pa_ptr[j + 1]
+        ncell = r
+        for k in range(p0, p1):
+            ncell *= pa_card[k]
+        _cell_index(M, M[:, child[j]], pa_idx[p0:p1], pa_card[p0:p1], r, idx)
         if has_missing:  # a row with a missing code in the family: the spare cell ncell
             x = M[:, child[j]]
             for i in range(n):
                 bad[i] = x[i]
-            for k in range(pa_ptr[j], pa_ptr[j + 1]):
+            for k in range(p0, p1):
                 col = M[:, pa_idx[k]]
                 for i in range(n):
                     bad[i] |= col[i]
@@ -119,22 +144,51 @@ def network_counts(M, child, pa_ptr, pa_idx, pa_card, rcard, cell_off, out, has_
                     idx[i] = ncell
         if ncell > _SPLIT_CELLS:
             for i in range(n):
-                if idx[i] < ncell:
-                    out[base + idx[i]] += 1
-            continue
-        w = ncell + 1
-        for c in range(4 * w):
-            hist[c] = 0
-        m4 = n - n % 4
-        for i in range(0, m4, 4):
-            hist[idx[i]] += 1
-            hist[w + idx[i + 1]] += 1
-            hist[2 * w + idx[i + 2]] += 1
-            hist[3 * w + idx[i + 3]] += 1
-        for i in range(m4, n):
-            hist[idx[i]] += 1
-        for c in range(ncell):
-            out[base + c] += hist[c] + hist[w + c] + hist[2 * w + c] + hist[3 * w + c]
+                table[idx[i]] += 1
+        else:
+            _split_count(idx, hist, table, ncell)
+        table[ncell] = 0
+        for i in range(p1 - p0):
+            dig[i] = 0
+        for o in range(0, ncell, r):  # each configuration: a leaf when a cell is not zero
+            e0 = e
+            for x in range(r):
+                v = table[o + x]
+                if v != 0:
+                    nz_x[e] = x
+                    nz_n[e] = v
+                    e += 1
+                    table[o + x] = 0
+            if e > e0:
+                for i in range(p1 - p0):
+                    codes[leaf * width + i] = dig[i]
+                leaf += 1
+                nz_ptr[leaf] = e
+            _advance(dig, pa_card, p0, p1 - p0)
+        leaf_ptr[j + 1] = leaf
+    return leaf_ptr, codes[: leaf * width], nz_ptr[: leaf + 1], nz_x[:e], nz_n[:e]
+
+
+@njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _split_count(idx, hist, table, ncell):  # pragma: no cover - compiled
+    """``table[c]`` = the rows whose ``idx`` is ``c`` (``c <= ncell``), counted into four
+    interleaved histograms of ``hist`` (zero before and after), then summed."""
+    n = idx.shape[0]
+    w = ncell + 1
+    m4 = n - n % 4
+    for i in range(0, m4, 4):
+        hist[idx[i]] += 1
+        hist[w + idx[i + 1]] += 1
+        hist[2 * w + idx[i + 2]] += 1
+        hist[3 * w + idx[i + 3]] += 1
+    for i in range(m4, n):
+        hist[idx[i]] += 1
+    for c in range(w):
+        table[c] = hist[c] + hist[w + c] + hist[2 * w + c] + hist[3 * w + c]
+        hist[c] = 0
+        hist[w + c] = 0
+        hist[2 * w + c] = 0
+        hist[3 * w + c] = 0
 
 
 @njit(cache=True, nogil=True, boundscheck=False, inline="always")
@@ -176,41 +230,6 @@ def level_configs(pa_ptr, pa_card, blk_ptr, out):  # pragma: no cover - compiled
 
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
-def dense_leaves(dense, cell_off, rcard, pa_ptr, pa_card, width):  # pragma: no cover - compiled
-    """The observed configurations (leaves) of every node from its dense counts
-    (:func:`network_counts`' layout): ``(leaf_ptr, leaf_codes, leaf_off)`` as
-    :func:`leaf_levels` takes them (``width``: the most parents of a node; ``leaf_off``:
-    where each leaf's counts start in ``dense``, which are not copied).  A configuration
-    is observed when a cell of its row is not zero.  One pass, the parents' codes of the
-    configuration counted up as it goes (no division)."""
-    nn = rcard.shape[0]
-    most = 0
-    for j in range(nn):
-        most += (cell_off[j + 1] - cell_off[j]) // rcard[j]
-    leaf_ptr = np.zeros(nn + 1, dtype=np.int64)
-    codes = np.empty(most * width, dtype=np.int64)
-    leaf_off = np.empty(most, dtype=np.int64)
-    dig = np.zeros(width + 1, dtype=np.int64)
-    k = 0
-    for j in range(nn):
-        r = rcard[j]
-        d = pa_ptr[j + 1] - pa_ptr[j]
-        for i in range(d):
-            dig[i] = 0
-        for o in range(cell_off[j], cell_off[j + 1], r):
-            for x in range(r):
-                if dense[o + x] != 0:
-                    for i in range(d):
-                        codes[k * width + i] = dig[i]
-                    leaf_off[k] = o
-                    k += 1
-                    break
-            _advance(dig, pa_card, pa_ptr[j], d)
-        leaf_ptr[j + 1] = k
-    return leaf_ptr, codes[: k * width], leaf_off[:k]
-
-
 @njit(cache=True, nogil=True, boundscheck=False, inline="always")
 def _advance(dig, pa_card, start, d):  # pragma: no cover - compiled
     """The next configuration's parents' codes (``dig[:d]``, the last parent fastest)."""
@@ -227,18 +246,19 @@ def _advance(dig, pa_card, start, d):  # pragma: no cover - compiled
 def sparse_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width):  # pragma: no cover - compiled
     """The observed configurations (leaves) of nodes whose configuration space is
     small but whose dense table (configurations x child levels) is far larger than the
-    rows: work proportional to the rows, the configurations and the leaves' cells,
-    never to the dense table.
+    rows, and their counts: work proportional to the rows, the configurations and the
+    leaves' cells, never to the dense table.
 
     Per node, each row's configuration ``q`` (mixed radix, first parent most
     significant) marks ``mark[q]`` (one array of the largest configuration space, reset
     after each node at the marked entries alone); a scan of ``mark`` numbers the
     observed configurations in increasing order (their parents' codes counted up as it
-    goes); the rows are then counted into ``leaves x r`` cells (a first pass over the
-    nodes counts their leaves, so that every array is made once, at its size).  With ``has_missing``, a
-    row with any code < 0 in the node's family is skipped.  Returns ``(leaf_ptr,
-    leaf_codes, leaf_off, counts)`` as :func:`leaf_levels` takes them (``width``: the most
-    parents of a node; leaf ``k``'s counts are ``counts[leaf_off[k]:][:r]``)."""
+    goes); the rows are then counted into the node's ``leaves x r`` cells (one work
+    table for all nodes, left zero by the scan that takes each leaf's cells that are not
+    zero).  A first pass over the nodes counts their leaves, so that every array is made
+    once.  With ``has_missing``, a row with any code < 0 in the node's family is skipped.
+    Returns ``(leaf_ptr, leaf_codes, nz_ptr, nz_x, nz_n)`` as :func:`leaf_levels` takes
+    them (``width``: the most parents of a node)."""
     n = M.shape[0]
     nn = child.shape[0]
     most = 1
@@ -250,7 +270,8 @@ def sparse_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width):
     mark = np.full(most, -1, dtype=np.int64)
     cfg = np.empty(n, dtype=np.int64)
     leaf_ptr = np.zeros(nn + 1, dtype=np.int64)
-    cells = 0
+    widest = 1
+    n_cell = 0
     for j in range(nn):  # first the number of leaves of every node: arrays of their exact size
         _row_configs(M, M[:, child[j]], pa_idx[pa_ptr[j] : pa_ptr[j + 1]], pa_card[pa_ptr[j] : pa_ptr[j + 1]],
                      has_missing, cfg)
@@ -259,12 +280,15 @@ def sparse_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width):
             if cfg[i] >= 0:
                 mark[cfg[i]] = -1
         leaf_ptr[j + 1] = leaf_ptr[j] + m
-        cells += m * rcard[j]
+        widest = max(widest, m * rcard[j])
+        n_cell += min(m * rcard[j], n)
     codes = np.empty(leaf_ptr[nn] * width, dtype=np.int64)
-    leaf_off = np.empty(leaf_ptr[nn], dtype=np.int64)
-    counts = np.zeros(cells, dtype=np.int64)
+    table = np.zeros(widest, dtype=np.int64)  # one node's leaves' cells: zero between nodes
+    nz_ptr = np.zeros(leaf_ptr[nn] + 1, dtype=np.int64)
+    nz_x = np.empty(n_cell, dtype=np.int64)
+    nz_n = np.empty(n_cell, dtype=np.int64)
     dig = np.zeros(width + 1, dtype=np.int64)
-    used = 0
+    e = 0
     for j in range(nn):
         x = M[:, child[j]]
         r = rcard[j]
@@ -280,19 +304,27 @@ def sparse_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width):
                 mark[q] = t
                 for i in range(d):
                     codes[(base + t) * width + i] = dig[i]
-                leaf_off[base + t] = used + t * r
                 t += 1
             _advance(dig, pa_card, pa_ptr[j], d)
         for i in range(n):
             q = cfg[i]
             if q >= 0:
-                counts[used + mark[q] * r + x[i]] += 1
+                table[mark[q] * r + x[i]] += 1
         for i in range(n):
             q = cfg[i]
             if q >= 0:
                 mark[q] = -1
-        used += (leaf_ptr[j + 1] - base) * r
-    return leaf_ptr, codes, leaf_off, counts
+        for t in range(leaf_ptr[j + 1] - base):
+            o = t * r
+            for v in range(r):
+                c = table[o + v]
+                if c != 0:
+                    nz_x[e] = v
+                    nz_n[e] = c
+                    e += 1
+                    table[o + v] = 0
+            nz_ptr[base + t + 1] = e
+    return leaf_ptr, codes, nz_ptr, nz_x[:e], nz_n[:e]
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
@@ -334,13 +366,13 @@ def _row_configs(M, x, pcols, pcards, has_missing, cfg):  # pragma: no cover - c
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def leaf_levels(leaf_ptr, leaf_codes, leaf_off, dense, sparse, nd, rcard, pa_ptr, pa_card):  # pragma: no cover
+def leaf_levels(leaf_ptr, leaf_codes, leaf_nz, leaf_x, leaf_n, rcard, pa_ptr, pa_card):  # pragma: no cover
     """Every node's context-tree levels from its observed configurations (leaves):
     node ``j``'s leaves are ``leaf_ptr[j]:leaf_ptr[j + 1]``, leaf ``k``'s parents' codes
     ``leaf_codes[k * w : k * w + d]`` (``w`` the most parents of a node, ``d`` node
-    ``j``'s; the leaves in increasing lexicographic order), its ``r`` counts from
-    ``leaf_off[k]`` in ``dense`` for the first ``nd`` nodes (:func:`dense_leaves`), in
-    ``sparse`` for the others (:func:`sparse_leaves`).
+    ``j``'s; the leaves in increasing lexicographic order), its cells that are not zero
+    ``leaf_nz[k]:leaf_nz[k + 1]`` of ``leaf_x`` (the child's level, increasing) and
+    ``leaf_n`` (the count), as :func:`network_leaves` and :func:`sparse_leaves` give them.
 
     Returns ``(blk_ptr, row_ptr, parent, value, sizes, row_r, total, nz_ptr, nz_x,
     nz_n)``: block ``blk_ptr[j] + i`` is level ``i`` of node ``j`` (the observed prefixes
@@ -363,11 +395,8 @@ def leaf_levels(leaf_ptr, leaf_codes, leaf_off, dense, sparse, nd, rcard, pa_ptr
     sizes = np.zeros(nb, dtype=np.int64)
     blk_ptr = np.zeros(nn + 1, dtype=np.int64)
     first = np.empty(leaf_ptr[nn], dtype=np.int64)  # per leaf, the first level where it opens a tree node
-    leaf_nz = np.zeros(leaf_ptr[nn], dtype=np.int64)  # per leaf, its cells that are not zero
     for j in range(nn):
         d = pa_ptr[j + 1] - pa_ptr[j]
-        r = rcard[j]
-        src = dense if j < nd else sparse
         b = blk_ptr[j]
         blk_ptr[j + 1] = b + d + 1
         sizes[b] = 1
@@ -379,12 +408,6 @@ def leaf_levels(leaf_ptr, leaf_codes, leaf_off, dense, sparse, nd, rcard, pa_ptr
             first[k] = i0
             for i in range(i0, d + 1):
                 sizes[b + i] += 1
-            c = leaf_off[k]
-            m = 0
-            for x in range(r):
-                if src[c + x] != 0:
-                    m += 1
-            leaf_nz[k] = m
     row_ptr = np.zeros(nb + 1, dtype=np.int64)
     for b in range(nb):
         row_ptr[b + 1] = row_ptr[b] + sizes[b]
@@ -401,7 +424,7 @@ def leaf_levels(leaf_ptr, leaf_codes, leaf_off, dense, sparse, nd, rcard, pa_ptr
             nz_ptr[u + 1] = r
         u = row_ptr[b + d]
         for k in range(leaf_ptr[j], leaf_ptr[j + 1]):
-            nz_ptr[u + 1] = leaf_nz[k]
+            nz_ptr[u + 1] = leaf_nz[k + 1] - leaf_nz[k]
             u += 1
     for u in range(nrow):
         nz_ptr[u + 1] += nz_ptr[u]
@@ -415,7 +438,6 @@ def leaf_levels(leaf_ptr, leaf_codes, leaf_off, dense, sparse, nd, rcard, pa_ptr
         r = rcard[j]
         d = pa_ptr[j + 1] - pa_ptr[j]
         b = blk_ptr[j]
-        src = dense if j < nd else sparse
         parent[row_ptr[b]] = -1
         value[row_ptr[b]] = -1
         if d > 0:
@@ -431,23 +453,22 @@ def leaf_levels(leaf_ptr, leaf_codes, leaf_off, dense, sparse, nd, rcard, pa_ptr
                 if i < d:
                     _open_row(nz_ptr[at], r, nz_x, nz_n)
                 fill[i] += 1
-            c = leaf_off[k]
             leaf = row_ptr[b + d] + fill[d] - 1  # its row (the root's, without parents)
-            o = nz_ptr[leaf]
+            o0 = nz_ptr[leaf]
+            o = o0
             t = 0
-            for x in range(r):
-                v = src[c + x]
-                if v != 0:
-                    nz_x[o] = x
-                    nz_n[o] = v
-                    o += 1
-                    t += v
+            for e in range(leaf_nz[k], leaf_nz[k + 1]):
+                v = leaf_n[e]
+                nz_x[o] = leaf_x[e]
+                nz_n[o] = v
+                o += 1
+                t += v
             total[leaf] = t
-            for i in range(d):  # and its ancestors' rows, each the sum of the leaves below it
+            for i in range(d):  # and its ancestors' rows (all cells stored), each the sum of the leaves below it
                 at = row_ptr[b + i] + fill[i] - 1
-                o = nz_ptr[at]
-                for x in range(r):
-                    nz_n[o + x] += src[c + x]
+                a0 = nz_ptr[at]
+                for e in range(o0, o):
+                    nz_n[a0 + nz_x[e]] += nz_n[e]
                 total[at] += t
     return blk_ptr, row_ptr, parent, value, sizes, row_r, total, nz_ptr, nz_x, nz_n
 
