@@ -216,3 +216,32 @@ def test_leaves_store_the_cells_they_saw_and_answer_as_the_sort_does():
         if method == "bayes":  # intervals (Monte Carlo over every cell: two small tables)
             for n in ("Z", "R"):
                 assert lean.cpt_frame(n, interval=0.9).equals(full.cpt_frame(n, interval=0.9)), n
+
+
+def test_many_nodes_of_many_leaves_count_as_the_sort_does():
+    """More leaves and cells in all than the dense counting first makes room for (the
+    rows and one node's table): the room grows, the trees are the sort's."""
+    rng = np.random.default_rng(4)
+    rows = 300
+    cols = {f"R{i}": rng.integers(0, 20, rows) for i in range(4)}
+    cols.update({f"X{i}": rng.integers(0, 2, rows) for i in range(24)})
+    df = pd.DataFrame({k: pd.Categorical(v, categories=range(20 if k[0] == "R" else 2)) for k, v in cols.items()})
+    df.loc[rng.random(rows) < 0.05, "X3"] = np.nan
+    dag = bs.DAG({**{f"R{i}": [] for i in range(4)}, **{f"X{i}": [f"R{i % 4}", f"R{(i + 1) % 4}"] for i in range(24)}})
+    enc = encode(df, na="available")
+    trees = count_network(enc, dag)
+    assert trees.all_flat(dag.nodes)
+    card = enc.schema.cardinality
+    leaves = 0
+    for n in dag.nodes:
+        t = ct.count_tree(n, dag.parents(n), enc[n], [enc[p] for p in dag.parents(n)], card(n),
+                          [card(p) for p in dag.parents(n)])
+        assert trees[n] == t, n
+        leaves += t.n_leaves
+    assert leaves > rows + 20 * 20 * 2  # beyond the first room
+    options = Options.build("fit")
+    est = make_estimator("bayes", options=options, iss=3.0)
+    lean = estimate_network(dag, enc.schema, trees, est, options)
+    full = estimate_network(dag, enc.schema, dict(trees.items()), est, options)
+    for n in dag.nodes:
+        assert np.array_equal(lean.cpt(n), full.cpt(n)) and np.array_equal(lean.cpt(n, stat="sd"), full.cpt(n, stat="sd"))

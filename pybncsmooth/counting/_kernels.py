@@ -103,24 +103,23 @@ def network_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width,
     n = M.shape[0]
     nn = child.shape[0]
     most = 1
-    n_leaf = 0
-    n_cell = 0
+    bound = 0  # the most cells not zero (and leaves): per node its cells, or its rows if fewer
     for j in range(nn):
         q = 1
         for k in range(pa_ptr[j], pa_ptr[j + 1]):
             q *= pa_card[k]
         most = max(most, q * rcard[j])
-        n_leaf += min(q, n)
-        n_cell += min(q * rcard[j], n)
+        bound += min(q * rcard[j], n)
     table = np.zeros(most + 1, dtype=np.int64)  # one node's cells and the spare cell: zero between nodes
     small = min(most, _SPLIT_CELLS) + 1
     hist = np.zeros(4 * small, dtype=np.int64)
     bad = np.empty(n if has_missing else 0, dtype=np.int8)
     leaf_ptr = np.zeros(nn + 1, dtype=np.int64)
-    codes = np.empty(n_leaf * width, dtype=np.int64)
-    nz_ptr = np.zeros(n_leaf + 1, dtype=np.int64)
-    nz_x = np.empty(n_cell, dtype=np.int64)
-    nz_n = np.empty(n_cell, dtype=np.int64)
+    room = min(bound, n + most)  # leaves and cells made room for (more when a node needs it), not the bound
+    codes = np.empty(room * width, dtype=np.int64)
+    nz_ptr = np.zeros(room + 1, dtype=np.int64)
+    nz_x = np.empty(room, dtype=np.int64)
+    nz_n = np.empty(room, dtype=np.int64)
     dig = np.zeros(width + 1, dtype=np.int64)
     leaf = 0
     e = 0
@@ -150,6 +149,11 @@ def network_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width,
         table[ncell] = 0
         for i in range(p1 - p0):
             dig[i] = 0
+        most = min(ncell, n)  # the node's leaves and cells not zero are at most its cells and its rows
+        if e + most > nz_x.shape[0]:
+            nz_x, nz_n = _grown(nz_x, e, e + most), _grown(nz_n, e, e + most)
+        if leaf + most >= nz_ptr.shape[0]:
+            nz_ptr, codes = _grown(nz_ptr, leaf + 1, leaf + most + 1), _grown(codes, leaf * width, (leaf + most) * width)
         for o in range(0, ncell, r):  # each configuration: a leaf when a cell is not zero
             e0 = e
             for x in range(r):
@@ -167,6 +171,15 @@ def network_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width,
             _advance(dig, pa_card, p0, p1 - p0)
         leaf_ptr[j + 1] = leaf
     return leaf_ptr, codes[: leaf * width], nz_ptr[: leaf + 1], nz_x[:e], nz_n[:e]
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def _grown(a, used, need):  # pragma: no cover - compiled
+    """``a`` with room for at least ``need`` entries (twice its size, or ``need``), its
+    first ``used`` kept."""
+    out = np.empty(max(need, 2 * a.shape[0]), dtype=a.dtype)
+    out[:used] = a[:used]
+    return out
 
 
 @njit(cache=True, nogil=True, boundscheck=False, inline="always")
