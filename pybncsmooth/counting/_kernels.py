@@ -98,8 +98,10 @@ def network_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width,
     the one before; the sums are the same integers).  A scan of the node's table then
     gives its leaves in increasing order (their parents' codes counted up as it goes) and
     each leaf's cells that are not zero, and leaves the table zero for the next node.
-    Returns ``(leaf_ptr, leaf_codes, nz_ptr, nz_x, nz_n)`` as :func:`leaf_levels` takes
-    them (``width``: the most parents of a node)."""
+    The leaves' arrays start with room for the rows and one node's table and grow (to
+    twice) when a node could need more: a fit touches and frees about what it keeps, not
+    every node's bound.  Returns ``(leaf_ptr, leaf_codes, nz_ptr, nz_x, nz_n)`` as
+    :func:`leaf_levels` takes them (``width``: the most parents of a node)."""
     n = M.shape[0]
     nn = child.shape[0]
     most = 1
@@ -149,11 +151,12 @@ def network_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width,
         table[ncell] = 0
         for i in range(p1 - p0):
             dig[i] = 0
-        most = min(ncell, n)  # the node's leaves and cells not zero are at most its cells and its rows
-        if e + most > nz_x.shape[0]:
-            nz_x, nz_n = _grown(nz_x, e, e + most), _grown(nz_n, e, e + most)
-        if leaf + most >= nz_ptr.shape[0]:
-            nz_ptr, codes = _grown(nz_ptr, leaf + 1, leaf + most + 1), _grown(codes, leaf * width, (leaf + most) * width)
+        need = min(ncell, n)  # the node's leaves and cells not zero are at most its cells and its rows
+        if e + need > nz_x.shape[0]:
+            nz_x, nz_n = _grown(nz_x, e, e + need), _grown(nz_n, e, e + need)
+        if leaf + need >= nz_ptr.shape[0]:  # (codes: room for as many leaves as nz_ptr)
+            nz_ptr = _grown(nz_ptr, leaf + 1, leaf + need + 1)
+            codes = _grown(codes, leaf * width, nz_ptr.shape[0] * width)
         for o in range(0, ncell, r):  # each configuration: a leaf when a cell is not zero
             e0 = e
             for x in range(r):
