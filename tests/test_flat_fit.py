@@ -122,6 +122,18 @@ def _wide_tables(rows: int = 400) -> tuple[bs.DAG, pd.DataFrame]:
     return dag, df
 
 
+def _assert_same_estimates(lean, full, nodes, sds: bool) -> None:
+    """Every node's estimate fields and table (and, with ``sds``, its table of sds) equal
+    bit for bit."""
+    for n in nodes:
+        ea, eb = lean.cpd(n).estimate, full.cpd(n).estimate
+        for field in ("probs", "sd", "unseen_sd", "fallback", "fallback_sd"):
+            assert _same(getattr(ea, field), getattr(eb, field)), (n, field)
+        assert np.array_equal(lean.cpt(n), full.cpt(n)), n
+        if sds:
+            assert np.array_equal(lean.cpt(n, stat="sd"), full.cpt(n, stat="sd")), n
+
+
 @pytest.mark.parametrize("method, hyper", [("mle", {"unseen": "uniform"}), ("bayes", {}),
                                            ("bayes", {"iss": 7.0, "unseen": "backoff"}), ("mestimate", {"m": 3.0})])
 def test_few_configurations_of_large_tables_count_as_the_sort_does(method, hyper):
@@ -146,13 +158,7 @@ def test_few_configurations_of_large_tables_count_as_the_sort_does(method, hyper
     est = make_estimator(method, options=options, **hyper)
     lean = estimate_network(dag, enc.schema, trees, est, options)
     full = estimate_network(dag, enc.schema, sorted_trees, est, options)
-    for n in dag.nodes:
-        ea, eb = lean.cpd(n).estimate, full.cpd(n).estimate
-        for field in ("probs", "sd", "unseen_sd", "fallback", "fallback_sd"):
-            assert _same(getattr(ea, field), getattr(eb, field)), (n, field)
-        assert np.array_equal(lean.cpt(n), full.cpt(n))
-        if method != "mestimate":
-            assert np.array_equal(lean.cpt(n, stat="sd"), full.cpt(n, stat="sd"))
+    _assert_same_estimates(lean, full, dag.nodes, sds=method != "mestimate")
     assert np.allclose(lean.cpt("W").sum(axis=0), 1.0)  # (W, Y, C, A): every configuration a distribution
 
 
@@ -206,13 +212,7 @@ def test_leaves_store_the_cells_they_saw_and_answer_as_the_sort_does():
         est = make_estimator(method, options=options, **hyper)
         lean = estimate_network(dag, enc.schema, trees, est, options)
         full = estimate_network(dag, enc.schema, sorted_trees, est, options)
-        for n in dag.nodes:
-            ea, eb = lean.cpd(n).estimate, full.cpd(n).estimate
-            for field in ("probs", "sd", "unseen_sd", "fallback", "fallback_sd"):
-                assert _same(getattr(ea, field), getattr(eb, field)), (method, n, field)
-            assert np.array_equal(lean.cpt(n), full.cpt(n)), (method, n)
-            if method == "bayes":
-                assert np.array_equal(lean.cpt(n, stat="sd"), full.cpt(n, stat="sd")), n
+        _assert_same_estimates(lean, full, dag.nodes, sds=method != "mestimate")
         if method == "bayes":  # intervals (Monte Carlo over every cell: two small tables)
             for n in ("Z", "R"):
                 assert lean.cpt_frame(n, interval=0.9).equals(full.cpt_frame(n, interval=0.9)), n

@@ -159,13 +159,7 @@ def network_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width,
             codes = _grown(codes, leaf * width, nz_ptr.shape[0] * width)
         for o in range(0, ncell, r):  # each configuration: a leaf when a cell is not zero
             e0 = e
-            for x in range(r):
-                v = table[o + x]
-                if v != 0:
-                    nz_x[e] = x
-                    nz_n[e] = v
-                    e += 1
-                    table[o + x] = 0
+            e = _take_row(table, o, r, nz_x, nz_n, e)
             if e > e0:
                 for i in range(p1 - p0):
                     codes[leaf * width + i] = dig[i]
@@ -174,6 +168,20 @@ def network_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width,
             _advance(dig, pa_card, p0, p1 - p0)
         leaf_ptr[j + 1] = leaf
     return leaf_ptr, codes[: leaf * width], nz_ptr[: leaf + 1], nz_x[:e], nz_n[:e]
+
+
+@njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _take_row(table, o, r, nz_x, nz_n, e):  # pragma: no cover - compiled
+    """The cells of ``table[o:o + r]`` that are not zero appended from ``nz_x[e]`` /
+    ``nz_n[e]`` (level, count), those cells set back to zero; returns the new end."""
+    for x in range(r):
+        v = table[o + x]
+        if v != 0:
+            nz_x[e] = x
+            nz_n[e] = v
+            e += 1
+            table[o + x] = 0
+    return e
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
@@ -331,14 +339,7 @@ def sparse_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width):
             if q >= 0:
                 mark[q] = -1
         for t in range(leaf_ptr[j + 1] - base):
-            o = t * r
-            for v in range(r):
-                c = table[o + v]
-                if c != 0:
-                    nz_x[e] = v
-                    nz_n[e] = c
-                    e += 1
-                    table[o + v] = 0
+            e = _take_row(table, t * r, r, nz_x, nz_n, e)
             nz_ptr[base + t + 1] = e
     return leaf_ptr, codes, nz_ptr, nz_x[:e], nz_n[:e]
 
