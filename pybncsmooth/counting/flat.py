@@ -117,7 +117,7 @@ class FlatTrees:
         return np.repeat(np.arange(len(self.row_r), dtype=np.int64), np.diff(self.nz_ptr))
 
     def tree(self, j: int) -> ContextTree:
-        """Tree ``j`` (made on first call, its levels views of the flat arrays; then kept)."""
+        """Tree ``j`` (made on first call, its levels written out from the flat arrays; then kept)."""
         t = self._trees[j]
         if t is None:
             t = self._trees[j] = self._make(j)
