@@ -39,7 +39,10 @@ from ..options import NAPolicy as _Policy
 from .levels import level_codes
 from .schema import NA_LABEL, Schema, _level_key, code_dtype
 
-__all__ = ["EncodedData", "encode", "check_frame", "text_columns", "column_labels", "NAPolicy", "UnseenPolicy"]
+__all__ = [
+    "EncodedData", "encode", "check_frame", "text_columns", "column_labels", "categorical_codes", "NAPolicy",
+    "UnseenPolicy",
+]
 
 NAPolicy = Literal["error", "level", "drop", "available"]
 UnseenPolicy = Literal["error", "backoff"]
@@ -294,6 +297,34 @@ def _categorical_arrays(df: pd.DataFrame, names: set) -> tuple[dict[str, tuple[t
     if not stacked.size or stacked.min() >= 0:
         return {name: (lc[0], row) for (name, lc), row in zip(found.items(), stacked)}, stacked
     return {name: (lc[0], _read_only(lc[1])) for name, lc in found.items() if lc[1].min() >= 0}, None
+
+
+def categorical_codes(df: pd.DataFrame, variables: Sequence[str]) -> tuple[list[tuple], list[np.ndarray]] | None:
+    """Each of ``variables``' levels and codes (the Categorical's own int8 array, never
+    to be written to) when every one is a column of ``df`` holding a Categorical of at
+    most 127 levels and the frame's column labels are distinct text: the levels and codes
+    :func:`encode` gives such a column when it has no missing value (code -1: the
+    caller's to look for).  ``None`` otherwise (encoding then decides)."""
+    labels = column_labels(df)
+    where = {v: i for i, v in enumerate(labels)}
+    if len(where) < len(labels) or not all(isinstance(v, str) for v in labels):
+        return None
+    arrays = _column_arrays(df)
+    if arrays is None:
+        return None
+    levels, codes = [], []
+    for v in variables:
+        i = where.get(v)
+        arr = arrays[i] if i is not None else None
+        if arr is None or not isinstance(arr.dtype, pd.CategoricalDtype):
+            return None
+        c = _codes_of(arr)
+        lev = _levels_of(arr.dtype.categories)
+        if c.dtype != np.int8 or len(lev) > 127:
+            return None
+        levels.append(lev)
+        codes.append(c)
+    return levels, codes
 
 
 def _column_arrays(df: pd.DataFrame) -> list | None:
