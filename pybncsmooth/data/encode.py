@@ -304,19 +304,21 @@ def categorical_codes(df: pd.DataFrame, variables: Sequence[str]) -> tuple[list[
     to be written to) when every one is a column of ``df`` holding a Categorical of at
     most 127 levels and the frame's column labels are distinct text: the levels and codes
     :func:`encode` gives such a column when it has no missing value (code -1: the
-    caller's to look for).  ``None`` otherwise (encoding then decides)."""
-    labels = column_labels(df)
-    where = {v: i for i, v in enumerate(labels)}
-    if len(where) < len(labels) or not all(isinstance(v, str) for v in labels):
+    caller's to look for).  ``None`` otherwise (encoding then decides).  The columns are
+    read from the frame's blocks (a Categorical is a block of its own), only those of
+    ``variables``."""
+    where = _text_positions(df.columns)
+    try:
+        blocks, blknos = df._mgr.blocks, df._mgr.blknos
+    except (AttributeError, TypeError):
         return None
-    arrays = _column_arrays(df)
-    if arrays is None:
+    if where is None or len(blknos) != len(where):
         return None
     levels, codes = [], []
     for v in variables:
         i = where.get(v)
-        arr = arrays[i] if i is not None else None
-        if arr is None or not isinstance(arr.dtype, pd.CategoricalDtype):
+        arr = blocks[blknos[i]].values if i is not None else None
+        if not isinstance(getattr(arr, "dtype", None), pd.CategoricalDtype) or arr.ndim != 1:
             return None
         c = _codes_of(arr)
         lev = _levels_of(arr.dtype.categories)
@@ -325,6 +327,26 @@ def categorical_codes(df: pd.DataFrame, variables: Sequence[str]) -> tuple[list[
         levels.append(lev)
         codes.append(c)
     return levels, codes
+
+
+def _text_positions(columns: pd.Index) -> dict[str, int] | None:
+    """Each column label's position when the labels are distinct text, else ``None``;
+    cached by the Index's identity (immutable; the cache holds it)."""
+    hit = _POSITIONS_CACHE.get(id(columns))
+    if hit is not None and hit[0] is columns:
+        return hit[1]
+    labels = _levels_of(columns)
+    where: dict[str, int] | None = {v: i for i, v in enumerate(labels)}
+    if len(where) < len(labels) or not all(isinstance(v, str) for v in labels):
+        where = None
+    if len(_POSITIONS_CACHE) >= _LEVELS_CACHE_SIZE:
+        _POSITIONS_CACHE.clear()
+    _POSITIONS_CACHE[id(columns)] = (columns, where)
+    return where
+
+
+#: column labels' positions (:func:`_text_positions`): id -> (the Index, positions or None)
+_POSITIONS_CACHE: dict[int, tuple[pd.Index, dict[str, int] | None]] = {}
 
 
 def _column_arrays(df: pd.DataFrame) -> list | None:
