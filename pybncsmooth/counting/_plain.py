@@ -30,8 +30,8 @@ from .flat import FlatTrees, TreeMap
 __all__ = ["count_plain"]
 
 #: the most row reads (rows x (parents + 2 a node)) counted here: beyond, the general
-#: counting's threads pay for themselves
-_PLAIN_WORK = 1 << 22
+#: counting runs threads (``_THREADED_WORK`` of :mod:`~pybncsmooth.counting.network`)
+_PLAIN_WORK = 1 << 24
 #: the most cells of a joint table counted whole (a map of ``nodes x cells`` kept; the
 #: kernel numbers them as int16)
 _JOINT_CELLS = 1 << 14
