@@ -63,6 +63,11 @@ def _survey(n: int = 1003) -> tuple[bs.DAG, pd.DataFrame]:
     return _sampled(SURVEY, dict(A=3, S=2, E=2, O=2, R=2, T=3), n, 3)
 
 
+def _mixed(n: int = 2500) -> tuple[bs.DAG, pd.DataFrame]:
+    """A family of 375 cells (counted alone) beside two small groups."""
+    return _sampled("[A][B][C][E][D|A:B:C][F|E:B]", dict(A=5, B=5, C=5, D=3, E=4, F=2), n, 5)
+
+
 def _asia(n: int = 5000) -> tuple[bs.DAG, pd.DataFrame]:
     return bs.DAG.from_modelstring(ASIA), bs.load_dataset("asia").iloc[:n]
 
@@ -77,7 +82,7 @@ def _alarm(n: int = 1500) -> tuple[bs.DAG, pd.DataFrame]:
     return bs.DAG.from_modelstring((DATA / "bnlearn" / "alarm.modelstring.txt").read_text().strip()), df
 
 
-NETWORKS = [_cancer, _earthquake, _survey, _asia, _child, _alarm]
+NETWORKS = [_cancer, _earthquake, _survey, _asia, _mixed, _child, _alarm]
 METHODS = [("mle", {}), ("bayes", {}), ("bayes", {"iss": 1}), ("bayes", {"iss": 10.0, "unseen": "backoff"}),
            ("mestimate", {"m": 2.0})]
 
@@ -140,7 +145,7 @@ def test_the_plain_counting_gives_the_general_arrays(data):
     _assert_same_trees(trees, count_network(enc, dag))
 
 
-@pytest.mark.parametrize("data", NETWORKS[:4] + NETWORKS[5:], ids=lambda f: f.__name__.strip("_"))
+@pytest.mark.parametrize("data", NETWORKS[:5] + NETWORKS[6:], ids=lambda f: f.__name__.strip("_"))
 @pytest.mark.parametrize("method, hyper", METHODS, ids=["mle", "bayes", "bayes-iss1", "bayes-iss10-backoff", "mest"])
 def test_a_plain_fit_equals_the_general_fit(monkeypatch, data, method, hyper):
     dag, df = data()
@@ -151,24 +156,27 @@ def test_a_plain_fit_equals_the_general_fit(monkeypatch, data, method, hyper):
     _assert_same_network(plain, bs.fit(dag, df, method=method, **hyper))
 
 
-def test_the_joint_table_and_the_node_by_node_counts_agree_for_every_row_count_mod_4():
-    """The kernel's two ways to the dense counts (the joint table of a tiny network, a
-    count per node), on 4 row counts in a row (the interleaved histograms' tails) and a
-    code matrix whose size is no multiple of 8 (the missing-value check's tail)."""
-    dag, df = _survey(1003)
+@pytest.mark.parametrize("data, groups, alone", [(_survey, [144], 0), (_child, [192, 216, 180, 54, 25, 144, 216, 144], 0),
+                                                  (_mixed, [125, 40], 1)], ids=["survey", "child", "mixed"])
+def test_the_grouped_and_the_node_by_node_counts_agree_for_every_row_count_mod_4(data, groups, alone):
+    """The kernel's two ways to the dense counts (small joint tables summed into the
+    nodes' cells, beside nodes of larger families counted alone; a count per node), on
+    4 row counts in a row (the interleaved histograms' tails) and code matrices whose
+    sizes are no multiples of 8 (the missing-value check's tail), equal the general
+    counting's."""
+    dag, df = data(1003)
     levels, codes = categorical_codes(df, dag.nodes)
     plan = _plain._plan(dag, tuple(map(len, levels)))
-    assert plan.fmap.shape == (6, 3 * 2 * 2 * 2 * 2 * 3)
+    assert plan.grouped[0][2].tolist() == groups and len(plan.grouped[1][0]) == alone
     for n in (1003, 1002, 1001, 1000):
         C = np.array([c[:n] for c in codes])
-        args = (*plan.arrays[1:], plan.width)
-        joint = plain_trees(C, plan.arrays[0], plan.fmap, *args)
-        per_node = plain_trees(C, plan.arrays[0], np.zeros((0, 0), dtype=np.int64), *args)
-        assert joint.shape[0] > 10 and np.array_equal(joint, per_node)
-        enc = encode(df.iloc[:n], variables=dag.nodes)
-        general = count_network(enc, dag).flat
-        cut = joint[:10].tolist()
-        assert np.array_equal(joint[cut[5]:cut[6]], general.counts)  # (the sixth array: the counts)
+        grouped = plain_trees(C, plan.cards, *plan.grouped, *plan.arrays, plan.width)
+        per_node = plain_trees(C, plan.cards, *plan.per_node, *plan.arrays, plan.width)
+        assert grouped.shape[0] > 10 and np.array_equal(grouped, per_node)
+        general = count_network(encode(df.iloc[:n], variables=dag.nodes), dag).flat
+        cut = grouped[:10].tolist()
+        assert np.array_equal(grouped[cut[5]:cut[6]], general.counts)  # (the sixth array: the counts)
+        assert np.array_equal(grouped[cut[8]:cut[9]], general.row_total)
 
 
 @pytest.mark.parametrize("where", ["first", "middle", "last"])

@@ -32,11 +32,9 @@ __all__ = ["count_plain"]
 #: the most row reads (rows x (parents + 2 a node)) counted here: beyond, the general
 #: counting runs threads (``_THREADED_WORK`` of :mod:`~pybncsmooth.counting.network`)
 _PLAIN_WORK = 1 << 24
-#: the most cells of a joint table counted whole (a map of ``nodes x cells`` kept; the
-#: kernel numbers them as int16)
-_JOINT_CELLS = 1 << 14
-#: an empty joint map: counts per node
-_NO_JOINT = np.zeros((0, 0), dtype=np.int64)
+#: the most cells of a group's joint table (:func:`_groups`): summing it into each node's
+#: cells then costs a few hundred additions a node, far less than a pass over the rows
+_GROUP_CELLS = 256
 
 
 class _Plan(NamedTuple):
@@ -45,11 +43,14 @@ class _Plan(NamedTuple):
     dag: DAG
     specs: list[tuple[str, tuple[str, ...]]]
     card: dict[str, int]
-    arrays: tuple[np.ndarray, ...]  # cards, child, pa_ptr, pa_idx, pa_card, rcard, cell_off
+    cards: np.ndarray  # per variable (row of the codes), its levels
+    arrays: tuple[np.ndarray, ...]  # rcard, pa_ptr, pa_card, cell_off
     width: int
     max_cells: int
     passes: int
-    fmap: np.ndarray  # (nodes, J): each joint cell's cell of each node; (0, 0) without
+    grouped: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]  # (groups, the other nodes)
+    per_node: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]  # (no group, every node)
+    group_work: int  # the additions summing the groups' tables into the nodes' cells
     index: dict[str, int]
 
     def fits(self, n: int) -> bool:
@@ -57,10 +58,10 @@ class _Plan(NamedTuple):
         (every node's table dense) and in work where one thread is best."""
         return self.max_cells <= max(_DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR * n) and n * self.passes <= _PLAIN_WORK
 
-    def joint(self, n: int) -> np.ndarray:
-        """The joint map when summing the joint table costs no more than a pass over ``n``
-        rows, else the empty map (counts per node)."""
-        return self.fmap if self.fmap.size and self.fmap.size <= n else _NO_JOINT
+    def counting(self, n: int) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+        """The groups when summing their tables costs no more than a pass over ``n`` rows,
+        else none (every node counted by itself)."""
+        return self.grouped if self.group_work <= n else self.per_node
 
 
 def count_plain(df: pd.DataFrame, dag: DAG) -> tuple[Schema, TreeMap] | None:
@@ -78,9 +79,8 @@ def count_plain(df: pd.DataFrame, dag: DAG) -> tuple[Schema, TreeMap] | None:
     plan = _plan(dag, cards) if n else None
     if plan is None or not plan.fits(n):
         return None
-    cards_a, child, pa_ptr, pa_idx, pa_card, rcard, cell_off = plan.arrays
-    buf = plain_trees(np.array(codes), cards_a, plan.joint(n), child, pa_ptr, pa_idx, pa_card, rcard, cell_off,
-                      plan.width)
+    rcard, pa_ptr, pa_card, cell_off = plan.arrays
+    buf = plain_trees(np.array(codes), plan.cards, *plan.counting(n), rcard, pa_ptr, pa_card, cell_off, plan.width)
     if not buf.shape[0]:  # a missing value
         return None
     cut = buf[: PACKED + 1].tolist()
@@ -116,38 +116,86 @@ def _make_plan(dag: DAG, cards: tuple[int, ...]) -> _Plan:
     row = {v: i for i, v in enumerate(nodes)}
     card = dict(zip(nodes, cards))
     specs = [(v, tuple(dag.parents(v))) for v in nodes]
-    parents = [p for _, pa in specs for p in pa]
-    cells = [card[v] * int(np.prod([card[p] for p in pa], dtype=np.int64)) for v, pa in specs]
-    pa_ptr = np.cumsum([0, *map(len, (pa for _, pa in specs))], dtype=np.int64)
-    arrays = (
-        np.array(cards, dtype=np.int64),
-        np.array([row[v] for v in nodes], dtype=np.int64),
-        pa_ptr,
-        np.array([row[p] for p in parents], dtype=np.int64),
-        np.array([card[p] for p in parents], dtype=np.int64),
-        np.array(cards, dtype=np.int64),
-        np.cumsum([0, *cells], dtype=np.int64),
-    )
+    families = [[row[p] for p in pa] + [row[v]] for v, pa in specs]  # rows of the codes, the child last
+    cells = [int(np.prod([cards[x] for x in f], dtype=np.int64)) for f in families]
+    pa_ptr = np.cumsum([0, *(len(f) - 1 for f in families)], dtype=np.int64)
+    arrays = (np.array(cards, dtype=np.int64), pa_ptr, np.array([cards[x] for f in families for x in f[:-1]],
+              dtype=np.int64), np.cumsum([0, *cells], dtype=np.int64))
+    groups, alone = _groups(families, cards)
+    every = _solo(range(len(nodes)), families, cards, cells)
     order = dict.fromkeys(v for n, pa in specs for v in (n, *pa))  # the general counting's order of its card
-    return _Plan(dag, specs, {v: card[v] for v in order}, arrays, int(np.diff(pa_ptr).max()), max(cells),
-                 int(pa_ptr[-1]) + 2 * len(nodes), _joint_map(specs, row, cards), {v: j for j, v in enumerate(nodes)})
+    return _Plan(dag, specs, {v: card[v] for v in order}, arrays[0].copy(), arrays, int(np.diff(pa_ptr).max()),
+                 max(cells), int(pa_ptr[-1]) + 2 * len(nodes), (_group_arrays(groups, families, cards),
+                 _solo(alone, families, cards, cells)), (_group_arrays([], families, cards), every),
+                 sum(len(members) * _size(g, cards) for g, members in groups), {v: j for j, v in enumerate(nodes)})
 
 
-def _joint_map(specs: Sequence[tuple[str, tuple[str, ...]]], row: dict[str, int], cards: tuple[int, ...]
-               ) -> np.ndarray:
-    """``(nodes, J)``: each node's dense cell (first parent most significant, the child
-    last) of each cell of the joint table of all variables (the first most significant);
-    empty when the joint table has more than :data:`_JOINT_CELLS` cells."""
-    J = int(np.prod(cards, dtype=np.int64))
-    if J > _JOINT_CELLS:
-        return _NO_JOINT
-    g = np.arange(J, dtype=np.int64)
-    strides = np.cumprod((1, *cards[:0:-1]), dtype=np.int64)[::-1]  # of each variable in the joint cell
-    code = [(g // s) % c for s, c in zip(strides, cards)]
-    out = np.empty((len(specs), J), dtype=np.int64)
-    for j, (v, pa) in enumerate(specs):
-        cell = np.zeros(J, dtype=np.int64)
-        for p in (*pa, v):
-            cell = cell * cards[row[p]] + code[row[p]]
-        out[j] = cell
-    return out
+def _size(variables: Sequence[int], cards: Sequence[int]) -> int:
+    return int(np.prod([cards[x] for x in variables], dtype=np.int64))
+
+
+def _groups(families: list[list[int]], cards: tuple[int, ...]) -> tuple[list[tuple[list[int], list[int]]], list[int]]:
+    """Nodes grouped so that each group's variables (the union of its nodes' families)
+    have a joint table of at most :data:`_GROUP_CELLS` cells: each node, in node order,
+    joins the group whose table then grows least (a new group when none stays small
+    enough); ``(groups as (sorted variables, nodes), the nodes of no group)`` (a family
+    of more cells than that)."""
+    groups: list[tuple[list[int], list[int]]] = []
+    alone = []
+    for j, fam in enumerate(families):
+        if _size(fam, cards) > _GROUP_CELLS:
+            alone.append(j)
+            continue
+        best, size = None, _GROUP_CELLS + 1
+        for g in groups:
+            s = _size(set(g[0]) | set(fam), cards)
+            if s < size:
+                best, size = g, s
+        if best is None:
+            groups.append((sorted(set(fam)), [j]))
+        else:
+            best[0][:] = sorted(set(best[0]) | set(fam))
+            best[1].append(j)
+    return groups, alone
+
+
+def _group_arrays(groups: list[tuple[list[int], list[int]]], families: list[list[int]], cards: tuple[int, ...]
+                  ) -> tuple[np.ndarray, ...]:
+    """``(g_ptr, g_vars, g_cells, m_ptr, m_node, f_ptr, fmap)`` as
+    :func:`~pybncsmooth.counting._plain_kernels._group_counts` reads them: ``fmap`` holds,
+    for each node of a group and each cell of the group's joint table (mixed radix over
+    its variables, the first most significant), the node's dense cell (first parent most
+    significant, the child last)."""
+    maps = []
+    for variables, members in groups:
+        size = _size(variables, cards)
+        strides = np.cumprod([1, *(cards[x] for x in variables[:0:-1])], dtype=np.int64)[::-1]
+        code = {x: (np.arange(size, dtype=np.int64) // s) % cards[x] for x, s in zip(variables, strides)}
+        for j in members:
+            cell = np.zeros(size, dtype=np.int64)
+            for x in families[j]:
+                cell = cell * cards[x] + code[x]
+            maps.append(cell)
+    lengths = [len(m) for m in maps]
+    return (np.cumsum([0, *(len(v) for v, _ in groups)], dtype=np.int64),
+            np.array([x for v, _ in groups for x in v], dtype=np.int64),
+            np.array([_size(v, cards) for v, _ in groups], dtype=np.int64),
+            np.cumsum([0, *(len(m) for _, m in groups)], dtype=np.int64),
+            np.array([j for _, m in groups for j in m], dtype=np.int64),
+            np.cumsum([0, *lengths], dtype=np.int64),
+            np.concatenate(maps) if maps else np.zeros(0, dtype=np.int64))
+
+
+def _solo(nodes: Sequence[int], families: list[list[int]], cards: tuple[int, ...], cells: list[int]
+          ) -> tuple[np.ndarray, ...]:
+    """``(node, child, pa_ptr, pa_idx, pa_card, rcard, cell_off)`` of ``nodes`` counted one
+    by one (:func:`~pybncsmooth.counting._kernels.network_counts`' arguments; their cells
+    one after another)."""
+    nodes = list(nodes)
+    fams = [families[j] for j in nodes]
+    return (np.array(nodes, dtype=np.int64), np.array([f[-1] for f in fams], dtype=np.int64),
+            np.cumsum([0, *(len(f) - 1 for f in fams)], dtype=np.int64),
+            np.array([x for f in fams for x in f[:-1]], dtype=np.int64),
+            np.array([cards[x] for f in fams for x in f[:-1]], dtype=np.int64),
+            np.array([cards[f[-1]] for f in fams], dtype=np.int64),
+            np.cumsum([0, *(cells[j] for j in nodes)], dtype=np.int64))

@@ -21,20 +21,21 @@ PACKED = 9
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def plain_trees(C, cards, fmap, child, pa_ptr, pa_idx, pa_card, rcard, cell_off, width):  # pragma: no cover
+def plain_trees(C, cards, groups, solo, rcard, pa_ptr, pa_card, cell_off, width):  # pragma: no cover - compiled
     """Every node's tree levels from the codes ``C`` (row ``v``: variable ``v``'s codes,
-    ``cards[v]`` levels), node ``j`` the variable ``child[j]`` with parents
-    ``pa_idx[pa_ptr[j]:pa_ptr[j + 1]]`` (rows of ``C``), its dense cells
-    ``cell_off[j]:cell_off[j + 1]`` as :func:`~pybncsmooth.counting._kernels.network_counts`
-    lays them out.
+    ``cards[v]`` levels); node ``j`` has ``rcard[j]`` levels, its parents' levels
+    ``pa_card[pa_ptr[j]:pa_ptr[j + 1]]`` and its dense cells ``cell_off[j]:cell_off[j + 1]``
+    (configuration-major, first parent most significant, as
+    :func:`~pybncsmooth.counting._kernels.network_counts` lays them out).
 
-    The dense counts come from the joint table of all the variables when ``fmap`` (``(nodes,
-    J)``: each node's cell of each of the ``J`` joint cells) is not empty: one pass over the
-    rows (each row's joint cell, mixed radix, the first variable most significant) and a
-    sum of the joint counts into each node's cells, instead of a pass per parent and a
-    count per node; otherwise per node, by ``network_counts``.  The same integers either
-    way.  Their leaves and levels then as the general counting makes them
-    (:func:`~pybncsmooth.counting._kernels.dense_leaves`,
+    The dense counts come from small joint tables: ``groups`` (:func:`_group_counts`)
+    counts each group of variables' joint table in one pass over the rows and sums it
+    into the cells of the nodes whose families it holds (a tiny network is one group:
+    one pass and one histogram instead of a pass per parent and a histogram per node);
+    ``solo`` (``(node, child, pa_ptr, pa_idx, pa_card, rcard, cell_off)`` of the other
+    nodes, their cells one after another) counts the other nodes one by one with
+    ``network_counts``.  The same integers either way.  Their leaves and levels then as
+    the general counting makes them (:func:`~pybncsmooth.counting._kernels.dense_leaves`,
     :func:`~pybncsmooth.counting._kernels.leaf_levels`).
 
     Returns ``[10 offsets, the 9 arrays of leaf_levels one after another]`` (int64; array
@@ -43,13 +44,18 @@ def plain_trees(C, cards, fmap, child, pa_ptr, pa_idx, pa_card, rcard, cell_off,
     n = C.shape[1]
     if _any_negative(C):
         return np.empty(0, dtype=np.int64)
-    nn = child.shape[0]
+    nn = rcard.shape[0]
     dense = np.zeros(cell_off[nn], dtype=np.int64)
-    if fmap.shape[1] > 0:
-        _joint_counts(C, cards, fmap, cell_off, dense)
-    else:
-        network_counts(C.T, child, pa_ptr, pa_idx, pa_card, rcard, cell_off, dense, False,
+    _group_counts(C, cards, groups, cell_off, dense)
+    s_node, s_child, s_pa_ptr, s_pa_idx, s_pa_card, s_rcard, s_off = solo
+    if s_node.shape[0]:
+        part = np.zeros(s_off[-1], dtype=np.int64)
+        network_counts(C.T, s_child, s_pa_ptr, s_pa_idx, s_pa_card, s_rcard, s_off, part, False,
                        np.empty(n, dtype=np.int32))
+        for k in range(s_node.shape[0]):
+            base = cell_off[s_node[k]]
+            for c in range(s_off[k], s_off[k + 1]):
+                dense[base + c - s_off[k]] = part[c]
     ptr, codes, off = dense_leaves(dense, cell_off, rcard, pa_ptr, pa_card, width)
     parts = leaf_levels(ptr, codes, off, dense, np.zeros(0, dtype=np.int64), nn, rcard, pa_ptr, pa_card)
     size = PACKED + 1
@@ -91,35 +97,50 @@ _SIGN_BITS = np.int64(-0x7F7F7F7F7F7F7F80)
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def _joint_counts(C, cards, fmap, cell_off, dense):  # pragma: no cover - compiled
-    """``dense`` (every node's cells) from the joint table of the rows of ``C``: each
-    row's joint cell built a variable at a time (passes the compiler vectorises),
+def _group_counts(C, cards, groups, cell_off, dense):  # pragma: no cover - compiled
+    """Adds to ``dense`` (every node's cells) the counts of the nodes of each group:
+    ``groups = (g_ptr, g_vars, g_cells, m_ptr, m_node, f_ptr, fmap)``, group ``c`` the
+    variables ``g_vars[g_ptr[c]:g_ptr[c + 1]]`` (rows of ``C``) with a joint table of
+    ``g_cells[c]`` cells, its nodes ``m_node[m_ptr[c]:m_ptr[c + 1]]``, node ``m``'s cell
+    of each joint cell ``fmap[f_ptr[m]:f_ptr[m + 1]]``.  Each row's joint cell is built a
+    variable at a time (passes the compiler vectorises; int16, the joint tables being
+    far smaller than 2**15 cells: twice the cells a vector operation makes of int32),
     counted into four interleaved histograms (consecutive rows in one cell then do not
-    wait on each other's increment), summed into each node's cells by ``fmap``.  The
-    joint cells as int16 (``J`` at most 2**15: twice the cells a vector operation makes
-    of int32)."""
-    V, n = C.shape
-    J = fmap.shape[1]
-    g = np.zeros(n, dtype=np.int16)
-    for v in range(V):
-        c = np.int16(cards[v])
-        row = C[v]
+    wait on each other's increment), then summed into the nodes' cells."""
+    g_ptr, g_vars, g_cells, m_ptr, m_node, f_ptr, fmap = groups
+    n = C.shape[1]
+    most = 0
+    for c in range(g_cells.shape[0]):
+        most = max(most, g_cells[c])
+    g = np.empty(n, dtype=np.int16)
+    hist = np.empty(4 * most, dtype=np.int64)
+    for c in range(g_cells.shape[0]):
+        J = g_cells[c]
+        row = C[g_vars[g_ptr[c]]]
         for i in range(n):
-            g[i] = g[i] * c + row[i]
-    hist = np.zeros(4 * J, dtype=np.int64)
-    m4 = n - n % 4
-    for i in range(0, m4, 4):
-        hist[g[i]] += 1
-        hist[J + g[i + 1]] += 1
-        hist[2 * J + g[i + 2]] += 1
-        hist[3 * J + g[i + 3]] += 1
-    for i in range(m4, n):
-        hist[g[i]] += 1
-    for k in range(J):
-        hist[k] += hist[J + k] + hist[2 * J + k] + hist[3 * J + k]
-    for j in range(fmap.shape[0]):
-        base = cell_off[j]
+            g[i] = row[i]
+        for t in range(g_ptr[c] + 1, g_ptr[c + 1]):
+            v = g_vars[t]
+            cv = np.int16(cards[v])
+            row = C[v]
+            for i in range(n):
+                g[i] = g[i] * cv + row[i]
+        for k in range(4 * J):
+            hist[k] = 0
+        m4 = n - n % 4
+        for i in range(0, m4, 4):
+            hist[g[i]] += 1
+            hist[J + g[i + 1]] += 1
+            hist[2 * J + g[i + 2]] += 1
+            hist[3 * J + g[i + 3]] += 1
+        for i in range(m4, n):
+            hist[g[i]] += 1
         for k in range(J):
-            h = hist[k]
-            if h != 0:
-                dense[base + fmap[j, k]] += h
+            hist[k] += hist[J + k] + hist[2 * J + k] + hist[3 * J + k]
+        for m in range(m_ptr[c], m_ptr[c + 1]):
+            base = cell_off[m_node[m]]
+            f = f_ptr[m]
+            for k in range(J):
+                h = hist[k]
+                if h != 0:
+                    dense[base + fmap[f + k]] += h
