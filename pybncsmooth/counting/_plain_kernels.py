@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._kernels import dense_leaves, leaf_levels, network_counts
+from ._kernels import dense_leaves, interleaved_counts, leaf_levels, network_counts
 
 __all__ = ["plain_trees", "PACKED"]
 
@@ -105,8 +105,8 @@ def _group_counts(C, cards, groups, cell_off, dense):  # pragma: no cover - comp
     of each joint cell ``fmap[f_ptr[m]:f_ptr[m + 1]]``.  Each row's joint cell is built a
     variable at a time (passes the compiler vectorises; int16, the joint tables being
     far smaller than 2**15 cells: twice the cells a vector operation makes of int32),
-    counted into four interleaved histograms (consecutive rows in one cell then do not
-    wait on each other's increment), then summed into the nodes' cells."""
+    counted (:func:`~pybncsmooth.counting._kernels.interleaved_counts`), then summed into
+    the nodes' cells."""
     g_ptr, g_vars, g_cells, m_ptr, m_node, f_ptr, fmap = groups
     n = C.shape[1]
     most = 0
@@ -125,18 +125,7 @@ def _group_counts(C, cards, groups, cell_off, dense):  # pragma: no cover - comp
             row = C[v]
             for i in range(n):
                 g[i] = g[i] * cv + row[i]
-        for k in range(4 * J):
-            hist[k] = 0
-        m4 = n - n % 4
-        for i in range(0, m4, 4):
-            hist[g[i]] += 1
-            hist[J + g[i + 1]] += 1
-            hist[2 * J + g[i + 2]] += 1
-            hist[3 * J + g[i + 3]] += 1
-        for i in range(m4, n):
-            hist[g[i]] += 1
-        for k in range(J):
-            hist[k] += hist[J + k] + hist[2 * J + k] + hist[3 * J + k]
+        interleaved_counts(g, J, hist)
         for m in range(m_ptr[c], m_ptr[c + 1]):
             base = cell_off[m_node[m]]
             f = f_ptr[m]
