@@ -270,3 +270,26 @@ def test_the_caller_s_frame_is_left_as_it_was():
     bs.fit(dag, df, method="bayes")
     pd.testing.assert_frame_equal(df, before, check_exact=True)
     assert all(np.array_equal(df[v].cat.codes.to_numpy(), codes[v]) for v in dag.nodes)
+
+
+@pytest.mark.parametrize("options", [{"na": "level"}, {"na": "drop"}, {"na": "available", "n_jobs": 1},
+                                     {"random_state": 3, "max_levels": 2}], ids=["level", "drop", "available", "seed"])
+def test_options_that_change_nothing_for_complete_categoricals_keep_the_plain_path(monkeypatch, options):
+    dag, df = _earthquake()
+    seen = _spy(monkeypatch)
+    plain = bs.fit(dag, df, method="bayes", iss=3.0, **options)
+    assert seen and seen[-1] is not None
+    _general(monkeypatch)
+    _assert_same_network(plain, bs.fit(dag, df, method="bayes", iss=3.0, **options))
+
+
+def test_chunks_are_counted_plain_one_by_one_and_merged_as_the_general_counts_are(monkeypatch):
+    dag, df = _survey(3000)
+    chunks = [df.iloc[:1000], df.iloc[1000:2200], df.iloc[2200:]]
+    chunks[1] = chunks[1].assign(T=chunks[1]["T"].cat.add_categories(["later"]))  # a level first met in chunk 2
+    seen = _spy(monkeypatch)
+    plain = bs.fit(dag, chunks, method="bayes")
+    assert len(seen) == 3 and all(s is not None for s in seen)
+    assert plain.levels("T") == ["t0", "t1", "t2", "later"]
+    _general(monkeypatch)
+    _assert_same_network(plain, bs.fit(dag, chunks, method="bayes"))
