@@ -7,10 +7,10 @@ tables, threads): :func:`count_plain` reads the codes as the encoding would, cou
 them with :func:`~pybncsmooth.counting._plain_kernels.plain_trees` and gives the schema
 and trees :func:`~pybncsmooth.counting.network.count_network` gives, array for array.
 What depends on the structure and the levels' counts alone (each node's parents'
-places, strides and cell offsets, the joint table's map onto each node's cells) is
-computed once per DAG and cardinalities (:func:`_plan`) and kept.  Anything else
-(a missing value, a column of text, a node without dense counts) returns ``None``: the
-general counting's case.
+places and cell offsets, the groups of nodes counted from one small joint table and
+each joint cell's place in each node's cells) is computed once per DAG and
+cardinalities (:func:`_plan`) and kept.  Anything else (a missing value, a column of
+text, a node without dense counts) returns ``None``: the general counting's case.
 """
 
 from __future__ import annotations
@@ -112,6 +112,8 @@ _PLANS_SIZE = 64
 
 
 def _make_plan(dag: DAG, cards: tuple[int, ...]) -> _Plan:
+    """The plan of :func:`_plan` (every array as the general counting's ``_flat_trees``
+    makes it for these nodes, the codes' rows in node order)."""
     nodes = dag.nodes
     row = {v: i for i, v in enumerate(nodes)}
     card = dict(zip(nodes, cards))
