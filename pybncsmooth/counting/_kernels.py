@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["dense_counts", "build_levels", "network_counts", "dense_leaves", "sparse_leaves", "leaf_levels"]
+__all__ = [
+    "dense_counts", "build_levels", "network_counts", "interleaved_counts", "dense_leaves", "sparse_leaves", "leaf_levels",
+]
 
 #: cells of a node counted into four interleaved histograms (then summed): consecutive
 #: rows in one cell would otherwise wait on each other's increment
@@ -122,19 +124,29 @@ def network_counts(M, child, pa_ptr, pa_idx, pa_card, rcard, cell_off, out, has_
                 if idx[i] < ncell:
                     out[base + idx[i]] += 1
             continue
-        w = ncell + 1
-        for c in range(4 * w):
-            hist[c] = 0
-        m4 = n - n % 4
-        for i in range(0, m4, 4):
-            hist[idx[i]] += 1
-            hist[w + idx[i + 1]] += 1
-            hist[2 * w + idx[i + 2]] += 1
-            hist[3 * w + idx[i + 3]] += 1
-        for i in range(m4, n):
-            hist[idx[i]] += 1
+        interleaved_counts(idx, ncell + 1, hist)
         for c in range(ncell):
-            out[base + c] += hist[c] + hist[w + c] + hist[2 * w + c] + hist[3 * w + c]
+            out[base + c] += hist[c]
+
+
+@njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def interleaved_counts(idx, w, hist):  # pragma: no cover - compiled
+    """``hist[:w]``: how many of ``idx`` (values below ``w``) take each value, counted into
+    four interleaved histograms (``hist[:4 * w]``, row ``i`` into histogram ``i % 4``: an
+    increment then never waits on the one before) and summed into the first."""
+    n = idx.shape[0]
+    for c in range(4 * w):
+        hist[c] = 0
+    m4 = n - n % 4
+    for i in range(0, m4, 4):
+        hist[idx[i]] += 1
+        hist[w + idx[i + 1]] += 1
+        hist[2 * w + idx[i + 2]] += 1
+        hist[3 * w + idx[i + 3]] += 1
+    for i in range(m4, n):
+        hist[idx[i]] += 1
+    for c in range(w):
+        hist[c] += hist[w + c] + hist[2 * w + c] + hist[3 * w + c]
 
 
 @njit(cache=True, nogil=True, boundscheck=False, inline="always")
