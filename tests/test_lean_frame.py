@@ -19,6 +19,7 @@ from pybncsmooth.errors import MissingValueError
 from pybncsmooth.options import Options
 
 _encode_module = importlib.import_module("pybncsmooth.data.encode")
+_network_module = importlib.import_module("pybncsmooth.counting.network")
 REF = Path(__file__).parent / "data" / "bnlearn"
 ASIA = "[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]"
 
@@ -54,8 +55,9 @@ def _object_columns() -> tuple[bs.DAG, pd.DataFrame]:
 
 def _column_by_column(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every column encoded by the general path (no Categorical read as it stands, no
-    stacked matrix)."""
+    stacked matrix, no plain-frame counting)."""
     monkeypatch.setattr(_encode_module, "_categorical_arrays", lambda df, names: ({}, None))
+    monkeypatch.setattr(_network_module, "count_plain", lambda df, dag: None)  # nor counted by the plain path
 
 
 def _tables(net: bs.FittedNetwork) -> dict[str, tuple[np.ndarray, np.ndarray]]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["dense_counts", "build_levels", "network_leaves", "sparse_leaves", "leaf_levels", "spread_rows"]
+__all__ = [
+    "dense_counts", "build_levels", "network_leaves", "table_leaves", "sparse_leaves", "leaf_levels", "spread_rows",
+]
 
 #: cells of a node counted into four interleaved histograms (then summed): consecutive
 #: rows in one cell would otherwise wait on each other's increment
@@ -149,25 +151,61 @@ def network_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width,
         else:
             _split_count(idx, hist, table, ncell)
         table[ncell] = 0
-        for i in range(p1 - p0):
-            dig[i] = 0
         need = min(ncell, n)  # the node's leaves and cells not zero are at most its cells and its rows
         if e + need > nz_x.shape[0]:
             nz_x, nz_n = _grown(nz_x, e, e + need), _grown(nz_n, e, e + need)
         if leaf + need >= nz_ptr.shape[0]:  # (codes: room for as many leaves as nz_ptr)
             nz_ptr = _grown(nz_ptr, leaf + 1, leaf + need + 1)
             codes = _grown(codes, leaf * width, nz_ptr.shape[0] * width)
-        for o in range(0, ncell, r):  # each configuration: a leaf when a cell is not zero
-            e0 = e
-            e = _take_row(table, o, r, nz_x, nz_n, e)
-            if e > e0:
-                for i in range(p1 - p0):
-                    codes[leaf * width + i] = dig[i]
-                leaf += 1
-                nz_ptr[leaf] = e
-            _advance(dig, pa_card, p0, p1 - p0)
+        leaf, e = _scan_leaves(table, 0, ncell, r, pa_card, p0, p1, dig, codes, width, nz_ptr, nz_x, nz_n, leaf, e)
         leaf_ptr[j + 1] = leaf
     return leaf_ptr, codes[: leaf * width], nz_ptr[: leaf + 1], nz_x[:e], nz_n[:e]
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def table_leaves(dense, cell_off, rcard, pa_ptr, pa_card, width):  # pragma: no cover - compiled
+    """The leaves of nodes counted densely elsewhere: node ``j``'s cells
+    ``dense[cell_off[j]:cell_off[j + 1]]`` (configuration-major, first parent most
+    significant), ``rcard[j]`` levels, its parents' levels ``pa_card[pa_ptr[j]:pa_ptr[j + 1]]``.
+    Returns ``(leaf_ptr, leaf_codes, nz_ptr, nz_x, nz_n)`` as :func:`network_leaves` gives
+    them for the same counts (``dense`` is left zero)."""
+    nn = rcard.shape[0]
+    most = 0  # the most leaves: every configuration of every node
+    for j in range(nn):
+        most += (cell_off[j + 1] - cell_off[j]) // rcard[j]
+    leaf_ptr = np.zeros(nn + 1, dtype=np.int64)
+    codes = np.empty(most * width, dtype=np.int64)
+    nz_ptr = np.zeros(most + 1, dtype=np.int64)
+    nz_x = np.empty(cell_off[nn], dtype=np.int64)
+    nz_n = np.empty(cell_off[nn], dtype=dense.dtype)
+    dig = np.zeros(width + 1, dtype=np.int64)
+    leaf = 0
+    e = 0
+    for j in range(nn):
+        leaf, e = _scan_leaves(dense, cell_off[j], cell_off[j + 1], rcard[j], pa_card, pa_ptr[j], pa_ptr[j + 1], dig,
+                               codes, width, nz_ptr, nz_x, nz_n, leaf, e)
+        leaf_ptr[j + 1] = leaf
+    return leaf_ptr, codes[: leaf * width], nz_ptr[: leaf + 1], nz_x[:e], nz_n[:e]
+
+
+@njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _scan_leaves(table, o0, o1, r, pa_card, p0, p1, dig, codes, width, nz_ptr, nz_x, nz_n, leaf, e):  # pragma: no cover
+    """One node's leaves from its dense cells ``table[o0:o1]`` (``r`` levels, its parents'
+    levels ``pa_card[p0:p1]``): each configuration with a cell not zero is the next leaf
+    (its parents' codes from ``codes[leaf * width]``, its cells from ``nz_x[e]`` /
+    ``nz_n[e]``), the cells set back to zero; returns the new ``(leaf, e)``."""
+    for i in range(p1 - p0):
+        dig[i] = 0
+    for o in range(o0, o1, r):  # each configuration: a leaf when a cell is not zero
+        e0 = e
+        e = _take_row(table, o, r, nz_x, nz_n, e)
+        if e > e0:
+            for i in range(p1 - p0):
+                codes[leaf * width + i] = dig[i]
+            leaf += 1
+            nz_ptr[leaf] = e
+        _advance(dig, pa_card, p0, p1 - p0)
+    return leaf, e
 
 
 @njit(cache=True, nogil=True, boundscheck=False, inline="always")

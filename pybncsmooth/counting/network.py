@@ -27,6 +27,7 @@ from ..errors import (
 from ..structure.dag import DAG
 from ..validation import n_workers, parallel_map
 from ._kernels import leaf_levels, network_leaves, sparse_leaves
+from ._plain import count_plain
 from .context_tree import _DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR, ContextTree, code_matrix, count_tree
 from .flat import FlatTrees, TreeMap
 
@@ -309,6 +310,8 @@ class NetworkCounter:
         self.na = na
         self.max_levels = max_levels
         self.na_label = na_label
+        #: a frame of complete Categoricals is counted by :func:`count_plain` (nothing else to do)
+        self._plain = not self.split_vars and weights is None and not self.given.levels
         self._reset()
 
     def _reset(self) -> None:
@@ -339,6 +342,11 @@ class NetworkCounter:
     def count(self, df: pd.DataFrame) -> "NetworkCounter":
         """A new counter holding the counts of ``df`` alone (the map step)."""
         out = self._empty()
+        counted = count_plain(df, self.dag) if self._plain and isinstance(df, pd.DataFrame) else None
+        if counted is not None:
+            out.schema, out.trees = counted
+            out.n_rows, out.n_chunks = len(df.index), 1
+            return out
         labels = set(map(str, column_labels(df)))  # integer column labels name nodes by their text
         _check_columns(df, self.dag, self.split_vars, labels)
         if self.weights is not None and self.weights not in df.columns:

@@ -39,7 +39,10 @@ from ..options import NAPolicy as _Policy
 from .levels import level_codes
 from .schema import NA_LABEL, Schema, _level_key, code_dtype
 
-__all__ = ["EncodedData", "encode", "check_frame", "text_columns", "column_labels", "NAPolicy", "UnseenPolicy"]
+__all__ = [
+    "EncodedData", "encode", "check_frame", "text_columns", "column_labels", "categorical_codes", "NAPolicy",
+    "UnseenPolicy",
+]
 
 NAPolicy = Literal["error", "level", "drop", "available"]
 UnseenPolicy = Literal["error", "backoff"]
@@ -294,6 +297,56 @@ def _categorical_arrays(df: pd.DataFrame, names: set) -> tuple[dict[str, tuple[t
     if not stacked.size or stacked.min() >= 0:
         return {name: (lc[0], row) for (name, lc), row in zip(found.items(), stacked)}, stacked
     return {name: (lc[0], _read_only(lc[1])) for name, lc in found.items() if lc[1].min() >= 0}, None
+
+
+def categorical_codes(df: pd.DataFrame, variables: Sequence[str]) -> tuple[list[tuple], list[np.ndarray]] | None:
+    """Each of ``variables``' levels and codes (the Categorical's own int8 array, never
+    to be written to) when every one is a column of ``df`` holding a Categorical of at
+    most 127 levels and the frame's column labels are distinct text: the levels and codes
+    :func:`encode` gives such a column when it has no missing value (code -1: the
+    caller's to look for).  ``None`` otherwise (encoding then decides).  The columns are
+    read from the frame's blocks (a Categorical is a block of its own), only those of
+    ``variables``."""
+    where = _text_positions(df.columns)
+    try:
+        blocks, blknos = df._mgr.blocks, df._mgr.blknos
+    except (AttributeError, TypeError):
+        return None
+    if where is None or len(blknos) != len(where):
+        return None
+    levels, codes = [], []
+    for v in variables:
+        i = where.get(v)
+        arr = blocks[blknos[i]].values if i is not None else None
+        if not isinstance(getattr(arr, "dtype", None), pd.CategoricalDtype) or arr.ndim != 1:
+            return None
+        c = _codes_of(arr)
+        lev = _levels_of(arr.dtype.categories)
+        if c.dtype != np.int8 or len(lev) > 127:
+            return None
+        levels.append(lev)
+        codes.append(c)
+    return levels, codes
+
+
+def _text_positions(columns: pd.Index) -> dict[str, int] | None:
+    """Each column label's position when the labels are distinct text, else ``None``;
+    cached by the Index's identity (immutable; the cache holds it)."""
+    hit = _POSITIONS_CACHE.get(id(columns))
+    if hit is not None and hit[0] is columns:
+        return hit[1]
+    labels = _levels_of(columns)
+    where: dict[str, int] | None = {v: i for i, v in enumerate(labels)}
+    if len(where) < len(labels) or not all(isinstance(v, str) for v in labels):
+        where = None
+    if len(_POSITIONS_CACHE) >= _LEVELS_CACHE_SIZE:
+        _POSITIONS_CACHE.clear()
+    _POSITIONS_CACHE[id(columns)] = (columns, where)
+    return where
+
+
+#: column labels' positions (:func:`_text_positions`): id -> (the Index, positions or None)
+_POSITIONS_CACHE: dict[int, tuple[pd.Index, dict[str, int] | None]] = {}
 
 
 def _column_arrays(df: pd.DataFrame) -> list | None:

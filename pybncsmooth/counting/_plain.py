@@ -1,0 +1,200 @@
+"""A small network's counting from a plain frame, in one compiled call.
+
+A frame whose node columns are all Categoricals without missing values (the frame a
+user samples or reads with ``dtype="category"``) needs none of the general counting's
+cases (levels inferred or fixed by a file, missing values, weights, a domain, sparse
+tables, threads): :func:`count_plain` reads the codes as the encoding would, counts
+them with :func:`~pybncsmooth.counting._plain_kernels.plain_trees` and gives the schema
+and trees :func:`~pybncsmooth.counting.network.count_network` gives, array for array.
+What depends on the structure and the levels' counts alone (each node's parents'
+places and cell offsets, the groups of nodes counted from one small joint table and
+each joint cell's place in each node's cells) is computed once per DAG and
+cardinalities (:func:`_plan`) and kept.  Anything else (a missing value, a column of
+text, a node without dense counts) returns ``None``: the general counting's case.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..data.encode import categorical_codes
+from ..data.schema import Schema
+from ..structure.dag import DAG
+from ._plain_kernels import PACKED, plain_trees
+from .context_tree import _DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR
+from .flat import FlatTrees, TreeMap
+
+__all__ = ["count_plain"]
+
+#: the most row reads (rows x (parents + 2 a node)) counted here: beyond, the general
+#: counting runs threads (``_THREADED_WORK`` of :mod:`~pybncsmooth.counting.network`)
+_PLAIN_WORK = 1 << 24
+#: the most cells of a group's joint table (:func:`_groups`): summing it into each node's
+#: cells then costs a few hundred additions a node, far less than a pass over the rows
+_GROUP_CELLS = 256
+
+
+class _Plan(NamedTuple):
+    """What the counting of a DAG with given cardinalities needs, computed once."""
+
+    dag: DAG
+    specs: list[tuple[str, tuple[str, ...]]]
+    card: dict[str, int]
+    cards: np.ndarray  # per variable (row of the codes), its levels
+    arrays: tuple[np.ndarray, ...]  # rcard, pa_ptr, pa_card, cell_off
+    width: int
+    max_cells: int
+    passes: int
+    grouped: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]  # (groups, the other nodes)
+    per_node: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]  # (no group, every node)
+    group_work: int  # the additions summing the groups' tables into the nodes' cells
+    index: dict[str, int]
+
+    def fits(self, n: int) -> bool:
+        """Whether ``n`` rows are counted here as the general counting would count them
+        (every node's table dense) and in work where one thread is best."""
+        return self.max_cells <= max(_DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR * n) and n * self.passes <= _PLAIN_WORK
+
+    def counting(self, n: int) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+        """The groups when summing their tables costs no more than a pass over ``n`` rows,
+        else none (every node counted by itself)."""
+        return self.grouped if self.group_work <= n else self.per_node
+
+
+def count_plain(df: pd.DataFrame, dag: DAG) -> tuple[Schema, TreeMap] | None:
+    """The schema and every node's tree of ``df`` (all of its rows) when every node is a
+    Categorical column of at most 127 levels without a missing value and every node's
+    table is counted dense: what :class:`~pybncsmooth.counting.network.NetworkCounter`
+    gives without a prefix, a suffix, weights or given levels; else ``None``."""
+    nodes = dag.nodes
+    got = categorical_codes(df, nodes) if nodes else None
+    if got is None:
+        return None
+    levels, codes = got
+    n = codes[0].shape[0]
+    cards = tuple(map(len, levels))
+    plan = _plan(dag, cards) if n else None
+    if plan is None or not plan.fits(n):
+        return None
+    rcard, pa_ptr, pa_card, cell_off = plan.arrays
+    buf = plain_trees(np.array(codes), plan.cards, *plan.counting(n), rcard, pa_ptr, pa_card, cell_off, plan.width)
+    if not buf.shape[0]:  # a missing value
+        return None
+    cut = buf[: PACKED + 1].tolist()
+    parts = [buf[a:b] for a, b in zip(cut[:-1], cut[1:])]
+    flat = FlatTrees(plan.specs, dict(plan.card), rcard.copy(), pa_ptr.copy(), pa_card.copy(), *parts)
+    return Schema._checked(dict(zip(nodes, levels)), nodes), TreeMap(nodes, {}, flat, plan.index)
+
+
+def _plan(dag: DAG, cards: tuple[int, ...]) -> _Plan | None:
+    """The counting plan of ``dag`` whose nodes (in node order) have ``cards`` levels,
+    made once (kept by the DAG's identity, which the plan holds, and the cardinalities);
+    ``None`` when a node has no level."""
+    key = (id(dag), cards)
+    hit = _PLANS.get(key)
+    if hit is not None and hit.dag is dag:
+        return hit
+    if min(cards) < 1:
+        return None
+    plan = _make_plan(dag, cards)
+    if len(_PLANS) >= _PLANS_SIZE:
+        _PLANS.clear()
+    _PLANS[key] = plan
+    return plan
+
+
+#: plans made (:func:`_plan`): (id of the DAG, cardinalities) -> plan
+_PLANS: dict[tuple[int, tuple[int, ...]], _Plan] = {}
+_PLANS_SIZE = 64
+
+
+def _make_plan(dag: DAG, cards: tuple[int, ...]) -> _Plan:
+    """The plan of :func:`_plan` (every array as the general counting's ``_flat_trees``
+    makes it for these nodes, the codes' rows in node order)."""
+    nodes = dag.nodes
+    row = {v: i for i, v in enumerate(nodes)}
+    card = dict(zip(nodes, cards))
+    specs = [(v, tuple(dag.parents(v))) for v in nodes]
+    families = [[row[p] for p in pa] + [row[v]] for v, pa in specs]  # rows of the codes, the child last
+    cells = [int(np.prod([cards[x] for x in f], dtype=np.int64)) for f in families]
+    pa_ptr = np.cumsum([0, *(len(f) - 1 for f in families)], dtype=np.int64)
+    arrays = (np.array(cards, dtype=np.int64), pa_ptr, np.array([cards[x] for f in families for x in f[:-1]],
+              dtype=np.int64), np.cumsum([0, *cells], dtype=np.int64))
+    groups, alone = _groups(families, cards)
+    every = _solo(range(len(nodes)), families, cards)
+    order = dict.fromkeys(v for n, pa in specs for v in (n, *pa))  # the general counting's order of its card
+    return _Plan(dag, specs, {v: card[v] for v in order}, arrays[0].copy(), arrays, int(np.diff(pa_ptr).max()),
+                 max(cells), int(pa_ptr[-1]) + 2 * len(nodes), (_group_arrays(groups, families, cards),
+                 _solo(alone, families, cards)), (_group_arrays([], families, cards), every),
+                 sum(len(members) * _size(g, cards) for g, members in groups), {v: j for j, v in enumerate(nodes)})
+
+
+def _size(variables: Sequence[int], cards: Sequence[int]) -> int:
+    return int(np.prod([cards[x] for x in variables], dtype=np.int64))
+
+
+def _groups(families: list[list[int]], cards: tuple[int, ...]) -> tuple[list[tuple[list[int], list[int]]], list[int]]:
+    """Nodes grouped so that each group's variables (the union of its nodes' families)
+    have a joint table of at most :data:`_GROUP_CELLS` cells: each node, in node order,
+    joins the group whose table then grows least (a new group when none stays small
+    enough); ``(groups as (sorted variables, nodes), the nodes of no group)`` (a family
+    of more cells than that)."""
+    groups: list[tuple[list[int], list[int]]] = []
+    alone = []
+    for j, fam in enumerate(families):
+        if _size(fam, cards) > _GROUP_CELLS:
+            alone.append(j)
+            continue
+        best, size = None, _GROUP_CELLS + 1
+        for g in groups:
+            s = _size(set(g[0]) | set(fam), cards)
+            if s < size:
+                best, size = g, s
+        if best is None:
+            groups.append((sorted(set(fam)), [j]))
+        else:
+            best[0][:] = sorted(set(best[0]) | set(fam))
+            best[1].append(j)
+    return groups, alone
+
+
+def _group_arrays(groups: list[tuple[list[int], list[int]]], families: list[list[int]], cards: tuple[int, ...]
+                  ) -> tuple[np.ndarray, ...]:
+    """``(g_ptr, g_vars, g_cells, m_ptr, m_node, f_ptr, fmap)`` as
+    :func:`~pybncsmooth.counting._plain_kernels._group_counts` reads them: ``fmap`` holds,
+    for each node of a group and each cell of the group's joint table (mixed radix over
+    its variables, the first most significant), the node's dense cell (first parent most
+    significant, the child last)."""
+    maps = []
+    for variables, members in groups:
+        size = _size(variables, cards)
+        strides = np.cumprod([1, *(cards[x] for x in variables[:0:-1])], dtype=np.int64)[::-1]
+        code = {x: (np.arange(size, dtype=np.int64) // s) % cards[x] for x, s in zip(variables, strides)}
+        for j in members:
+            cell = np.zeros(size, dtype=np.int64)
+            for x in families[j]:
+                cell = cell * cards[x] + code[x]
+            maps.append(cell)
+    lengths = [len(m) for m in maps]
+    return (np.cumsum([0, *(len(v) for v, _ in groups)], dtype=np.int64),
+            np.array([x for v, _ in groups for x in v], dtype=np.int64),
+            np.array([_size(v, cards) for v, _ in groups], dtype=np.int64),
+            np.cumsum([0, *(len(m) for _, m in groups)], dtype=np.int64),
+            np.array([j for _, m in groups for j in m], dtype=np.int64),
+            np.cumsum([0, *lengths], dtype=np.int64),
+            np.concatenate(maps) if maps else np.zeros(0, dtype=np.int64))
+
+
+def _solo(nodes: Sequence[int], families: list[list[int]], cards: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    """``(node, child, pa_ptr, pa_idx, pa_card, rcard)`` of ``nodes`` counted one by one
+    (:func:`~pybncsmooth.counting._plain_kernels._solo_counts`)."""
+    nodes = list(nodes)
+    fams = [families[j] for j in nodes]
+    return (np.array(nodes, dtype=np.int64), np.array([f[-1] for f in fams], dtype=np.int64),
+            np.cumsum([0, *(len(f) - 1 for f in fams)], dtype=np.int64),
+            np.array([x for f in fams for x in f[:-1]], dtype=np.int64),
+            np.array([cards[x] for f in fams for x in f[:-1]], dtype=np.int64),
+            np.array([cards[f[-1]] for f in fams], dtype=np.int64))
