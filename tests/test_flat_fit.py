@@ -122,6 +122,18 @@ def _wide_tables(rows: int = 400) -> tuple[bs.DAG, pd.DataFrame]:
     return dag, df
 
 
+def _assert_same_estimates(lean, full, nodes, sds: bool) -> None:
+    """Every node's estimate fields and table (and, with ``sds``, its table of sds) equal
+    bit for bit."""
+    for n in nodes:
+        ea, eb = lean.cpd(n).estimate, full.cpd(n).estimate
+        for field in ("probs", "sd", "unseen_sd", "fallback", "fallback_sd"):
+            assert _same(getattr(ea, field), getattr(eb, field)), (n, field)
+        assert np.array_equal(lean.cpt(n), full.cpt(n)), n
+        if sds:
+            assert np.array_equal(lean.cpt(n, stat="sd"), full.cpt(n, stat="sd")), n
+
+
 @pytest.mark.parametrize("method, hyper", [("mle", {"unseen": "uniform"}), ("bayes", {}),
                                            ("bayes", {"iss": 7.0, "unseen": "backoff"}), ("mestimate", {"m": 3.0})])
 def test_few_configurations_of_large_tables_count_as_the_sort_does(method, hyper):
@@ -146,11 +158,90 @@ def test_few_configurations_of_large_tables_count_as_the_sort_does(method, hyper
     est = make_estimator(method, options=options, **hyper)
     lean = estimate_network(dag, enc.schema, trees, est, options)
     full = estimate_network(dag, enc.schema, sorted_trees, est, options)
-    for n in dag.nodes:
-        ea, eb = lean.cpd(n).estimate, full.cpd(n).estimate
-        for field in ("probs", "sd", "unseen_sd", "fallback", "fallback_sd"):
-            assert _same(getattr(ea, field), getattr(eb, field)), (n, field)
-        assert np.array_equal(lean.cpt(n), full.cpt(n))
-        if method != "mestimate":
-            assert np.array_equal(lean.cpt(n, stat="sd"), full.cpt(n, stat="sd"))
+    _assert_same_estimates(lean, full, dag.nodes, sds=method != "mestimate")
     assert np.allclose(lean.cpt("W").sum(axis=0), 1.0)  # (W, Y, C, A): every configuration a distribution
+
+
+def _leaf_heavy(rows: int = 500) -> tuple[bs.DAG, pd.DataFrame]:
+    """Children of many levels seen a few times under each configuration, on every
+    counting route: Z | A, C (dense: 120 configurations x 50 levels), Y | A, B (sparse
+    rows: 1,600 x 60), S | A, B, Y (sorted: 96,000 configurations), R (no parent, 90
+    levels, some unseen); 4% of every column missing."""
+    rng = np.random.default_rng(11)
+    a, b, c = rng.integers(0, 40, rows), rng.integers(0, 40, rows), rng.integers(0, 3, rows)
+    z = (2 * a + c + rng.integers(0, 5, rows)) % 50
+    y = (a + b + rng.integers(0, 8, rows)) % 60
+    s = (a + rng.integers(0, 2, rows)) % 4
+    r = rng.integers(0, 80, rows)
+    df = pd.DataFrame({k: pd.Categorical(v, categories=range(n)) for k, v, n in
+                       [("A", a, 40), ("B", b, 40), ("C", c, 3), ("Z", z, 50), ("Y", y, 60), ("S", s, 4), ("R", r, 90)]})
+    for col in df.columns:
+        df.loc[rng.random(rows) < 0.04, col] = np.nan
+    dag = bs.DAG({"A": [], "B": [], "C": [], "R": [], "Z": ["A", "C"], "Y": ["A", "B"], "S": ["A", "B", "Y"]})
+    return dag, df
+
+
+def test_leaves_store_the_cells_they_saw_and_answer_as_the_sort_does():
+    """The flat trees hold a leaf's cells that are not zero and every cell of a node above
+    the leaves (in increasing level); written out, each tree is the sort's, and every
+    closed form's estimates, sds and tables are those of the per-tree path, bit for bit,
+    on each counting route (dense, sparse rows, sort), with missing values."""
+    dag, df = _leaf_heavy()
+    enc = encode(df, na="available")
+    trees = count_network(enc, dag)
+    flat = trees.flat
+    assert {"Z", "Y", "A", "R"} <= set(trees.index) and "S" not in trees.index
+    card = enc.schema.cardinality
+    sorted_trees = {n: ct.count_tree(n, dag.parents(n), enc[n], [enc[p] for p in dag.parents(n)], card(n),
+                                     [card(p) for p in dag.parents(n)]) for n in dag.nodes}
+    stored = np.diff(flat.nz_ptr)
+    kept, cells = 0, 0
+    for n, j in trees.index.items():
+        t = sorted_trees[n]
+        rows = flat.row_ptr[flat.blk_ptr[j] : flat.blk_ptr[j + 1] + 1]
+        leaf = slice(rows[-2], rows[-1])
+        assert np.array_equal(stored[leaf], np.count_nonzero(t.levels[-1].counts, axis=1))  # a leaf: its seen cells
+        assert (stored[rows[0] : rows[-2]] == card(n)).all()  # above the leaves: every cell
+        assert trees[n] == t
+        kept, cells = kept + stored[leaf].sum(), cells + t.levels[-1].counts.size
+    assert kept < cells / 5  # most of the leaves' cells are zeros, not stored
+    assert (np.diff(flat.nz_x)[np.diff(flat.stored_row) == 0] > 0).all()  # levels increasing within a row
+    options = Options.build("fit")
+    for method, hyper in [("mle", {}), ("mle", {"unseen": "uniform"}), ("bayes", {}),
+                          ("bayes", {"iss": 7.0, "unseen": "backoff"}), ("mestimate", {"m": 3.0})]:
+        est = make_estimator(method, options=options, **hyper)
+        lean = estimate_network(dag, enc.schema, trees, est, options)
+        full = estimate_network(dag, enc.schema, sorted_trees, est, options)
+        _assert_same_estimates(lean, full, dag.nodes, sds=method != "mestimate")
+        if method == "bayes":  # intervals (Monte Carlo over every cell: two small tables)
+            for n in ("Z", "R"):
+                assert lean.cpt_frame(n, interval=0.9).equals(full.cpt_frame(n, interval=0.9)), n
+
+
+def test_many_nodes_of_many_leaves_count_as_the_sort_does():
+    """More leaves and cells in all than the dense counting first makes room for (the
+    rows and one node's table): the room grows, the trees are the sort's."""
+    rng = np.random.default_rng(4)
+    rows = 300
+    cols = {f"R{i}": rng.integers(0, 20, rows) for i in range(4)}
+    cols.update({f"X{i}": rng.integers(0, 2, rows) for i in range(24)})
+    df = pd.DataFrame({k: pd.Categorical(v, categories=range(20 if k[0] == "R" else 2)) for k, v in cols.items()})
+    df.loc[rng.random(rows) < 0.05, "X3"] = np.nan
+    dag = bs.DAG({**{f"R{i}": [] for i in range(4)}, **{f"X{i}": [f"R{i % 4}", f"R{(i + 1) % 4}"] for i in range(24)}})
+    enc = encode(df, na="available")
+    trees = count_network(enc, dag)
+    assert trees.all_flat(dag.nodes)
+    card = enc.schema.cardinality
+    leaves = 0
+    for n in dag.nodes:
+        t = ct.count_tree(n, dag.parents(n), enc[n], [enc[p] for p in dag.parents(n)], card(n),
+                          [card(p) for p in dag.parents(n)])
+        assert trees[n] == t, n
+        leaves += t.n_leaves
+    assert leaves > rows + 20 * 20 * 2  # beyond the first room
+    options = Options.build("fit")
+    est = make_estimator("bayes", options=options, iss=3.0)
+    lean = estimate_network(dag, enc.schema, trees, est, options)
+    full = estimate_network(dag, enc.schema, dict(trees.items()), est, options)
+    for n in dag.nodes:
+        assert np.array_equal(lean.cpt(n), full.cpt(n)) and np.array_equal(lean.cpt(n, stat="sd"), full.cpt(n, stat="sd"))

@@ -27,8 +27,8 @@ CANCER = "[Pollution][Smoker][Cancer|Pollution:Smoker][Xray|Cancer][Dyspnoea|Can
 EARTHQUAKE = "[Burglary][Earthquake][Alarm|Burglary:Earthquake][JohnCalls|Alarm][MaryCalls|Alarm]"
 SURVEY = "[A][S][E|A:S][O|E][R|E][T|O:R]"
 ASIA = "[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]"
-FLAT = ("rcard", "pa_ptr", "pa_card", "blk_ptr", "row_ptr", "cnt_ptr", "parent", "value", "counts", "sizes",
-        "row_r", "row_total")
+FLAT = ("rcard", "pa_ptr", "pa_card", "blk_ptr", "row_ptr", "parent", "value", "sizes", "row_r", "row_total",
+        "nz_ptr", "nz_x", "nz_n")
 
 
 def _sampled(modelstring: str, cards: dict[str, int], n: int, seed: int) -> tuple[bs.DAG, pd.DataFrame]:
@@ -172,11 +172,12 @@ def test_the_grouped_and_the_node_by_node_counts_agree_for_every_row_count_mod_4
         C = np.array([c[:n] for c in codes])
         grouped = plain_trees(C, plan.cards, *plan.grouped, *plan.arrays, plan.width)
         per_node = plain_trees(C, plan.cards, *plan.per_node, *plan.arrays, plan.width)
-        assert grouped.shape[0] > 10 and np.array_equal(grouped, per_node)
+        assert grouped.shape[0] > 11 and np.array_equal(grouped, per_node)
         general = count_network(encode(df.iloc[:n], variables=dag.nodes), dag).flat
-        cut = grouped[:10].tolist()
-        assert np.array_equal(grouped[cut[5]:cut[6]], general.counts)  # (the sixth array: the counts)
-        assert np.array_equal(grouped[cut[8]:cut[9]], general.row_total)
+        cut = grouped[:11].tolist()  # leaf_levels' arrays: ... total (7th), nz_ptr, nz_x, nz_n (the counts)
+        assert np.array_equal(grouped[cut[9]:cut[10]], general.nz_n)
+        assert np.array_equal(grouped[cut[8]:cut[9]], general.nz_x)
+        assert np.array_equal(grouped[cut[6]:cut[7]], general.row_total)
 
 
 @pytest.mark.parametrize("where", ["first", "middle", "last"])

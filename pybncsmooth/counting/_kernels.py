@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit
 
 __all__ = [
-    "dense_counts", "build_levels", "network_counts", "interleaved_counts", "dense_leaves", "sparse_leaves", "leaf_levels",
+    "dense_counts", "build_levels", "network_leaves", "table_leaves", "sparse_leaves", "leaf_levels", "spread_rows",
 ]
 
 #: cells of a node counted into four interleaved histograms (then summed): consecutive
@@ -85,34 +85,60 @@ def build_levels(configs, counts):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def network_counts(M, child, pa_ptr, pa_idx, pa_card, rcard, cell_off, out, has_missing, idx):  # pragma: no cover
-    """Dense counts of many nodes in one call: node ``j`` (column ``child[j]`` of ``M``,
-    parents ``pa_idx[pa_ptr[j]:pa_ptr[j + 1]]`` with cardinalities ``pa_card``, ``rcard[j]``
-    levels) adds its cell counts to ``out[cell_off[j]:cell_off[j + 1]]`` (configuration-
-    major, first parent most significant).  With ``has_missing``, rows with any code
-    < 0 in the node's family are skipped (their cell index is sent to a spare cell).
+def network_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width, idx):  # pragma: no cover
+    """The observed configurations (leaves) of many nodes and their counts, each node
+    counted densely in one work table reused from node to node: node ``j`` (column
+    ``child[j]`` of ``M``, parents ``pa_idx[pa_ptr[j]:pa_ptr[j + 1]]`` with cardinalities
+    ``pa_card``, ``rcard[j]`` levels).  With ``has_missing``, rows with any code < 0 in
+    the node's family are skipped (their cell index is sent to a spare cell).
 
-    The cell index of every row is built in ``idx`` (a work array of ``n`` integers:
-    int32 when every node has fewer than 2**31 cells, half the memory traffic of int64)
-    one column at a time (passes the compiler vectorises), then counted: a node of at
-    most ``_SPLIT_CELLS`` cells into four histograms, row ``i`` into histogram ``i % 4``
-    (an increment then never waits on the one before; the sums are the same integers)."""
+    The cell index of every row (configuration-major, first parent most significant) is
+    built in ``idx`` (a work array of ``n`` integers: int32 when every node has fewer
+    than 2**31 cells, half the memory traffic of int64) one column at a time (passes the
+    compiler vectorises), then counted: a node of at most ``_SPLIT_CELLS`` cells into
+    four histograms, row ``i`` into histogram ``i % 4`` (an increment then never waits on
+    the one before; the sums are the same integers).  A scan of the node's table then
+    gives its leaves in increasing order (their parents' codes counted up as it goes) and
+    each leaf's cells that are not zero, and leaves the table zero for the next node.
+    The leaves' arrays start with room for the rows and one node's table and grow (to
+    twice) when a node could need more: a fit touches and frees about what it keeps, not
+    every node's bound.  Returns ``(leaf_ptr, leaf_codes, nz_ptr, nz_x, nz_n)`` as
+    :func:`leaf_levels` takes them (``width``: the most parents of a node)."""
     n = M.shape[0]
+    nn = child.shape[0]
+    most = 1
+    bound = 0  # the most cells not zero (and leaves): per node its cells, or its rows if fewer
+    for j in range(nn):
+        q = 1
+        for k in range(pa_ptr[j], pa_ptr[j + 1]):
+            q *= pa_card[k]
+        most = max(most, q * rcard[j])
+        bound += min(q * rcard[j], n)
+    table = np.zeros(most + 1, dtype=np.int64)  # one node's cells and the spare cell: zero between nodes
+    small = min(most, _SPLIT_CELLS) + 1
+    hist = np.zeros(4 * small, dtype=np.int64)
     bad = np.empty(n if has_missing else 0, dtype=np.int8)
-    most = 0
-    for j in range(child.shape[0]):
-        most = max(most, min(cell_off[j + 1] - cell_off[j], _SPLIT_CELLS))
-    hist = np.empty(4 * (most + 1), dtype=np.int64)
-    for j in range(child.shape[0]):
-        base = cell_off[j]
-        ncell = cell_off[j + 1] - base
-        _cell_index(M, M[:, child[j]], pa_idx[pa_ptr[j] : pa_ptr[j + 1]], pa_card[pa_ptr[j] : pa_ptr[j + 1]],
-                    rcard[j], idx)
+    leaf_ptr = np.zeros(nn + 1, dtype=np.int64)
+    room = min(bound, n + most)  # leaves and cells made room for (more when a node needs it), not the bound
+    codes = np.empty(room * width, dtype=np.int64)
+    nz_ptr = np.zeros(room + 1, dtype=np.int64)
+    nz_x = np.empty(room, dtype=np.int64)
+    nz_n = np.empty(room, dtype=np.int64)
+    dig = np.zeros(width + 1, dtype=np.int64)
+    leaf = 0
+    e = 0
+    for j in range(nn):
+        r = rcard[j]
+        p0, p1 = pa_ptr[j], pa_ptr[j + 1]
+        ncell = r
+        for k in range(p0, p1):
+            ncell *= pa_card[k]
+        _cell_index(M, M[:, child[j]], pa_idx[p0:p1], pa_card[p0:p1], r, idx)
         if has_missing:  # a row with a missing code in the family: the spare cell ncell
             x = M[:, child[j]]
             for i in range(n):
                 bad[i] = x[i]
-            for k in range(pa_ptr[j], pa_ptr[j + 1]):
+            for k in range(p0, p1):
                 col = M[:, pa_idx[k]]
                 for i in range(n):
                     bad[i] |= col[i]
@@ -121,22 +147,96 @@ def network_counts(M, child, pa_ptr, pa_idx, pa_card, rcard, cell_off, out, has_
                     idx[i] = ncell
         if ncell > _SPLIT_CELLS:
             for i in range(n):
-                if idx[i] < ncell:
-                    out[base + idx[i]] += 1
-            continue
-        interleaved_counts(idx, ncell + 1, hist)
-        for c in range(ncell):
-            out[base + c] += hist[c]
+                table[idx[i]] += 1
+        else:
+            _split_count(idx, hist, table, ncell)
+        table[ncell] = 0
+        need = min(ncell, n)  # the node's leaves and cells not zero are at most its cells and its rows
+        if e + need > nz_x.shape[0]:
+            nz_x, nz_n = _grown(nz_x, e, e + need), _grown(nz_n, e, e + need)
+        if leaf + need >= nz_ptr.shape[0]:  # (codes: room for as many leaves as nz_ptr)
+            nz_ptr = _grown(nz_ptr, leaf + 1, leaf + need + 1)
+            codes = _grown(codes, leaf * width, nz_ptr.shape[0] * width)
+        leaf, e = _scan_leaves(table, 0, ncell, r, pa_card, p0, p1, dig, codes, width, nz_ptr, nz_x, nz_n, leaf, e)
+        leaf_ptr[j + 1] = leaf
+    return leaf_ptr, codes[: leaf * width], nz_ptr[: leaf + 1], nz_x[:e], nz_n[:e]
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def table_leaves(dense, cell_off, rcard, pa_ptr, pa_card, width):  # pragma: no cover - compiled
+    """The leaves of nodes counted densely elsewhere: node ``j``'s cells
+    ``dense[cell_off[j]:cell_off[j + 1]]`` (configuration-major, first parent most
+    significant), ``rcard[j]`` levels, its parents' levels ``pa_card[pa_ptr[j]:pa_ptr[j + 1]]``.
+    Returns ``(leaf_ptr, leaf_codes, nz_ptr, nz_x, nz_n)`` as :func:`network_leaves` gives
+    them for the same counts (``dense`` is left zero)."""
+    nn = rcard.shape[0]
+    most = 0  # the most leaves: every configuration of every node
+    for j in range(nn):
+        most += (cell_off[j + 1] - cell_off[j]) // rcard[j]
+    leaf_ptr = np.zeros(nn + 1, dtype=np.int64)
+    codes = np.empty(most * width, dtype=np.int64)
+    nz_ptr = np.zeros(most + 1, dtype=np.int64)
+    nz_x = np.empty(cell_off[nn], dtype=np.int64)
+    nz_n = np.empty(cell_off[nn], dtype=dense.dtype)
+    dig = np.zeros(width + 1, dtype=np.int64)
+    leaf = 0
+    e = 0
+    for j in range(nn):
+        leaf, e = _scan_leaves(dense, cell_off[j], cell_off[j + 1], rcard[j], pa_card, pa_ptr[j], pa_ptr[j + 1], dig,
+                               codes, width, nz_ptr, nz_x, nz_n, leaf, e)
+        leaf_ptr[j + 1] = leaf
+    return leaf_ptr, codes[: leaf * width], nz_ptr[: leaf + 1], nz_x[:e], nz_n[:e]
 
 
 @njit(cache=True, nogil=True, boundscheck=False, inline="always")
-def interleaved_counts(idx, w, hist):  # pragma: no cover - compiled
-    """``hist[:w]``: how many of ``idx`` (values below ``w``) take each value, counted into
-    four interleaved histograms (``hist[:4 * w]``, row ``i`` into histogram ``i % 4``: an
-    increment then never waits on the one before) and summed into the first."""
+def _scan_leaves(table, o0, o1, r, pa_card, p0, p1, dig, codes, width, nz_ptr, nz_x, nz_n, leaf, e):  # pragma: no cover
+    """One node's leaves from its dense cells ``table[o0:o1]`` (``r`` levels, its parents'
+    levels ``pa_card[p0:p1]``): each configuration with a cell not zero is the next leaf
+    (its parents' codes from ``codes[leaf * width]``, its cells from ``nz_x[e]`` /
+    ``nz_n[e]``), the cells set back to zero; returns the new ``(leaf, e)``."""
+    for i in range(p1 - p0):
+        dig[i] = 0
+    for o in range(o0, o1, r):  # each configuration: a leaf when a cell is not zero
+        e0 = e
+        e = _take_row(table, o, r, nz_x, nz_n, e)
+        if e > e0:
+            for i in range(p1 - p0):
+                codes[leaf * width + i] = dig[i]
+            leaf += 1
+            nz_ptr[leaf] = e
+        _advance(dig, pa_card, p0, p1 - p0)
+    return leaf, e
+
+
+@njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _take_row(table, o, r, nz_x, nz_n, e):  # pragma: no cover - compiled
+    """The cells of ``table[o:o + r]`` that are not zero appended from ``nz_x[e]`` /
+    ``nz_n[e]`` (level, count), those cells set back to zero; returns the new end."""
+    for x in range(r):
+        v = table[o + x]
+        if v != 0:
+            nz_x[e] = x
+            nz_n[e] = v
+            e += 1
+            table[o + x] = 0
+    return e
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def _grown(a, used, need):  # pragma: no cover - compiled
+    """``a`` with room for at least ``need`` entries (twice its size, or ``need``), its
+    first ``used`` kept."""
+    out = np.empty(max(need, 2 * a.shape[0]), dtype=a.dtype)
+    out[:used] = a[:used]
+    return out
+
+
+@njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _split_count(idx, hist, table, ncell):  # pragma: no cover - compiled
+    """``table[c]`` = the rows whose ``idx`` is ``c`` (``c <= ncell``), counted into four
+    interleaved histograms of ``hist`` (zero before and after), then summed."""
     n = idx.shape[0]
-    for c in range(4 * w):
-        hist[c] = 0
+    w = ncell + 1
     m4 = n - n % 4
     for i in range(0, m4, 4):
         hist[idx[i]] += 1
@@ -146,7 +246,11 @@ def interleaved_counts(idx, w, hist):  # pragma: no cover - compiled
     for i in range(m4, n):
         hist[idx[i]] += 1
     for c in range(w):
-        hist[c] += hist[w + c] + hist[2 * w + c] + hist[3 * w + c]
+        table[c] = hist[c] + hist[w + c] + hist[2 * w + c] + hist[3 * w + c]
+        hist[c] = 0
+        hist[w + c] = 0
+        hist[2 * w + c] = 0
+        hist[3 * w + c] = 0
 
 
 @njit(cache=True, nogil=True, boundscheck=False, inline="always")
@@ -188,41 +292,6 @@ def level_configs(pa_ptr, pa_card, blk_ptr, out):  # pragma: no cover - compiled
 
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
-def dense_leaves(dense, cell_off, rcard, pa_ptr, pa_card, width):  # pragma: no cover - compiled
-    """The observed configurations (leaves) of every node from its dense counts
-    (:func:`network_counts`' layout): ``(leaf_ptr, leaf_codes, leaf_off)`` as
-    :func:`leaf_levels` takes them (``width``: the most parents of a node; ``leaf_off``:
-    where each leaf's counts start in ``dense``, which are not copied).  A configuration
-    is observed when a cell of its row is not zero.  One pass, the parents' codes of the
-    configuration counted up as it goes (no division)."""
-    nn = rcard.shape[0]
-    most = 0
-    for j in range(nn):
-        most += (cell_off[j + 1] - cell_off[j]) // rcard[j]
-    leaf_ptr = np.zeros(nn + 1, dtype=np.int64)
-    codes = np.empty(most * width, dtype=np.int64)
-    leaf_off = np.empty(most, dtype=np.int64)
-    dig = np.zeros(width + 1, dtype=np.int64)
-    k = 0
-    for j in range(nn):
-        r = rcard[j]
-        d = pa_ptr[j + 1] - pa_ptr[j]
-        for i in range(d):
-            dig[i] = 0
-        for o in range(cell_off[j], cell_off[j + 1], r):
-            for x in range(r):
-                if dense[o + x] != 0:
-                    for i in range(d):
-                        codes[k * width + i] = dig[i]
-                    leaf_off[k] = o
-                    k += 1
-                    break
-            _advance(dig, pa_card, pa_ptr[j], d)
-        leaf_ptr[j + 1] = k
-    return leaf_ptr, codes[: k * width], leaf_off[:k]
-
-
 @njit(cache=True, nogil=True, boundscheck=False, inline="always")
 def _advance(dig, pa_card, start, d):  # pragma: no cover - compiled
     """The next configuration's parents' codes (``dig[:d]``, the last parent fastest)."""
@@ -239,18 +308,19 @@ def _advance(dig, pa_card, start, d):  # pragma: no cover - compiled
 def sparse_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width):  # pragma: no cover - compiled
     """The observed configurations (leaves) of nodes whose configuration space is
     small but whose dense table (configurations x child levels) is far larger than the
-    rows: work proportional to the rows, the configurations and the leaves' cells,
-    never to the dense table.
+    rows, and their counts: work proportional to the rows, the configurations and the
+    leaves' cells, never to the dense table.
 
     Per node, each row's configuration ``q`` (mixed radix, first parent most
     significant) marks ``mark[q]`` (one array of the largest configuration space, reset
     after each node at the marked entries alone); a scan of ``mark`` numbers the
     observed configurations in increasing order (their parents' codes counted up as it
-    goes); the rows are then counted into ``leaves x r`` cells (a first pass over the
-    nodes counts their leaves, so that every array is made once, at its size).  With ``has_missing``, a
-    row with any code < 0 in the node's family is skipped.  Returns ``(leaf_ptr,
-    leaf_codes, leaf_off, counts)`` as :func:`leaf_levels` takes them (``width``: the most
-    parents of a node; leaf ``k``'s counts are ``counts[leaf_off[k]:][:r]``)."""
+    goes); the rows are then counted into the node's ``leaves x r`` cells (one work
+    table for all nodes, left zero by the scan that takes each leaf's cells that are not
+    zero).  A first pass over the nodes counts their leaves, so that every array is made
+    once.  With ``has_missing``, a row with any code < 0 in the node's family is skipped.
+    Returns ``(leaf_ptr, leaf_codes, nz_ptr, nz_x, nz_n)`` as :func:`leaf_levels` takes
+    them (``width``: the most parents of a node)."""
     n = M.shape[0]
     nn = child.shape[0]
     most = 1
@@ -262,7 +332,8 @@ def sparse_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width):
     mark = np.full(most, -1, dtype=np.int64)
     cfg = np.empty(n, dtype=np.int64)
     leaf_ptr = np.zeros(nn + 1, dtype=np.int64)
-    cells = 0
+    widest = 1
+    n_cell = 0
     for j in range(nn):  # first the number of leaves of every node: arrays of their exact size
         _row_configs(M, M[:, child[j]], pa_idx[pa_ptr[j] : pa_ptr[j + 1]], pa_card[pa_ptr[j] : pa_ptr[j + 1]],
                      has_missing, cfg)
@@ -271,12 +342,15 @@ def sparse_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width):
             if cfg[i] >= 0:
                 mark[cfg[i]] = -1
         leaf_ptr[j + 1] = leaf_ptr[j] + m
-        cells += m * rcard[j]
+        widest = max(widest, m * rcard[j])
+        n_cell += min(m * rcard[j], n)
     codes = np.empty(leaf_ptr[nn] * width, dtype=np.int64)
-    leaf_off = np.empty(leaf_ptr[nn], dtype=np.int64)
-    counts = np.zeros(cells, dtype=np.int64)
+    table = np.zeros(widest, dtype=np.int64)  # one node's leaves' cells: zero between nodes
+    nz_ptr = np.zeros(leaf_ptr[nn] + 1, dtype=np.int64)
+    nz_x = np.empty(n_cell, dtype=np.int64)
+    nz_n = np.empty(n_cell, dtype=np.int64)
     dig = np.zeros(width + 1, dtype=np.int64)
-    used = 0
+    e = 0
     for j in range(nn):
         x = M[:, child[j]]
         r = rcard[j]
@@ -292,19 +366,20 @@ def sparse_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width):
                 mark[q] = t
                 for i in range(d):
                     codes[(base + t) * width + i] = dig[i]
-                leaf_off[base + t] = used + t * r
                 t += 1
             _advance(dig, pa_card, pa_ptr[j], d)
         for i in range(n):
             q = cfg[i]
             if q >= 0:
-                counts[used + mark[q] * r + x[i]] += 1
+                table[mark[q] * r + x[i]] += 1
         for i in range(n):
             q = cfg[i]
             if q >= 0:
                 mark[q] = -1
-        used += (leaf_ptr[j + 1] - base) * r
-    return leaf_ptr, codes, leaf_off, counts
+        for t in range(leaf_ptr[j + 1] - base):
+            e = _take_row(table, t * r, r, nz_x, nz_n, e)
+            nz_ptr[base + t + 1] = e
+    return leaf_ptr, codes, nz_ptr, nz_x[:e], nz_n[:e]
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
@@ -346,22 +421,26 @@ def _row_configs(M, x, pcols, pcards, has_missing, cfg):  # pragma: no cover - c
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def leaf_levels(leaf_ptr, leaf_codes, leaf_off, dense, sparse, nd, rcard, pa_ptr, pa_card):  # pragma: no cover
+def leaf_levels(leaf_ptr, leaf_codes, leaf_nz, leaf_x, leaf_n, rcard, pa_ptr, pa_card):  # pragma: no cover
     """Every node's context-tree levels from its observed configurations (leaves):
     node ``j``'s leaves are ``leaf_ptr[j]:leaf_ptr[j + 1]``, leaf ``k``'s parents' codes
     ``leaf_codes[k * w : k * w + d]`` (``w`` the most parents of a node, ``d`` node
-    ``j``'s; the leaves in increasing lexicographic order), its ``r`` counts from
-    ``leaf_off[k]`` in ``dense`` for the first ``nd`` nodes (:func:`dense_leaves`), in
-    ``sparse`` for the others (:func:`sparse_leaves`).
+    ``j``'s; the leaves in increasing lexicographic order), its cells that are not zero
+    ``leaf_nz[k]:leaf_nz[k + 1]`` of ``leaf_x`` (the child's level, increasing) and
+    ``leaf_n`` (the count), as :func:`network_leaves` and :func:`sparse_leaves` give them.
 
-    Returns ``(blk_ptr, row_ptr, cnt_ptr, parent, value, counts, sizes, row_r, total)``:
-    block ``blk_ptr[j] + i`` is level ``i`` of node ``j`` (the observed prefixes of its
-    first ``i`` parents, in lexicographic order, as :func:`build_levels` makes them), its
-    tree nodes rows ``row_ptr[b]:row_ptr[b + 1]`` of ``parent`` / ``value`` and cells
-    ``cnt_ptr[b]:`` of ``counts`` (``(rows, r)``, row-major); per row the child's levels
-    and the row's total.  One pass over the leaves: each leaf's counts are copied into the
-    deepest level and added to its ancestors' rows (the tree nodes a leaf opens are the
-    last of their levels): work proportional to the leaves' cells."""
+    Returns ``(blk_ptr, row_ptr, parent, value, sizes, row_r, total, nz_ptr, nz_x,
+    nz_n)``: block ``blk_ptr[j] + i`` is level ``i`` of node ``j`` (the observed prefixes
+    of its first ``i`` parents, in lexicographic order, as :func:`build_levels` makes
+    them), its tree nodes rows ``row_ptr[b]:row_ptr[b + 1]`` of ``parent`` / ``value``;
+    per row the child's levels and the row's total count.  A row's counts are held
+    compactly: its stored cells ``nz_ptr[u]:nz_ptr[u + 1]`` (child level ``nz_x``, count
+    ``nz_n``, in increasing level), every other cell of the row a zero.  A row of the
+    deepest level (a leaf) stores its cells that are not zero; a row above stores all its
+    ``r`` cells (the sums of the leaves below it, zeros included).  A leaf of a child of
+    100 levels seen in a few rows then costs a few cells, not 100.  Two passes over the
+    leaves (sizes, then cells): each leaf's cells are copied into its row and added to
+    its ancestors' rows (the tree nodes a leaf opens are the last of their levels)."""
     nn = rcard.shape[0]
     nb = 0
     w = 0
@@ -385,24 +464,39 @@ def leaf_levels(leaf_ptr, leaf_codes, leaf_off, dense, sparse, nd, rcard, pa_ptr
             for i in range(i0, d + 1):
                 sizes[b + i] += 1
     row_ptr = np.zeros(nb + 1, dtype=np.int64)
-    cnt_ptr = np.zeros(nb + 1, dtype=np.int64)
-    for j in range(nn):
-        for b in range(blk_ptr[j], blk_ptr[j + 1]):
-            row_ptr[b + 1] = row_ptr[b] + sizes[b]
-            cnt_ptr[b + 1] = cnt_ptr[b] + sizes[b] * rcard[j]
-    parent = np.empty(row_ptr[nb], dtype=np.int64)
-    value = np.empty(row_ptr[nb], dtype=np.int64)
-    counts = np.zeros(cnt_ptr[nb], dtype=np.int64)
-    row_r = np.empty(row_ptr[nb], dtype=np.int64)
-    total = np.zeros(row_ptr[nb], dtype=np.int64)
+    for b in range(nb):
+        row_ptr[b + 1] = row_ptr[b] + sizes[b]
+    nrow = row_ptr[nb]
+    nz_ptr = np.zeros(nrow + 1, dtype=np.int64)
+    row_r = np.empty(nrow, dtype=np.int64)
+    for j in range(nn):  # the stored cells of each row: all of a row above the leaves, a leaf's not zero
+        r = rcard[j]
+        d = pa_ptr[j + 1] - pa_ptr[j]
+        b = blk_ptr[j]
+        for u in range(row_ptr[b], row_ptr[b + d + 1]):
+            row_r[u] = r
+        for u in range(row_ptr[b], row_ptr[b + d]):
+            nz_ptr[u + 1] = r
+        u = row_ptr[b + d]
+        for k in range(leaf_ptr[j], leaf_ptr[j + 1]):
+            nz_ptr[u + 1] = leaf_nz[k + 1] - leaf_nz[k]
+            u += 1
+    for u in range(nrow):
+        nz_ptr[u + 1] += nz_ptr[u]
+    parent = np.empty(nrow, dtype=np.int64)
+    value = np.empty(nrow, dtype=np.int64)
+    total = np.zeros(nrow, dtype=np.int64)
+    nz_x = np.empty(nz_ptr[nrow], dtype=np.int64)
+    nz_n = np.empty(nz_ptr[nrow], dtype=np.int64)
     fill = np.zeros(w + 1, dtype=np.int64)
     for j in range(nn):
         r = rcard[j]
         d = pa_ptr[j + 1] - pa_ptr[j]
         b = blk_ptr[j]
-        src = dense if j < nd else sparse
         parent[row_ptr[b]] = -1
         value[row_ptr[b]] = -1
+        if d > 0:
+            _open_row(nz_ptr[row_ptr[b]], r, nz_x, nz_n)
         for i in range(d + 1):
             fill[i] = 0
         fill[0] = 1  # the root
@@ -411,20 +505,46 @@ def leaf_levels(leaf_ptr, leaf_codes, leaf_off, dense, sparse, nd, rcard, pa_ptr
                 at = row_ptr[b + i] + fill[i]
                 parent[at] = fill[i - 1] - 1
                 value[at] = leaf_codes[k * w + i - 1]
+                if i < d:
+                    _open_row(nz_ptr[at], r, nz_x, nz_n)
                 fill[i] += 1
-            c = leaf_off[k]
-            o = cnt_ptr[b + d] + (fill[d] - 1) * r  # its row (the root's, without parents)
+            leaf = row_ptr[b + d] + fill[d] - 1  # its row (the root's, without parents)
+            o0 = nz_ptr[leaf]
+            o = o0
             t = 0
-            for x in range(r):
-                v = src[c + x]
-                counts[o + x] = v
+            for e in range(leaf_nz[k], leaf_nz[k + 1]):
+                v = leaf_n[e]
+                nz_x[o] = leaf_x[e]
+                nz_n[o] = v
+                o += 1
                 t += v
-            total[row_ptr[b + d] + fill[d] - 1] = t
-            for i in range(d):  # and its ancestors' rows, each the sum of the leaves below it
-                o = cnt_ptr[b + i] + (fill[i] - 1) * r
-                for x in range(r):
-                    counts[o + x] += src[c + x]
-                total[row_ptr[b + i] + fill[i] - 1] += t
-        for u in range(row_ptr[b], row_ptr[b + d + 1]):
-            row_r[u] = r
-    return blk_ptr, row_ptr, cnt_ptr, parent, value, counts, sizes, row_r, total
+            total[leaf] = t
+            for i in range(d):  # and its ancestors' rows (all cells stored), each the sum of the leaves below it
+                at = row_ptr[b + i] + fill[i] - 1
+                a0 = nz_ptr[at]
+                for e in range(o0, o):
+                    nz_n[a0 + nz_x[e]] += nz_n[e]
+                total[at] += t
+    return blk_ptr, row_ptr, parent, value, sizes, row_r, total, nz_ptr, nz_x, nz_n
+
+
+@njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _open_row(o, r, nz_x, nz_n):  # pragma: no cover - compiled
+    """A row storing all its ``r`` cells from ``o``: levels 0..r-1, counts 0."""
+    for x in range(r):
+        nz_x[o + x] = x
+        nz_n[o + x] = 0
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def spread_rows(nz_ptr, nz_x, vals, base, lo, hi, r, out):  # pragma: no cover - compiled
+    """Rows ``lo:hi`` of a per-cell array held as :func:`leaf_levels` holds the counts
+    (``vals``: one value a stored cell; ``base``: per row of ``lo:hi``, the value of its
+    other cells) written out whole into ``out`` (``(hi - lo) * r`` cells, row-major)."""
+    for u in range(lo, hi):
+        o = (u - lo) * r
+        v = base[u - lo]
+        for x in range(r):
+            out[o + x] = v
+        for k in range(nz_ptr[u], nz_ptr[u + 1]):
+            out[o + nz_x[k]] = vals[k]

@@ -124,11 +124,11 @@ def _make_plan(dag: DAG, cards: tuple[int, ...]) -> _Plan:
     arrays = (np.array(cards, dtype=np.int64), pa_ptr, np.array([cards[x] for f in families for x in f[:-1]],
               dtype=np.int64), np.cumsum([0, *cells], dtype=np.int64))
     groups, alone = _groups(families, cards)
-    every = _solo(range(len(nodes)), families, cards, cells)
+    every = _solo(range(len(nodes)), families, cards)
     order = dict.fromkeys(v for n, pa in specs for v in (n, *pa))  # the general counting's order of its card
     return _Plan(dag, specs, {v: card[v] for v in order}, arrays[0].copy(), arrays, int(np.diff(pa_ptr).max()),
                  max(cells), int(pa_ptr[-1]) + 2 * len(nodes), (_group_arrays(groups, families, cards),
-                 _solo(alone, families, cards, cells)), (_group_arrays([], families, cards), every),
+                 _solo(alone, families, cards)), (_group_arrays([], families, cards), every),
                  sum(len(members) * _size(g, cards) for g, members in groups), {v: j for j, v in enumerate(nodes)})
 
 
@@ -188,16 +188,13 @@ def _group_arrays(groups: list[tuple[list[int], list[int]]], families: list[list
             np.concatenate(maps) if maps else np.zeros(0, dtype=np.int64))
 
 
-def _solo(nodes: Sequence[int], families: list[list[int]], cards: tuple[int, ...], cells: list[int]
-          ) -> tuple[np.ndarray, ...]:
-    """``(node, child, pa_ptr, pa_idx, pa_card, rcard, cell_off)`` of ``nodes`` counted one
-    by one (:func:`~pybncsmooth.counting._kernels.network_counts`' arguments; their cells
-    one after another)."""
+def _solo(nodes: Sequence[int], families: list[list[int]], cards: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    """``(node, child, pa_ptr, pa_idx, pa_card, rcard)`` of ``nodes`` counted one by one
+    (:func:`~pybncsmooth.counting._plain_kernels._solo_counts`)."""
     nodes = list(nodes)
     fams = [families[j] for j in nodes]
     return (np.array(nodes, dtype=np.int64), np.array([f[-1] for f in fams], dtype=np.int64),
             np.cumsum([0, *(len(f) - 1 for f in fams)], dtype=np.int64),
             np.array([x for f in fams for x in f[:-1]], dtype=np.int64),
             np.array([cards[x] for f in fams for x in f[:-1]], dtype=np.int64),
-            np.array([cards[f[-1]] for f in fams], dtype=np.int64),
-            np.cumsum([0, *(cells[j] for j in nodes)], dtype=np.int64))
+            np.array([cards[f[-1]] for f in fams], dtype=np.int64))

@@ -12,12 +12,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._kernels import dense_leaves, interleaved_counts, leaf_levels, network_counts
+from ._kernels import _SPLIT_CELLS, _cell_index, _split_count, leaf_levels, table_leaves
 
 __all__ = ["plain_trees", "PACKED"]
 
 #: the arrays :func:`plain_trees` packs, in order (those of ``leaf_levels``)
-PACKED = 9
+PACKED = 10
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
@@ -26,38 +26,29 @@ def plain_trees(C, cards, groups, solo, rcard, pa_ptr, pa_card, cell_off, width)
     ``cards[v]`` levels); node ``j`` has ``rcard[j]`` levels, its parents' levels
     ``pa_card[pa_ptr[j]:pa_ptr[j + 1]]`` and its dense cells ``cell_off[j]:cell_off[j + 1]``
     (configuration-major, first parent most significant, as
-    :func:`~pybncsmooth.counting._kernels.network_counts` lays them out).
+    :func:`~pybncsmooth.counting._kernels.network_leaves` counts them).
 
     The dense counts come from small joint tables: ``groups`` (:func:`_group_counts`)
     counts each group of variables' joint table in one pass over the rows and sums it
     into the cells of the nodes whose families it holds (a tiny network is one group:
     one pass and one histogram instead of a pass per parent and a histogram per node);
-    ``solo`` (``(node, child, pa_ptr, pa_idx, pa_card, rcard, cell_off)`` of the other
-    nodes, their cells one after another) counts the other nodes one by one with
-    ``network_counts``.  The same integers either way.  Their leaves and levels then as
-    the general counting makes them (:func:`~pybncsmooth.counting._kernels.dense_leaves`,
+    ``solo`` (``(node, child, pa_ptr, pa_idx, pa_card, rcard)`` of the other nodes)
+    counts the other nodes one by one (:func:`_solo_counts`).  The same integers either
+    way.  Their leaves and levels then as the general counting makes them
+    (:func:`~pybncsmooth.counting._kernels.table_leaves`,
     :func:`~pybncsmooth.counting._kernels.leaf_levels`).
 
-    Returns ``[10 offsets, the 9 arrays of leaf_levels one after another]`` (int64; array
+    Returns ``[11 offsets, the 10 arrays of leaf_levels one after another]`` (int64; array
     ``k`` is entries ``out[k]:out[k + 1]``), or an empty array when a code is < 0 (a
     missing value: the general counting's case)."""
-    n = C.shape[1]
     if _any_negative(C):
         return np.empty(0, dtype=np.int64)
     nn = rcard.shape[0]
     dense = np.zeros(cell_off[nn], dtype=np.int64)
     _group_counts(C, cards, groups, cell_off, dense)
-    s_node, s_child, s_pa_ptr, s_pa_idx, s_pa_card, s_rcard, s_off = solo
-    if s_node.shape[0]:
-        part = np.zeros(s_off[-1], dtype=np.int64)
-        network_counts(C.T, s_child, s_pa_ptr, s_pa_idx, s_pa_card, s_rcard, s_off, part, False,
-                       np.empty(n, dtype=np.int32))
-        for k in range(s_node.shape[0]):
-            base = cell_off[s_node[k]]
-            for c in range(s_off[k], s_off[k + 1]):
-                dense[base + c - s_off[k]] = part[c]
-    ptr, codes, off = dense_leaves(dense, cell_off, rcard, pa_ptr, pa_card, width)
-    parts = leaf_levels(ptr, codes, off, dense, np.zeros(0, dtype=np.int64), nn, rcard, pa_ptr, pa_card)
+    _solo_counts(C, solo, cell_off, dense)
+    leaves = table_leaves(dense, cell_off, rcard, pa_ptr, pa_card, width)
+    parts = leaf_levels(*leaves, rcard, pa_ptr, pa_card)
     size = PACKED + 1
     for a in parts:
         size += a.shape[0]
@@ -105,7 +96,7 @@ def _group_counts(C, cards, groups, cell_off, dense):  # pragma: no cover - comp
     of each joint cell ``fmap[f_ptr[m]:f_ptr[m + 1]]``.  Each row's joint cell is built a
     variable at a time (passes the compiler vectorises; int16, the joint tables being
     far smaller than 2**15 cells: twice the cells a vector operation makes of int32),
-    counted (:func:`~pybncsmooth.counting._kernels.interleaved_counts`), then summed into
+    counted (:func:`~pybncsmooth.counting._kernels._split_count`), then summed into
     the nodes' cells."""
     g_ptr, g_vars, g_cells, m_ptr, m_node, f_ptr, fmap = groups
     n = C.shape[1]
@@ -113,7 +104,8 @@ def _group_counts(C, cards, groups, cell_off, dense):  # pragma: no cover - comp
     for c in range(g_cells.shape[0]):
         most = max(most, g_cells[c])
     g = np.empty(n, dtype=np.int16)
-    hist = np.empty(4 * most, dtype=np.int64)
+    hist = np.zeros(4 * most, dtype=np.int64)
+    table = np.empty(most, dtype=np.int64)
     for c in range(g_cells.shape[0]):
         J = g_cells[c]
         row = C[g_vars[g_ptr[c]]]
@@ -125,11 +117,44 @@ def _group_counts(C, cards, groups, cell_off, dense):  # pragma: no cover - comp
             row = C[v]
             for i in range(n):
                 g[i] = g[i] * cv + row[i]
-        interleaved_counts(g, J, hist)
+        _split_count(g, hist, table, J - 1)
         for m in range(m_ptr[c], m_ptr[c + 1]):
             base = cell_off[m_node[m]]
             f = f_ptr[m]
             for k in range(J):
-                h = hist[k]
+                h = table[k]
                 if h != 0:
                     dense[base + fmap[f + k]] += h
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def _solo_counts(C, solo, cell_off, dense):  # pragma: no cover - compiled
+    """Adds to ``dense`` the counts of the nodes of no group, one node at a time:
+    ``solo = (node, child, pa_ptr, pa_idx, pa_card, rcard)``, node ``node[k]`` (cells
+    ``cell_off[node[k]]:``) the child ``child[k]`` (a row of ``C``) of the parents
+    ``pa_idx[pa_ptr[k]:pa_ptr[k + 1]]``; each row's cell built a parent at a time and
+    counted as :func:`~pybncsmooth.counting._kernels.network_leaves` counts it."""
+    s_node, s_child, s_pa_ptr, s_pa_idx, s_pa_card, s_rcard = solo
+    if s_node.shape[0] == 0:
+        return
+    M = C.T
+    idx = np.empty(M.shape[0], dtype=np.int32)  # a plain plan's tables are far below 2**31 cells
+    most = 0
+    for k in range(s_node.shape[0]):
+        j = s_node[k]
+        most = max(most, min(cell_off[j + 1] - cell_off[j], _SPLIT_CELLS))
+    hist = np.zeros(4 * (most + 1), dtype=np.int64)
+    table = np.empty(most + 1, dtype=np.int64)
+    for k in range(s_node.shape[0]):
+        j = s_node[k]
+        base = cell_off[j]
+        ncell = cell_off[j + 1] - base
+        p0, p1 = s_pa_ptr[k], s_pa_ptr[k + 1]
+        _cell_index(M, M[:, s_child[k]], s_pa_idx[p0:p1], s_pa_card[p0:p1], s_rcard[k], idx)
+        if ncell > _SPLIT_CELLS:
+            for i in range(idx.shape[0]):
+                dense[base + idx[i]] += 1
+        else:
+            _split_count(idx, hist, table, ncell)
+            for c in range(ncell):
+                dense[base + c] += table[c]

@@ -1,12 +1,19 @@
-"""The context trees of many nodes as the dense counting leaves them: flat arrays.
+"""The context trees of many nodes as the counting leaves them: flat arrays.
 
 The counting kernels (:func:`~pybncsmooth.counting._kernels.leaf_levels`) write every
-level of every node's tree into three flat arrays (the parent and branch value of each
-tree node, and the counts, row-major), a block a level.  :class:`FlatTrees` keeps them
-as they are: a closed-form estimator evaluates all of them in one pass, and a node's
-:class:`~pybncsmooth.counting.context_tree.ContextTree` (views of the arrays) is made
-only when something asks for it (:meth:`FlatTrees.tree`), then kept.  A network of a
-thousand nodes then costs its fit no Python object per node.
+level of every node's tree into flat arrays (the parent and branch value of each tree
+node, a block a level, and the counts), and :class:`FlatTrees` keeps them as they are:
+a closed-form estimator evaluates all of them in one pass, and a node's
+:class:`~pybncsmooth.counting.context_tree.ContextTree` (its levels written out from
+the arrays) is made only when something asks for it (:meth:`FlatTrees.tree`), then
+kept.  A network of a thousand nodes then costs its fit no Python object per node.
+
+The counts are held row by row compactly (:class:`RowCells`): a leaf stores its cells
+that are not zero, a tree node above the leaves all its cells.  A child of 100 levels
+seen a few times under each of its thousands of observed configurations then costs
+its fit the cells it saw, not 100 a configuration; a per-cell result of an estimator
+(a probability, an sd) is held the same way, the value of a row's unstored cells once
+a row.
 
 :class:`TreeMap` is the read-only mapping node -> tree a network's counting returns:
 trees made on first read, from a :class:`FlatTrees` or given whole (nodes counted by a
@@ -15,14 +22,24 @@ sort of the rows).
 
 from __future__ import annotations
 
-from typing import Iterator, Mapping, Sequence
+from functools import cached_property
+from typing import Iterator, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from ._kernels import level_configs
+from ._kernels import level_configs, spread_rows
 from .context_tree import ContextTree, TreeLevel
 
-__all__ = ["FlatTrees", "TreeMap"]
+__all__ = ["FlatTrees", "RowCells", "TreeMap"]
+
+
+class RowCells(NamedTuple):
+    """A per-cell array of a :class:`FlatTrees`, held as its counts are: every cell of
+    row ``u`` is ``base[u]`` (``None``: 0) but the row's stored cells
+    (``FlatTrees.nz_ptr[u]:nz_ptr[u + 1]``), which are ``stored[k]``."""
+
+    base: np.ndarray | None
+    stored: np.ndarray
 
 
 class FlatTrees:
@@ -36,30 +53,35 @@ class FlatTrees:
         Per tree: the child's number of levels (int64).
     blk_ptr:
         Tree ``j``'s levels are blocks ``blk_ptr[j]:blk_ptr[j + 1]`` (root first).
-    row_ptr, cnt_ptr:
+    row_ptr:
         Block ``b``'s tree nodes are rows ``row_ptr[b]:row_ptr[b + 1]`` of ``parent`` and
-        ``value``, and its counts ``counts[cnt_ptr[b]:cnt_ptr[b + 1]]`` (row-major, ``r``
-        a row).
-    parent, value, counts:
+        ``value``.
+    parent, value:
         The flat arrays (int64) of :class:`~pybncsmooth.counting.context_tree.TreeLevel`.
     sizes, row_r, row_total:
         Per block its number of rows; per row the child's levels and its total count.
+    nz_ptr, nz_x, nz_n:
+        Row ``u``'s stored cells are ``nz_ptr[u]:nz_ptr[u + 1]``: the child's level
+        ``nz_x`` (increasing) and count ``nz_n`` of each; its other cells are zeros.  A
+        leaf stores the cells that are not zero, a row above the leaves all ``r``.
     """
 
     def __init__(self, specs: Sequence[tuple[str, Sequence[str]]], card: Mapping[str, int], rcard: np.ndarray,
                  pa_ptr: np.ndarray, pa_card: np.ndarray, blk_ptr: np.ndarray, row_ptr: np.ndarray,
-                 cnt_ptr: np.ndarray, parent: np.ndarray, value: np.ndarray, counts: np.ndarray,
-                 sizes: np.ndarray, row_r: np.ndarray, row_total: np.ndarray) -> None:
+                 parent: np.ndarray, value: np.ndarray, sizes: np.ndarray, row_r: np.ndarray,
+                 row_total: np.ndarray, nz_ptr: np.ndarray, nz_x: np.ndarray, nz_n: np.ndarray) -> None:
         self.names = [n for n, _ in specs]
         self.parents = [tuple(pa) for _, pa in specs]
         self.card = card
         self.rcard, self.pa_ptr, self.pa_card = rcard, pa_ptr, pa_card
-        self.blk_ptr, self.row_ptr, self.cnt_ptr = blk_ptr, row_ptr, cnt_ptr
-        self.parent, self.value, self.counts = parent, value, counts
+        self.blk_ptr, self.row_ptr = blk_ptr, row_ptr
+        self.parent, self.value = parent, value
         #: per block its rows; per row the child's levels and the row's total count
         self.sizes, self.row_r, self.row_total = sizes, row_r, row_total
+        #: per row its stored cells; per stored cell the child's level and its count
+        self.nz_ptr, self.nz_x, self.nz_n = nz_ptr, nz_x, nz_n
         self._trees: list[ContextTree | None] = [None] * len(self.names)
-        self._lists: tuple[list, list, list] | None = None
+        self._lists: tuple[list, list] | None = None
 
     def __len__(self) -> int:
         return len(self.names)
@@ -84,8 +106,18 @@ class FlatTrees:
         """The child's number of levels, per block."""
         return np.repeat(self.rcard, self.depth + 1)
 
+    @property
+    def counts(self) -> RowCells:
+        """The counts of every row (:class:`RowCells`)."""
+        return RowCells(None, self.nz_n)
+
+    @cached_property
+    def stored_row(self) -> np.ndarray:
+        """The row of each stored cell."""
+        return np.repeat(np.arange(len(self.row_r), dtype=np.int64), np.diff(self.nz_ptr))
+
     def tree(self, j: int) -> ContextTree:
-        """Tree ``j`` (made on first call, its levels views of the flat arrays; then kept)."""
+        """Tree ``j`` (made on first call, its levels written out from the flat arrays; then kept)."""
         t = self._trees[j]
         if t is None:
             t = self._trees[j] = self._make(j)
@@ -93,25 +125,29 @@ class FlatTrees:
 
     def _make(self, j: int) -> ContextTree:
         counts = self.level_views(self.counts, j)
-        blk, row, _ = self._offsets()
+        blk, row = self._offsets()
         parent, value = self.parent, self.value
         levels = tuple(TreeLevel(parent[row[b] : row[b + 1]], value[row[b] : row[b + 1]], c)
                        for b, c in zip(range(blk[j], blk[j + 1]), counts))
         return ContextTree._unchecked(self.names[j], self.parents[j], int(self.rcard[j]), self.parent_cards(j), levels)
 
-    def _offsets(self) -> tuple[list, list, list]:
+    def _offsets(self) -> tuple[list, list]:
         if self._lists is None:
-            self._lists = (self.blk_ptr.tolist(), self.row_ptr.tolist(), self.cnt_ptr.tolist())
+            self._lists = (self.blk_ptr.tolist(), self.row_ptr.tolist())
         return self._lists
 
-    def level_views(self, cells: np.ndarray, j: int) -> tuple[np.ndarray, ...]:
-        """Tree ``j``'s levels of an array laid out as :attr:`counts` (one entry a cell):
-        ``(n_i, r)`` views, root first."""
-        blk, row, cnt = self._offsets()
+    def level_views(self, cells: RowCells, j: int) -> tuple[np.ndarray, ...]:
+        """Tree ``j``'s levels of a per-cell array held as :attr:`counts` is, written out
+        whole: ``(n_i, r)`` arrays (views of one new array), root first."""
+        blk, row = self._offsets()
         b0, b1 = blk[j], blk[j + 1]
-        first = row[b0]
-        mat = cells[cnt[b0] : cnt[b1]].reshape(-1, int(self.rcard[j]))  # the levels' rows, one after another
-        return tuple(mat[row[b] - first : row[b + 1] - first] for b in range(b0, b1))
+        lo, hi, r = row[b0], row[b1], int(self.rcard[j])
+        kind = cells.stored.dtype
+        base = np.zeros(hi - lo, dtype=kind) if cells.base is None else cells.base[lo:hi]
+        out = np.empty((hi - lo) * r, dtype=kind)
+        spread_rows(self.nz_ptr, self.nz_x, cells.stored, base, lo, hi, r, out)
+        mat = out.reshape(-1, r)  # the levels' rows, one after another
+        return tuple(mat[row[b] - lo : row[b + 1] - lo] for b in range(b0, b1))
 
     def trees(self) -> list[ContextTree]:
         """Every tree, in ``specs``' order."""

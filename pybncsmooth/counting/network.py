@@ -26,7 +26,7 @@ from ..errors import (
 )
 from ..structure.dag import DAG
 from ..validation import n_workers, parallel_map
-from ._kernels import dense_leaves, leaf_levels, network_counts, sparse_leaves
+from ._kernels import leaf_levels, network_leaves, sparse_leaves
 from ._plain import count_plain
 from .context_tree import _DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR, ContextTree, code_matrix, count_tree
 from .flat import FlatTrees, TreeMap
@@ -155,11 +155,10 @@ def _flat_trees(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], ce
                 n_jobs: int | None = None) -> FlatTrees:
     """The trees of ``specs``, all in one :class:`FlatTrees`: the first ``len(cells)`` by
     dense counting (``cells[k]``: the cells of spec ``k``'s family;
-    :func:`~pybncsmooth.counting._kernels.network_counts`, then their observed
-    configurations by :func:`~pybncsmooth.counting._kernels.dense_leaves`), the others
-    (a dense table far larger than the rows) by
-    :func:`~pybncsmooth.counting._kernels.sparse_leaves`, in work proportional to the
-    rows; every tree's levels then from its leaves
+    :func:`~pybncsmooth.counting._kernels.network_leaves`), the others (a dense table far
+    larger than the rows) by :func:`~pybncsmooth.counting._kernels.sparse_leaves`, in
+    work proportional to the rows; each gives the observed configurations (leaves) and
+    their cells that are not zero, every tree's levels then from its leaves
     (:func:`~pybncsmooth.counting._kernels.leaf_levels`).  One code matrix for all."""
     variables = list(dict.fromkeys([v for n, pa in specs for v in (n, *pa)]))
     col = {v: j for j, v in enumerate(variables)}
@@ -174,46 +173,39 @@ def _flat_trees(enc: EncodedData, specs: Sequence[tuple[str, Sequence[str]]], ce
     missing = any(enc[v].size and enc[v].min() < 0 for v in variables if v not in enc.complete)
     nd = len(cells)
     width = int(np.diff(pa_ptr).max())  # the most parents of a node: the stride of the leaves' codes
-    dense = sparse = np.zeros(0, dtype=np.int64)
     parts = []
     if nd:
-        dense = _dense_counts(M, child[:nd], pa_ptr[: nd + 1], pa_idx, pa_card, rcard[:nd], cells, missing, n_jobs)
-        parts.append(dense_leaves(dense, _offsets(cells), rcard[:nd], pa_ptr[: nd + 1], pa_card, width))
+        parts += _dense_leaves(M, child[:nd], pa_ptr[: nd + 1], pa_idx, pa_card, rcard[:nd], cells, missing, width,
+                               n_jobs)
     if nd < len(specs):
-        *leaves, sparse = sparse_leaves(M, child[nd:], pa_ptr[nd:], pa_idx, pa_card, rcard[nd:], missing, width)
-        parts.append(tuple(leaves))
-    ptr, codes, off = parts[0] if len(parts) == 1 else _joined(*parts)
-    levels = leaf_levels(ptr, codes, off, dense, sparse, nd, rcard, pa_ptr, pa_card)
-    return FlatTrees(specs, card, rcard, pa_ptr, pa_card, *levels)
+        parts.append(sparse_leaves(M, child[nd:], pa_ptr[nd:], pa_idx, pa_card, rcard[nd:], missing, width))
+    leaves = functools.reduce(_joined, parts)
+    return FlatTrees(specs, card, rcard, pa_ptr, pa_card, *leaf_levels(*leaves, rcard, pa_ptr, pa_card))
 
 
-def _dense_counts(M: np.ndarray, child: np.ndarray, pa_ptr: np.ndarray, pa_idx: np.ndarray, pa_card: np.ndarray,
-                  rcard: np.ndarray, cells: list[int], missing: bool, n_jobs: int | None) -> np.ndarray:
-    """Every cell's count of the nodes ``child`` (node ``j``'s ``cells[j]`` cells one
-    after another), in up to ``n_jobs`` threads (default: all cores), each a range of
-    nodes (the counts do not depend on it)."""
-    cell_off = _offsets(cells)
-    out = np.zeros(int(cell_off[-1]), dtype=np.int64)
+def _dense_leaves(M: np.ndarray, child: np.ndarray, pa_ptr: np.ndarray, pa_idx: np.ndarray, pa_card: np.ndarray,
+                  rcard: np.ndarray, cells: list[int], missing: bool, width: int, n_jobs: int | None) -> list[tuple]:
+    """The leaves of the nodes ``child`` counted densely (node ``j`` has ``cells[j]``
+    cells), in up to ``n_jobs`` threads (default: all cores), each a range of nodes (the
+    counts do not depend on it): one :func:`network_leaves` result a range, in order."""
     idx_type = np.int32 if max(cells) < _INT32_CELLS else np.int64  # a cell index (and the spare cell) fits
 
-    def count(part: tuple[int, int]) -> None:  # nodes j0..j1 (their cells are theirs alone: no race)
+    def count(part: tuple[int, int]) -> tuple:  # nodes j0..j1
         j0, j1 = part
-        network_counts(M, child[j0:j1], pa_ptr[j0 : j1 + 1], pa_idx, pa_card, rcard[j0:j1], cell_off[j0 : j1 + 1],
-                       out, missing, np.empty(M.shape[0], dtype=idx_type))
+        return network_leaves(M, child[j0:j1], pa_ptr[j0 : j1 + 1], pa_idx, pa_card, rcard[j0:j1], missing, width,
+                              np.empty(M.shape[0], dtype=idx_type))
 
     work = M.shape[0] * (int(pa_ptr[-1] - pa_ptr[0]) + 2 * len(child))
     jobs = 1 if work < _THREADED_WORK else n_workers(n_jobs, len(child))  # threads cost more than small work
     if jobs == 1:
-        count((0, len(child)))
-    else:
-        parallel_map(count, _balanced(pa_ptr, jobs), jobs)
-    return out
+        return [count((0, len(child)))]
+    return list(parallel_map(count, _balanced(pa_ptr, jobs), jobs))
 
 
 def _joined(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
-    """Two ``(leaf_ptr, leaf_codes, leaf_off)`` of consecutive nodes as one (each leaf's
-    counts stay where they are: ``leaf_off`` into the dense or the sparse counts)."""
-    return (np.concatenate([a[0], b[0][1:] + a[0][-1]]), np.concatenate([a[1], b[1]]), np.concatenate([a[2], b[2]]))
+    """Two ``(leaf_ptr, leaf_codes, nz_ptr, nz_x, nz_n)`` of consecutive nodes as one."""
+    return (np.concatenate([a[0], b[0][1:] + a[0][-1]]), np.concatenate([a[1], b[1]]),
+            np.concatenate([a[2], b[2][1:] + a[2][-1]]), np.concatenate([a[3], b[3]]), np.concatenate([a[4], b[4]]))
 
 
 def _count_specs_chunk(

@@ -10,7 +10,8 @@ its first ``i`` parents) has the pseudo-count :math:`\alpha_i = iss / (r q_i)` p
 :math:`(n(x, \pi) + \alpha_i) / (n(\pi) + r \alpha_i)`.  Each is the one IEEE operation
 NumPy's element-wise evaluation of the same formula makes (an integer converted to a
 double first), so the values are those of that evaluation, bit for bit; one pass costs
-a small network's fit one call instead of a dozen array operations.  :func:`cell_ratio`
+a small network's fit one call instead of a dozen array operations.  The cells a row
+does not store (counts 0 of a leaf) share one value, computed once a row.  :func:`cell_ratio`
 is the same pass for ``mle`` (:math:`n(x, \pi) / n(\pi)`) and ``mestimate``
 (:math:`(n(x, \pi) + m / r) / (n(\pi) + m)`).
 """
@@ -24,15 +25,17 @@ __all__ = ["bayes_cells", "cell_ratio"]
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def bayes_cells(iss, rcard, pa_ptr, pa_card, blk_ptr, row_ptr, counts, row_total):  # pragma: no cover - compiled
-    """``(alpha_blk, tot, p)``: per block (a tree level) its pseudo-count
-    :math:`iss / (r q_i)`, per row its denominator :math:`n(\\pi) + r \\alpha_i`, per
-    cell its posterior mean; ``counts`` laid out as the flat trees' (row-major, ``r``
-    cells a row, the rows of the blocks one after another)."""
+def bayes_cells(iss, rcard, pa_ptr, pa_card, blk_ptr, row_ptr, nz_ptr, nz_n, row_total):  # pragma: no cover
+    """``(alpha_blk, tot, base, stored)``: per block (a tree level) its pseudo-count
+    :math:`iss / (r q_i)`, per row its denominator :math:`n(\\pi) + r \\alpha_i` and the
+    posterior mean of its cells of count 0, per stored cell (the counts held as
+    :class:`~pybncsmooth.counting.flat.FlatTrees` holds them: row ``i``'s are
+    ``nz_ptr[i]:nz_ptr[i + 1]``) its posterior mean; a count 0 as any other count
+    (``0.0 + alpha`` over the denominator)."""
     alpha_blk = np.empty(blk_ptr[-1], dtype=np.float64)
     tot = np.empty(row_ptr[-1], dtype=np.float64)
-    p = np.empty(counts.shape[0], dtype=np.float64)
-    c = 0
+    base = np.empty(row_ptr[-1], dtype=np.float64)
+    p = np.empty(nz_n.shape[0], dtype=np.float64)
     for j in range(rcard.shape[0]):
         r = rcard[j]
         q = 1
@@ -46,22 +49,24 @@ def bayes_cells(iss, rcard, pa_ptr, pa_card, blk_ptr, row_ptr, counts, row_total
             for i in range(row_ptr[b], row_ptr[b + 1]):
                 t = row_total[i] + r * a
                 tot[i] = t
-                for x in range(r):
-                    p[c] = (counts[c] + a) / t
-                    c += 1
-    return alpha_blk, tot, p
+                base[i] = (np.float64(0) + a) / t
+                for c in range(nz_ptr[i], nz_ptr[i + 1]):
+                    p[c] = (nz_n[c] + a) / t
+    return alpha_blk, tot, base, p
 
 
 @njit(cache=True, nogil=True, boundscheck=False, error_model="numpy")
-def cell_ratio(counts, row_r, add, div):  # pragma: no cover - compiled
-    """``out[c] = (counts[c] + add[i]) / div[i]`` for each cell ``c`` of row ``i`` (rows of
-    ``row_r[i]`` cells, one after another; a count as float64 first, as NumPy adds)."""
-    out = np.empty(counts.shape[0], dtype=np.float64)
-    c = 0
-    for i in range(row_r.shape[0]):
+def cell_ratio(nz_ptr, nz_n, add, div):  # pragma: no cover - compiled
+    """``(base, stored)``: per row ``i`` the value ``(0 + add[i]) / div[i]`` of its cells
+    of count 0, per stored cell ``c`` of row ``i`` (``nz_ptr[i] <= c < nz_ptr[i + 1]``)
+    ``(nz_n[c] + add[i]) / div[i]`` (a count as float64 first, as NumPy adds)."""
+    m = nz_ptr.shape[0] - 1
+    base = np.empty(m, dtype=np.float64)
+    out = np.empty(nz_n.shape[0], dtype=np.float64)
+    for i in range(m):
         a = add[i]
         t = div[i]
-        for _ in range(row_r[i]):
-            out[c] = (np.float64(counts[c]) + a) / t
-            c += 1
-    return out
+        base[i] = (np.float64(0) + a) / t
+        for c in range(nz_ptr[i], nz_ptr[i + 1]):
+            out[c] = (np.float64(nz_n[c]) + a) / t
+    return base, out

@@ -12,7 +12,7 @@ import functools
 from typing import Any, Mapping
 
 from ..counting.context_tree import ContextTree
-from ..counting.flat import FlatTrees
+from ..counting.flat import FlatTrees, RowCells
 from ..errors import DataError
 from ..validation import Param
 from ._flat_kernels import bayes_cells
@@ -20,7 +20,7 @@ from ._pooling import fixed_concentration
 from ._stacked import level_slices, per_row, stack_levels, unstack
 from .base import DeferredEstimate, Estimator, TreeEstimate, register_estimator
 from .bootstrap import ProportionPosterior
-from .flat import FlatEstimates, FlatRows, LazyCells, deferred_args, stacked_sd
+from .flat import FlatEstimates, FlatRows, LazyCells, cellwise, deferred_args, stacked_sd
 from .posterior import DirichletPosterior, DirichletTablePosterior, predictive_sd
 from .prior import NodePrior
 
@@ -204,9 +204,10 @@ class Bayes(Estimator):
         (``None`` with a prior network)."""
         if self.network_prior is not None:
             return None
-        alpha_blk, tot, p = bayes_cells(float(self.iss), flat.rcard, flat.pa_ptr, flat.pa_card, flat.blk_ptr,
-                                        flat.row_ptr, flat.counts, flat.row_total)
-        sd = LazyCells(flat, lambda: stacked_sd(p, tot.repeat(flat.row_r)))
+        alpha_blk, tot, *cells = bayes_cells(float(self.iss), flat.rcard, flat.pa_ptr, flat.pa_card, flat.blk_ptr,
+                                             flat.row_ptr, flat.nz_ptr, flat.nz_n, flat.row_total)
+        p = RowCells(*cells)
+        sd = LazyCells(flat, lambda: cellwise(flat, stacked_sd, (p,), (tot,)))
         unseen = LazyCells(flat, lambda: _flat_unseen_sd(flat, FlatRows(flat), alpha_blk, p, sd.cells()))
         iss, rule, backoff = self.iss, self.unseen, self.unseen == "backoff"
 
@@ -307,13 +308,13 @@ class _StackSds:
         return tuple([self._unseen[c] for c in cut[:-1]])
 
 
-def _flat_unseen_sd(flat: FlatTrees, rows: FlatRows, alpha_blk: np.ndarray, p: np.ndarray, sd: np.ndarray
-                    ) -> np.ndarray:
+def _flat_unseen_sd(flat: FlatTrees, rows: FlatRows, alpha_blk: np.ndarray, p: RowCells, sd: RowCells
+                    ) -> RowCells:
     """:meth:`_StackSds.unseen_levels` cell by cell on flat arrays: each tree's weight
     :math:`r\\alpha / (r\\alpha + 1)` of its leaf level's pseudo-count on all its cells."""
     ra = flat.rcard * alpha_blk[flat.blk_ptr[1:] - 1]
     w = np.repeat(ra / (ra + 1.0), flat.depth + 1)
-    return predictive_sd(p, sd, rows.repeat(rows.per_row(w)))
+    return cellwise(flat, predictive_sd, (p, sd), (rows.per_row(w),))
 
 
 def _dirichlet_posterior(arg: tuple[list[float], bool]) -> DirichletPosterior:
