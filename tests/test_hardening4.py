@@ -7,6 +7,7 @@ property tests of the same features are in ``test_properties.py``."""
 from __future__ import annotations
 
 import shlex
+import sys
 import warnings
 from pathlib import Path
 
@@ -638,3 +639,25 @@ def test_a_text_names_the_level_of_its_own_levels_types_whatever_was_looked_up_b
     assert level_code((0, 1), "True") == -1
     assert level_code((False, True), "1") == -1
     assert level_code((0.5, 1.0), "0.5") == 0
+
+
+def test_text_levels_are_read_without_pyarrow_when_pandas_keeps_text_in_python(monkeypatch):
+    """pyarrow is an optional extra. pandas' python-backed text dtype has
+    ``__arrow_array__`` too (it imports pyarrow), and a frame's text levels were read
+    through it whatever the storage: on a machine without pyarrow every fit of a frame
+    of text Categoricals (the README's demo) failed with "No module named 'pyarrow'"."""
+    rng = np.random.default_rng(3)
+    text = pd.StringDtype("python")
+    cols = {}
+    for v, levels in (("A", ["a1", "a2"]), ("B", ["b1", "b2", "b3"])):
+        cats = pd.Index(levels, dtype=text)
+        cols[v] = pd.Categorical.from_codes(rng.integers(0, len(levels), 200), dtype=pd.CategoricalDtype(cats))
+    df = pd.DataFrame(cols)
+    assert df["B"].cat.categories.dtype.storage == "python"
+    n = pd.crosstab(df["A"], df["B"]).to_numpy()
+    with monkeypatch.context() as m:
+        m.setitem(sys.modules, "pyarrow", None)  # any import of pyarrow now fails
+        net = bs.fit("[A][B|A]", df, method="bayes", iss=1)
+        levels, cpt = list(net.levels("B")), net.cpt("B")
+    assert levels == ["b1", "b2", "b3"]
+    assert np.allclose(cpt, ((n + 1 / 6) / (n.sum(1, keepdims=True) + 0.5)).T, rtol=0, atol=1e-15)

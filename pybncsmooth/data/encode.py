@@ -249,7 +249,9 @@ def _levels_of(categories: pd.Index) -> tuple:
     if hit is not None and hit[0] is categories:
         return hit[1]
     arr = categories.array
-    if isinstance(categories.dtype, pd.StringDtype) and hasattr(arr, "__arrow_array__"):
+    # Arrow-backed text only: pandas' python-backed text has __arrow_array__ too, which
+    # imports pyarrow (not a dependency)
+    if getattr(categories.dtype, "storage", None) in _ARROW_STORAGE:
         levels = tuple(arr.__arrow_array__().to_pylist())
     else:
         levels = tuple(categories.tolist())
@@ -261,6 +263,8 @@ def _levels_of(categories: pd.Index) -> tuple:
     return levels
 
 
+#: the storages of pandas' text dtype whose arrays are Arrow arrays (pyarrow installed)
+_ARROW_STORAGE = ("pyarrow", "pyarrow_numpy")
 #: categories already converted (:func:`_levels_of`): id -> (the Index, its levels)
 _LEVELS_CACHE: dict[int, tuple[pd.Index, tuple]] = {}
 _LEVELS_CACHE_SIZE = 4096
