@@ -3,7 +3,7 @@
 :func:`plain_trees` counts a frame of complete Categoricals (its codes the rows of one
 ``(V, n)`` int8 matrix, one variable a row) into every node's context-tree levels as
 :func:`~pybncsmooth.counting._kernels.leaf_levels` makes them, and returns them packed
-in one int64 array: a compiled function returning nine arrays pays a boxing of each on
+in one int64 array: a compiled function returning ten arrays pays a boxing of each on
 every call (a few microseconds, a good share of a tiny network's fit).
 """
 
