@@ -286,15 +286,9 @@ def _categorical_arrays(df: pd.DataFrame, names: set) -> tuple[dict[str, tuple[t
         arr = arrays[i] if arrays is not None else df.iloc[:, i].array
         if arr is None:  # a column of a NumPy block: not a Categorical
             continue
-        dtype = arr.dtype
-        if not isinstance(dtype, pd.CategoricalDtype):
-            continue
-        codes = _codes_of(arr)
-        if codes.dtype != np.int8:  # more than 127 categories
-            continue
-        levels = _levels_of(dtype.categories)
-        if len(levels) <= 127:
-            found[name] = (levels, codes)
+        small = _small_categorical(arr)
+        if small is not None:
+            found[name] = small
     if not found:
         return found, None
     stacked = np.array([c for _, c in found.values()])
@@ -322,15 +316,24 @@ def categorical_codes(df: pd.DataFrame, variables: Sequence[str]) -> tuple[list[
     for v in variables:
         i = where.get(v)
         arr = blocks[blknos[i]].values if i is not None else None
-        if not isinstance(getattr(arr, "dtype", None), pd.CategoricalDtype) or arr.ndim != 1:
+        small = _small_categorical(arr) if getattr(arr, "ndim", 0) == 1 else None
+        if small is None:
             return None
-        c = _codes_of(arr)
-        lev = _levels_of(arr.dtype.categories)
-        if c.dtype != np.int8 or len(lev) > 127:
-            return None
-        levels.append(lev)
-        codes.append(c)
+        levels.append(small[0])
+        codes.append(small[1])
     return levels, codes
+
+
+def _small_categorical(arr: Any) -> tuple[tuple, np.ndarray] | None:
+    """``(levels, codes)`` of a Categorical array of at most 127 levels (its own int8
+    codes, as encoding keeps them); ``None`` for any other array."""
+    if not isinstance(getattr(arr, "dtype", None), pd.CategoricalDtype):
+        return None
+    codes = _codes_of(arr)
+    if codes.dtype != np.int8:  # more than 127 categories
+        return None
+    levels = _levels_of(arr.dtype.categories)
+    return (levels, codes) if len(levels) <= 127 else None
 
 
 def _text_positions(columns: pd.Index) -> dict[str, int] | None:
