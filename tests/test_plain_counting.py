@@ -82,7 +82,15 @@ def _alarm(n: int = 1500) -> tuple[bs.DAG, pd.DataFrame]:
     return bs.DAG.from_modelstring((DATA / "bnlearn" / "alarm.modelstring.txt").read_text().strip()), df
 
 
-NETWORKS = [_cancer, _earthquake, _survey, _asia, _mixed, _child, _alarm]
+def _deep(n: int = 403) -> tuple[bs.DAG, pd.DataFrame]:
+    """Deep families seen sparsely (D: 360 configurations of 4 parents, in 403 rows),
+    whole subtrees of prefixes unseen (28 of D's 60 prefixes of three parents seen), the
+    first and last configurations among them."""
+    return _sampled("[A][B][C][E][G][D|A:B:C:E][H|D:G:A][K|A][L|K:H]",
+                    dict(A=4, B=5, C=3, E=6, G=2, D=7, H=9, K=2, L=3), n, 6)
+
+
+NETWORKS = [_cancer, _earthquake, _survey, _asia, _mixed, _child, _alarm, _deep]
 METHODS = [("mle", {}), ("bayes", {}), ("bayes", {"iss": 1}), ("bayes", {"iss": 10.0, "unseen": "backoff"}),
            ("mestimate", {"m": 2.0})]
 
@@ -170,8 +178,8 @@ def test_the_grouped_and_the_node_by_node_counts_agree_for_every_row_count_mod_4
     assert plan.grouped[0][2].tolist() == groups and len(plan.grouped[1][0]) == alone
     for n in (1003, 1002, 1001, 1000):
         C = np.array([c[:n] for c in codes])
-        grouped = plain_trees(C, plan.cards, *plan.grouped, *plan.arrays, plan.width)
-        per_node = plain_trees(C, plan.cards, *plan.per_node, *plan.arrays, plan.width)
+        grouped = plain_trees(C, plan.cards, *plan.grouped, *plan.arrays)
+        per_node = plain_trees(C, plan.cards, *plan.per_node, *plan.arrays)
         assert grouped.shape[0] > 11 and np.array_equal(grouped, per_node)
         general = count_network(encode(df.iloc[:n], variables=dag.nodes), dag).flat
         cut = grouped[:11].tolist()  # leaf_levels' arrays: ... total (7th), nz_ptr, nz_x, nz_n (the counts)

@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit
 
 __all__ = [
-    "dense_counts", "build_levels", "network_leaves", "table_leaves", "sparse_leaves", "leaf_levels", "spread_rows",
+    "dense_counts", "build_levels", "network_leaves", "sparse_leaves", "leaf_levels", "spread_rows",
 ]
 
 #: cells of a node counted into four interleaved histograms (then summed): consecutive
@@ -158,32 +158,6 @@ def network_leaves(M, child, pa_ptr, pa_idx, pa_card, rcard, has_missing, width,
             nz_ptr = _grown(nz_ptr, leaf + 1, leaf + need + 1)
             codes = _grown(codes, leaf * width, nz_ptr.shape[0] * width)
         leaf, e = _scan_leaves(table, 0, ncell, r, pa_card, p0, p1, dig, codes, width, nz_ptr, nz_x, nz_n, leaf, e)
-        leaf_ptr[j + 1] = leaf
-    return leaf_ptr, codes[: leaf * width], nz_ptr[: leaf + 1], nz_x[:e], nz_n[:e]
-
-
-@njit(cache=True, nogil=True, boundscheck=False)
-def table_leaves(dense, cell_off, rcard, pa_ptr, pa_card, width):  # pragma: no cover - compiled
-    """The leaves of nodes counted densely elsewhere: node ``j``'s cells
-    ``dense[cell_off[j]:cell_off[j + 1]]`` (configuration-major, first parent most
-    significant), ``rcard[j]`` levels, its parents' levels ``pa_card[pa_ptr[j]:pa_ptr[j + 1]]``.
-    Returns ``(leaf_ptr, leaf_codes, nz_ptr, nz_x, nz_n)`` as :func:`network_leaves` gives
-    them for the same counts (``dense`` is left zero)."""
-    nn = rcard.shape[0]
-    most = 0  # the most leaves: every configuration of every node
-    for j in range(nn):
-        most += (cell_off[j + 1] - cell_off[j]) // rcard[j]
-    leaf_ptr = np.zeros(nn + 1, dtype=np.int64)
-    codes = np.empty(most * width, dtype=np.int64)
-    nz_ptr = np.zeros(most + 1, dtype=np.int64)
-    nz_x = np.empty(cell_off[nn], dtype=np.int64)
-    nz_n = np.empty(cell_off[nn], dtype=dense.dtype)
-    dig = np.zeros(width + 1, dtype=np.int64)
-    leaf = 0
-    e = 0
-    for j in range(nn):
-        leaf, e = _scan_leaves(dense, cell_off[j], cell_off[j + 1], rcard[j], pa_card, pa_ptr[j], pa_ptr[j + 1], dig,
-                               codes, width, nz_ptr, nz_x, nz_n, leaf, e)
         leaf_ptr[j + 1] = leaf
     return leaf_ptr, codes[: leaf * width], nz_ptr[: leaf + 1], nz_x[:e], nz_n[:e]
 

@@ -45,7 +45,6 @@ class _Plan(NamedTuple):
     card: dict[str, int]
     cards: np.ndarray  # per variable (row of the codes), its levels
     arrays: tuple[np.ndarray, ...]  # rcard, pa_ptr, pa_card, cell_off
-    width: int
     max_cells: int
     passes: int
     grouped: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]  # (groups, the other nodes)
@@ -80,7 +79,7 @@ def count_plain(df: pd.DataFrame, dag: DAG) -> tuple[Schema, TreeMap] | None:
     if plan is None or not plan.fits(n):
         return None
     rcard, pa_ptr, pa_card, cell_off = plan.arrays
-    buf = plain_trees(np.array(codes), plan.cards, *plan.counting(n), rcard, pa_ptr, pa_card, cell_off, plan.width)
+    buf = plain_trees(np.array(codes), plan.cards, *plan.counting(n), rcard, pa_ptr, pa_card, cell_off)
     if not buf.shape[0]:  # a missing value
         return None
     cut = buf[: PACKED + 1].tolist()
@@ -126,7 +125,7 @@ def _make_plan(dag: DAG, cards: tuple[int, ...]) -> _Plan:
     groups, alone = _groups(families, cards)
     every = _solo(range(len(nodes)), families, cards)
     order = dict.fromkeys(v for n, pa in specs for v in (n, *pa))  # the general counting's order of its card
-    return _Plan(dag, specs, {v: card[v] for v in order}, arrays[0].copy(), arrays, int(np.diff(pa_ptr).max()),
+    return _Plan(dag, specs, {v: card[v] for v in order}, arrays[0].copy(), arrays,
                  max(cells), int(pa_ptr[-1]) + 2 * len(nodes), (_group_arrays(groups, families, cards),
                  _solo(alone, families, cards)), (_group_arrays([], families, cards), every),
                  sum(len(members) * _size(g, cards) for g, members in groups), {v: j for j, v in enumerate(nodes)})
