@@ -268,14 +268,17 @@ def level_configs(pa_ptr, pa_card, blk_ptr, out):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True, boundscheck=False, inline="always")
 def _advance(dig, pa_card, start, d):  # pragma: no cover - compiled
-    """The next configuration's parents' codes (``dig[:d]``, the last parent fastest)."""
+    """The next configuration's parents' codes (``dig[:d]``, the last parent fastest);
+    returns the first tree level whose prefix changed (``1 +`` the first parent whose
+    code moved; 0 past the last configuration)."""
     i = d - 1
     while i >= 0:
         dig[i] += 1
         if dig[i] < pa_card[start + i]:
-            return
+            return i + 1
         dig[i] = 0
         i -= 1
+    return 0
 
 
 @njit(cache=True, nogil=True, boundscheck=False)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._kernels import _SPLIT_CELLS, _cell_index, _split_count
+from ._kernels import _SPLIT_CELLS, _advance, _cell_index, _split_count
 
 __all__ = ["plain_trees", "dense_levels", "PACKED"]
 
@@ -220,7 +220,7 @@ def dense_levels(dense, cell_off, rcard, pa_ptr, pa_card):  # pragma: no cover -
                     sizes[b + i] += 1
                 nz += k
                 chg = d + 1
-            chg = min(chg, _next_configuration(dig, pa_card, p0, d))
+            chg = min(chg, _advance(dig, pa_card, p0, d))
             o += r
         q0 += nq
         for i in range(d):
@@ -293,7 +293,7 @@ def dense_levels(dense, cell_off, rcard, pa_ptr, pa_card):  # pragma: no cover -
                     for k in range(e0, e):
                         nz_n[a + nz_x[k]] += nz_n[k]
                 chg = d + 1
-            chg = min(chg, _next_configuration(dig, pa_card, p0, d))
+            chg = min(chg, _advance(dig, pa_card, p0, d))
             o += r
         q0 += nq
         for i in range(d - 1, 0, -1):  # the rows still open
@@ -312,18 +312,3 @@ def _close_row(i, b, r, row_ptr, cell_at, fill, total, nz_n):  # pragma: no cove
     au = cell_at[b + i - 1] + (fill[i - 1] - 1) * r
     for x in range(r):
         nz_n[au + x] += nz_n[a + x]
-
-
-@njit(cache=True, nogil=True, boundscheck=False, inline="always")
-def _next_configuration(dig, pa_card, start, d):  # pragma: no cover - compiled
-    """The next configuration's parents' codes (``dig[:d]``, the last parent fastest);
-    returns the first level whose prefix changed (``1 +`` the first parent whose code
-    moved; 0 past the last configuration)."""
-    i = d - 1
-    while i >= 0:
-        dig[i] += 1
-        if dig[i] < pa_card[start + i]:
-            return i + 1
-        dig[i] = 0
-        i -= 1
-    return 0
