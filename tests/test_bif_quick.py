@@ -78,6 +78,8 @@ OTHER = {
     "old header": HEAD + A + B + PA + PB.replace("B | A", "B A"),
     "sanitised label": HEAD + A.replace("a b", "a#b") + B + PA + PB.replace("(a b)", "(a_b)"),
     "many digits": HEAD + A + B + PA.replace("0.2, 0.3, 0.5", "0.2000000000000000001, 0.3, 0.5") + PB,
+    # issue 56 case 16: once refused ("expected 'variable' or 'probability'")
+    "no blank before the parenthesis": HEAD + A + B + PA.replace("probability ( A )", "probability(A)") + PB,
 }
 
 
@@ -102,7 +104,6 @@ BAD = [
     HEAD + A + B + PA + PB.replace("0.1 0.9;", "0.1 0.9"),  # no ';'
     HEAD + A + B + PA + PB + "}\n",  # unbalanced
     HEAD + A.replace("[ 3 ]", "[ 4 ]") + B + PA + PB,  # levels miscounted
-    HEAD + A + B + PA.replace("probability ( A )", "probability(A)") + PB,
     HEAD + A + B.replace("discrete", "continuous") + PA + PB,
     HEAD + A + B + PA + PB + "junk\n",
 ]

@@ -116,8 +116,10 @@ def _top_blocks(src: BifText) -> list[tuple[int, int, int]]:
 
 
 def _first_word(header: str) -> str:
+    """The keyword a block's header starts with (``probability( E | A )``: a parenthesis
+    ends it as a blank does)."""
     words = header.strip(" \t\r\n;").split(None, 1)
-    return words[0] if words else ""
+    return words[0].split("(", 1)[0] if words else ""
 
 
 def _variable(src: BifText, header: str, open_: int, close: int, parts: NetworkParts, line: int) -> None:
@@ -146,9 +148,11 @@ def _probability(src: BifText, header: str, open_: int, close: int, line: int, p
     body = src.text[open_ + 1 : close]
     if "property" in body:  # blanked, positions kept for the line numbers
         body = _PROPERTY.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), body)
-    rows = (ROW if '"' in body else ROW_PLAIN).findall(body)
-    last = body.rfind(";")
-    if len(rows) != body.count(";") or body[last + 1 :].strip():
+    quoted = '"' in body
+    rows = (ROW if quoted else ROW_PLAIN).findall(body)
+    bare = _QUOTED.sub(lambda m: "\0" * len(m.group()), body) if quoted else body  # a quoted level's ';' is its own
+    last = bare.rfind(";")
+    if len(rows) != bare.count(";") or body[last + 1 :].strip():
         _bad_statement(src, body, open_ + 1, node)
     keywords = ("table" in body or "default" in body) and any(kw for _, kw, _ in rows)
     return Block(node, parents, line, open_ + 1, body, rows, keywords)

@@ -5,6 +5,7 @@ itself there when :mod:`pybncsmooth.interop` is imported)."""
 from __future__ import annotations
 
 import gzip
+import io
 import os
 from typing import Any, Callable, TextIO
 
@@ -31,8 +32,9 @@ def looks_like_network_path(text: str) -> bool:
 
 def read_text(path: str) -> str:
     """A text file's content (gzip-compressed when the name ends in ``.gz``), line ends
-    read as text mode reads them (``\\r\\n`` and ``\\r`` as ``\\n``); a file that is not
-    UTF-8 text raises :class:`FileFormatError`.  The bytes are read at once and decoded
+    read as text mode reads them (``\\r\\n`` and ``\\r`` as ``\\n``), a UTF-8 byte-order mark
+    at its start dropped (Windows editors write one; pgmpy and pyAgrum read such files);
+    a file that is not UTF-8 text raises :class:`FileFormatError`.  The bytes are read at once and decoded
     (a text-mode file object costs a small file more than its reading)."""
     try:
         if path.endswith(".gz"):
@@ -42,6 +44,8 @@ def read_text(path: str) -> str:
             with open(path, "rb", buffering=0) as fh:
                 data = fh.read()
         text = data.decode("utf-8")
+        if text.startswith("\ufeff"):  # a byte-order mark, not content
+            text = text[1:]
         return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
     except UnicodeDecodeError as e:
         raise FileFormatError(f"not a text file (byte {e.start} is not UTF-8)", path) from None
@@ -52,7 +56,8 @@ def read_text(path: str) -> str:
 def text_writer(name: str, write: Callable[..., None]) -> Callable[..., None]:
     """A format's ``write(obj, path, **options)`` from a function writing a
     single-domain fitted network to an open text file (``write(net, fh, **options)``;
-    atomically: a failed write leaves no file)."""
+    atomically: a failed write leaves no file; gzip-compressed when the name ends in
+    ``.gz``, as :func:`read_text` reads it)."""
 
     def _write(net: Any, path: str, **options: Any) -> None:
         check_writable(net, name)
@@ -61,6 +66,11 @@ def text_writer(name: str, write: Callable[..., None]) -> Callable[..., None]:
                 f"a multi-domain network cannot be written as {name}; write one domain at a time "
                 "(net.for_domain(level).write(...)) or use the native .pbn format"
             )
+        if str(path).endswith(".gz"):  # no name and mtime 0 in the header: the same bytes each time
+            with atomic_open(path, "wb") as raw, gzip.GzipFile("", "wb", fileobj=raw, mtime=0) as gz, \
+                    io.TextIOWrapper(gz, encoding="utf-8", newline="\n") as fh:
+                write(net, fh, **options)
+            return
         with atomic_open(path, "w") as fh:
             write(net, fh, **options)
 

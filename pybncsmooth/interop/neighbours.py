@@ -7,10 +7,17 @@
 * pyAgrum: a ``BayesNet`` whose CPT of ``X`` is a tensor over ``X`` and its parents in
   the order their arcs were added; its array (``toarray()``) has these axes reversed.
   Levels that are all integers become an ``IntegerVariable`` (and come back as
-  integers), others a ``LabelizedVariable`` with the levels as text.
+  integers), others a ``LabelizedVariable`` with the levels as text.  pyAgrum keeps an
+  integer variable's values sorted, so levels ``[5, 1, 3]`` are ``1, 3, 5`` there: the
+  tables are written in its order (``P(A=5)`` is the same number on both sides) and
+  come back with the levels ascending.  A ``RangeVariable`` (``X[3]``) comes back with
+  integer levels too.
+* pgmpy names nodes by any hashable (``1``, ``"1"``): a node is named by its text here,
+  its state names looked up by pgmpy's own object.
 
 Both conversions keep the nodes, their order, each node's parent order, the levels
-and the tables, bit for bit, so a round trip gives the same network.  The libraries
+and the tables, bit for bit, so a round trip gives the same network (with integer
+levels not in ascending order, through pyAgrum, the same network up to their order).  The libraries
 are optional: converting without one raises ``ImportError`` naming the package to
 install.
 """
@@ -37,7 +44,8 @@ def _require(module: str, package: str, what: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise ImportError(f"{what} needs {package}, which is not installed: pip install {package}") from None
+        raise ImportError(f"{what} needs {package}, which is not installed: pip install {package} "
+                          '(or both neighbours: pip install "pybncsmooth[interop]")') from None
 
 
 def _single_domain(net: FittedNetwork, lib: str) -> None:
@@ -99,29 +107,42 @@ def from_pgmpy(model: Any) -> FittedNetwork:
     values as tables (exactly)."""
     if not (hasattr(model, "get_cpds") and hasattr(model, "nodes")):
         raise TypeError(f"expected a pgmpy Bayesian network, not {type(model).__name__}")
-    nodes = [str(v) for v in model.nodes()]
+    keys = list(model.nodes())  # pgmpy's own node objects (an integer node is named by its text here)
+    nodes = [str(v) for v in keys]
+    if len(set(nodes)) < len(nodes):
+        dup = next(v for v in nodes if nodes.count(v) > 1)
+        raise DataError(f"the pgmpy model has two nodes written {dup!r} (e.g. 1 and '1'): rename one")
     cpds = {str(c.variable): c for c in model.get_cpds()}
     levels: dict[str, tuple] = {}
     parents: dict[str, list[str]] = {}
     tables: dict[str, Any] = {}
-    for v in nodes:
+    for key, v in zip(keys, nodes):
         c = cpds.get(v)
         if c is None or not hasattr(c, "get_values"):
             raise DataError(f"node {v!r} of the pgmpy model has no TabularCPD (add one with model.add_cpds)")
         pa = [str(p) for p in c.variables[1:]]
         cards = [int(k) for k in c.cardinality]
-        names = getattr(c, "state_names", None) or {}
-        levels[v] = tuple(names.get(v, range(cards[0])))
+        levels[v] = _pgmpy_states(c, c.variable, cards[0])
         parents[v] = pa
         tables[v] = np.asarray(c.get_values(), dtype=np.float64).reshape(cards)
     for v in nodes:  # a parent's levels as its own CPD names them
         c = cpds[v]
-        for p in parents[v]:
-            given = tuple((getattr(c, "state_names", None) or {}).get(p, range(len(levels[p]))))
-            if given != levels[p]:
-                raise DataError(f"the CPD of {v!r} names the levels of {p!r} {list(given)}, its own CPD "
-                                f"{list(levels[p])}")
+        for p, card in zip(c.variables[1:], c.cardinality[1:]):
+            given = _pgmpy_states(c, p, int(card))
+            if given != levels[str(p)]:
+                raise DataError(f"the CPD of {v!r} names the levels of {str(p)!r} {list(given)}, its own CPD "
+                                f"{list(levels[str(p)])}")
     return _network(nodes, parents, levels, tables, "pgmpy")
+
+
+def _pgmpy_states(cpd: Any, var: Any, card: int) -> tuple:
+    """The state names a pgmpy CPD gives the variable ``var`` (looked up by pgmpy's own
+    node object, an integer for a node named by a number), numpy scalars as Python's;
+    ``0 .. card - 1`` where it gives none."""
+    names = (getattr(cpd, "state_names", None) or {}).get(var)
+    if names is None:
+        return tuple(range(card))
+    return tuple(x.item() if isinstance(x, np.generic) else x for x in names)
 
 
 # ----------------------------------------------------------------------------- pyAgrum
@@ -148,12 +169,26 @@ def to_pyagrum(net: FittedNetwork) -> Any:
     for v in net.nodes:
         for p in net.parents(v):
             bn.addArc(str(p), str(v))
+    order = {v: _pyagrum_order(bn.variable(str(v)), net.levels(v)) for v in net.nodes}
     for v in net.nodes:
         cpt = bn.cpt(str(v))
         axes = [str(v), *map(str, net.parents(v))]
-        table = np.transpose(net.cpt(v), [axes.index(n) for n in cpt.names])  # pyAgrum's variable order
+        table = net.cpt(v)
+        for ax, u in enumerate([v, *net.parents(v)]):  # each variable's levels in pyAgrum's order
+            if order[u] is not None:
+                table = table.take(order[u], axis=ax)
+        table = np.transpose(table, [axes.index(n) for n in cpt.names])  # pyAgrum's variable order
         cpt.fillWith(table.ravel(order="F").tolist())  # its first variable fastest
     return bn
+
+
+def _pyagrum_order(var: Any, levels: tuple) -> np.ndarray | None:
+    """Our code of each of a pyAgrum variable's labels, in its order (an
+    ``IntegerVariable`` keeps its values sorted: ``[5, 1, 3]`` becomes ``1, 3, 5``);
+    ``None`` where the orders agree."""
+    code = {str(x): i for i, x in enumerate(levels)}
+    order = np.array([code[var.label(k)] for k in range(var.domainSize())], dtype=np.intp)
+    return None if (order == np.arange(len(levels))).all() else order
 
 
 def from_pyagrum(bn: Any) -> FittedNetwork:
@@ -168,15 +203,23 @@ def from_pyagrum(bn: Any) -> FittedNetwork:
     levels, parents, tables = {}, {}, {}
     for i, v in zip(ids, nodes):
         var = bn.variable(i)
-        if isinstance(var, gum.IntegerVariable):
-            levels[v] = tuple(int(x) for x in var.integerDomain())
-        else:
-            levels[v] = tuple(var.label(k) for k in range(var.domainSize()))
+        labels = [var.label(k) for k in range(var.domainSize())]
+        levels[v] = tuple(int(x) for x in labels) if _integer_variable(gum, var) else tuple(labels)
         cpt = bn.cpt(i)
         names = list(cpt.names)
         parents[v] = names[1:]
         tables[v] = np.transpose(np.asarray(cpt.toarray(), dtype=np.float64))  # axes (v, *parents)
     return _network(nodes, parents, levels, tables, "pyagrum")
+
+
+def _integer_variable(gum: Any, var: Any) -> bool:
+    """Whether a pyAgrum variable's values are integers: an ``IntegerVariable`` or a
+    ``RangeVariable`` (``X[3]``, ``X[1,4]``).  ``bn.variable(i)`` gives the base class,
+    whose ``varType()`` tells the kind."""
+    kinds = tuple(getattr(gum, k) for k in ("VarType_INTEGER", "VarType_RANGE") if hasattr(gum, k))
+    if hasattr(var, "varType") and kinds:
+        return var.varType() in kinds
+    return isinstance(var, tuple(getattr(gum, k) for k in ("IntegerVariable", "RangeVariable") if hasattr(gum, k)))
 
 
 register_converter(ObjectConverter("pgmpy", to_pgmpy, from_pgmpy))

@@ -6,7 +6,9 @@ the node ``FOR`` given its parents (``GIVEN``, in order): the ``TABLE`` lists th
 distributions of the node, one configuration of the parents after another, the last
 parent varying fastest (and within a distribution the node's levels in order).  pgmpy
 1.1 and pyAgrum 3.3 both write and read this layout.  Each distribution must sum to 1
-within 0.01 and is renormalised, as for BIF.
+within 0.01 and is renormalised, as for BIF.  Names and levels are their elements' text
+exactly as written, blanks at either end kept (``'yes '`` and ``'yes'`` are two levels),
+as pgmpy reads them.
 
 Writing gives every number with ``repr`` (the shortest text that reads back as the
 same double), so a network written and read back has the same tables, bit for bit.
@@ -42,7 +44,13 @@ class _Errors:
 
 
 def _text(el: ET.Element | None) -> str:
-    return "" if el is None or el.text is None else el.text.strip()
+    """An element's text as written (a name or level may begin or end with a blank, as
+    pgmpy reads it too)."""
+    return "" if el is None or el.text is None else el.text
+
+
+def _numbers(el: ET.Element | None) -> str:
+    return _text(el).strip()
 
 
 def parse_xmlbif(text: str, path: str | None = None) -> NetworkParts:
@@ -67,7 +75,7 @@ def parse_xmlbif(text: str, path: str | None = None) -> NetworkParts:
     defs = list(net.iter("DEFINITION")) + list(net.iter("PROBABILITY"))
     heads = [(_text(d.find("FOR")), [_text(g) for g in d.findall("GIVEN")]) for d in defs]
     try:
-        values, counts = parse_number_rows([_text(d.find("TABLE")) for d in defs])
+        values, counts = parse_number_rows([_numbers(d.find("TABLE")) for d in defs])
     except BadNumber as e:
         raise err.error(f"the table of {heads[e.row][0]!r} holds {e.token!r} where a probability was expected") from None
     starts = np.cumsum(counts) - counts
@@ -91,17 +99,23 @@ def _table(node: str, parents: list[str], vals: np.ndarray, parts: NetworkParts,
     return table_columns(vals.reshape(Q, r).copy(), node, parents, parts, None, err, np.full(Q, -1), None)
 
 
+def _escape(name: object) -> str:
+    """A name or level as element text: ``&``, ``<``, ``>`` escaped, and a carriage
+    return as a character reference (an XML reader turns a bare one into a line feed)."""
+    return escape(str(name), {"\r": "&#13;"})
+
+
 def write_xmlbif(net: "FittedNetwork", fh: TextIO) -> None:
     """Write ``net`` as XMLBIF 0.3 (pgmpy's and pyAgrum's layout, see the module docstring)."""
     fh.write('<?xml version="1.0" encoding="UTF-8"?>\n<BIF VERSION="0.3">\n<NETWORK>\n<NAME>unknown</NAME>\n')
     for node in net.nodes:
-        outcomes = "".join(f"\t<OUTCOME>{escape(str(l))}</OUTCOME>\n" for l in net.levels(node))
-        fh.write(f'<VARIABLE TYPE="nature">\n\t<NAME>{escape(str(node))}</NAME>\n{outcomes}</VARIABLE>\n')
+        outcomes = "".join(f"\t<OUTCOME>{_escape(l)}</OUTCOME>\n" for l in net.levels(node))
+        fh.write(f'<VARIABLE TYPE="nature">\n\t<NAME>{_escape(node)}</NAME>\n{outcomes}</VARIABLE>\n')
     for node in net.nodes:
         t = np.moveaxis(net.cpt(node), 0, -1)  # (*parents, node): the last parent, then the node, fastest
-        given = "".join(f"\t<GIVEN>{escape(str(p))}</GIVEN>\n" for p in net.parents(node))
+        given = "".join(f"\t<GIVEN>{_escape(p)}</GIVEN>\n" for p in net.parents(node))
         numbers = " ".join(map(repr, t.ravel().tolist()))
-        fh.write(f"<DEFINITION>\n\t<FOR>{escape(str(node))}</FOR>\n{given}\t<TABLE>{numbers}</TABLE>\n</DEFINITION>\n")
+        fh.write(f"<DEFINITION>\n\t<FOR>{_escape(node)}</FOR>\n{given}\t<TABLE>{numbers}</TABLE>\n</DEFINITION>\n")
     fh.write("</NETWORK>\n</BIF>\n")
 
 

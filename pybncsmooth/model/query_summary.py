@@ -11,39 +11,57 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from ..data.levels import is_missing, level_code, scalar_value
+from ..errors import DataError
 from ..validation import check_probability
+from .query_evidence import check_no_domain, check_targets, dict_codes, domain_network
 from .summary import KIND_TEXT, config_rows, summary_class
 
 __all__ = ["query_summary"]
 
 
-def _query_text(targets: Sequence[str], evidence: Any) -> str:
-    given = ", ".join(f"{k}={v}" for k, v in (evidence or {}).items())
+def _query_text(net: Any, targets: Sequence[str], codes: dict[str, int]) -> str:
+    """``P(targets | evidence)``, each observed variable with the level the evidence names."""
+    given = ", ".join(f"{k}={net.levels(k)[c]}" for k, c in codes.items())
     return f"P({', '.join(targets)}" + (f" | {given})" if given else ")")
 
 
-def _configurations(net: Any, node: str, evidence: Any, k: int = 10) -> Any:
+def _training_rows(fit: Any, node: str, domain: Any) -> np.ndarray | None:
+    """Training rows of every parent configuration of ``node`` (:func:`config_rows`) for
+    the network that answers: a multi-domain fit's rows of the domain ``domain``, or
+    all its domains' rows for the population's tables (no domain, or one unseen)."""
+    rows = config_rows(fit, node)
+    if rows is None or fit.domain is None:
+        return rows
+    axis = fit.table_dims(node)[1:].index(fit.domain)
+    code = -1 if domain is None or is_missing(domain) else level_code(tuple(fit.schema[fit.domain]),
+                                                                       scalar_value(domain, "domain="))
+    return rows.take(code, axis=axis) if 0 <= code < rows.shape[axis] else rows.sum(axis=axis)
+
+
+def _configurations(net: Any, node: str, codes: dict[str, int], rows: np.ndarray | None, k: int = 10) -> Any:
     """The ``k`` parent configurations of ``node`` the query weighs most (their
-    posterior probability given the evidence) with their training rows, or ``None``."""
+    posterior probability given the evidence, ``codes`` its observed levels) with their
+    training ``rows``, or ``None``."""
     from statsmodels.iolib.table import SimpleTable
     from statsmodels.iolib.tableformatting import fmt_params
 
     pa = net.parents(node)
-    ev = dict(evidence or {})
-    free = [p for p in pa if p not in ev]
+    free = [p for p in pa if p not in codes]
     if not pa:
         return None
+    ev = {v: net.levels(v)[c] for v, c in codes.items()}
     weights = net.query(free, ev) if free else pd.Series([1.0])
-    rows = config_rows(net, node)
     order = np.argsort(-weights.to_numpy(), kind="stable")[:k]
     data, stubs = [], []
     for i in order:
         state = weights.index[i] if free else ()
         state = state if isinstance(state, tuple) else (state,)
-        values = dict(zip(free, state), **{p: ev[p] for p in pa if p in ev})
-        idx = tuple(net.levels(p).index(values[p]) for p in pa)
-        stubs.append(", ".join(f"{p}={values[p]}" for p in pa))
-        data.append([f"{weights.iloc[i]:.4f}", f"{rows[idx]:g}" if rows is not None else ""])
+        idx = dict(zip(free, (net.levels(p).index(x) for p, x in zip(free, state))),
+                   **{p: codes[p] for p in pa if p in codes})
+        cell = tuple(idx[p] for p in pa)
+        stubs.append(", ".join(f"{p}={net.levels(p)[idx[p]]}" for p in pa))
+        data.append([f"{weights.iloc[i]:.4f}", f"{rows[cell]:g}" if rows is not None else ""])
     return SimpleTable(data, ["weight", "rows"], stubs, title=f"Parent configurations of {node}, by the query's weight",
                        txt_fmt=fmt_params)
 
@@ -69,12 +87,18 @@ def query_summary(net: Any, targets: Any, evidence: Any = None, *, alpha: float 
     from statsmodels.iolib.tableformatting import fmt_2cols, fmt_params
 
     check_probability("alpha", alpha)
-    tt = [targets] if isinstance(targets, str) else list(targets)
-    q = net.query(tt, evidence, interval=1 - alpha, draws=draws, random_state=random_state, domain=domain)
-    shares = net.variance_shares(tt, evidence, draws=draws, random_state=random_state, domain=domain)
-    qnet = net if net.domain is None else net.for_domain(domain) if domain is not None else net
+    if isinstance(evidence, (pd.DataFrame, pd.Series)):
+        raise DataError("query_summary answers one query: give the evidence as a mapping {variable: level}")
+    tt = list(check_targets(net, targets))
+    check_no_domain(net, evidence)
+    # the network that answers (a multi-domain fit without domain=: the population's, with
+    # query's warning, or its error under on_unseen_domain="error"), for all three parts
+    qnet = domain_network(net, domain)
+    codes = dict_codes(qnet, evidence, tt)  # query's reading of the evidence: None unobserved, 1 names '1'
+    q = qnet.query(tt, evidence, interval=1 - alpha, draws=draws, random_state=random_state)
+    shares = qnet.variance_shares(tt, evidence, draws=draws, random_state=random_state)
     kind = q.attrs["interval"]
-    head = [("Query:", _query_text(tt, evidence)), ("Estimator:", net.method or "n/a"),
+    head = [("Query:", _query_text(qnet, tt, codes)), ("Estimator:", net.method or "n/a"),
             ("Intervals:", f"{1 - alpha:.0%} {kind}"), ("Draws:", f"{draws}"),
             ("Unexplained share:", f"{shares.attrs['unexplained'].max():.3f} (interactions)")]
     stubs, data = zip_longest(*[(k, [v]) for k, v in head])
@@ -87,7 +111,7 @@ def query_summary(net: Any, targets: Any, evidence: Any = None, *, alpha: float 
                                   txt_fmt=fmt_params))
     out.tables.append(_shares_table(shares))
     top = shares.max(axis=1).idxmax() if len(shares) else None
-    conf = _configurations(qnet, top, evidence) if top is not None else None
+    conf = _configurations(qnet, top, codes, _training_rows(net, top, domain)) if top is not None else None
     if conf is not None:
         out.tables.append(conf)
     out.add_extra_txt([

@@ -20,6 +20,7 @@ import pandas as pd
 from ..errors import StatisticUnavailableError, UnknownNodeError
 from .cpd import DomainLastCPD, TreeCPD
 from .draws import interval_kind, posterior_of
+from .query_evidence import node_name
 
 __all__ = ["network_summary", "effective_draws", "config_rows", "summary_class", "KIND_TEXT"]
 
@@ -302,6 +303,8 @@ def summary_class() -> type:
 def network_summary(net: Any, *, alpha: float = 0.1, nodes: Sequence[str] | None = None, draws: int = 500,
                     random_state: Any = 0) -> Any:
     """See :meth:`pybncsmooth.FittedNetwork.summary`."""
+    if nodes is not None:  # one node by its name, or a list of them (never a name's letters)
+        nodes = [node_name(nodes)] if isinstance(nodes, (str, int, np.integer)) else [node_name(v) for v in nodes]
     for v in nodes or ():
         net.cpd(v)  # an unknown node raises, naming it
     out = summary_class()()
