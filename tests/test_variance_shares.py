@@ -65,6 +65,6 @@ def test_query_summary_shows_the_answer_and_the_shares():
     summ = net.query_summary("B", {"A": "a"}, alpha=0.1, random_state=0)
     assert isinstance(summ, Summary)
     text = summ.as_text()
-    q = net.query("B", {"A": "a"}, interval=0.9, draws=1000, random_state=0)
+    q = net.query("B", {"A": "a"}, interval=0.9, draws=4000, random_state=0)  # query_summary's default draws
     assert f"{q.loc['x', 'upper']:.4f}" in text and "P(B | A=a)" in text and "share" in text
     assert "Parent configurations of B" in text and "A=a" in text

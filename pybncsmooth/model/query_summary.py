@@ -15,6 +15,7 @@ from ..data.levels import is_missing, level_code, scalar_value
 from ..errors import DataError
 from ..validation import check_probability
 from .query_evidence import check_no_domain, check_targets, dict_codes, domain_network
+from .query_variance import DEFAULT_DRAWS
 from .summary import KIND_TEXT, config_rows, summary_class
 
 __all__ = ["query_summary"]
@@ -80,7 +81,19 @@ def _shares_table(shares: pd.DataFrame) -> Any:
                        txt_fmt=fmt_params)
 
 
-def query_summary(net: Any, targets: Any, evidence: Any = None, *, alpha: float = 0.1, draws: int = 1000,
+def _unexplained(shares: pd.DataFrame) -> str:
+    """The share owed to interactions (``1 -`` the shares' sum) of the state where it is
+    largest, with its Monte Carlo error; an estimate below 0 (Monte Carlo error: the
+    true value is at least 0) shown as 0 beside the estimate."""
+    u, se = shares.attrs["unexplained"], shares.attrs["unexplained_se"]
+    k = int(np.argmax(u.to_numpy()))
+    value, err = float(u.iloc[k]), float(se.iloc[k])
+    if value >= 0:
+        return f"{value:.3f} (mc se {err:.3f}; interactions)"
+    return f"0.000 (estimate {value:.3f}, mc se {err:.3f}: below 0 by Monte Carlo error)"
+
+
+def query_summary(net: Any, targets: Any, evidence: Any = None, *, alpha: float = 0.1, draws: int = DEFAULT_DRAWS,
                   random_state: Any = None, domain: Any = None) -> Any:
     """See :meth:`pybncsmooth.FittedNetwork.query_summary`."""
     from statsmodels.iolib.table import SimpleTable
@@ -100,7 +113,7 @@ def query_summary(net: Any, targets: Any, evidence: Any = None, *, alpha: float 
     kind = q.attrs["interval"]
     head = [("Query:", _query_text(qnet, tt, codes)), ("Estimator:", net.method or "n/a"),
             ("Intervals:", f"{1 - alpha:.0%} {kind}"), ("Draws:", f"{draws}"),
-            ("Unexplained share:", f"{shares.attrs['unexplained'].max():.3f} (interactions)")]
+            ("Unexplained share:", _unexplained(shares))]
     stubs, data = zip_longest(*[(k, [v]) for k, v in head])
     out = summary_class()()
     out.tables.append(SimpleTable(list(data), None, list(stubs), title="Query", txt_fmt=dict(fmt_2cols,
@@ -118,7 +131,8 @@ def query_summary(net: Any, targets: Any, evidence: Any = None, *, alpha: float 
         "Notes:",
         f"[1] Intervals: {KIND_TEXT.get(kind, kind)}, from {draws} draws of every table.",
         "[2] Share of a node: Var(E[q | its table]) / Var(q), the first-order Sobol index (Saltelli et al. 2010's "
-        "pick-freeze estimator); the shares sum to at most 1, the rest owed to interactions between tables.",
+        "pick-freeze estimator); the shares sum to at most 1, the rest owed to interactions between tables. "
+        "mc se: the Monte Carlo standard error of an estimate (jackknife over groups of the draws).",
         "[3] Weight of a parent configuration: its probability given the evidence; rows: its training rows.",
     ])
     return out
