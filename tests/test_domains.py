@@ -398,7 +398,7 @@ def test_domain_report_divergences_by_hand():
     net = bs.fit("[A][B|A]", df, method="bayes", domain="dom")
     rep = net.domain_report(draws=300, random_state=1)
     assert list(rep.columns) == ["domain", "node", "n", "kl", "js", "shrinkage", "s_domain", "p_new", "like",
-                                 "p_like", "js_lower", "js_upper"]
+                                 "p_like", "js_median", "js_lower", "js_upper"]
     row = rep[(rep.domain == "d2") & (rep.node == "B")].iloc[0]
     with pytest.warns(UnseenDomainWarning):
         pop = net.for_domain("new").cpt("B")  # (B, A)

@@ -362,3 +362,72 @@ def test_case28_query_summary_shows_a_negative_unexplained_estimate_as_monte_car
     assert again.attrs["unexplained"]["yes"] > 0
     assert (f"Unexplained share: {again.attrs['unexplained']['yes']:.3f} "
             f"(mc se {again.attrs['unexplained_se']['yes']:.3f}; interactions)") in plus
+
+
+# ----------------------------------------------------------------------------- case 27
+
+
+@pytest.fixture(scope="module")
+def sites_data() -> pd.DataFrame:
+    """Three sites drawn alike (600 rows, long names) and a fourth, empty one."""
+    rng = np.random.default_rng(0)
+    n = 600
+    a = rng.choice(["x", "y"], n)
+    b = np.where(rng.random(n) < np.where(a == "x", 0.7, 0.3), "p", "q")
+    names = ["the first site", "the second site", "s3", "an empty site with a long name"]
+    return pd.DataFrame({"A": a, "B": b, "dom": pd.Categorical(rng.choice(names[:3], n), categories=names)})
+
+
+@pytest.fixture(scope="module")
+def sites(sites_data) -> bs.FittedNetwork:
+    return bs.fit("[A][B|A]", sites_data, method="hmd", domain="dom", random_state=0)
+
+
+def test_case27_domain_report_point_lies_in_its_interval(sites, sites_data):
+    """Case 27: the JS point estimate lay outside its own interval (2016: 0.00028 with
+    [0.0023, 0.0038]): the fitted tables' divergence beside the interval of the
+    posterior's.  The report now gives the posterior median with its interval
+    (``js_median``), ``js`` staying the fitted tables' divergence."""
+    from pybncsmooth.model.domain_report import _joint_draws, js_divergence
+
+    rep = sites.domain_report(draws=300, random_state=1)
+    assert list(rep.columns[-3:]) == ["js_median", "js_lower", "js_upper"]
+    assert ((rep["js_lower"] <= rep["js_median"]) & (rep["js_median"] <= rep["js_upper"])).all()
+    assert (rep["js"] < rep["js_lower"]).any()  # the case of the issue: the fitted divergence below the interval
+    # by hand for one row: the median of the same draws' divergences, weighted by the site's rows of A
+    rng = np.random.default_rng(1)
+    _joint_draws(sites, "A", 300, rng)  # the report draws node A's first
+    dom, pop = _joint_draws(sites, "B", 300, rng)
+    j = sites.domains.index("s3")
+    s3 = sites_data[sites_data["dom"] == "s3"]
+    w = s3["A"].value_counts(normalize=True).reindex(sites.levels("A")).to_numpy()
+    js_draws = (js_divergence(dom[:, :, j], pop) * w).sum(axis=1)
+    row = rep[(rep.node == "B") & (rep.domain == "s3")].iloc[0]
+    assert row["js_median"] == pytest.approx(np.median(js_draws), rel=1e-12)
+    assert row["js_lower"] == pytest.approx(np.quantile(js_draws, 0.05), rel=1e-12)
+    mle = bs.fit("[A][B|A]", sites_data, method="mle", domain="dom")
+    assert "js_median" not in mle.domain_report().columns
+
+
+def test_case27_plot_domains_draws_the_median_skips_empty_domains_and_fits_its_labels(sites, tmp_path):
+    """Case 27: the saved forest plot clipped the domains' labels, and a domain with no
+    rows was drawn."""
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    rep = sites.domain_report(draws=300, random_state=1)
+    ax = sites.plot_domains("B", draws=300, random_state=1)
+    fig = ax.figure
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert len(labels) == 3 and not any(lab.startswith("an empty site") for lab in labels)
+    assert "not drawn, no rows: an empty site with a long name" in ax.get_xlabel()
+    b = rep[(rep.node == "B") & (rep.n > 0)].sort_values("js_median")
+    x = next(line for line in ax.lines if line.get_marker() == "o").get_xdata()  # the points
+    np.testing.assert_allclose(x, b["js_median"].to_numpy(), rtol=1e-12)
+    fig.savefig(tmp_path / "forest.png")  # no bbox_inches: the figure's own layout
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    box = fig.bbox
+    for t in [*ax.get_yticklabels(), ax.xaxis.label]:
+        e = t.get_window_extent(renderer)
+        assert e.x0 >= box.x0 - 0.5 and e.x1 <= box.x1 + 0.5 and e.y0 >= box.y0 - 0.5, (t.get_text(), e, box)
+    mpl.pyplot.close(fig)

@@ -11,13 +11,18 @@ relative frequencies; uniform for a root):
     \mathrm{JS}_d = \sum_y w_{y,d}\, \mathrm{JS}(\theta_{\cdot|y,d}, \theta_{\cdot|y}),
 
 with :math:`\mathrm{JS}(p, q) = \tfrac12 \mathrm{KL}(p \| m) + \tfrac12 \mathrm{KL}(q \| m)`,
-:math:`m = (p + q)/2` (natural logarithms).  The interval is that of the divergence
-under the posterior: ``draws`` joint draws of the domain's tables and of the
-population's they shrink toward (the same draws as
-:meth:`FittedNetwork.sample_parameters`, :mod:`pybncsmooth.model.draws`), the
-equal-tailed ``level`` interval of :math:`\mathrm{JS}_d` over them.  Estimators without
-a posterior give none: their report has no ``js_lower`` / ``js_upper`` columns and
-``report.attrs["intervals"]`` says why.  ``shrinkage`` is the weight of the domain's
+:math:`m = (p + q)/2` (natural logarithms).  ``kl`` and ``js`` are the divergences of
+the fitted tables (the network's own estimates).  ``js_median``, ``js_lower`` and
+``js_upper`` are those of the divergence under the posterior: ``draws`` joint draws of
+the domain's tables and of the population's they shrink toward (the same draws as
+:meth:`FittedNetwork.sample_parameters`, :mod:`pybncsmooth.model.draws`), the median
+and the equal-tailed ``level`` interval of :math:`\mathrm{JS}_d` over them, so the
+median always lies in its interval.  The two point estimates differ where the
+divergence is small: the fitted tables are shrunk toward the population (``js``
+understates the divergence), two drawn tables differ by their noise even where the
+truths do not (``js_median`` overstates it); ``js`` can then fall below ``js_lower``.
+Estimators without a posterior give neither: their report has no ``js_median`` /
+``js_lower`` / ``js_upper`` columns and ``report.attrs["intervals"]`` says why.  ``shrinkage`` is the weight of the domain's
 prior in its tables, for a fitted domain :math:`s_D / (n_{y,d} + s_D)` averaged over the
 posterior of :math:`s_D` and with the same weights, and ``s_domain`` that posterior's
 geometric mean (the fitted domains share their node's).  A domain added or grown by
@@ -120,14 +125,14 @@ def domain_report(net: Any, *, level: float = 0.9, draws: int = 200, random_stat
                 shrink = own_shrink
             row = {"domain": dlev, "node": node, "n": int(n), "kl": kl, "js": js, "shrinkage": shrink,
                    "s_domain": s_center, "p_new": p_new, "like": net.domains[like] if like >= 0 else None,
-                   "p_like": p_like, "js_lower": np.nan, "js_upper": np.nan}
+                   "p_like": p_like, "js_median": np.nan, "js_lower": np.nan, "js_upper": np.nan}
             if joint is not None:
                 js_s = (js_divergence(joint[0][:, :, j], joint[1]) * w).sum(axis=1)
-                row["js_lower"], row["js_upper"] = np.quantile(js_s, [lo_q, hi_q])
+                row["js_median"], row["js_lower"], row["js_upper"] = np.quantile(js_s, [0.5, lo_q, hi_q])
             rows.append(row)
     out = pd.DataFrame(rows)
     if not any(net.cpd(n).has_sd for n in net.nodes):
-        out = out.drop(columns=["js_lower", "js_upper"])
+        out = out.drop(columns=["js_median", "js_lower", "js_upper"])
         out.attrs["intervals"] = (
             f"none: {net.method or 'this estimator'} gives no posterior standard deviations, so the divergences "
             "have no intervals (bayes, hmd, hdp and hls-bayes give them)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 import numpy as np
@@ -95,17 +96,26 @@ def plot_shrinkage(net: Any, node: str, value: Any = None, ax: Any = None, *, ma
 
 def plot_domains(report: Any, node: str, ax: Any = None) -> Any:
     """Forest plot of how each domain's CPT of ``node`` deviates from the population's:
-    the Jensen-Shannon divergence per domain (rows of :meth:`FittedNetwork.domain_report`)
-    with its interval where the estimator gives one, domains sorted by divergence and
-    labelled with their rows.  Returns the Axes."""
+    per domain (rows of :meth:`FittedNetwork.domain_report`) the Jensen-Shannon
+    divergence's posterior median with its interval where the estimator gives one (else
+    the divergence of the fitted tables), domains sorted by it and labelled with their
+    rows.  A domain without rows for the node is not drawn (the x label names it).  A
+    figure made here is laid out so that its labels fit when saved.  Returns the Axes."""
     if node not in set(report["node"]):
         raise UnknownNodeError(node, f"(the report has rows for {', '.join(map(repr, dict.fromkeys(report['node'])))})")
     plt = _pyplot()
-    r = report[report["node"] == node].sort_values("js")
+    rows = report[report["node"] == node]
+    empty = [str(d) for d in rows.loc[rows["n"] <= 0, "domain"]]
+    point = "js_median" if "js_median" in rows else "js"
+    r = rows[rows["n"] > 0].sort_values(point)
+    what = "posterior median and interval" if point == "js_median" else "the fitted tables"
+    lines = [f"JS divergence of P({node} | parents) from the population", f"({what})"]
+    if empty:
+        lines += textwrap.wrap(f"not drawn, no rows: {', '.join(empty)}", 60)
     if ax is None:
-        _, ax = plt.subplots(figsize=(5.5, 0.9 + 0.28 * len(r)))
+        _, ax = plt.subplots(figsize=(5.5, 0.8 + 0.28 * len(r) + 0.2 * len(lines)), layout="constrained")
     y = np.arange(len(r))
-    js = r["js"].to_numpy()
+    js = r[point].to_numpy()
     nan = np.full(len(r), np.nan)  # estimators without sds: no interval columns
     lo = r["js_lower"].to_numpy() if "js_lower" in r else nan
     hi = r["js_upper"].to_numpy() if "js_upper" in r else nan
@@ -116,6 +126,6 @@ def plot_domains(report: Any, node: str, ax: Any = None) -> Any:
     ax.plot(js, y, "o", color="C0")
     ax.set_yticks(y)
     ax.set_yticklabels([f"{d} (n={n})" for d, n in zip(r["domain"], r["n"])])
-    ax.set_xlabel(f"JS divergence of P({node} | parents) from the population")
+    ax.set_xlabel("\n".join(lines))
     ax.axvline(0.0, color="0.8", lw=0.8)
     return ax
