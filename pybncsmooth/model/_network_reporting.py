@@ -23,7 +23,7 @@ class ReportingMixin:
         """Free parameters of the dense tables (``sum (r - 1) q``; per domain for multi-domain fits)."""
         return sum(c.n_params for c in self._cpds.values())
 
-    def summary(self, *, alpha: float = 0.1, nodes: Sequence[str] | None = None, draws: int = 500,
+    def summary(self, *, alpha: float = 0.1, nodes: str | Sequence[str] | None = None, draws: int = 500,
                 random_state: Any = 0) -> Any:
         """The fit's summary as statisticians know it from statsmodels: a
         :class:`statsmodels.iolib.summary.Summary` (``as_text()``, ``as_html()``,
@@ -35,7 +35,8 @@ class ReportingMixin:
         (several chains) and the smallest effective number of draws of their recorded
         hyperparameters (Geyer 1992's initial positive sequence), ``hmd``'s and
         ``hls``'s iterations, EM's iterations or data augmentation's blocks), the
-        nodes' table (:meth:`node_summary`), then for every node (``nodes``: those)
+        nodes' table (:meth:`node_summary`), then for every node (``nodes``: those, or
+        the one node it names)
         each entry's estimate, standard deviation, ``1 - alpha`` interval
         (:meth:`cpt_frame`, from ``draws`` draws seeded by ``random_state`` where it
         draws) and the training rows of its parent configuration, and notes saying

@@ -300,7 +300,7 @@ def summary_class() -> type:
     return NetworkSummary
 
 
-def network_summary(net: Any, *, alpha: float = 0.1, nodes: Sequence[str] | None = None, draws: int = 500,
+def network_summary(net: Any, *, alpha: float = 0.1, nodes: str | Sequence[str] | None = None, draws: int = 500,
                     random_state: Any = 0) -> Any:
     """See :meth:`pybncsmooth.FittedNetwork.summary`."""
     if nodes is not None:  # one node by its name, or a list of them (never a name's letters)
