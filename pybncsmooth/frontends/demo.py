@@ -170,7 +170,7 @@ def _paired_table(res: pd.DataFrame, labels: Sequence[str], lead: pd.DataFrame, 
                 col.append("inf")
                 continue
             mark = " *" if _differ(pair, level) else "  "
-            col.append(f"{pair['diff']:+.4f} ± {pair['se']:.4f} {pair['won']}/{pair['splits']}{mark}")
+            col.append(f"{_num(pair['diff'], '+')} ± {_num(pair['se'])} {pair['won']}/{pair['splits']}{mark}")
         cells[f"{n} rows"] = col
     table = pd.DataFrame(cells, index=list(labels))
     return table.to_string()
@@ -199,13 +199,22 @@ def _print_leaders(res: pd.DataFrame, labels: Sequence[str], repeats: int) -> No
     print("t-test at the 5% level tells them apart; inf: the estimator gave a test row probability zero):")
     print(_paired_table(res, labels, lead))
     print("\nBest estimator by training size (named where the paired test tells it from every other):")
+    finite = res.groupby(["train_rows", "estimator"])["loglik_per_row"].min().gt(-np.inf)
     for n, row in lead.iterrows():
-        pair = (f"{row['leader']} - {row['runner_up']}: {row['gap']:+.4f} ± {row['se']:.4f}, "
+        pair = (f"{row['leader']} - {row['runner_up']}: {_num(row['gap'], '+')} ± {_num(row['se'])}, "
                 f"{row['won']}/{row['splits']} splits")
         if row["winner"]:
             print(f"  {n:>5} rows: {row['winner']} ({pair})")
+        elif len(row["tied"]) + 1 < int(finite[n].sum()):
+            print(f"  {n:>5} rows: {', '.join([row['leader'], *row['tied']])}, not told apart ({pair}); "
+                  "ahead of the others")
         else:
-            print(f"  {n:>5} rows: no clear winner: {row['leader']} not told from {', '.join(row['tied'])} ({pair})")
+            print(f"  {n:>5} rows: no clear winner ({pair})")
+
+
+def _num(x: float, sign: str = "") -> str:
+    """Four decimals, or two significant digits below 0.001 (a standard error of 0.00004)."""
+    return f"{x:{sign}.4f}" if not np.isfinite(x) or x == 0 or abs(x) >= 0.001 else f"{x:{sign}.1e}"
 
 
 def run_demo(seed: int = 2024, repeats: int = 10, dataset: str = "asia", progress: bool | None = None) -> pd.DataFrame:
