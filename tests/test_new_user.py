@@ -68,3 +68,52 @@ def test_summary_warns_when_the_sampler_has_few_effective_draws():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         assert "Warning:" not in long.summary().as_text()
+
+
+def test_ci_install_prints_a_line_per_stage(tmp_path):
+    """``.ci/install`` (the README's second command) says what it is doing before each
+    slow stage and how long it took: run here with stand-ins for apt-get, pip, R and
+    Rscript that only say they ran (a machine without R's packages, nor bnlearn)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    repo = tmp_path / "repo"
+    (repo / ".ci").mkdir(parents=True)
+    (repo / "r-wrapper").mkdir()
+    (repo / ".ci" / "install").write_text((root / ".ci" / "install").read_text())
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    fakes = {
+        # file descriptor 3 is the test's pipe, whatever the script sends to /dev/null
+        "apt-get": 'echo "RAN apt-get $1" >&3',
+        "sudo": '"$@"',
+        "python3": 'if [ "$1" = "-" ]; then cat >/dev/null; echo "RAN python3 -" >&3; '
+                   'else echo "RAN python3 $1 $2 $3" >&3; fi',
+        "R": 'echo "RAN R $1 $2" >&3',
+        # R is there without reticulate, testthat or bnlearn
+        "Rscript": "exit 1",
+    }
+    for name, body in fakes.items():
+        (bin_ / name).write_text(f"#!/bin/bash\n{body}\n")
+        (bin_ / name).chmod(0o755)
+    env = {"PATH": f"{bin_}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    out = subprocess.run(["/bin/bash", "-c", f"/bin/bash {repo / '.ci' / 'install'} 3>&1"], capture_output=True,
+                         text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    order = [
+        "install: R, reticulate and testthat from Debian's packages (apt-get) ...",
+        "RAN apt-get update",
+        "RAN apt-get install",
+        "install: leftovers of earlier installs of pybncsmooth",
+        "RAN python3 -",
+        "install: pybncsmooth (editable) with its test, r and docs extras (pip) ...",
+        "RAN python3 -m pip install",
+        "install: bnlearn: not installed and no source package beside the project (its R checks skip)",
+        "install: the R package bncsmooth from r-wrapper/ (R CMD INSTALL) ...",
+        "RAN R CMD INSTALL",
+    ]
+    at = [next((i for i, l in enumerate(lines) if l == want), None) for want in order]
+    assert None not in at and at == sorted(at), lines
+    assert sum(bool(re.fullmatch(r"install:   done \(\d+ s\)", l)) for l in lines) == 3, lines
+    assert re.fullmatch(r"install: everything installed \(\d+ s\)", lines[-1]), lines
