@@ -266,3 +266,56 @@ def test_benchmark_figures_from_a_vignette_are_its_recorded_run():
     assert quoted >= 1
     if waiting:
         pytest.skip(f"recorded as reduced runs, figures not checkable until recorded in full: {waiting}")
+
+
+# the pages whose Python blocks a reader runs in order: every guide page and getting started
+RUNNABLE_PAGES = sorted(p.relative_to(DOCS).as_posix() for p in [*(DOCS / "guide").glob("*.md"),
+                                                                 DOCS / "getting_started.md"]
+                        if any(info.strip() == "python" for info, _ in _code_blocks(p.read_text())))
+# a block for optional packages says so on its first line: "# needs: pgmpy, pyagrum"
+NEEDS = re.compile(r"# needs: ([\w, ]+)$")
+
+
+@pytest.mark.parametrize("page", RUNNABLE_PAGES)
+def test_guide_page_blocks_run_in_order_from_an_empty_folder(page, tmp_path, monkeypatch):
+    """Every Python block of the page, in page order, in one namespace, from an empty
+    folder: the page loads a bundled data set or makes the data and files it uses. A
+    block that needs optional packages names them on its first line (``# needs: ...``)
+    and runs where they are installed; nothing later may depend on it."""
+    import importlib.util
+    import warnings
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    monkeypatch.chdir(tmp_path)
+    assert not list(tmp_path.iterdir())
+    blocks = [body for info, body in _code_blocks((DOCS / page).read_text()) if info.strip() == "python"]
+    ns: dict = {}
+    left_out = []
+    try:
+        for i, body in enumerate(blocks):
+            needs = NEEDS.match(body.splitlines()[0])
+            if needs and not all(importlib.util.find_spec(m.strip()) for m in needs.group(1).split(",")):
+                left_out.append(i)
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # what a block prints or warns is not checked here
+                exec(compile(body, f"{page}, Python block {i + 1}", "exec"), ns)
+    finally:
+        plt.close("all")
+    assert len(left_out) < len(blocks)
+    if left_out:
+        pytest.skip(f"{page}: blocks {[i + 1 for i in left_out]} need optional packages not installed")
+
+
+def test_guide_pages_run_blocks_and_document_new_type():
+    """The pages above are the guide's (a page whose blocks cannot run is not left out by
+    having none); the multi-domain page documents adapt's ``new_type=`` with an example."""
+    assert {"getting_started.md", "guide/classifiers.md", "guide/estimators.md", "guide/multidomain.md",
+            "guide/python.md", "guide/queries.md", "guide/scale.md", "guide/updating.md"} <= set(RUNNABLE_PAGES)
+    text = (DOCS / "guide" / "multidomain.md").read_text()
+    code = "\n".join(body for info, body in _code_blocks(text) if info.strip() == "python")
+    assert "new_type=1" in code and "`new_type=`" in text

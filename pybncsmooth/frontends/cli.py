@@ -249,7 +249,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     except ValueError as e:
         args.subparser.error(str(e))
     settings.setdefault("random_state", 0)
-    settings.setdefault("progress", not args.quiet)
+    settings.setdefault("progress", False if args.quiet else None)  # None: a bar only at a terminal
     res = evaluate(models, data, args.target, cv=args.cv, **settings)
     metrics = ["zero_one", "rmse", "log_loss", "auc"]
     table = res.groupby("model", sort=False)[metrics + ["fit_seconds"]].mean()
@@ -387,7 +387,7 @@ def _add_evaluate_parser(sub: Any) -> None:
         choices=["mdl", "equal_frequency", "equal_width"],
         help="discretise numeric columns inside each training fold",
     )
-    e.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    e.add_argument("-q", "--quiet", action="store_true", help="no progress bar (none either when not at a terminal)")
     e.add_argument("-o", "--output", help="CSV file for the per-fold results")
     add_option_flags(e, "evaluate")
     e.set_defaults(func=_cmd_evaluate, subparser=e)
@@ -416,6 +416,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pybncsmooth",
         description="Fit, inspect and use discrete Bayesian networks with smoothed parameters.",
     )
+    from .. import __version__
+
+    parser.add_argument("--version", action="version", version=f"pybncsmooth {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     _add_fit_parser(sub)
     _add_update_parser(sub)

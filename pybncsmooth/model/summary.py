@@ -11,18 +11,24 @@ configuration, and notes saying what the intervals are.
 
 from __future__ import annotations
 
+import warnings
 from itertools import zip_longest
 from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..errors import StatisticUnavailableError, UnknownNodeError
+from ..errors import ConvergenceWarning, StatisticUnavailableError, UnknownNodeError
 from .cpd import DomainLastCPD, TreeCPD
 from .draws import interval_kind, posterior_of
 from .query_evidence import node_name
 
-__all__ = ["network_summary", "effective_draws", "config_rows", "summary_class", "KIND_TEXT"]
+__all__ = ["network_summary", "effective_draws", "config_rows", "summary_class", "KIND_TEXT", "MIN_EFFECTIVE_DRAWS"]
+
+#: fewer effective draws than this in a sampler's recorded states gets a warning: Vehtari
+#: et al. 2021 (Sec. 4) ask for at least 100 per chain before trusting R-hat and the
+#: posterior's quantiles (the intervals are drawn from the recorded states)
+MIN_EFFECTIVE_DRAWS = 100
 
 _NA_TEXT = {
     "error": "none allowed",
@@ -85,8 +91,43 @@ def _node_draws(post: Any) -> list[float]:
 def _chains_draws(net: Any) -> float | None:
     """The smallest effective number of draws among the recorded hyperparameters of the
     sampler's states (``hdp``'s concentrations, ``hls-bayes``'s variances), or ``None``."""
-    out = [x for node in net.nodes for x in _node_draws(posterior_of(net.cpd(node)))]
-    return float(min(out)) if out else None
+    low = _fewest_draws(net)
+    return None if low is None else low[1]
+
+
+def _fewest_draws(net: Any) -> tuple[str, float] | None:
+    """``(node, draws)``: the node whose recorded hyperparameters have the fewest effective
+    draws, and that number; ``None`` when no node records any."""
+    out = [(node, x) for node in net.nodes for x in _node_draws(posterior_of(net.cpd(node)))]
+    if not out:
+        return None
+    node, x = min(out, key=lambda t: t[1])
+    return node, float(x)
+
+
+def _warn_few_draws(net: Any) -> str | None:
+    """Warn (:class:`~pybncsmooth.errors.ConvergenceWarning`) when the sampler's recorded
+    states hold fewer than :data:`MIN_EFFECTIVE_DRAWS` effective draws; returns the
+    summary's note saying so, or ``None``."""
+    low = _fewest_draws(net)
+    if low is None or low[1] >= MIN_EFFECTIVE_DRAWS:
+        return None
+    node, ess = low
+    states = _recorded_states(posterior_of(net.cpd(node)))
+    text = (f"the sampler's {states} recorded states hold {ess:.0f} effective draws at node {node!r} (of "
+            f"its hyperparameters), fewer than {MIN_EFFECTIVE_DRAWS} (Vehtari et al. 2021's "
+            "minimum per chain): the intervals and R-hat rest on few independent draws; fit with more "
+            "iterations (and record_states) or more chains (n_chains)")
+    warnings.warn(text[0].upper() + text[1:], ConvergenceWarning, stacklevel=4)
+    return text
+
+
+def _recorded_states(post: Any) -> int:
+    """The recorded states of a node's posterior (summed over a mixture's blocks)."""
+    if hasattr(post, "parts"):
+        return sum(_recorded_states(p) for p in post.parts)
+    trace = _trace(post)
+    return 0 if trace is None else len(trace)
 
 
 def _estimator_info(net: Any) -> dict[str, list]:
@@ -264,7 +305,7 @@ def _nodes_table(net: Any) -> Any:
                        txt_fmt=fmt_params)
 
 
-def _notes(net: Any, alpha: float) -> list[str]:
+def _notes(net: Any, alpha: float, few_draws: str | None = None) -> list[str]:
     if not net.method:
         return ["Notes:", "[1] Tables read from a file: no intervals (their data and posterior are not in the file); "
                 "fit the network from data, or read a .pbn file, for them."]
@@ -279,6 +320,8 @@ def _notes(net: Any, alpha: float) -> list[str]:
                      "context tree it backs off to.")
     else:
         notes.append("[2] A configuration without rows: [0, 1], the data say nothing about it.")
+    if few_draws:
+        notes.append(f"[3] Warning: {few_draws}.")
     return notes
 
 
@@ -308,10 +351,11 @@ def network_summary(net: Any, *, alpha: float = 0.1, nodes: str | Sequence[str] 
     for v in nodes or ():
         net.cpd(v)  # an unknown node raises, naming it
     out = summary_class()()
+    few_draws = _warn_few_draws(net)
     head, extra = _header(net, alpha)
     out.tables += [head, extra, _nodes_table(net)]
     for v in nodes if nodes is not None else net.nodes:
         out.tables.append(_node_table(net, v, alpha, draws, random_state))
-    out.add_extra_txt(_notes(net, alpha))
+    out.add_extra_txt(_notes(net, alpha, few_draws))
     return out
 

@@ -21,18 +21,71 @@
   }
 }
 
-bncs.install <- function(package = "pybncsmooth", envname = "r-bncsmooth", python = NULL, extras = "r",
-                         system_site_packages = FALSE, pip_options = character()) {
-  if (!is.character(package) || length(package) != 1L || !nzchar(package)) {
-    stop("package must be one requirement: \"pybncsmooth\", a version (\"pybncsmooth==0.1.0\"), a wheel ",
-         "or the path of a source folder", call. = FALSE)
+#: the folder R CMD INSTALL built this package from (evaluated when the package is
+#: installed: a checkout's r-wrapper/ folder, or a temporary copy of a tarball)
+.INSTALLED_FROM <- getwd()
+
+#' The pybncsmooth source folder beside this package: the checkout it was installed from
+#' (the parent of its r-wrapper/ folder), else the working directory or one above it;
+#' NULL when none holds pybncsmooth's pyproject.toml.
+#' @noRd
+.local_source <- function() {
+  is_source <- function(dir) {
+    f <- file.path(dir, "pyproject.toml")
+    file.exists(f) && any(grepl("^name *= *\"pybncsmooth\"", readLines(f, warn = FALSE)))
   }
-  spec <- if (length(extras)) paste0(package, "[", paste(extras, collapse = ","), "]") else package
+  up <- function(dir) {
+    dir <- normalizePath(dir, mustWork = FALSE)
+    repeat {
+      if (is_source(dir)) return(dir)
+      parent <- dirname(dir)
+      if (identical(parent, dir)) return(NULL)
+      dir <- parent
+    }
+  }
+  if (is_source(dirname(.INSTALLED_FROM))) return(normalizePath(dirname(.INSTALLED_FROM)))
+  up(getwd())
+}
+
+bncs.install <- function(package = NULL, envname = "r-bncsmooth", python = NULL, extras = character(),
+                         system_site_packages = FALSE, pip_options = character()) {
+  if (!is.null(package) && (!is.character(package) || length(package) != 1L || !nzchar(package))) {
+    stop("package must be one requirement: \"pybncsmooth\", a version (\"pybncsmooth==0.1.0\"), a wheel ",
+         "or the path of a source folder (NULL: the package index's, else the source this package came with)",
+         call. = FALSE)
+  }
+  with_extras <- function(p) if (length(extras)) paste0(p, "[", paste(extras, collapse = ","), "]") else p
   if (!reticulate::virtualenv_exists(envname)) {
     reticulate::virtualenv_create(envname, python = python, system_site_packages = system_site_packages)
   }
   py <- reticulate::virtualenv_python(envname)
-  status <- system2(py, c("-m", "pip", "install", "--upgrade", pip_options, shQuote(spec)))
+  pip <- function(spec, ...) system2(py, c("-m", "pip", "install", "--upgrade", pip_options, shQuote(spec)), ...)
+  spec <- with_extras(if (is.null(package)) "pybncsmooth" else package)
+  if (is.null(package)) {
+    # the package index first; where it does not have pybncsmooth (or cannot be reached),
+    # the source folder this package was installed from
+    out <- suppressWarnings(pip(spec, stdout = TRUE, stderr = TRUE))
+    status <- attr(out, "status")
+    if (!is.null(status) && status != 0L) {
+      src <- .local_source()
+      if (is.null(src)) {
+        stop("pip could not install ", spec, " from the package index, and no pybncsmooth source folder was ",
+             "found (the checkout this package was installed from, or the working directory): give its path, ",
+             "bncs.install(package = \"/path/to/pybncsmooth\"). pip said:\n", paste(out[max(1L, length(out) - 2L):length(out)], collapse = "\n"),
+             call. = FALSE)
+      }
+      said <- out[nzchar(out)]
+      message("pybncsmooth is not on the package index (pip: ", said[length(said)], "): installing it ",
+              "from the source folder ", src)
+      spec <- with_extras(src)
+      status <- pip(spec)
+    } else {
+      status <- 0L
+      if (length(out)) cat(out, sep = "\n")
+    }
+  } else {
+    status <- pip(spec)
+  }
   if (!identical(as.integer(status), 0L)) {
     stop("pip could not install ", spec, " into the virtual environment '", envname, "' (", py,
          "): see its messages above", call. = FALSE)
