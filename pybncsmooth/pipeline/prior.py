@@ -44,8 +44,10 @@ def _is_r_object(obj: Any) -> bool:
 
 def load_prior(prior: Any) -> FittedNetwork | Mapping[str, Any] | None:
     """The prior as a network (a file read, a bnlearn object converted) or a dict of CPTs."""
-    if prior is None or isinstance(prior, (FittedNetwork, Mapping)):
+    if prior is None or isinstance(prior, Mapping):
         return prior
+    if isinstance(prior, FittedNetwork):
+        return _one_set_of_tables(prior)
     if isinstance(prior, (str, os.PathLike)):
         if not os.path.exists(prior):
             raise FileNotFoundError(f"prior: no such network file {str(prior)!r}")
@@ -59,7 +61,23 @@ def load_prior(prior: Any) -> FittedNetwork | Mapping[str, Any] | None:
         )
     if not isinstance(obj, FittedNetwork):
         raise HyperparameterError(f"prior {str(prior)!r} holds a structure without tables: a prior needs its CPTs")
-    return obj
+    return _one_set_of_tables(obj)
+
+
+def _one_set_of_tables(net: FittedNetwork) -> FittedNetwork:
+    """A prior is one network's tables: a multi-domain network holds one set per domain
+    and its population's, and which of them the new fit should start from (the
+    population for new data, or one domain's, or each domain its own in a refit) is the
+    user's choice, so it is refused naming the ways to state it."""
+    if net.domain is None:
+        return net
+    first = net.domains[0] if net.domains else "..."
+    raise HyperparameterError(
+        f"prior= is a multi-domain network (domain column {net.domain!r}, {len(net.domains)} domains), which holds "
+        f"one set of tables per domain and its population's; a prior is one set of tables: pass "
+        f"prior=net.for_domain(None) for the population's (what it answers for a domain it was not fitted with) "
+        f"or prior=net.for_domain({first!r}) for one domain's"
+    )
 
 
 def check_prior_use(estimator: Estimator, role: Any) -> None:
