@@ -128,7 +128,7 @@ def resolve_prior(prior: Any, dag: DAG, schema: Schema, options: Options) -> Net
     else:
         net, source = prior, _describe(options.prior)
 
-    def provider(child: str, parents: tuple[str, ...]) -> np.ndarray:
+    def provider(child: str, parents: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray | None]:
         return _family_joint(net, child, list(parents), schema)
 
     return NetworkPrior(weight, options.prior_per, source, provider)
@@ -188,9 +188,12 @@ def _level_map(net: FittedNetwork, var: str, schema: Schema) -> np.ndarray:
     return np.asarray(out, dtype=np.int64)
 
 
-def _family_joint(net: FittedNetwork, node: str, pa: list[str], schema: Schema) -> np.ndarray:
+def _family_joint(net: FittedNetwork, node: str, pa: list[str], schema: Schema
+                  ) -> tuple[np.ndarray, np.ndarray | None]:
     r""":math:`P(\pi, x)` of ``node``'s family under the prior network, axes (the parents
-    ``pa`` in their order, the node), levels in the fit's order."""
+    ``pa`` in their order, the node), levels in the fit's order; and where ``node`` has
+    exactly the parents ``pa`` in the prior network, its stated :math:`P(x \mid \pi)` on
+    the same axes (``None`` elsewhere): a configuration of probability 0 keeps it."""
     missing = [v for v in (node, *pa) if v not in net.schema]
     if missing:
         raise StructureError(f"the prior network has no variable {missing[0]!r} (in the family of node {node!r})")
@@ -201,10 +204,11 @@ def _family_joint(net: FittedNetwork, node: str, pa: list[str], schema: Schema) 
         weights = _marginal(net, pa)
         joint = cond * weights[..., None]
     else:
-        joint = _marginal(net, [*pa, node])
+        joint, cond = _marginal(net, [*pa, node]), None
     for ax, v in enumerate([*pa, node]):
         joint = np.take(joint, _level_map(net, v, schema), axis=ax)
-    return joint
+        cond = None if cond is None else np.take(cond, _level_map(net, v, schema), axis=ax)
+    return joint, cond
 
 
 def _marginal(net: FittedNetwork, variables: list[str]) -> np.ndarray:
