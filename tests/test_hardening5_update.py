@@ -21,7 +21,6 @@ import pytest
 import pybncsmooth as bs
 from pybncsmooth.errors import DataError, HyperparameterError, TooManyLevelsError, UnseenLevelError
 from pybncsmooth.frontends.cli import main
-from pybncsmooth.validation import check_draws, min_draws
 
 ASIA = "[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]"
 ABC = "[A][B|A][C|A:B]"
@@ -135,6 +134,8 @@ def test_case5_an_impossible_configuration_keeps_the_experts_conditional(method,
 
 
 def test_case6_min_draws_is_two_over_the_tail_mass():
+    from pybncsmooth.validation import check_draws, min_draws
+
     assert [min_draws(v) for v in (0.5, 0.8, 0.9, 0.95, 0.99)] == [4, 10, 20, 40, 200]
     assert check_draws(20, 0.9) == 20 and check_draws(0, 0.9, zero_ok=True) == 0
     with pytest.raises(HyperparameterError, match=r"draws=19: a 90% interval needs draws >= 20"):
