@@ -19,10 +19,10 @@ configuration (a uniform :math:`P` gives the K2-like :math:`a = w / r`).  Where
 :math:`P(c) = 0` for a whole parent configuration the conditional is the one the expert
 states (its CPT's column, when the expert's node has exactly those parents): a
 configuration the expert thinks impossible still has the expert's :math:`P(x \mid c)`;
-where the expert states none (other arcs, a partial context) it is uniform.  Each estimator says in its own
-documentation where the pseudo-counts go (``bayes``: its Dirichlet parameters;
-``mestimate``: its prior probabilities and weight; ``hdp``, ``hmd``, ``mbranch``: the
-root's base measure, :math:`P(x)` with strength ``w``).
+where the expert states none (other arcs, a partial context) it is uniform.  Each
+estimator says in its own documentation where the pseudo-counts go (``bayes``: its
+Dirichlet parameters; ``mestimate``: its prior probabilities and weight; ``hdp``,
+``hmd``, ``mbranch``: the root's base measure, :math:`P(x)` with strength ``w``).
 """
 
 from __future__ import annotations

@@ -63,8 +63,8 @@ class UpdateMixin:
         (:mod:`pybncsmooth.data.levels`: the text ``'1'`` of a CSV is the integer level
         ``1``); a level first met in them joins the variable's levels (as when a fit
         reads chunks; the text of an integer beside integer levels as that integer),
-        unless a network file fixed them.  Options (the ``update`` entry point of :mod:`pybncsmooth.options`):
-        ``weights``, ``decay``, ``chunksize``, ``random_state``, ``n_jobs``,
+        unless a network file fixed them.  Options (the ``update`` entry point of
+        :mod:`pybncsmooth.options`): ``weights``, ``decay``, ``chunksize``, ``random_state``, ``n_jobs``,
         ``progress``, ``prior_weight`` and ``prior_per``; every other setting is the
         fit's.
         """
