@@ -111,6 +111,17 @@ def test_case3_a_new_integer_domain_in_text_is_adapted_as_an_integer(asia):
     assert net.adapt(fresh.drop(columns="year"), "2019").domains == [2016, 2017, 2018, 2019]
 
 
+def test_case3_integer_rows_name_text_domains(asia):
+    """The rule the other way: domains read as text, new rows with the years as numbers."""
+    data = _years(asia)
+    text = data.assign(year=data.year.astype(str))
+    net = bs.fit(ASIA, text.iloc[:3500], "bayes", domain="year")
+    up = net.update(data.iloc[3500:])
+    ref = bs.fit(ASIA, text, "bayes", domain="year")
+    assert up.domains == ["2016", "2017", "2018"] and "adapted" not in up.info
+    assert up.max_abs_diff(ref) < 1e-9 and up.info["domain_rows"] == ref.info["domain_rows"]
+
+
 # ----------------------------------------------------------------------------- case 5
 
 

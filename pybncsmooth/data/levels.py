@@ -157,7 +157,15 @@ def as_levels(col: pd.Series, levels: tuple, what: str) -> pd.Series:
     values = col.array.categories if isinstance(col.dtype, pd.CategoricalDtype) else None
     if values is not None:
         distinct = np.asarray(values, dtype=object)
+        cats = tuple(v.item() if isinstance(v, np.generic) else v for v in distinct)
+        if cats == levels and all(type(a) is type(b) for a, b in zip(cats, levels)):
+            return col  # the network's own levels (the common case: no look-up)
     else:
+        kinds = {type(v) for v in levels}
+        if kinds <= {str} and pd.api.types.infer_dtype(col, skipna=True) in ("string", "empty"):
+            return col  # text against text levels: a level by itself, or a new level as it is
+        if kinds <= {int} and pd.api.types.is_integer_dtype(col.dtype):
+            return col  # integers against integer levels: likewise
         codes, uniques = pd.factorize(col, use_na_sentinel=True)
         distinct = np.asarray(uniques, dtype=object)
     named = np.empty(len(distinct), dtype=object)

@@ -164,12 +164,12 @@ def _named(source: DataSource, net: FittedNetwork) -> DataSource:
             for v in columns:
                 if v not in df.columns:
                     continue
-                col = df[v]
+                col = given = df[v]
                 if v == net.domain and isinstance(col.dtype, pd.CategoricalDtype):
                     col = col.astype(object)
                 what = f"the domain column {v!r}" if v == net.domain else f"node {v!r}"
                 named = as_levels(col, tuple(net.schema[v]), what)
-                if named is not df[v]:
+                if named is not given:
                     out = df.copy() if out is None else out
                     out[v] = named
             yield df if out is None else out
