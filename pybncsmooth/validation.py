@@ -32,6 +32,8 @@ from .errors import HyperparameterError
 
 __all__ = [
     "check_int",
+    "check_draws",
+    "min_draws",
     "check_number",
     "check_probability",
     "check_choice",
@@ -70,6 +72,33 @@ def check_int(
     if high is not None and value > high:
         raise HyperparameterError(f"{name} must be an integer <= {high}, not {value!r}")
     return int(value)
+
+
+def min_draws(level: float) -> int:
+    """The fewest draws (posterior draws or bootstrap replicates) an equal-tailed
+    ``level`` interval is read from: ``2 / (1 - level)``, rounded up (and at least 2),
+    so that each tail of ``(1 - level) / 2`` holds one draw; fewer give the range of
+    the draws, narrower than the stated level (1 draw: width zero)."""
+    return max(2, math.ceil(2.0 / (1.0 - float(level)) - 1e-9))
+
+
+def check_draws(draws: Any, level: float | None = None, *, zero_ok: bool = False, low: int = 2,
+                name: str = "draws") -> int:
+    """``draws``, the number of draws an interval or a Monte Carlo answer is read from,
+    as an ``int``: the one check of every entry point (``cpt_frame``, ``query``,
+    ``summary``, ``domain_report``, ``variance_shares``, the command line).  At least
+    ``low``, and with an interval of level ``level`` at least :func:`min_draws`
+    (``level`` 0.9: 20); ``zero_ok``: 0 is accepted too (no interval).  Refused values
+    raise :class:`HyperparameterError` naming the argument and its minimum."""
+    need = low if level is None else max(low, min_draws(level))
+    if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or (draws < need and not
+                                                                                (zero_ok and draws == 0)):
+        what = f"a {level:.0%} interval needs" if level is not None else "needs"
+        zero = "0 (no interval) or " if zero_ok else ""
+        why = (" (an equal-tailed interval reads each tail, (1 - level) / 2, from at least one draw: "
+               "2 / (1 - level) draws)" if level is not None and need > low else "")
+        raise HyperparameterError(f"{name}={draws!r}: {what} {zero}{name} >= {need}{why}")
+    return int(draws)
 
 
 def check_number(name: str, value: Any, *, strict: bool = True, optional: bool = False) -> float | None:

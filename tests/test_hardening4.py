@@ -301,7 +301,7 @@ def test_case9_domain_report_checks_its_arguments(asia, kw, message):
         net.domain_report(**kw)
     with pytest.raises(HyperparameterError, match=message):
         net.plot_domains("L", **kw)
-    rep = net.domain_report(draws=2, random_state=np.random.default_rng(0))
+    rep = net.domain_report(draws=20, random_state=np.random.default_rng(0))
     assert (rep["js_lower"] <= rep["js_upper"]).all()
     assert "js_lower" in net.domain_report(draws=0) and net.domain_report(draws=0)["js_lower"].isna().all()
 

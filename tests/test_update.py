@@ -166,7 +166,7 @@ def test_what_an_update_refuses(asia):
     with pytest.raises(HyperparameterError, match=r"decay must be in \(0, 1\]"):
         net.update(asia.iloc[:10], decay=1.5)
     hdp = bs.fit(ASIA, asia.iloc[:500], "hdp", iterations=20, random_state=0)
-    with pytest.raises(DataError, match="hdp needs whole counts"):
+    with pytest.raises(HyperparameterError, match="hdp needs whole counts"):
         hdp.update(asia.iloc[500:700], decay=0.5)
 
 

@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError, HyperparameterError, MissingColumnError, SingleLevelError
+from ..errors import DataError, HyperparameterError, MissingColumnError, SingleLevelError, TooManyLevelsError
 from ..options import Options
 from ..validation import parallel_map, progress_bar
 from .metrics import METRIC_FUNCS, METRICS
@@ -19,11 +19,14 @@ from .metrics import METRIC_FUNCS, METRICS
 __all__ = ["evaluate", "categorize"]
 
 
-def categorize(data: pd.DataFrame, exclude: Sequence[str] = (), integers: bool = False) -> pd.DataFrame:
+def categorize(data: pd.DataFrame, exclude: Sequence[str] = (), integers: bool = False,
+               max_levels: int | None = None) -> pd.DataFrame:
     """A copy whose text and boolean columns (and with ``integers`` the integer ones)
     are Categoricals with the levels of the whole data set, so that every
     cross-validation fold knows every level (numeric columns are left for a
-    discretiser)."""
+    discretiser).  ``max_levels``: a column of more distinct values is refused
+    (:class:`~pybncsmooth.errors.TooManyLevelsError`), as a fit refuses a column it
+    reads as a node (the Categorical would pass unchecked)."""
     out = data.copy()
     for c in out.columns:
         if c in exclude:
@@ -39,6 +42,8 @@ def categorize(data: pd.DataFrame, exclude: Sequence[str] = (), integers: bool =
                 levels = sorted(vals)
             except TypeError:
                 levels = sorted(vals, key=str)
+            if max_levels is not None and len(levels) > max_levels:
+                raise TooManyLevelsError(str(c), len(levels), max_levels)
             out[c] = pd.Categorical(s, categories=levels)
     return out
 

@@ -408,7 +408,7 @@ def evaluate_domains(
     # every level of the data declared, as Categoricals declare theirs: a class or a feature level that some
     # domains or folds lack is a level of every fit (scored by its smoothed probability, never refused or misread)
     data = categorize(data, exclude=[domain] + ([opts.weights] if isinstance(opts.weights, str) else []),
-                      integers=True)
+                      integers=True, max_levels=opts.max_levels)  # the nodes' limit (not the domain column's)
     rs = opts.random_state
     rng = np.random.default_rng(rs if not isinstance(rs, np.random.RandomState) else rs.randint(2**31))
     n_dom = data[domain].nunique()

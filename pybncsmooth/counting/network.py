@@ -372,6 +372,7 @@ class NetworkCounter:
                 max_levels=self.max_levels,
                 na_label=self.na_label,
                 empty_ok=True,
+                domains=self.split_vars,  # a domain column is not a node: max_levels does not limit it
             )
         except UnseenLevelError as e:  # levels fixed by a network file
             declared = self.given[e.column] if e.column in self.given else ()

@@ -19,6 +19,7 @@ a float column of whole numbers with missing cells names integer levels).
 from __future__ import annotations
 
 import functools
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Literal, Sequence
 
@@ -155,6 +156,7 @@ def encode(
     na_label: str = NA_LABEL,
     empty_ok: bool = False,
     missing_unobserved: bool = False,
+    domains: Sequence[str] = (),
 ) -> EncodedData:
     """Encode the columns ``variables`` of ``df`` as integer codes.
 
@@ -189,6 +191,10 @@ def encode(
         With ``na="level"`` and a variable of ``schema`` that has no level ``na_label``
         (a model whose training data had no missing value in it): its missing values are
         not observed (code ``-1``) instead of an unseen level.
+    domains:
+        Variables that are domain columns (users, sites), not nodes: ``max_levels``,
+        a guard against numeric or identifier columns read as nodes, does not limit
+        their levels (a fit of ten thousand users is a fit of ten thousand levels).
     """
     if na not in _Policy.COUNTING:
         raise DataError(f"na must be one of {_Policy.COUNTING} when encoding, not {na!r}")
@@ -220,7 +226,8 @@ def encode(
             lev, is_fixed = schema[var], var in schema.fixed
             c, na_mask, n_na = _map_to_levels(series, var, lev, na, on_unseen, na_label, missing_unobserved)
         else:
-            lev, is_fixed, c, na_mask, n_na = _infer_levels(series, var, na, max_levels, na_label)
+            limit = max_levels if var not in domains else sys.maxsize
+            lev, is_fixed, c, na_mask, n_na = _infer_levels(series, var, na, limit, na_label)
         if n_na:
             n_missing[var] = n_na
         if is_fixed:

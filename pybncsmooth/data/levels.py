@@ -29,7 +29,7 @@ import pandas as pd
 
 from ..errors import DataError
 
-__all__ = ["is_missing", "scalar_value", "level_code", "level_codes"]
+__all__ = ["is_missing", "scalar_value", "level_code", "level_codes", "new_level", "as_levels"]
 
 
 def is_missing(value: Any) -> bool:
@@ -117,3 +117,75 @@ def level_codes(values: np.ndarray, levels: tuple) -> np.ndarray:
     codes, distinct = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
     found = np.array([level_code(levels, v) for v in distinct] + [-1], dtype=np.int64)
     return found[codes]
+
+
+def new_level(levels: tuple, value: Any) -> Any:
+    """``value`` (a scalar naming none of ``levels``) as the level it joins them as, or
+    ``None`` when it cannot join them.  A whole float joins as its integer; against text
+    levels a number or a boolean joins as its text (``1980`` as ``'1980'``); against
+    integer levels the text of an integer joins as that integer (``'3'`` as ``3``: the
+    command line and a CSV give text); otherwise a value joins levels of its own type
+    only (a level of another type beside them is refused, not added: ``'zz'`` beside
+    ``[1978, 1979]``)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not levels:
+        return value
+    kinds = {type(v) for v in levels}
+    if kinds == {str}:
+        return _text(value)
+    if kinds == {int} and isinstance(value, str):
+        try:
+            number = int(value)
+        except ValueError:
+            return None
+        return number if str(number) == value else None
+    return value if type(value) in kinds else None
+
+
+def as_levels(col: pd.Series, levels: tuple, what: str) -> pd.Series:
+    """The column ``col`` of new rows with each value written as the level it names among
+    ``levels`` (:func:`level_code`: ``'1'`` is the integer level ``1``) and each value
+    naming none as the level it joins them as (:func:`new_level`); missing values stay
+    missing.  ``col`` itself when every value already is its level (no copy); a value that
+    cannot join the levels is refused (:class:`~pybncsmooth.errors.DataError` naming
+    ``what``, e.g. "node 'A'").  A Categorical comes back as values (object dtype) when a
+    category changes: the levels' order is the network's."""
+    levels = tuple(levels)
+    values = col.array.categories if isinstance(col.dtype, pd.CategoricalDtype) else None
+    if values is not None:
+        distinct = np.asarray(values, dtype=object)
+        cats = tuple(v.item() if isinstance(v, np.generic) else v for v in distinct)
+        if cats == levels and all(type(a) is type(b) for a, b in zip(cats, levels)):
+            return col  # the network's own levels (the common case: no look-up)
+    else:
+        kinds = {type(v) for v in levels}
+        if kinds <= {str} and pd.api.types.infer_dtype(col, skipna=True) in ("string", "empty"):
+            return col  # text against text levels: a level by itself, or a new level as it is
+        if kinds <= {int} and pd.api.types.is_integer_dtype(col.dtype):
+            return col  # integers against integer levels: likewise
+        codes, uniques = pd.factorize(col, use_na_sentinel=True)
+        distinct = np.asarray(uniques, dtype=object)
+    named = np.empty(len(distinct), dtype=object)
+    same = True
+    for i, v in enumerate(distinct):
+        v = v.item() if isinstance(v, np.generic) else v
+        code = level_code(levels, v)
+        out = levels[code] if code >= 0 else new_level(levels, v)
+        if out is None:
+            kinds = "/".join(sorted({type(x).__name__ for x in levels}))
+            shown = ", ".join(repr(x) for x in levels[:5]) + (", ..." if len(levels) > 5 else "")
+            raise DataError(
+                f"{what} has the value {v!r} ({type(v).__name__}), which names none of its levels ({kinds}: {shown}) "
+                f"and cannot join them as a level of another type; give its values as {kinds}"
+            )
+        named[i] = out
+        same = same and type(out) is type(v) and out == v
+    if same:
+        return col
+    if values is not None:
+        codes = np.asarray(col.array.codes, dtype=np.int64)
+    filled = np.append(named, None)[codes]  # a missing value's code -1 picks None
+    return pd.Series(filled, index=col.index, name=col.name, dtype=object)

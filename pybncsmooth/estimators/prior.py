@@ -16,10 +16,13 @@ the first being pyAgrum's ``useDirichletPrior(P, w)`` (``w`` rows drawn from
 prior's weight in the whole network, as BDeu's ``iss``: the uniform network gives
 :math:`a = w / (r q)`, BDeu itself), the second ``w`` pseudo-counts in every parent
 configuration (a uniform :math:`P` gives the K2-like :math:`a = w / r`).  Where
-:math:`P(c) = 0` the conditional is taken as uniform.  Each estimator says in its own
-documentation where the pseudo-counts go (``bayes``: its Dirichlet parameters;
-``mestimate``: its prior probabilities and weight; ``hdp``, ``hmd``, ``mbranch``: the
-root's base measure, :math:`P(x)` with strength ``w``).
+:math:`P(c) = 0` for a whole parent configuration the conditional is the one the expert
+states (its CPT's column, when the expert's node has exactly those parents): a
+configuration the expert thinks impossible still has the expert's :math:`P(x \mid c)`;
+where the expert states none (other arcs, a partial context) it is uniform.  Each
+estimator says in its own documentation where the pseudo-counts go (``bayes``: its
+Dirichlet parameters; ``mestimate``: its prior probabilities and weight; ``hdp``,
+``hmd``, ``mbranch``: the root's base measure, :math:`P(x)` with strength ``w``).
 """
 
 from __future__ import annotations
@@ -39,15 +42,18 @@ PRIOR_PER = ("network", "configuration")
 
 @dataclass(frozen=True, eq=False)
 class NodePrior:
-    """The prior of one node's table: the family joint ``joint`` (axes: the parents in
+    r"""The prior of one node's table: the family joint ``joint`` (axes: the parents in
     the tree's branching order, then the child; entries summing to 1), the weight ``w``
-    and how it is spread (``per``: ``"network"`` or ``"configuration"``)."""
+    and how it is spread (``per``: ``"network"`` or ``"configuration"``); ``stated``
+    (same axes, or ``None``): the expert's own :math:`P(x \mid \pi)`, which answers
+    the configurations of probability 0 under the expert (where the joint is 0)."""
 
     child: str
     parents: tuple[str, ...]
     joint: np.ndarray
     weight: float
     per: str = "network"
+    stated: np.ndarray | None = field(default=None, repr=False)
     _levels: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -57,6 +63,21 @@ class NodePrior:
         if j.ndim != len(self.parents) + 1 or not np.isfinite(j).all() or (j < 0).any() or j.sum() <= 0:
             raise HyperparameterError(f"the prior of node {self.child!r} is not a probability table")
         object.__setattr__(self, "joint", j / j.sum())
+        if self.stated is not None:
+            c = np.asarray(self.stated, dtype=np.float64)
+            if c.shape != j.shape or not np.isfinite(c).all() or (c < 0).any():
+                raise HyperparameterError(f"the stated conditional of node {self.child!r} is not a probability table")
+            object.__setattr__(self, "stated", c)
+
+    def _uniform_or_stated(self, level: int, q: int) -> np.ndarray:
+        """``(q, r)``: what a context of probability 0 takes as its conditional: the
+        stated one for whole configurations (normalised; uniform where it is all 0),
+        uniform for partial contexts."""
+        if self.stated is None or level != len(self.parents):
+            return np.full((q, self.r), 1.0 / self.r)
+        c = self.stated.reshape(q, self.r)
+        tot = c.sum(axis=1, keepdims=True)
+        return np.where(tot > 0, c / np.where(tot > 0, tot, 1.0), 1.0 / self.r)
 
     @property
     def r(self) -> int:
@@ -80,17 +101,18 @@ class NodePrior:
                 table = self.weight * joint
             else:
                 tot = joint.sum(axis=1, keepdims=True)
-                cond = np.where(tot > 0, joint / np.where(tot > 0, tot, 1.0), 1.0 / self.r)
+                cond = np.where(tot > 0, joint / np.where(tot > 0, tot, 1.0), self._uniform_or_stated(level, q))
                 table = self.weight * cond
             self._levels[level] = table
         return self._levels[level]
 
     def conditional(self) -> np.ndarray:
-        r"""``(q, r)``: :math:`P(x \mid \pi)` of every parent configuration (uniform where
-        :math:`P(\pi) = 0`): the prior mean of a configuration without data."""
+        r"""``(q, r)``: :math:`P(x \mid \pi)` of every parent configuration (where
+        :math:`P(\pi) = 0` the expert's stated one, else uniform): the prior mean of a
+        configuration without data."""
         a = self.level_table(len(self.parents))
         tot = a.sum(axis=1, keepdims=True)
-        return np.where(tot > 0, a / np.where(tot > 0, tot, 1.0), 1.0 / self.r)
+        return np.where(tot > 0, a / np.where(tot > 0, tot, 1.0), self._uniform_or_stated(len(self.parents), len(a)))
 
     def tree_pseudo_counts(self, tree: ContextTree) -> tuple[np.ndarray, ...]:
         """The pseudo-counts of every node of ``tree`` (one ``(n_nodes_i, r)`` array per
@@ -116,13 +138,17 @@ class NodePrior:
             )
 
     def to_arrays(self) -> dict[str, np.ndarray]:
-        return {"joint": self.joint, "weight": np.array(self.weight), "per": np.array(self.per),
-                "parents": np.array(list(self.parents), dtype=str)}
+        out = {"joint": self.joint, "weight": np.array(self.weight), "per": np.array(self.per),
+               "parents": np.array(list(self.parents), dtype=str)}
+        if self.stated is not None:
+            out["stated"] = self.stated
+        return out
 
     @classmethod
     def from_arrays(cls, child: str, arrays: Mapping[str, np.ndarray]) -> "NodePrior":
         parents = tuple(str(p) for p in np.atleast_1d(arrays["parents"])) if arrays["parents"].size else ()
-        return cls(child, parents, arrays["joint"], float(arrays["weight"]), str(arrays["per"]))
+        return cls(child, parents, arrays["joint"], float(arrays["weight"]), str(arrays["per"]),
+                   stated=arrays.get("stated"))
 
 
 class NetworkPrior:
@@ -152,7 +178,9 @@ class NetworkPrior:
                     f"the prior holds no table of node {tree.child!r} given {list(tree.parents)} (a prior read back "
                     "from a file has the tables of its fit's trees only)"
                 )
-            p = NodePrior(tree.child, key[1], self._provider(*key), self.weight, self.per)
+            got = self._provider(*key)  # the family joint, or (joint, the expert's stated conditional)
+            joint, stated = got if isinstance(got, tuple) else (got, None)
+            p = NodePrior(tree.child, key[1], joint, self.weight, self.per, stated=stated)
             self._nodes[key] = p
         p.check_tree(tree)
         return p

@@ -152,6 +152,8 @@ def _save_state(net: "FittedNetwork", arrays: dict[str, np.ndarray]) -> dict[str
         fams = []
         for k, p in enumerate(prior.families()):
             arrays[f"prior_{k}_joint"] = p.joint
+            if p.stated is not None:
+                arrays[f"prior_{k}_stated"] = p.stated
             fams.append({"child": p.child, "parents": list(p.parents)})
         out["prior"] = {"weight": prior.weight, "per": prior.per, "source": prior.source, "families": fams}
     return out
@@ -171,7 +173,8 @@ def _load_state(net: "FittedNetwork", header: dict[str, Any], z: Any, schema: Sc
         net.fit_state = FitState(given=tuple(meta.get("given", ())), **em)
     pm = header.get("prior")
     if pm is not None and net.estimator is not None:
-        fams = [NodePrior(f["child"], tuple(f["parents"]), z[f"prior_{k}_joint"], pm["weight"], pm["per"])
+        fams = [NodePrior(f["child"], tuple(f["parents"]), z[f"prior_{k}_joint"], pm["weight"], pm["per"],
+                          stated=z[f"prior_{k}_stated"] if f"prior_{k}_stated" in z else None)
                 for k, f in enumerate(pm["families"])]
         net.estimator = net.estimator.with_prior(NetworkPrior(pm["weight"], pm["per"], pm["source"], nodes=fams),
                                                  check=False)

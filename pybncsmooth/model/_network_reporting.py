@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from ..errors import UnknownNodeError
-from ..validation import check_int, check_probability
+from ..validation import check_draws, check_probability
 from .cpd import DomainLastCPD, TreeCPD
 from .plotting import plot_cpt, plot_shrinkage
 
@@ -46,7 +46,7 @@ class ReportingMixin:
         from .summary import network_summary
 
         check_probability("alpha", alpha)
-        check_int("draws", draws, low=2)
+        check_draws(draws, 1 - alpha)
         return network_summary(self, alpha=alpha, nodes=nodes, draws=draws, random_state=random_state)
 
     def node_summary(self) -> pd.DataFrame:
@@ -113,7 +113,8 @@ class ReportingMixin:
         population; see :mod:`pybncsmooth.model.domain_report`.  An estimator without
         posterior sds (``mle``, ``hgs``, ``mbranch``, ``hls``) gives no interval: the
         report then has no interval columns, and ``attrs["intervals"]`` says why.
-        ``draws`` is 0 (no interval) or at least 2; ``random_state`` seeds the draws.
+        ``draws`` is 0 (no interval) or at least 2 / (1 - level) (20 at 90%);
+        ``random_state`` seeds the draws.
         The divergences are finite whatever the draws (a draw's value that underflows
         to zero gives a divergence of zero, not an infinite or undefined one)."""
         from .domain_report import domain_report

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..data.schema import Schema
 from ..errors import DataError, StatisticUnavailableError
-from ..validation import check_int, check_probability
+from ..validation import check_draws, check_int, check_probability
 from .cpd import DEFAULT_MAX_CELLS
 from .draws import entry_intervals, interval_kind
 
@@ -85,7 +85,9 @@ class TablesMixin:
         ``"bootstrap"`` for ``mestimate``, ``hgs``, ``mbranch``, ``hls``: percentiles of
         ``draws`` replicates of a bootstrap over rows
         (:mod:`pybncsmooth.estimators.bootstrap`); both ``[0, 1]`` for a parent
-        configuration without rows.  Tables read from a file raise
+        configuration without rows.  ``draws`` is at least ``2 / (1 - interval)`` (20 for
+        a 90% interval: one draw beyond each end; :func:`~pybncsmooth.validation.check_draws`,
+        the check of every entry point).  Tables read from a file raise
         :class:`~pybncsmooth.errors.StatisticUnavailableError`.
         """
         t = self.cpt(node, max_cells=max_cells)
@@ -94,7 +96,7 @@ class TablesMixin:
             if wide:
                 raise ValueError("interval= needs the tidy layout (wide=False)")
             interval = check_probability("interval", interval)
-            draws = check_int("draws", draws, low=0)
+            draws = check_draws(draws, interval)
             sd = self.cpt(node, stat="sd", max_cells=max_cells)
         if wide:
             m = np.moveaxis(t, 0, -1).reshape(-1, t.shape[0])

@@ -40,12 +40,16 @@ class UpdateMixin:
           new rows are added, :math:`n \leftarrow \text{decay}\cdot n_{old} + n_{new}`:
           after ``k`` updates a row of age ``a`` weighs :math:`\text{decay}^a`, exactly
           the fit with those row weights.  Counts become fractional: samplers that need
-          whole counts refuse them (as they refuse fractional row weights).
+          whole counts (``hdp``, ``hls-bayes``) refuse ``decay``.  The network's report
+          then gives the effective rows, :math:`\sum_{rows} \text{decay}^{a}`, as
+          ``info["n_effective"]`` (what its nodes count; ``n_rows``: the rows read).
         * ``weights``: a column of ``rows`` or one number per row, as in
           :func:`pybncsmooth.fit`.
         * Multi-domain fits: a row updates its own domain and the population; rows of a
           domain label the network does not have are added as by :meth:`adapt` (the
-          population as their prior, unchanged by them).
+          population as their prior, unchanged by them).  A domain added by
+          :meth:`adapt` is estimated with the others by the update (its rows join
+          ``n_rows`` and ``domain_rows``).
         * ``na="em"``: the fit kept its complete rows' counts and its incomplete rows'
           distinct patterns (:class:`FitState`); EM restarts from the current tables
           over both and the new rows.
@@ -54,10 +58,13 @@ class UpdateMixin:
           tables are worth; ``prior_per`` as in :func:`pybncsmooth.fit`).
 
         ``rows``: a data frame, a CSV/Parquet path, chunks or a Dask DataFrame, as
-        :func:`pybncsmooth.fit` reads them; a level first met in them joins the
-        variable's levels (as when a fit reads chunks), unless a network file fixed
-        them.  Options (the ``update`` entry point of :mod:`pybncsmooth.options`):
-        ``weights``, ``decay``, ``chunksize``, ``random_state``, ``n_jobs``,
+        :func:`pybncsmooth.fit` reads them.  Their values name the network's levels
+        and domains as queries and :meth:`adapt` name them
+        (:mod:`pybncsmooth.data.levels`: the text ``'1'`` of a CSV is the integer level
+        ``1``); a level first met in them joins the variable's levels (as when a fit
+        reads chunks; the text of an integer beside integer levels as that integer),
+        unless a network file fixed them.  Options (the ``update`` entry point of
+        :mod:`pybncsmooth.options`): ``weights``, ``decay``, ``chunksize``, ``random_state``, ``n_jobs``,
         ``progress``, ``prior_weight`` and ``prior_per``; every other setting is the
         fit's.
         """

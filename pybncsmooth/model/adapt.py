@@ -38,7 +38,7 @@ import pandas as pd
 from ..counting.network import count_specs
 from ..data.discretize import apply_transformer
 from ..data.encode import encode, text_columns
-from ..data.levels import is_missing, level_code, level_codes, scalar_value
+from ..data.levels import is_missing, level_code, level_codes, new_level, scalar_value
 from ..data.sources import as_source
 from ..data.weights import check_weights
 from ..errors import DataError, HyperparameterError, UnknownNodeError
@@ -79,9 +79,11 @@ def _rows_frame(rows: Any, options: Options) -> tuple[pd.DataFrame, np.ndarray |
 def _domain_label(label: Any, levels: list, column: str) -> Any:
     """``label`` as a level of the domain column: one scalar, not missing, naming a level
     as values name levels everywhere (:mod:`pybncsmooth.data.levels`: 1978 is '1978').
-    A new label is text, a whole number or a boolean; it joins text levels as text, and
-    a whole float joins as its integer; against levels of another type (numbers) a label
-    of a different type is refused rather than added beside them."""
+    A new label is text, a whole number or a boolean; it joins the levels as any new
+    value does (:func:`~pybncsmooth.data.levels.new_level`: text levels as text, a whole
+    float as its integer, integer levels the text of an integer as that integer); a label
+    that cannot join them (``'zz'`` beside integers) is refused rather than added beside
+    them."""
     if is_missing(label):
         raise DataError(f"adapt needs a domain label (domain=...), not a missing value ({label!r})")
     label = scalar_value(label, f"adapt's domain label for {column!r}")
@@ -95,16 +97,15 @@ def _domain_label(label: Any, levels: list, column: str) -> Any:
             f"adapt: the domain label {label!r} of {column!r} is of type {type(label).__name__}; a domain label is "
             "text, a whole number or a boolean"
         )
-    if levels and all(isinstance(v, str) for v in levels):
-        return str(label)
+    joined = new_level(tuple(levels), label)  # the one rule: '2019' joins integer domains as 2019
     kinds = sorted({type(v).__name__ for v in levels})
-    if levels and type(label).__name__ not in kinds:
+    if joined is None:
         shown = ", ".join(repr(v) for v in levels[:5]) + (", ..." if len(levels) > 5 else "")
         raise DataError(
             f"adapt: the domain label {label!r} is a {type(label).__name__}, and the domain levels of {column!r} are "
             f"{'/'.join(kinds)} ({shown}); pass the label as a {kinds[0]}"
         )
-    return label
+    return joined
 
 
 def _check_label_column(df: pd.DataFrame, column: str, label: Any) -> pd.DataFrame:

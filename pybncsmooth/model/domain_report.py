@@ -41,10 +41,10 @@ import numpy as np
 import pandas as pd
 
 from ..counting.context_tree import config_index
-from ..errors import DataError, HyperparameterError
+from ..errors import DataError
 from ..estimators._domain_prior import own_concentrations, own_urns
 from ..estimators.posterior import effective_concentration
-from ..validation import check_int, check_probability, check_random_state
+from ..validation import check_draws, check_probability, check_random_state
 from .cpd import DomainLastCPD, FixedPrefixCPD
 
 __all__ = ["domain_report", "kl_divergence", "js_divergence"]
@@ -91,13 +91,12 @@ def _joint_draws(net: Any, node: str, draws: int, rng: np.random.Generator) -> t
 
 def domain_report(net: Any, *, level: float = 0.9, draws: int = 200, random_state: Any = 0) -> pd.DataFrame:
     """See :meth:`FittedNetwork.domain_report` (the arguments checked here, for every
-    caller: ``draws`` is 0, no interval, or at least 2, an interval needing a spread)."""
+    caller: ``draws`` is 0, no interval, or enough for the interval:
+    :func:`~pybncsmooth.validation.check_draws`)."""
     if net.domain is None:
         raise DataError("domain_report needs a multi-domain network (fitted with domain=)")
     level = check_probability("level", level)
-    draws = check_int("draws", draws, low=0)
-    if draws == 1:
-        raise HyperparameterError("draws=1 gives an interval of width zero: pass draws=0 (no interval) or at least 2")
+    draws = check_draws(draws, level, zero_ok=True)
     rng = np.random.default_rng(check_random_state(random_state))
     rows = []
     lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2

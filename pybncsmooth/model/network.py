@@ -23,6 +23,7 @@ from ._network_tables import TablesMixin
 from ._network_update import UpdateMixin
 from .cpd import CPD, DomainLastCPD, TreeCPD
 from .formats import check_format_options, get_converter, network_format
+from .summary import rows_text as _rows_text
 
 __all__ = ["FittedNetwork"]
 
@@ -154,7 +155,7 @@ class FittedNetwork(TablesMixin, DomainsMixin, RowsMixin, QueriesMixin, Reportin
         if isinstance(prior, dict):
             head += f", prior={prior.get('source') or 'a network'} (weight {prior.get('weight')}, per {prior.get('per')})"
         if self.n_rows is not None:
-            head += f", n={self.n_rows}"
+            head += f", n={_rows_text(self.info)}"
         if self.domain is not None:
             head += f", domain={self.domain} ({len(self.domains)} levels)"
         em = self.info.get("em")

@@ -39,7 +39,7 @@ import pandas as pd
 
 from ..errors import HyperparameterError, ImpossibleEvidenceError, StatisticUnavailableError
 from ..options import Options
-from ..validation import check_choice, check_int, check_probability, check_random_state
+from ..validation import check_choice, check_draws, check_int, check_probability, check_random_state
 from .approximate import likelihood_weighting
 from .draws import interval_kind
 from .query_batch import bind_rows, budget_of, posterior_rows
@@ -79,7 +79,7 @@ def sample_tables(net: Any, n: int, random_state: Any = None, nodes: Sequence[st
     domain axis.  Without the hook, this raises that error too.  A hook that takes
     ``nodes=`` (the network's does) is asked for the tables of ``nodes`` only (those a
     query uses: the others cost draws and change nothing)."""
-    n = check_int("draws", n, low=2)
+    n = check_draws(n)
     check_random_state(random_state)
     hook = getattr(net, "_posterior_tables", None)
     if hook is None:
@@ -191,7 +191,7 @@ def query(
     method = check_choice("method", method, ("exact", "approximate"))
     if interval is not None:
         interval = check_probability("interval", interval)
-        draws = check_int("draws", draws, low=2)
+        draws = check_draws(draws, interval)
         check_random_state(random_state)
     budget = _budget(net, max_factor_bytes)
     qnet = domain_network(net, domain, on_unseen_domain)

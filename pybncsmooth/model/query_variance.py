@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError
-from ..validation import check_int, check_random_state
+from ..validation import check_draws, check_random_state
 from .query import sample_tables
 from .query_batch import bind_rows
 from .query_engine import _query_tables
@@ -136,7 +136,7 @@ def variance_shares(
     """See :meth:`pybncsmooth.FittedNetwork.variance_shares`."""
     if isinstance(evidence, (pd.DataFrame, pd.Series)):
         raise DataError("variance_shares answers one query: give the evidence as a mapping {variable: level}")
-    draws = check_int("draws", draws, low=2 * GROUPS)
+    draws = check_draws(draws, low=2 * GROUPS)
     check_random_state(random_state)
     tt = check_targets(net, targets)
     qnet = domain_network(net, domain, on_unseen_domain)

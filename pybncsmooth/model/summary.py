@@ -165,6 +165,17 @@ def _diagnostics(net: Any) -> list[tuple[str, str]]:
     return out
 
 
+def rows_text(info: Any) -> str:
+    """The rows a fit counted, as its report states them: after an update with
+    ``decay`` the effective count the nodes' tables hold (each row weighed
+    ``decay ** age``), beside the rows read."""
+    n = info.get("n_rows", "n/a")
+    eff = info.get("n_effective")
+    if eff is None:
+        return f"{n}"
+    return f"{eff:.6g} (rows weighed decay**age; {n} read)"
+
+
 def _missing(net: Any) -> str:
     cells = net.info.get("n_missing")
     if cells is None:
@@ -183,7 +194,7 @@ def _header(net: Any, alpha: float) -> Any:
     na = info.get("na")
     left = [
         ("Estimator:", net.method or "tables read from a file"),
-        ("Rows used:", f"{info.get('n_rows', 'n/a')}"),
+        ("Rows used:", rows_text(info)),
         ("Rows dropped:", f"{info.get('n_dropped', 0)}"),
         ("Missing cells:", _missing(net)),
         ("Missing treated:", f"{na} ({_NA_TEXT.get(na, '')})" if na else "n/a"),

@@ -44,8 +44,10 @@ def _is_r_object(obj: Any) -> bool:
 
 def load_prior(prior: Any) -> FittedNetwork | Mapping[str, Any] | None:
     """The prior as a network (a file read, a bnlearn object converted) or a dict of CPTs."""
-    if prior is None or isinstance(prior, (FittedNetwork, Mapping)):
+    if prior is None or isinstance(prior, Mapping):
         return prior
+    if isinstance(prior, FittedNetwork):
+        return _one_set_of_tables(prior)
     if isinstance(prior, (str, os.PathLike)):
         if not os.path.exists(prior):
             raise FileNotFoundError(f"prior: no such network file {str(prior)!r}")
@@ -59,7 +61,23 @@ def load_prior(prior: Any) -> FittedNetwork | Mapping[str, Any] | None:
         )
     if not isinstance(obj, FittedNetwork):
         raise HyperparameterError(f"prior {str(prior)!r} holds a structure without tables: a prior needs its CPTs")
-    return obj
+    return _one_set_of_tables(obj)
+
+
+def _one_set_of_tables(net: FittedNetwork) -> FittedNetwork:
+    """A prior is one network's tables: a multi-domain network holds one set per domain
+    and its population's, and which of them the new fit should start from (the
+    population for new data, or one domain's, or each domain its own in a refit) is the
+    user's choice, so it is refused naming the ways to state it."""
+    if net.domain is None:
+        return net
+    first = net.domains[0] if net.domains else "..."
+    raise HyperparameterError(
+        f"prior= is a multi-domain network (domain column {net.domain!r}, {len(net.domains)} domains), which holds "
+        f"one set of tables per domain and its population's; a prior is one set of tables: pass "
+        f"prior=net.for_domain(None) for the population's (what it answers for a domain it was not fitted with) "
+        f"or prior=net.for_domain({first!r}) for one domain's"
+    )
 
 
 def check_prior_use(estimator: Estimator, role: Any) -> None:
@@ -110,7 +128,7 @@ def resolve_prior(prior: Any, dag: DAG, schema: Schema, options: Options) -> Net
     else:
         net, source = prior, _describe(options.prior)
 
-    def provider(child: str, parents: tuple[str, ...]) -> np.ndarray:
+    def provider(child: str, parents: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray | None]:
         return _family_joint(net, child, list(parents), schema)
 
     return NetworkPrior(weight, options.prior_per, source, provider)
@@ -170,9 +188,12 @@ def _level_map(net: FittedNetwork, var: str, schema: Schema) -> np.ndarray:
     return np.asarray(out, dtype=np.int64)
 
 
-def _family_joint(net: FittedNetwork, node: str, pa: list[str], schema: Schema) -> np.ndarray:
+def _family_joint(net: FittedNetwork, node: str, pa: list[str], schema: Schema
+                  ) -> tuple[np.ndarray, np.ndarray | None]:
     r""":math:`P(\pi, x)` of ``node``'s family under the prior network, axes (the parents
-    ``pa`` in their order, the node), levels in the fit's order."""
+    ``pa`` in their order, the node), levels in the fit's order; and where ``node`` has
+    exactly the parents ``pa`` in the prior network, its stated :math:`P(x \mid \pi)` on
+    the same axes (``None`` elsewhere): a configuration of probability 0 keeps it."""
     missing = [v for v in (node, *pa) if v not in net.schema]
     if missing:
         raise StructureError(f"the prior network has no variable {missing[0]!r} (in the family of node {node!r})")
@@ -183,10 +204,11 @@ def _family_joint(net: FittedNetwork, node: str, pa: list[str], schema: Schema) 
         weights = _marginal(net, pa)
         joint = cond * weights[..., None]
     else:
-        joint = _marginal(net, [*pa, node])
+        joint, cond = _marginal(net, [*pa, node]), None
     for ax, v in enumerate([*pa, node]):
         joint = np.take(joint, _level_map(net, v, schema), axis=ax)
-    return joint
+        cond = None if cond is None else np.take(cond, _level_map(net, v, schema), axis=ax)
+    return joint, cond
 
 
 def _marginal(net: FittedNetwork, variables: list[str]) -> np.ndarray:

@@ -28,9 +28,10 @@ import numpy as np
 import pandas as pd
 
 from ..counting.network import NetworkCounter
+from ..data.levels import as_levels, level_codes
 from ..data.mapreduce import reduce_chunks
 from ..data.sources import DataSource, as_source
-from ..errors import DataError, EmptyDataError, HyperparameterError
+from ..errors import DataError, EmptyDataError, HyperparameterError, UnseenLevelError
 from ..estimators.base import Estimator, make_estimator
 from ..model.fit_state import FitState, register_updater
 from ..model.cpd import DomainLastCPD, TableCPD, TreeCPD
@@ -57,6 +58,12 @@ def update_network(net: FittedNetwork, rows: Any, options: Options) -> FittedNet
             "prior; this network keeps its counts (its fit's prior, if any, stays as it was)"
         )
     estimator = _estimator(net, options)
+    if estimator.whole_counts and options.decay is not None and options.decay != 1:
+        raise HyperparameterError(
+            f"{estimator.name} needs whole counts (its sampler seats every count), and decay={options.decay!r} "
+            "multiplies the old counts into fractions: update this network without decay, refit it on the recent "
+            "rows, or fit with an estimator that takes fractional counts (e.g. hmd or bayes) to forget old rows"
+        )
     fit_opts = fit_options(net, options)
     state = net.fit_state or FitState()
     if fit_opts.missing.em is not None and not state.has_em:
@@ -65,7 +72,7 @@ def update_network(net: FittedNetwork, rows: Any, options: Options) -> FittedNet
             "added by adapt, or the file was written without it): refit it on all the rows"
         )
     source, fit_opts = weighted_source(rows, fit_opts)
-    source = _transformed(source, net)
+    source = _named(_transformed(source, net), net)
     role = DomainRole.of(fit_opts, estimator)
     counter = _new_counter(net, role, fit_opts, state)
     new, fresh = _count_rows(source, counter, net, role, fit_opts)
@@ -139,6 +146,37 @@ def _transformed(source: DataSource, net: FittedNetwork) -> DataSource:
     return as_source(chunks)
 
 
+def _named(source: DataSource, net: FittedNetwork) -> DataSource:
+    """The new rows with every value of a node's or the domain's column written as the
+    network's level it names, as queries and :meth:`FittedNetwork.adapt` name levels
+    (:func:`~pybncsmooth.data.levels.as_levels`: the text ``'1'`` of a CSV is the integer
+    level ``1``, the integer ``2016`` the domain ``'2016'``); a new value joins as its
+    level would (``'3'`` beside integer levels as ``3``).  The domain column comes back
+    as values whatever its type: its levels' order is the network's (a domain added by
+    ``adapt`` comes last), not that of the rows' Categorical."""
+    columns = [v for v in net.nodes if v in net.schema]
+    if net.domain is not None:
+        columns.append(net.domain)
+
+    def chunks() -> Any:
+        for df in source.chunks():
+            out = None
+            for v in columns:
+                if v not in df.columns:
+                    continue
+                col = given = df[v]
+                if v == net.domain and isinstance(col.dtype, pd.CategoricalDtype):
+                    col = col.astype(object)
+                what = f"the domain column {v!r}" if v == net.domain else f"node {v!r}"
+                named = as_levels(col, tuple(net.schema[v]), what)
+                if named is not given:
+                    out = df.copy() if out is None else out
+                    out[v] = named
+            yield df if out is None else out
+
+    return as_source(chunks)
+
+
 def _new_counter(net: FittedNetwork, role: DomainRole, options: Options, state: FitState) -> NetworkCounter:
     """A counter set up as the fit's: the network's structure and domain split, its
     missing values' policy, the levels a network file fixed."""
@@ -151,12 +189,9 @@ def _new_counter(net: FittedNetwork, role: DomainRole, options: Options, state: 
 
 
 def _known(col: pd.Series, levels: list) -> np.ndarray:
-    """Which values of a domain column are levels of ``levels`` (text levels also match a
-    value by its text, as queries match them)."""
-    known = col.isin(levels).to_numpy().copy()
-    if levels and all(isinstance(v, str) for v in levels) and not known.all():
-        known |= col.astype(str).isin(levels).to_numpy() & col.notna().to_numpy()
-    return known
+    """Which values of a domain column name levels of ``levels`` (the one rule of
+    :mod:`pybncsmooth.data.levels`)."""
+    return level_codes(col.to_numpy(dtype=object), tuple(levels)) >= 0
 
 
 def _count_chunk(counter: NetworkCounter, column: str | None, levels: list, df: pd.DataFrame) -> tuple:
@@ -201,6 +236,10 @@ def _old_counter(net: FittedNetwork, template: NetworkCounter, decay: float | No
     old.n_rows = int(net.info.get("n_rows") or 0)
     old.n_dropped = int(net.info.get("n_dropped") or 0)
     old.domain_rows = dict(net.info.get("domain_rows") or {})
+    # the rows adapt added are in the trees: the update estimates their domains as fitted ones
+    for label, cnt in (net.info.get("adapted") or {}).items():
+        old.n_rows += int(cnt)
+        old.domain_rows[label] = old.domain_rows.get(label, 0) + int(cnt)
     return old
 
 
@@ -211,11 +250,14 @@ def merged_counts(net: FittedNetwork, new: NetworkCounter, decay: float | None) 
 
 def update_info(net: FittedNetwork, merged: NetworkCounter, new: NetworkCounter, options: Options) -> dict:
     """The fit report of an updated network: the rows counted so far and the updates."""
-    keep = {k: v for k, v in net.info.items() if k not in ("method", "hyperparameters", "em", "updates")}
+    keep = {k: v for k, v in net.info.items() if k not in ("method", "hyperparameters", "em", "updates", "adapted")}
     keep["n_rows"], keep["n_dropped"] = merged.n_rows, merged.n_dropped
     if net.domain is not None:
         keep["domain_rows"] = dict(merged.domain_rows)
     step = {"n_rows": new.n_rows, "decay": options.decay if options.decay is not None else 1.0}
+    if step["decay"] != 1.0 or "n_effective" in net.info:  # the rows' weight decay ** age, as the nodes count them
+        before = net.info.get("n_effective", merged.n_rows - new.n_rows)
+        keep["n_effective"] = float(before) * step["decay"] + new.n_rows
     if options.weights is not None:
         step["weights"] = options.weights if isinstance(options.weights, str) else "per row"
     keep["updates"] = [*net.info.get("updates", []), step]
@@ -237,7 +279,18 @@ def _adapt_fresh(net: FittedNetwork, fresh: dict, options: Options) -> FittedNet
     """The rows of each new domain label added as by :meth:`FittedNetwork.adapt`."""
     weights = options.weights if isinstance(options.weights, str) else None
     for label, rows in fresh.items():
-        net = net.adapt(rows, label, **({"weights": weights} if weights is not None else {}))
+        try:
+            net = net.adapt(rows, label, **({"weights": weights} if weights is not None else {}))
+        except UnseenLevelError as e:  # adapt's own advice (on_unseen=) is not an option of update
+            col = net.domain
+            shown = ", ".join(repr(v) for v in e.levels[:5])
+            raise UnseenLevelError(
+                e.column, e.levels, e.known,
+                hint=f"the rows of the new domain {col}={label!r} are added by adapt, with the population as their "
+                f"prior, and a new domain cannot add levels to the population: put rows with {e.column}={shown} in "
+                f"a known domain's rows, or update with the other rows and adapt these with "
+                f"net.adapt(rows, {label!r}, on_unseen='backoff') (their unseen cells left unobserved)",
+            ) from None
     return net
 
 

@@ -60,3 +60,12 @@ test_that("hgs's old prior = <number> is its pseudo_count, with a warning naming
   expect_error(bncs.fit(asia_string, asia, method = "hgs", prior = 3, pseudo_count = 1), "both given")
   expect_error(bncs.fit(asia_string, asia, method = "bayes", prior = 3), "prior must be a bn.fit")
 })
+
+test_that("a sampler refuses decay saying why (its whole counts), not blaming row weights", {
+  skip_if_no_python()
+  asia <- bncs.dataset("asia")
+  fit <- bncs.fit(asia_string, asia[1:400, ], method = "hdp", iterations = 20, random_state = 0)
+  err <- tryCatch(bncs.update(fit, asia[401:600, ], decay = 0.5), error = function(e) conditionMessage(e))
+  expect_match(err, "hdp needs whole counts.*decay=0.5")
+  expect_false(grepl("weights", err))
+})
