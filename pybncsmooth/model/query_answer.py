@@ -22,6 +22,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from ..data.levels import levels_key
+
 __all__ = ["state_index", "levels_dtype", "prob_series"]
 
 
@@ -36,13 +38,20 @@ def state_index(net: Any, targets: Sequence[str]) -> pd.Index:
     return cache[key]
 
 
-@functools.lru_cache(maxsize=4096)
 def levels_dtype(levels: tuple) -> pd.CategoricalDtype:
-    """The Categorical dtype of a variable's levels (cached: dtypes are immutable, and
-    inferring one costs more than a small query).  The levels of a schema are distinct
+    """The Categorical dtype of a variable's levels (cached by the levels, their order and
+    their types, :func:`~pybncsmooth.data.levels.levels_key`: ``(0, 1)`` and
+    ``(False, True)`` are equal tuples but not the same categories; dtypes are immutable,
+    and inferring one costs more than a small query).  The levels of a schema are distinct
     and none is missing, so pandas' own check of that (a hash table built for each new
     dtype, most of its cost) is skipped where pandas offers it; the categories are
     inferred as the public constructor infers them."""
+    return _levels_dtype(levels_key(levels))
+
+
+@functools.lru_cache(maxsize=4096)
+def _levels_dtype(key: tuple) -> pd.CategoricalDtype:
+    levels = key[0]
     fast = getattr(pd.CategoricalDtype, "_from_fastpath", None)
     if fast is None:  # pragma: no cover - a pandas without it
         return pd.CategoricalDtype(list(levels))
