@@ -13,6 +13,7 @@ a fresh process gives) are in ``test_history.py``.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -149,3 +150,32 @@ def test_levels_key_tells_types_orders_and_signs_apart():
     keys = [levels_key(t) for t in [(0, 1), (False, True), (0.0, 1.0), (-0.0, 1.0), (1, 0), ("0", "1")]]
     assert len(set(keys)) == len(keys)
     assert levels_key(("no", "yes")) != levels_key(("yes", "no"))
+
+
+def _infer_string_option() -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pandas 3 deprecates the option
+        try:
+            return bool(pd.get_option("future.infer_string"))
+        except (KeyError, pd.errors.OptionError):
+            pytest.skip("this pandas has no future.infer_string option")
+
+
+def test_query_answers_follow_pandas_text_setting():
+    """What pandas infers for text is a setting a user may change between two queries:
+    the answers' categories are of the dtype pandas infers for text now, for a network
+    queried before the change (its own caches) and for a new one (the process's)."""
+    now = _infer_string_option()
+    df = pd.DataFrame({"A": ["x", "y", "x", "x"], "B": ["u", "v", "v", "u"]})
+    net = bs.fit("[A][B|A]", df)
+    assert net.query("B", evidence={"A": "x"}).index.categories.dtype == pd.Index(["u"]).dtype
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pandas deprecates the option
+        with pd.option_context("future.infer_string", not now):
+            want = pd.Index(["u"]).dtype
+            for one in (net, bs.fit("[A][B|A]", df)):
+                q = one.query("B", evidence={"A": "x"})
+                assert q.index.categories.dtype == want
+                assert one.query(["A", "B"]).index.levels[1].categories.dtype == want
+                assert one.map_query("B", evidence=df[["A"]])["B"].cat.categories.dtype == want
+    assert net.query("B", evidence={"A": "x"}).index.categories.dtype == pd.Index(["u"]).dtype
