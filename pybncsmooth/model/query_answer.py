@@ -114,9 +114,9 @@ def _levels_index(net: Any, name: str, setting: tuple) -> pd.CategoricalIndex:
 
 def _node_dtype(net: Any, node: str, setting: tuple) -> pd.CategoricalDtype:
     """The Categorical dtype of ``node``'s levels (cached on the network, for pandas'
-    text settings ``setting``).  When every
-    level of the network is text, its categories are a slice of one index of all the
-    network's levels, built at the first query: pandas converts a list of text to its
+    text settings ``setting``).  When every level of the network is text, its
+    categories are a slice of one index of all the network's levels, built at the
+    first query (under those settings): pandas converts a list of text to its
     string array at a cost per call far above the cost per string (about 0.15 ms a call
     against 0.03 ms a slice), so one conversion per network replaces one per target;
     otherwise the dtype is :func:`levels_dtype`'s.  Equal to ``pd.CategoricalDtype(levels)``."""
@@ -176,7 +176,8 @@ class _Parts:
     the text settings ``setting``."""
 
     def __init__(self, setting: tuple) -> None:
-        self.text_index = _checked(lambda: _arrow_text_index(setting), lambda f: f(["a", "b", "a"]), lambda: pd.Index(["a", "b", "a"]))
+        self.text_index = _checked(lambda: _arrow_text_index(setting), lambda f: f(["a", "b", "a"]),
+                                   lambda: pd.Index(["a", "b", "a"]))
         self.categorical_index = _checked(
             lambda: pd.CategoricalIndex._simple_new,
             lambda f: f(pd.Categorical(["b", "a"], categories=["a", "b"]), name="X"),
