@@ -514,7 +514,8 @@ def _map_to_levels(
     if isinstance(dtype, pd.CategoricalDtype):
         codes = np.asarray(series.array.codes, dtype=np.int64)  # a copy: the Categorical's codes are int8/16
         na_mask = codes < 0  # a Categorical's missing values are its code -1
-        cats = _categories(dtype)
+        # (not cached by the dtype: unordered dtypes of the same levels in two orders are equal)
+        cats = _levels_of(dtype.categories)
         if cats == levels:
             raw = codes
         else:  # each category named as any value names a level (pybncsmooth.data.levels)
@@ -565,13 +566,6 @@ def _float_codes(series: pd.Series, var: str, levels: tuple) -> tuple[np.ndarray
     return raw, na_mask
 
 
-@functools.lru_cache(maxsize=4096)
-def _categories(dtype: pd.CategoricalDtype) -> tuple:
-    """The categories of a Categorical dtype as a tuple (cached: a chunked fit meets the
-    same dtypes in every pass and chunk)."""
-    return tuple(dtype.categories.tolist())
-
-
 def _positions(values: np.ndarray, levels: tuple) -> tuple[np.ndarray, np.ndarray]:
     """The position of each value among ``levels`` (-1: not a level, or missing) and
     the mask of missing values (``None``, NaN, ``pd.NA``, ``NaT``, as ``pd.isna``).
@@ -589,7 +583,8 @@ def _positions(values: np.ndarray, levels: tuple) -> tuple[np.ndarray, np.ndarra
 
 @functools.lru_cache(maxsize=4096)
 def _level_positions(levels: tuple) -> dict:
-    """Each level's position (cached, as :func:`_categories`)."""
+    """Each level's position (cached by the levels: equal tuples, e.g. ``(0, 1)`` and
+    ``(False, True)``, give dictionaries that answer every look-up alike)."""
     return {v: i for i, v in enumerate(levels)}
 
 

@@ -22,6 +22,7 @@ scalar (a list, a tuple, a set, an array) is refused with
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import numpy as np
@@ -29,7 +30,7 @@ import pandas as pd
 
 from ..errors import DataError
 
-__all__ = ["is_missing", "scalar_value", "level_code", "level_codes", "new_level", "as_levels"]
+__all__ = ["is_missing", "scalar_value", "level_code", "level_codes", "levels_key", "new_level", "as_levels"]
 
 
 def is_missing(value: Any) -> bool:
@@ -50,6 +51,17 @@ def scalar_value(value: Any, what: str) -> Any:
     if isinstance(value, (list, tuple, set, frozenset, dict)) or np.ndim(value) != 0:
         raise DataError(f"{what} must be one level, not {value!r}")
     return value.item() if isinstance(value, np.generic) else value
+
+
+def levels_key(levels: tuple) -> tuple:
+    """A cache key of ``levels`` that is equal only for the same levels in the same
+    order *and of the same types*: ``(0, 1)``, ``(False, True)`` and ``(0.0, 1.0)`` are
+    equal tuples, ``0.0`` and ``-0.0`` equal floats, but they are different levels (a
+    query answers with them; a Categorical shows them).  A cache whose value holds the
+    levels themselves is keyed by this, never by the tuple alone."""
+    types = tuple(map(type, levels))
+    signs = tuple(math.copysign(1.0, v) for v in levels if type(v) is float)  # 0.0 and -0.0
+    return levels, types, signs
 
 
 def _text(value: Any) -> str | None:
