@@ -8,14 +8,16 @@ them with :func:`~pybncsmooth.counting._plain_kernels.plain_trees` and gives the
 and trees :func:`~pybncsmooth.counting.network.count_network` gives, array for array.
 What depends on the structure and the levels' counts alone (each node's parents'
 places and cell offsets, the groups of nodes counted from one small joint table and
-each joint cell's place in each node's cells) is computed once per DAG and
-cardinalities (:func:`_plan`) and kept.  Anything else (a missing value, a column of
-text, a node without dense counts) returns ``None``: the general counting's case.
+each joint cell's place in each node's cells) is computed once per structure and
+cardinalities (:func:`_plan`, kept by the structure's content, not the DAG object).
+Anything else (a missing value, a column of text, a node without dense counts)
+returns ``None``: the general counting's case.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+import math
+from typing import Iterable, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
@@ -38,9 +40,8 @@ _GROUP_CELLS = 256
 
 
 class _Plan(NamedTuple):
-    """What the counting of a DAG with given cardinalities needs, computed once."""
+    """What the counting of a structure with given cardinalities needs, computed once."""
 
-    dag: DAG
     specs: list[tuple[str, tuple[str, ...]]]
     card: dict[str, int]
     cards: np.ndarray  # per variable (row of the codes), its levels
@@ -90,73 +91,101 @@ def count_plain(df: pd.DataFrame, dag: DAG) -> tuple[Schema, TreeMap] | None:
 
 def _plan(dag: DAG, cards: tuple[int, ...]) -> _Plan | None:
     """The counting plan of ``dag`` whose nodes (in node order) have ``cards`` levels,
-    made once (kept by the DAG's identity, which the plan holds, and the cardinalities);
-    ``None`` when a node has no level."""
-    key = (id(dag), cards)
+    made once per structure and cardinalities: kept by the structure's content (each
+    node with its parents in order, the nodes in order) and the cardinalities, never
+    by the DAG object, so a structure read again (a model string, a formula, a copy)
+    finds the plan an equal one made; ``None`` when a node has no level."""
+    specs = tuple((v, tuple(dag.parents(v))) for v in dag.nodes)
+    key = (specs, cards)
     hit = _PLANS.get(key)
-    if hit is not None and hit.dag is dag:
+    if hit is not None:
         return hit
     if min(cards) < 1:
         return None
-    plan = _make_plan(dag, cards)
+    plan = _make_plan(specs, cards)
     if len(_PLANS) >= _PLANS_SIZE:
-        _PLANS.clear()
+        _PLANS.pop(next(iter(_PLANS)))  # the oldest plan
     _PLANS[key] = plan
     return plan
 
 
-#: plans made (:func:`_plan`): (id of the DAG, cardinalities) -> plan
-_PLANS: dict[tuple[int, tuple[int, ...]], _Plan] = {}
+#: plans made (:func:`_plan`): (each node with its parents, cardinalities) -> plan
+_PLANS: dict[tuple[tuple[tuple[str, tuple[str, ...]], ...], tuple[int, ...]], _Plan] = {}
 _PLANS_SIZE = 64
 
 
-def _make_plan(dag: DAG, cards: tuple[int, ...]) -> _Plan:
+def _make_plan(specs: tuple[tuple[str, tuple[str, ...]], ...], cards: tuple[int, ...]) -> _Plan:
     """The plan of :func:`_plan` (every array as the general counting's ``_flat_trees``
-    makes it for these nodes, the codes' rows in node order)."""
-    nodes = dag.nodes
+    makes it for these nodes, the codes' rows in node order), in time linear in the
+    structure's size."""
+    nodes = [v for v, _ in specs]
     row = {v: i for i, v in enumerate(nodes)}
     card = dict(zip(nodes, cards))
-    specs = [(v, tuple(dag.parents(v))) for v in nodes]
     families = [[row[p] for p in pa] + [row[v]] for v, pa in specs]  # rows of the codes, the child last
-    cells = [int(np.prod([cards[x] for x in f], dtype=np.int64)) for f in families]
+    cells = [_size(f, cards) for f in families]
     pa_ptr = np.cumsum([0, *(len(f) - 1 for f in families)], dtype=np.int64)
     arrays = (np.array(cards, dtype=np.int64), pa_ptr, np.array([cards[x] for f in families for x in f[:-1]],
               dtype=np.int64), np.cumsum([0, *cells], dtype=np.int64))
     groups, alone = _groups(families, cards)
     every = _solo(range(len(nodes)), families, cards)
     order = dict.fromkeys(v for n, pa in specs for v in (n, *pa))  # the general counting's order of its card
-    return _Plan(dag, specs, {v: card[v] for v in order}, arrays[0].copy(), arrays,
+    return _Plan(list(specs), {v: card[v] for v in order}, arrays[0].copy(), arrays,
                  max(cells), int(pa_ptr[-1]) + 2 * len(nodes), (_group_arrays(groups, families, cards),
                  _solo(alone, families, cards)), (_group_arrays([], families, cards), every),
                  sum(len(members) * _size(g, cards) for g, members in groups), {v: j for j, v in enumerate(nodes)})
 
 
-def _size(variables: Sequence[int], cards: Sequence[int]) -> int:
-    return int(np.prod([cards[x] for x in variables], dtype=np.int64))
+def _size(variables: Iterable[int], cards: Sequence[int]) -> int:
+    return math.prod(cards[x] for x in variables)
+
+
+#: the groups a node may join beside those holding one of its variables: the last ones opened
+_OPEN_GROUPS = 4
+#: the groups holding a variable that a node holding it may join: the last ones it joined
+_GROUPS_PER_VARIABLE = 4
 
 
 def _groups(families: list[list[int]], cards: tuple[int, ...]) -> tuple[list[tuple[list[int], list[int]]], list[int]]:
     """Nodes grouped so that each group's variables (the union of its nodes' families)
     have a joint table of at most :data:`_GROUP_CELLS` cells: each node, in node order,
-    joins the group whose table then grows least (a new group when none stays small
-    enough); ``(groups as (sorted variables, nodes), the nodes of no group)`` (a family
-    of more cells than that)."""
+    joins the group whose table then grows least among the few it may join (the last
+    :data:`_GROUPS_PER_VARIABLE` groups holding each of its variables and the last
+    :data:`_OPEN_GROUPS` groups opened: a bounded number, so the grouping takes time
+    linear in the structure's size), a new group when none stays small enough;
+    ``(groups as (sorted variables, nodes), the nodes of no group)`` (a family of more
+    cells than that).  Which groups form changes the work, never a count."""
     groups: list[tuple[list[int], list[int]]] = []
+    sizes: list[int] = []
+    holding: dict[int, list[int]] = {}  # variable -> the last groups holding it
     alone = []
     for j, fam in enumerate(families):
         if _size(fam, cards) > _GROUP_CELLS:
             alone.append(j)
             continue
+        own = set(fam)
+        candidates = dict.fromkeys([*(g for x in fam for g in holding.get(x, ())),
+                                    *range(max(0, len(groups) - _OPEN_GROUPS), len(groups))])
         best, size = None, _GROUP_CELLS + 1
-        for g in groups:
-            s = _size(set(g[0]) | set(fam), cards)
+        for g in candidates:
+            have = groups[g][0]
+            s = sizes[g] * _size(own.difference(have), cards)
             if s < size:
                 best, size = g, s
         if best is None:
-            groups.append((sorted(set(fam)), [j]))
-        else:
-            best[0][:] = sorted(set(best[0]) | set(fam))
-            best[1].append(j)
+            best, size = len(groups), _size(own, cards)
+            groups.append(([], []))
+            sizes.append(size)
+        variables, members = groups[best]
+        added = own.difference(variables)
+        if added:
+            variables[:] = sorted(added.union(variables))
+            sizes[best] = size
+            for x in added:
+                held = holding.setdefault(x, [])
+                held.append(best)
+                if len(held) > _GROUPS_PER_VARIABLE:
+                    del held[0]
+        members.append(j)
     return groups, alone
 
 
