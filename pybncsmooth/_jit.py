@@ -14,7 +14,8 @@ the first kernel is called, every stand-in made so far gets its dispatcher, and 
 each kernel's module every name bound to a stand-in (its own kernels and those it
 imported from another module) or to a numba name (:data:`uint64`) is rebound to the
 real object, so compiled code never meets a stand-in.  Python callers that
-imported a stand-in keep it; it passes each call to the dispatcher.
+imported a stand-in keep it; it passes each call to the dispatcher (and numba,
+compiling a function of another module that calls it, types it as the dispatcher).
 """
 
 from __future__ import annotations
@@ -78,6 +79,14 @@ class _Kernel:
         if self.dispatcher is None:
             self.dispatcher = numba.njit(**self.options)(self.py_func)
         return self.dispatcher
+
+    @property
+    def _numba_type_(self) -> Any:
+        """numba's type of the dispatcher: what numba reads of an object it cannot type,
+        so a function compiled outside the package (its own ``numba.njit``) that calls a
+        stand-in it imported compiles as if it had imported the dispatcher."""
+        numba = numba_module()
+        return numba.core.types.Dispatcher(self._make(numba))
 
     def __getattr__(self, name: str) -> Any:  # the dispatcher's own (signatures, overloads, ...)
         if name.startswith("__") or name in ("py_func", "options", "dispatcher"):

@@ -234,3 +234,19 @@ def test_a_kernel_is_compiled_when_first_called_and_then_is_numba_s():
         "assert isinstance(_rng.uniform, CPUDispatcher) and isinstance(hls_bayes.reseed, CPUDispatcher)\n"
         "import numba\nassert hls_bayes.uint64 is numba.uint64")
     assert "numba" in loaded
+
+
+def test_a_function_compiled_outside_the_package_calls_a_kernel_not_yet_loaded():
+    """numba compiling the caller's own function, which calls a package kernel imported
+    before numba was, types that kernel as its dispatcher: the draws equal the kernel's
+    own, called from Python, on the same generator state."""
+    _fresh_modules(
+        "import numpy as np\n"
+        "from pybncsmooth.estimators._rng import new_state, uniform\n"
+        "from numba import njit\n"
+        "@njit(cache=False)\n"
+        "def two(s):\n"
+        "    return uniform(s), uniform(s)\n"
+        "a, b = two(new_state(7))\n"
+        "s = new_state(7)\n"
+        "assert (a, b) == (uniform(s), uniform(s)) and a != b and 0.0 <= min(a, b) < max(a, b) < 1.0")
