@@ -23,18 +23,30 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-__all__ = ["njit", "uint64", "numba_module"]
+__all__ = ["njit", "uint64", "numba_module", "numba_loaded"]
 
 #: stand-ins whose module names are not rebound yet (:func:`_bind`)
 _PENDING: list["_Kernel"] = []
 
 
+def numba_loaded() -> bool:
+    """Whether a kernel was called in this process (numba imported and the kernels
+    bound): a NumPy twin of a kernel, used for small inputs before this, costs a script
+    that calls the kernel once far less than numba's start."""
+    return _LOADED
+
+
+_LOADED = False
+
+
 def numba_module() -> Any:
     """numba, imported (after :func:`~pybncsmooth._cache.configure_numba_cache` pointed
     its cache at the user cache folder) and every stand-in made so far bound."""
+    global _LOADED
     import numba
 
     _bind(numba)
+    _LOADED = True
     return numba
 
 

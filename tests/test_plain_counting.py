@@ -373,3 +373,61 @@ def test_the_grouping_takes_work_linear_in_the_structure_and_groups_every_small_
         assert all(real(fams[j], cards) > _plain._GROUP_CELLS for j in alone)
         assert len(groups) < n / 2  # (nodes do share groups)
     assert work[1] < 5 * work[0]
+
+
+@pytest.mark.parametrize("data", NETWORKS, ids=lambda f: f.__name__.strip("_"))
+def test_the_numpy_counting_equals_the_compiled_one(data):
+    """The NumPy twin a process uses before it has loaded the compiled kernels gives
+    the kernel's packed array integer for integer (grouped or not, every row count
+    mod 4), and the empty array of a missing value."""
+    from pybncsmooth.counting._plain_numpy import plain_trees_numpy
+
+    dag, df = data()
+    levels, codes = categorical_codes(df, dag.nodes)
+    plan = _plain._plan(dag, tuple(map(len, levels)))
+    n = codes[0].shape[0]
+    for m in (n, n - 1, n - 2, n - 3):
+        C = np.array([c[:m] for c in codes])
+        compiled = plain_trees(C, plan.cards, *plan.grouped, *plan.arrays)
+        mine = plain_trees_numpy(C, *plan.arrays, plan.families)
+        assert mine.dtype == compiled.dtype == np.int64 and np.array_equal(mine, compiled)
+    C = np.array(codes)
+    C[len(codes) // 2, n // 3] = -1
+    assert plain_trees_numpy(C, *plan.arrays, plan.families).shape == (0,)
+
+
+@pytest.mark.parametrize("data", NETWORKS, ids=lambda f: f.__name__.strip("_"))
+@pytest.mark.parametrize("iss", [1.0, 10.0, 0.3, 7e-9])
+def test_the_numpy_bayes_cells_equal_the_compiled_ones_bit_for_bit(data, iss):
+    from pybncsmooth.estimators._flat_kernels import bayes_cells
+    from pybncsmooth.estimators._flat_numpy import bayes_cells_numpy
+
+    dag, df = data()
+    f = count_network(encode(df, variables=dag.nodes), dag).flat
+    args = (iss, f.rcard, f.pa_ptr, f.pa_card, f.blk_ptr, f.row_ptr, f.nz_ptr, f.nz_n, f.row_total)
+    for x, y in zip(bayes_cells(*args), bayes_cells_numpy(*args)):
+        assert x.dtype == y.dtype == np.float64 and x.shape == y.shape and x.tobytes() == y.tobytes()
+
+
+def test_a_fresh_process_fits_a_small_network_without_numba_and_the_same_numbers():
+    """A script's first small fit (asia, bayes) runs without loading numba (its NumPy
+    twins), and its tables are those the compiled kernels give, byte for byte."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = ("import json, sys, pybncsmooth as bs\n"
+            f"net = bs.fit({ASIA!r}, bs.load_dataset('asia'), method='bayes', iss=1)\n"
+            "print(json.dumps({'numba': 'numba' in sys.modules, "
+            "'cpts': {n: net.cpt(n).tobytes().hex() for n in net.nodes}}))")
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    got = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                                    check=True).stdout.splitlines()[-1])
+    assert got["numba"] is False
+    from pybncsmooth._jit import numba_module
+
+    numba_module()  # the compiled kernels from here on
+    net = bs.fit(ASIA, bs.load_dataset("asia"), method="bayes", iss=1)
+    assert got["cpts"] == {n: np.asarray(net.cpt(n)).tobytes().hex() for n in net.nodes}

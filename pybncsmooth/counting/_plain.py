@@ -25,7 +25,9 @@ import pandas as pd
 from ..data.encode import categorical_codes
 from ..data.schema import Schema
 from ..structure.dag import DAG
+from .._jit import numba_loaded
 from ._plain_kernels import PACKED, plain_trees
+from ._plain_numpy import plain_trees_numpy
 from .context_tree import _DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR
 from .flat import FlatTrees, TreeMap
 
@@ -34,6 +36,9 @@ __all__ = ["count_plain"]
 #: the most row reads (rows x (parents + 2 a node)) counted here: beyond, the general
 #: counting runs threads (``_THREADED_WORK`` of :mod:`~pybncsmooth.counting.network`)
 _PLAIN_WORK = 1 << 24
+#: the most row reads counted in NumPy (:mod:`._plain_numpy`) while the compiled kernel
+#: is not loaded: about 20 ms of NumPy, against a second or more of numba's start
+_NUMPY_WORK = 1 << 22
 #: the most cells of a group's joint table (:func:`_groups`): summing it into each node's
 #: cells then costs a few hundred additions a node, far less than a pass over the rows
 _GROUP_CELLS = 256
@@ -48,6 +53,7 @@ class _Plan(NamedTuple):
     arrays: tuple[np.ndarray, ...]  # rcard, pa_ptr, pa_card, cell_off
     max_cells: int
     passes: int
+    families: list[list[int]]  # per node, the rows of its family in the codes (the child last)
     grouped: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]  # (groups, the other nodes)
     per_node: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]  # (no group, every node)
     group_work: int  # the additions summing the groups' tables into the nodes' cells
@@ -80,7 +86,10 @@ def count_plain(df: pd.DataFrame, dag: DAG) -> tuple[Schema, TreeMap] | None:
     if plan is None or not plan.fits(n):
         return None
     rcard, pa_ptr, pa_card, cell_off = plan.arrays
-    buf = plain_trees(np.array(codes), plan.cards, *plan.counting(n), rcard, pa_ptr, pa_card, cell_off)
+    if n * plan.passes <= _NUMPY_WORK and not numba_loaded():  # the same integers, without numba's start
+        buf = plain_trees_numpy(np.array(codes), rcard, pa_ptr, pa_card, cell_off, plan.families)
+    else:
+        buf = plain_trees(np.array(codes), plan.cards, *plan.counting(n), rcard, pa_ptr, pa_card, cell_off)
     if not buf.shape[0]:  # a missing value
         return None
     cut = buf[: PACKED + 1].tolist()
@@ -130,7 +139,7 @@ def _make_plan(specs: tuple[tuple[str, tuple[str, ...]], ...], cards: tuple[int,
     every = _solo(range(len(nodes)), families, cards)
     order = dict.fromkeys(v for n, pa in specs for v in (n, *pa))  # the general counting's order of its card
     return _Plan(list(specs), {v: card[v] for v in order}, arrays[0].copy(), arrays,
-                 max(cells), int(pa_ptr[-1]) + 2 * len(nodes), (_group_arrays(groups, families, cards),
+                 max(cells), int(pa_ptr[-1]) + 2 * len(nodes), families, (_group_arrays(groups, families, cards),
                  _solo(alone, families, cards)), (_group_arrays([], families, cards), every),
                  sum(len(members) * _size(g, cards) for g, members in groups), {v: j for j, v in enumerate(nodes)})
 
