@@ -16,8 +16,10 @@ returns ``None``: the general counting's case.
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import Iterable, NamedTuple, Sequence
+from dataclasses import dataclass
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -36,16 +38,25 @@ __all__ = ["count_plain"]
 #: the most row reads (rows x (parents + 2 a node)) counted here: beyond, the general
 #: counting runs threads (``_THREADED_WORK`` of :mod:`~pybncsmooth.counting.network`)
 _PLAIN_WORK = 1 << 24
-#: the most row reads counted in NumPy (:mod:`._plain_numpy`) while the compiled kernel
-#: is not loaded: about 20 ms of NumPy, against a second or more of numba's start
-_NUMPY_WORK = 1 << 22
+#: the most row reads counted in NumPy (:mod:`._plain_numpy`) while no compiled kernel
+#: is loaded (a fresh process), every time: a few milliseconds
+_NUMPY_SMALL = 1 << 22
+#: the most row reads counted in NumPy once in a process before the kernels load (a
+#: script's one large fit): a few tenths of a second of NumPy at most, against one to
+#: several seconds of numba's start and the general counting's kernels' first loads; a
+#: second large count loads the kernels, several times faster from then on
+_NUMPY_WORK = 1 << 27
+#: whether a count above :data:`_NUMPY_SMALL` was made in NumPy in this process
+_LARGE_DONE = [False]
 #: the most cells of a group's joint table (:func:`_groups`): summing it into each node's
 #: cells then costs a few hundred additions a node, far less than a pass over the rows
 _GROUP_CELLS = 256
 
 
-class _Plan(NamedTuple):
-    """What the counting of a structure with given cardinalities needs, computed once."""
+@dataclass
+class _Plan:
+    """What the counting of a structure with given cardinalities needs, computed once
+    (the compiled kernel's groups when it first counts with them)."""
 
     specs: list[tuple[str, tuple[str, ...]]]
     card: dict[str, int]
@@ -54,15 +65,48 @@ class _Plan(NamedTuple):
     max_cells: int
     passes: int
     families: list[list[int]]  # per node, the rows of its family in the codes (the child last)
-    grouped: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]  # (groups, the other nodes)
-    per_node: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]  # (no group, every node)
-    group_work: int  # the additions summing the groups' tables into the nodes' cells
     index: dict[str, int]
+
+    @functools.cached_property
+    def _grouping(self) -> tuple[list[tuple[list[int], list[int]]], list[int]]:
+        return _groups(self.families, tuple(self.cards.tolist()))
+
+    @functools.cached_property
+    def grouped(self) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+        """(the groups, the other nodes) as the kernel reads them."""
+        groups, alone = self._grouping
+        cards = tuple(self.cards.tolist())
+        return _group_arrays(groups, self.families, cards), _solo(alone, self.families, cards)
+
+    @functools.cached_property
+    def per_node(self) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+        """(no group, every node counted by itself)."""
+        cards = tuple(self.cards.tolist())
+        return _group_arrays([], self.families, cards), _solo(range(len(self.families)), self.families, cards)
+
+    @functools.cached_property
+    def group_work(self) -> int:
+        """The additions summing the groups' tables into the nodes' cells."""
+        cards = tuple(self.cards.tolist())
+        return sum(len(members) * _size(g, cards) for g, members in self._grouping[0])
 
     def fits(self, n: int) -> bool:
         """Whether ``n`` rows are counted here as the general counting would count them
         (every node's table dense) and in work where one thread is best."""
-        return self.max_cells <= max(_DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR * n) and n * self.passes <= _PLAIN_WORK
+        return self.dense(n) and n * self.passes <= _PLAIN_WORK
+
+    def dense(self, n: int) -> bool:
+        """Whether the general counting counts every node's table of ``n`` rows dense."""
+        return self.max_cells <= max(_DENSE_MIN_CELLS, _DENSE_ROWS_FACTOR * n)
+
+    def numpy(self, n: int) -> bool:
+        """Whether ``n`` rows are counted in NumPy: no compiled kernel is loaded yet (its
+        first load costs more than NumPy's counting) and the work is at most
+        :data:`_NUMPY_SMALL`, or at most :data:`_NUMPY_WORK` in the process's first large
+        count.  (The same integers either way: only the time depends on the path.)"""
+        work = n * self.passes
+        return (work <= _NUMPY_SMALL or (work <= _NUMPY_WORK and not _LARGE_DONE[0])) and self.dense(n) \
+            and not numba_loaded()
 
     def counting(self, n: int) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
         """The groups when summing their tables costs no more than a pass over ``n`` rows,
@@ -83,10 +127,11 @@ def count_plain(df: pd.DataFrame, dag: DAG) -> tuple[Schema, TreeMap] | None:
     n = codes[0].shape[0]
     cards = tuple(map(len, levels))
     plan = _plan(dag, cards) if n else None
-    if plan is None or not plan.fits(n):
+    if plan is None or not (plan.numpy(n) or plan.fits(n)):
         return None
     rcard, pa_ptr, pa_card, cell_off = plan.arrays
-    if n * plan.passes <= _NUMPY_WORK and not numba_loaded():  # the same integers, without numba's start
+    if plan.numpy(n):  # the same integers, without numba's start
+        _LARGE_DONE[0] |= n * plan.passes > _NUMPY_SMALL
         buf = plain_trees_numpy(np.array(codes), rcard, pa_ptr, pa_card, cell_off, plan.families)
     else:
         buf = plain_trees(np.array(codes), plan.cards, *plan.counting(n), rcard, pa_ptr, pa_card, cell_off)
@@ -135,13 +180,9 @@ def _make_plan(specs: tuple[tuple[str, tuple[str, ...]], ...], cards: tuple[int,
     pa_ptr = np.cumsum([0, *(len(f) - 1 for f in families)], dtype=np.int64)
     arrays = (np.array(cards, dtype=np.int64), pa_ptr, np.array([cards[x] for f in families for x in f[:-1]],
               dtype=np.int64), np.cumsum([0, *cells], dtype=np.int64))
-    groups, alone = _groups(families, cards)
-    every = _solo(range(len(nodes)), families, cards)
     order = dict.fromkeys(v for n, pa in specs for v in (n, *pa))  # the general counting's order of its card
     return _Plan(list(specs), {v: card[v] for v in order}, arrays[0].copy(), arrays,
-                 max(cells), int(pa_ptr[-1]) + 2 * len(nodes), families, (_group_arrays(groups, families, cards),
-                 _solo(alone, families, cards)), (_group_arrays([], families, cards), every),
-                 sum(len(members) * _size(g, cards) for g, members in groups), {v: j for j, v in enumerate(nodes)})
+                 max(cells), int(pa_ptr[-1]) + 2 * len(nodes), families, {v: j for j, v in enumerate(nodes)})
 
 
 def _size(variables: Iterable[int], cards: Sequence[int]) -> int:

@@ -31,12 +31,10 @@ def plain_trees_numpy(C: np.ndarray, rcard: np.ndarray, pa_ptr: np.ndarray, pa_c
         return np.empty(0, dtype=np.int64)
     dense = []
     for j, fam in enumerate(families):
-        idx = np.zeros(C.shape[1], dtype=np.int64)
-        for k, x in enumerate(fam[:-1]):  # first parent most significant, the child last
-            idx *= int(pa_card[pa_ptr[j] + k])
+        idx = C[fam[0]].astype(np.int64)  # first parent most significant, the child last
+        for k, x in enumerate(fam[1:]):
+            idx *= int(pa_card[pa_ptr[j] + k + 1]) if k + 1 < len(fam) - 1 else int(rcard[j])
             idx += C[x]
-        idx *= int(rcard[j])
-        idx += C[fam[-1]]
         dense.append(np.bincount(idx, minlength=int(cell_off[j + 1] - cell_off[j])))
     parts = _levels(dense, rcard, pa_ptr, pa_card)
     sizes = [a.shape[0] for a in parts]
