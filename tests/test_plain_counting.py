@@ -431,3 +431,23 @@ def test_a_fresh_process_fits_a_small_network_without_numba_and_the_same_numbers
     numba_module()  # the compiled kernels from here on
     net = bs.fit(ASIA, bs.load_dataset("asia"), method="bayes", iss=1)
     assert got["cpts"] == {n: np.asarray(net.cpt(n)).tobytes().hex() for n in net.nodes}
+
+
+def test_a_process_s_first_large_count_is_numpy_s_and_the_next_goes_the_compiled_way(monkeypatch):
+    """Before any kernel is loaded, one count above the small bound (and beyond the plain
+    kernel's work, here both bounds lowered) is made in NumPy; the next such count goes
+    the general (compiled) way; every fit equals the general counting's."""
+    dag, df = _alarm()
+    monkeypatch.setattr(_plain, "numba_loaded", lambda: False)
+    monkeypatch.setattr(_plain, "_NUMPY_SMALL", 1)
+    monkeypatch.setattr(_plain, "_PLAIN_WORK", 1)
+    monkeypatch.setattr(_plain, "_LARGE_DONE", [False])
+    seen = _spy(monkeypatch)
+    first = bs.fit(dag, df, method="bayes", iss=1)
+    assert seen[-1] is not None and _plain._LARGE_DONE[0]
+    second = bs.fit(dag, df, method="bayes", iss=1)
+    assert seen[-1] is None
+    _general(monkeypatch)
+    general = bs.fit(dag, df, method="bayes", iss=1)
+    _assert_same_network(first, general)
+    _assert_same_network(second, general)
