@@ -48,6 +48,7 @@ from .structure.learning import learn_structure
 #: discretisers are scikit-learn estimators: importing scikit-learn costs more than the
 #: rest of the package, so a script that never uses them never pays it)
 _LAZY = {
+    "classifiers": "classifiers",
     "BNClassifier": "classifiers",
     "EqualFrequencyDiscretizer": "classifiers",
     "EqualWidthDiscretizer": "classifiers",
@@ -76,7 +77,8 @@ def __getattr__(name: str) -> object:
         raise AttributeError(f"module 'pybncsmooth' has no attribute {name!r}")
     from importlib import import_module
 
-    value = getattr(import_module(f".{where}", __name__), name)
+    module = import_module(f".{where}", __name__)
+    value = module if name == where else getattr(module, name)
     globals()[name] = value
     return value
 

@@ -215,7 +215,9 @@ def test_importing_the_package_leaves_the_heavy_modules_unimported():
     assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
     assert "pybncsmooth.classifiers" not in loaded and "pybncsmooth.data.discretize" not in loaded
     used = _fresh_modules("import pybncsmooth as bs\nassert bs.BNClassifier.__name__ == 'BNClassifier'\n"
-                          "assert isinstance(bs.__version__, str)\nassert 'EqualWidthDiscretizer' in dir(bs)")
+                          "assert isinstance(bs.__version__, str)\nassert 'EqualWidthDiscretizer' in dir(bs)\n"
+                          "assert bs.classifiers.BNClassifier is bs.BNClassifier\n"
+                          "from pybncsmooth import MDLDiscretizer, learn_skdb")
     assert {"sklearn", "pybncsmooth.classifiers"} <= used
 
 
