@@ -21,12 +21,16 @@ compiling a function of another module that calls it, types it as the dispatcher
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Any, Callable
 
 __all__ = ["njit", "uint64", "numba_module", "numba_loaded"]
 
 #: stand-ins whose module names are not rebound yet (:func:`_bind`)
 _PENDING: list["_Kernel"] = []
+#: held while numba is imported and the stand-ins bound: threads that call their first
+#: kernels at once (a threaded counting) wait for one binding
+_LOCK = threading.RLock()
 
 
 def numba_loaded() -> bool:
@@ -43,10 +47,11 @@ def numba_module() -> Any:
     """numba, imported (after :func:`~pybncsmooth._cache.configure_numba_cache` pointed
     its cache at the user cache folder) and every stand-in made so far bound."""
     global _LOADED
-    import numba
+    with _LOCK:
+        import numba
 
-    _bind(numba)
-    _LOADED = True
+        _bind(numba)
+        _LOADED = True
     return numba
 
 
@@ -88,8 +93,9 @@ class _Kernel:
         return d(*args, **kwargs)
 
     def _make(self, numba: Any) -> Any:
-        if self.dispatcher is None:
-            self.dispatcher = numba.njit(**self.options)(self.py_func)
+        with _LOCK:
+            if self.dispatcher is None:
+                self.dispatcher = numba.njit(**self.options)(self.py_func)
         return self.dispatcher
 
     @property

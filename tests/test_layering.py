@@ -252,3 +252,25 @@ def test_a_function_compiled_outside_the_package_calls_a_kernel_not_yet_loaded()
         "a, b = two(new_state(7))\n"
         "s = new_state(7)\n"
         "assert (a, b) == (uniform(s), uniform(s)) and a != b and 0.0 <= min(a, b) < max(a, b) < 1.0")
+
+
+def test_threads_calling_their_first_kernels_at_once_wait_for_one_binding():
+    """Eight threads call a kernel of a fresh process at the same moment: each gets the
+    kernel's answer (none meets a stand-in whose dispatcher another thread is still making)."""
+    _fresh_modules(
+        "import threading\n"
+        "import numpy as np\n"
+        "from pybncsmooth.estimators._rng import new_state, reseed\n"
+        "from pybncsmooth.estimators._flat_kernels import cell_ratio\n"
+        "start, out, errors = threading.Barrier(8), [None] * 8, []\n"
+        "def run(i):\n"
+        "    start.wait()\n"
+        "    try:\n"
+        "        out[i] = cell_ratio(np.array([0, 2]), np.array([1, 3]), np.array([1.0]), np.array([6.0]))\n"
+        "    except Exception as e:\n"
+        "        errors.append(repr(e))\n"
+        "threads = [threading.Thread(target=run, args=(i,)) for i in range(8)]\n"
+        "[t.start() for t in threads]\n"
+        "[t.join() for t in threads]\n"
+        "assert not errors, errors\n"
+        "assert all(o[1].tolist() == [2 / 6, 4 / 6] and o[0].tolist() == [1 / 6] for o in out)")
