@@ -104,14 +104,18 @@ class _Plan:
         first load costs more than NumPy's counting) and the work is at most
         :data:`_NUMPY_SMALL`, or at most :data:`_NUMPY_WORK` in the process's first large
         count.  (The same integers either way: only the time depends on the path.)"""
-        work = n * self.passes
-        return (work <= _NUMPY_SMALL or (work <= _NUMPY_WORK and not _LARGE_DONE[0])) and self.dense(n) \
-            and not numba_loaded()
+        return _numpy_work(n * self.passes) and self.dense(n)
 
     def counting(self, n: int) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
         """The groups when summing their tables costs no more than a pass over ``n`` rows,
         else none (every node counted by itself)."""
         return self.grouped if self.group_work <= n else self.per_node
+
+
+def _numpy_work(work: int) -> bool:
+    """Whether ``work`` row reads are counted in NumPy (:meth:`_Plan.numpy`), the
+    tables' sizes aside."""
+    return (work <= _NUMPY_SMALL or (work <= _NUMPY_WORK and not _LARGE_DONE[0])) and not numba_loaded()
 
 
 def count_plain(df: pd.DataFrame, dag: DAG) -> tuple[Schema, TreeMap] | None:
@@ -120,6 +124,9 @@ def count_plain(df: pd.DataFrame, dag: DAG) -> tuple[Schema, TreeMap] | None:
     table is counted dense: what :class:`~pybncsmooth.counting.network.NetworkCounter`
     gives without a prefix, a suffix, weights or given levels; else ``None``."""
     nodes = dag.nodes
+    work = len(df) * (sum(len(dag.parents(v)) for v in nodes) + 2 * len(nodes))  # (as the plan's passes)
+    if work > _PLAIN_WORK and not _numpy_work(work):  # the general counting's (threads), no plan made
+        return None
     got = categorical_codes(df, nodes) if nodes else None
     if got is None:
         return None
