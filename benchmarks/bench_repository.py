@@ -35,6 +35,11 @@ decompressed to a temporary folder first):
   milliseconds, and the best of many 1.1 ms fits read 1 ms).  ``--fit-only``: this
   column alone (and the wide fit).
 
+Every time here is *warm* (a process that ran the call before: kernels loaded, the
+structure's plan made) except the queries' *cold* column; ``bench_cold.py`` times what
+a fresh process meets first (import, first fit from a model string, first read and
+queries) beside its warm time.
+
 Then the wide fit: a random 1,000-node DAG (three levels, up to three parents) and
 20,000 rows (``bench_counting.random_network``), ours beside bnlearn's.  The machine's
 load moves every time; the ratios, measured side by side, move less.
@@ -422,7 +427,8 @@ def main(argv: list[str] | None = None) -> int:
         full_table(paths, fits, bn_fits, args)
     if not args.no_fit and not args.no_wide:
         ours_w, bn_w = wide(args.repeat, have_r)
-        print(f"\nwide fit, 1,000 nodes x 20,000 rows, bayes iss=1: ours {ours_w:.3f} s, bnlearn "
+        print(f"\nwide fit, 1,000 nodes x 20,000 rows, bayes iss=1, warm (the same DAG object again; cold: "
+              f"bench_cold.py): ours {ours_w:.3f} s, bnlearn "
               f"{'-' if bn_w is None else f'{bn_w:.3f} s'} ({_ratio(ours_w, bn_w)} faster)")
     return 0
 

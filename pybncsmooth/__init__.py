@@ -27,24 +27,11 @@ Quick start::
     net.write("asia.bif")             # as bnlearn's write.bif
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
 from ._cache import configure_numba_cache
 
 configure_numba_cache()  # before any module compiles a kernel: caches in the user cache folder
 
 from . import errors
-from .classifiers import (
-    BNClassifier,
-    EqualFrequencyDiscretizer,
-    EqualWidthDiscretizer,
-    MDLDiscretizer,
-    evaluate,
-    evaluate_domains,
-    learn_skdb,
-    sign_test,
-    win_draw_loss,
-)
 from .counting import ContextTree
 from .data import NA_LABEL, Schema, encode, read_table
 from .datasets import list_datasets, load_dataset
@@ -55,10 +42,49 @@ from .model import FittedNetwork
 from .structure import DAG
 from .structure.learning import learn_structure
 
-try:
-    __version__ = version("pybncsmooth")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0+unknown"
+
+
+#: what ``pybncsmooth.<name>`` imports when first asked for (the classifiers and the
+#: discretisers are scikit-learn estimators: importing scikit-learn costs more than the
+#: rest of the package, so a script that never uses them never pays it)
+_LAZY = {
+    "classifiers": "classifiers",
+    "BNClassifier": "classifiers",
+    "EqualFrequencyDiscretizer": "classifiers",
+    "EqualWidthDiscretizer": "classifiers",
+    "MDLDiscretizer": "classifiers",
+    "evaluate": "classifiers",
+    "evaluate_domains": "classifiers",
+    "learn_skdb": "classifiers",
+    "sign_test": "classifiers",
+    "win_draw_loss": "classifiers",
+}
+
+
+def __getattr__(name: str) -> object:
+    """The names of :data:`_LAZY`, imported on first use (then kept as module attributes)."""
+    if name == "__version__":  # (importlib.metadata: imported when asked for)
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            value: object = version("pybncsmooth")
+        except PackageNotFoundError:  # pragma: no cover - running from a source tree
+            value = "0+unknown"
+        globals()[name] = value
+        return value
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module 'pybncsmooth' has no attribute {name!r}")
+    from importlib import import_module
+
+    module = import_module(f".{where}", __name__)
+    value = module if name == where else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | {"__version__"})
 
 
 def modelstring(obj: "DAG | FittedNetwork") -> str:

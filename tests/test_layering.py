@@ -8,6 +8,10 @@ rules: a test so that they stay true."""
 from __future__ import annotations
 
 import ast
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +20,7 @@ PKG = Path(__file__).resolve().parents[1] / "pybncsmooth"
 
 # bottom first; a module may import its own layer and the layers below it
 LAYERS = [
-    {"errors", "_cache", "_atomic", "validation", "options"},
+    {"errors", "_cache", "_jit", "_atomic", "validation", "options"},
     {"data"},
     {"structure"},
     {"counting"},
@@ -187,3 +191,86 @@ def test_citations_resolve_and_comments_say_what_not_when():
 
 def test_classifier_wrapper_is_small():
     assert len((PKG / "classifiers" / "classifier.py").read_text().splitlines()) <= 450
+
+
+#: what ``import pybncsmooth`` must leave unimported: each costs a large part of a second
+#: (numba more than pandas and NumPy together) and is imported when first used
+HEAVY = ("sklearn", "scipy", "scipy.stats", "scipy.special", "scipy.optimize", "statsmodels", "matplotlib", "rpy2",
+         "numba", "tqdm", "networkx", "pgmpy", "pyagrum", "xml.etree.ElementTree", "importlib.metadata")
+
+
+def _fresh_modules(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after running ``code`` (this checkout's package)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PKG.parent), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"],
+                         capture_output=True, text=True, env=env, check=True)
+    return set(json.loads(out.stdout.splitlines()[-1]))
+
+
+def test_importing_the_package_leaves_the_heavy_modules_unimported():
+    """A fresh ``import pybncsmooth`` (and its public names, its command line's parser)
+    imports none of :data:`HEAVY`; the lazy public names still arrive when asked for."""
+    loaded = _fresh_modules("import pybncsmooth as bs\nassert callable(bs.fit) and bs.DAG and bs.read_network\n"
+                            "from pybncsmooth.frontends import cli")
+    assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
+    assert "pybncsmooth.classifiers" not in loaded and "pybncsmooth.data.discretize" not in loaded
+    used = _fresh_modules("import pybncsmooth as bs\nassert bs.BNClassifier.__name__ == 'BNClassifier'\n"
+                          "assert isinstance(bs.__version__, str)\nassert 'EqualWidthDiscretizer' in dir(bs)\n"
+                          "assert bs.classifiers.BNClassifier is bs.BNClassifier\n"
+                          "from pybncsmooth import MDLDiscretizer, learn_skdb")
+    assert {"sklearn", "pybncsmooth.classifiers"} <= used
+
+
+def test_a_kernel_is_compiled_when_first_called_and_then_is_numba_s():
+    """The compiled kernels load numba on their first call: before it, a kernel module's
+    names are stand-ins; after it, the module's names (its own kernels, those it
+    imported, ``uint64``) are numba's objects, so compiled code calls compiled code."""
+    loaded = _fresh_modules(
+        "import numpy as np, pybncsmooth as bs, sys\n"
+        "from pybncsmooth.estimators import _rng, hls_bayes\n"
+        "assert 'numba' not in sys.modules and type(_rng.uniform).__name__ == '_Kernel'\n"
+        "s = np.array([1, 2, 3, 4], dtype=np.uint64)\n"
+        "x = _rng.uniform(s)\n"
+        "assert 0.0 <= x < 1.0 and 'numba' in sys.modules\n"
+        "from numba.core.registry import CPUDispatcher\n"
+        "assert isinstance(_rng.uniform, CPUDispatcher) and isinstance(hls_bayes.reseed, CPUDispatcher)\n"
+        "import numba\nassert hls_bayes.uint64 is numba.uint64")
+    assert "numba" in loaded
+
+
+def test_a_function_compiled_outside_the_package_calls_a_kernel_not_yet_loaded():
+    """numba compiling the caller's own function, which calls a package kernel imported
+    before numba was, types that kernel as its dispatcher: the draws equal the kernel's
+    own, called from Python, on the same generator state."""
+    _fresh_modules(
+        "import numpy as np\n"
+        "from pybncsmooth.estimators._rng import new_state, uniform\n"
+        "from numba import njit\n"
+        "@njit(cache=False)\n"
+        "def two(s):\n"
+        "    return uniform(s), uniform(s)\n"
+        "a, b = two(new_state(7))\n"
+        "s = new_state(7)\n"
+        "assert (a, b) == (uniform(s), uniform(s)) and a != b and 0.0 <= min(a, b) < max(a, b) < 1.0")
+
+
+def test_threads_calling_their_first_kernels_at_once_wait_for_one_binding():
+    """Eight threads call a kernel of a fresh process at the same moment: each gets the
+    kernel's answer (none meets a stand-in whose dispatcher another thread is still making)."""
+    _fresh_modules(
+        "import threading\n"
+        "import numpy as np\n"
+        "from pybncsmooth.estimators._rng import new_state, reseed\n"
+        "from pybncsmooth.estimators._flat_kernels import cell_ratio\n"
+        "start, out, errors = threading.Barrier(8), [None] * 8, []\n"
+        "def run(i):\n"
+        "    start.wait()\n"
+        "    try:\n"
+        "        out[i] = cell_ratio(np.array([0, 2]), np.array([1, 3]), np.array([1.0]), np.array([6.0]))\n"
+        "    except Exception as e:\n"
+        "        errors.append(repr(e))\n"
+        "threads = [threading.Thread(target=run, args=(i,)) for i in range(8)]\n"
+        "[t.start() for t in threads]\n"
+        "[t.join() for t in threads]\n"
+        "assert not errors, errors\n"
+        "assert all(o[1].tolist() == [2 / 6, 4 / 6] and o[0].tolist() == [1 / 6] for o in out)")

@@ -302,3 +302,152 @@ def test_chunks_are_counted_plain_one_by_one_and_merged_as_the_general_counts_ar
     assert plain.levels("T") == ["t0", "t1", "t2", "later"]
     _general(monkeypatch)
     _assert_same_network(plain, bs.fit(dag, chunks, method="bayes"))
+
+
+def test_equal_structures_share_one_plan_whatever_the_dag_object(monkeypatch):
+    """A structure given again as a new object (a model string parsed again, a DAG built
+    from the same parents, a fit from the string itself) finds the plan the first made:
+    the plan is kept by the structure's content, never by the object's identity; a
+    structure whose parents are listed in another order, or whose nodes come in another
+    order, is another structure (its cells are laid out otherwise) and gets its own plan."""
+    monkeypatch.setattr(_plain, "_PLANS", {})
+    made = []
+    real = _plain._make_plan
+
+    def counted(specs, cards):
+        made.append(specs)
+        return real(specs, cards)
+
+    monkeypatch.setattr(_plain, "_make_plan", counted)
+    dag, df = _asia(300)
+    cards = tuple(len(df[v].cat.categories) for v in dag.nodes)
+    first = _plain._plan(dag, cards)
+    again = _plain._plan(bs.DAG.from_modelstring(ASIA), cards)
+    copy = _plain._plan(bs.DAG({v: list(dag.parents(v)) for v in dag.nodes}, nodes=list(dag.nodes)), cards)
+    assert len(made) == 1 and again is first and copy is first
+    net = bs.fit(ASIA, df, method="bayes", iss=1)  # a model string: a new DAG object inside the fit
+    assert len(made) == 1 and net.parents("E") == ["L", "T"]
+    swapped = {v: list(dag.parents(v)) for v in dag.nodes}
+    swapped["E"] = ["T", "L"]
+    other = _plain._plan(bs.DAG(swapped, nodes=list(dag.nodes)), cards)
+    reordered = _plain._plan(bs.DAG({v: list(dag.parents(v)) for v in dag.nodes}, nodes=list(dag.nodes)[::-1]),
+                             cards[::-1])
+    assert len(made) == 3 and other is not first and reordered is not first
+    assert other.specs[dag.nodes.index("E")] == ("E", ("T", "L"))
+    assert _plain._plan(dag, (cards[0] + 1, *cards[1:])) is not first and len(made) == 4
+
+
+def _random_families(n_nodes: int, seed: int) -> tuple[list[list[int]], tuple[int, ...]]:
+    """Families of a random DAG (0-3 parents among earlier nodes, 2-3 levels), the child last."""
+    rng = np.random.default_rng(seed)
+    fams = []
+    for i in range(n_nodes):
+        k = min(i, int(rng.integers(0, 4)))
+        fams.append(sorted(rng.choice(i, size=k, replace=False).tolist()) + [i] if k else [i])
+    return fams, tuple(int(c) for c in rng.integers(2, 4, n_nodes))
+
+
+def test_the_grouping_takes_work_linear_in_the_structure_and_groups_every_small_family(monkeypatch):
+    """The grouping's work (joint table sizes computed) grows as the structure does, not
+    as nodes x groups (a 4,000-node structure costs about 4 times a 1,000-node one, where
+    comparing each node with every group costs 16 times); every node is in exactly one
+    group or alone, each group's table holds at most ``_GROUP_CELLS`` cells and every
+    member's family, and only families larger than that are alone."""
+    work = []
+    real = _plain._size
+
+    def counted(variables, cards):
+        work[-1] += 1
+        return real(variables, cards)
+
+    monkeypatch.setattr(_plain, "_size", counted)
+    for n in (1000, 4000):
+        fams, cards = _random_families(n, n)
+        work.append(0)
+        groups, alone = _plain._groups(fams, cards)
+        members = sorted([j for _, m in groups for j in m] + alone)
+        assert members == list(range(n))
+        for variables, m in groups:
+            assert real(variables, cards) <= _plain._GROUP_CELLS and variables == sorted(set(variables))
+            assert all(set(fams[j]) <= set(variables) for j in m)
+        assert all(real(fams[j], cards) > _plain._GROUP_CELLS for j in alone)
+        assert len(groups) < n / 2  # (nodes do share groups)
+    assert work[1] < 5 * work[0]
+
+
+@pytest.mark.parametrize("data", NETWORKS, ids=lambda f: f.__name__.strip("_"))
+def test_the_numpy_counting_equals_the_compiled_one(data):
+    """The NumPy twin a process uses before it has loaded the compiled kernels gives
+    the kernel's packed array integer for integer (grouped or not, every row count
+    mod 4), and the empty array of a missing value."""
+    from pybncsmooth.counting._plain_numpy import plain_trees_numpy
+
+    dag, df = data()
+    levels, codes = categorical_codes(df, dag.nodes)
+    plan = _plain._plan(dag, tuple(map(len, levels)))
+    n = codes[0].shape[0]
+    for m in (n, n - 1, n - 2, n - 3):
+        C = np.array([c[:m] for c in codes])
+        compiled = plain_trees(C, plan.cards, *plan.grouped, *plan.arrays)
+        mine = plain_trees_numpy(C, *plan.arrays, plan.families)
+        assert mine.dtype == compiled.dtype == np.int64 and np.array_equal(mine, compiled)
+    C = np.array(codes)
+    C[len(codes) // 2, n // 3] = -1
+    assert plain_trees_numpy(C, *plan.arrays, plan.families).shape == (0,)
+
+
+@pytest.mark.parametrize("data", NETWORKS, ids=lambda f: f.__name__.strip("_"))
+@pytest.mark.parametrize("iss", [1.0, 10.0, 0.3, 7e-9])
+def test_the_numpy_bayes_cells_equal_the_compiled_ones_bit_for_bit(data, iss):
+    from pybncsmooth.estimators._flat_kernels import bayes_cells
+    from pybncsmooth.estimators._flat_numpy import bayes_cells_numpy
+
+    dag, df = data()
+    f = count_network(encode(df, variables=dag.nodes), dag).flat
+    args = (iss, f.rcard, f.pa_ptr, f.pa_card, f.blk_ptr, f.row_ptr, f.nz_ptr, f.nz_n, f.row_total)
+    for x, y in zip(bayes_cells(*args), bayes_cells_numpy(*args)):
+        assert x.dtype == y.dtype == np.float64 and x.shape == y.shape and x.tobytes() == y.tobytes()
+
+
+def test_a_fresh_process_fits_a_small_network_without_numba_and_the_same_numbers():
+    """A script's first small fit (asia, bayes) runs without loading numba (its NumPy
+    twins), and its tables are those the compiled kernels give, byte for byte."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = ("import json, sys, pybncsmooth as bs\n"
+            f"net = bs.fit({ASIA!r}, bs.load_dataset('asia'), method='bayes', iss=1)\n"
+            "print(json.dumps({'numba': 'numba' in sys.modules, "
+            "'cpts': {n: net.cpt(n).tobytes().hex() for n in net.nodes}}))")
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    got = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                                    check=True).stdout.splitlines()[-1])
+    assert got["numba"] is False
+    from pybncsmooth._jit import numba_module
+
+    numba_module()  # the compiled kernels from here on
+    net = bs.fit(ASIA, bs.load_dataset("asia"), method="bayes", iss=1)
+    assert got["cpts"] == {n: np.asarray(net.cpt(n)).tobytes().hex() for n in net.nodes}
+
+
+def test_a_process_s_first_large_count_is_numpy_s_and_the_next_goes_the_compiled_way(monkeypatch):
+    """Before any kernel is loaded, one count above the small bound (and beyond the plain
+    kernel's work, here both bounds lowered) is made in NumPy; the next such count goes
+    the general (compiled) way; every fit equals the general counting's."""
+    dag, df = _alarm()
+    monkeypatch.setattr(_plain, "numba_loaded", lambda: False)
+    monkeypatch.setattr(_plain, "_NUMPY_SMALL", 1)
+    monkeypatch.setattr(_plain, "_PLAIN_WORK", 1)
+    monkeypatch.setattr(_plain, "_LARGE_DONE", [False])
+    seen = _spy(monkeypatch)
+    first = bs.fit(dag, df, method="bayes", iss=1)
+    assert seen[-1] is not None and _plain._LARGE_DONE[0]
+    second = bs.fit(dag, df, method="bayes", iss=1)
+    assert seen[-1] is None
+    _general(monkeypatch)
+    general = bs.fit(dag, df, method="bayes", iss=1)
+    _assert_same_network(first, general)
+    _assert_same_network(second, general)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .._jit import njit
 
 __all__ = ["loo_attribute_probs", "loo_normalize_losses"]
 

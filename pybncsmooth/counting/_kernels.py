@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .._jit import njit
 
 __all__ = [
     "dense_counts", "build_levels", "network_leaves", "sparse_leaves", "leaf_levels", "spread_rows",

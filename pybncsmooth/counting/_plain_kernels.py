@@ -10,7 +10,7 @@ every call (a few microseconds, a good share of a tiny network's fit).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .._jit import njit
 
 from ._kernels import _SPLIT_CELLS, _advance, _cell_index, _split_count
 

@@ -61,7 +61,7 @@ import math
 from typing import Any
 
 import numpy as np
-from numba import njit
+from .._jit import njit
 
 from ._pooling import S_MAX, S_MIN
 from ._stirling import SHARED_TABLE

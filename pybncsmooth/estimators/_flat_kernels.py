@@ -19,7 +19,7 @@ is the same pass for ``mle`` (:math:`n(x, \pi) / n(\pi)`) and ``mestimate``
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .._jit import njit
 
 __all__ = ["bayes_cells", "cell_ratio"]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, uint64
+from .._jit import njit, uint64
 
 from ._rng import gamma, gamma_dc, gamma_int, keyed_uniform, reseed, sweep_key, uniform
 from ._stirling import digamma, log_stirling_beyond, pcol_offset

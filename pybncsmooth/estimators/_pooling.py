@@ -26,8 +26,7 @@ point, :func:`fit_concentration`), and a domain's estimate is the posterior mean
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize_scalar
-from scipy.special import gammaln
+from ._scipy import gammaln
 
 from ._domain_kernels import mixture_moments
 from ._leaf_stats import LeafStats, leaf_stats
@@ -102,6 +101,8 @@ def fit_concentration(counts: np.ndarray, mean: np.ndarray, groups: np.ndarray |
 
 
 def _fit_stats(stats: LeafStats, vec: np.ndarray) -> float:
+    from scipy.optimize import minimize_scalar  # imported when first used (a second to import)
+
     lo, hi = np.log(S_MIN), np.log(S_MAX)
     res = minimize_scalar(_neg_marginal, bounds=(lo, hi), args=(stats, vec), method="bounded",
                           options={"xatol": 1e-6})

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, uint64
+from .._jit import njit, uint64
 
 __all__ = ["new_state", "uniform", "normal", "gamma", "gamma_dc", "gamma_int", "beta", "mix64", "keyed_uniform",
            "reseed", "sweep_key"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from .._jit import njit
 
 __all__ = ["digamma", "polygamma"]
 

@@ -31,7 +31,7 @@ import threading
 from typing import Any
 
 import numpy as np
-from numba import njit
+from .._jit import njit
 
 from .._cache import cache_dir
 from ._special import digamma, polygamma

@@ -48,7 +48,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping
 
 import numpy as np
-from numba import njit, uint64
+from .._jit import njit, uint64
 
 from ..counting.context_tree import ContextTree
 from ..errors import HyperparameterError

@@ -42,7 +42,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.special import expit
+from ._scipy import expit
 
 from ..counting.context_tree import ContextTree
 from ._pooling import shrink_weight

@@ -46,7 +46,7 @@ uniform prior on :math:`\rho` is proper and keeps the spread the data have not r
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import digamma, gammaln
+from ._scipy import digamma, gammaln
 
 from ..counting.context_tree import ContextTree
 from .posterior import trapezoid_weights

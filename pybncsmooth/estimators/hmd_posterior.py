@@ -43,7 +43,7 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.special import gammaln
+from ._scipy import gammaln
 
 from ..counting.context_tree import ContextTree, config_index
 from ._hmd_kernels import vi_converge

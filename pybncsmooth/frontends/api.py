@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..classifiers.formula import fit_classifier_formula
 from ..estimators.base import Estimator, make_estimator
 from ..model.network import FittedNetwork
 from ..options import Options, option_doc, option_specs, split_settings
@@ -98,6 +97,8 @@ def fit(spec: Any, data: Any, /, method: str | Estimator = "bayes", **settings: 
         options.discretize is not None and isinstance(spec, str) and spec.count("~") == 1 and "[" not in spec
     )
     if classifier:
+        from ..classifiers.formula import fit_classifier_formula  # scikit-learn, imported when first used
+
         return fit_classifier_formula(spec, data, estimator, options)
     return fit_network(spec, data, estimator, options)
 

@@ -28,9 +28,6 @@ from typing import Any, Sequence
 import pandas as pd
 
 from .._atomic import atomic_path
-from ..classifiers.classifier import BNClassifier
-from ..classifiers.comparison import win_draw_loss
-from ..classifiers.crossval import evaluate
 from ..data.sources import read_table
 from ..errors import PyBNCSmoothError
 from ..estimators.base import available_methods, describe_methods
@@ -211,6 +208,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
 def parse_model_spec(spec: str) -> Any:
     """``STRUCTURE[:METHOD][:NAME=VALUE,...]`` -> a BNClassifier; STRUCTURE is ``nb``,
     ``tan``, ``kdb<k>`` or ``skdb<k>`` (e.g. ``kdb2:mestimate:m=1``)."""
+    from ..classifiers.classifier import BNClassifier  # scikit-learn, imported when first used
 
     parts = spec.split(":")
     m = re.fullmatch(r"(nb|tan|kdb|skdb)(\d*)", parts[0])
@@ -237,6 +235,9 @@ def _numbers_table(path: str) -> pd.DataFrame:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from ..classifiers.comparison import win_draw_loss  # scikit-learn, imported when first used
+    from ..classifiers.crossval import evaluate
+
     data = _numbers_table(args.data) if args.discretize else read_table(args.data)
     models = {}
     for spec in args.models:

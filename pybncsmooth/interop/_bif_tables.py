@@ -20,7 +20,9 @@ import numpy as np
 
 from ._bif_syntax import BifText, Block, level_lookup, row_line, split_config
 from ._build import NetworkParts, config_label
+from .._jit import numba_loaded
 from ._number_kernels import place_rows
+from ._number_twins import place_rows_numpy
 from ._numbers import BadNumber, parse_number_rows
 
 __all__ = ["build_tables"]
@@ -33,7 +35,9 @@ def build_tables(src: BifText, blocks: list[Block], parts: NetworkParts) -> list
     lay = _Layout(src, blocks, parts)
     values, counts = _numbers(lay)
     out = np.empty(lay.cells)
-    status, a, b, total = place_rows(values, counts, lay.rows(), lay.block_array(), out)
+    rows, block_array = lay.rows(), lay.block_array()
+    placed = None if numba_loaded() else place_rows_numpy(values, counts, rows, block_array, out)
+    status, a, b, total = placed or place_rows(values, counts, rows, block_array, out)
     if status:
         lay.fail(int(status), int(a), int(b), float(total), values)
     tables = []

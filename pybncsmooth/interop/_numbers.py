@@ -13,7 +13,9 @@ from typing import Sequence
 
 import numpy as np
 
+from .._jit import numba_loaded
 from ._number_kernels import _POW10, parse_rows
+from ._number_twins import TWIN_MAX_BYTES, parse_rows_python
 
 __all__ = ["BadNumber", "parse_number_rows"]
 
@@ -34,6 +36,10 @@ def parse_number_rows(rows: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     row.  Each number is the double ``float()`` gives for its text."""
     if not rows:
         return np.zeros(0), np.zeros(0, dtype=np.int64)
+    if not numba_loaded() and sum(map(len, rows)) <= TWIN_MAX_BYTES:  # no numba start for a script's first read
+        got = parse_rows_python(rows)
+        if got is not None:
+            return got
     text = ";".join(rows)
     buf = np.frombuffer(text.encode("ascii", errors="replace"), dtype=np.uint8)
     # a number takes a byte and a separator: a bound on how many there are

@@ -32,6 +32,7 @@ from typing import Any, TextIO
 
 from ..model.formats import NetworkFormat, register_format
 from ..model.network import FittedNetwork
+from .._jit import numba_loaded
 from ._bif_quick import quick_parts
 from ._bif_syntax import ROW, ROW_PLAIN, STRING, BifText, Block, declared_levels, unquote
 from ._bif_tables import build_tables
@@ -53,7 +54,7 @@ _PROPERTY = re.compile(r"(?:^|(?<=[;{}]))\s*property\b[^;]*;")
 def parse_bif(text: str, path: str | None = None) -> NetworkParts:
     """Parse BIF text into its nodes, levels, parents and tables (a small plain file
     through :func:`~._bif_quick.quick_parts`, the same result)."""
-    quick = quick_parts(text, path)
+    quick = quick_parts(text, path) if numba_loaded() else None  # (no numba start for a first read)
     if quick is not None:
         return quick
     src = BifText(_strip_comments(text), path)

@@ -20,7 +20,6 @@ import numpy as np
 
 from .._atomic import atomic_open
 from ..counting.context_tree import ContextTree, TreeLevel
-from ..data.discretize import Discretizer
 from ..data.schema import Schema
 from ..errors import FileFormatError
 from ..estimators.base import TreeEstimate, make_estimator
@@ -313,6 +312,8 @@ def _load_native(fh: Any, path: str | None = None) -> "FittedNetwork":
                         options=_load_options(header.get("options")))
     _load_state(net, header, z, schema)
     if header.get("transformer"):
+        from ..data.discretize import Discretizer  # scikit-learn, imported when first used
+
         net.transformer = Discretizer.from_dict(header["transformer"])
     return net
 

@@ -17,9 +17,7 @@ Extensions: ``.xmlbif``, ``.bifxml`` (pyAgrum's) and ``.xml`` (pgmpy's).
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
-from typing import Any, TextIO
-from xml.sax.saxutils import escape
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
@@ -29,6 +27,9 @@ from ..model.network import FittedNetwork
 from ._build import NetworkParts, table_columns
 from ._numbers import BadNumber, parse_number_rows
 from .io import read_text, text_writer
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
 
 __all__ = ["parse_xmlbif", "write_xmlbif"]
 
@@ -55,6 +56,8 @@ def _numbers(el: ET.Element | None) -> str:
 
 def parse_xmlbif(text: str, path: str | None = None) -> NetworkParts:
     """Parse XMLBIF text into its nodes, levels, parents and tables."""
+    import xml.etree.ElementTree as ET  # the XML parser, imported when an XMLBIF file is read
+
     err = _Errors(path)
     try:
         root = ET.fromstring(text)
@@ -107,6 +110,8 @@ def _escape(name: object) -> str:
 
 def write_xmlbif(net: "FittedNetwork", fh: TextIO) -> None:
     """Write ``net`` as XMLBIF 0.3 (pgmpy's and pyAgrum's layout, see the module docstring)."""
+    from xml.sax.saxutils import escape  # (with urllib and ssl: imported when an XMLBIF file is written)
+
     fh.write('<?xml version="1.0" encoding="UTF-8"?>\n<BIF VERSION="0.3">\n<NETWORK>\n<NAME>unknown</NAME>\n')
     for node in net.nodes:
         outcomes = "".join(f"\t<OUTCOME>{_escape(l)}</OUTCOME>\n" for l in net.levels(node))

@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 
 from ..counting.context_tree import mixed_radix
-from ..data.discretize import apply_transformer
 from ..data.encode import EncodedData, encode, text_columns
 from ..data.sources import as_source
 from ..errors import DataError, EmptyDataError, MissingColumnError, UnknownNodeError
@@ -112,6 +111,8 @@ class RowsMixin:
                 on_unseen_domain: str | None = None) -> EncodedData:
         on_unseen = self._on_unseen(on_unseen)
         if self.transformer is not None:
+            from ..data.discretize import apply_transformer  # scikit-learn, imported when first used
+
             df = apply_transformer(self.transformer, df, on_unseen)
         variables = list(dict.fromkeys(variables))
         if self.domain is None or self.domain not in variables:
@@ -270,7 +271,11 @@ class RowsMixin:
         codes = self._all_codes(enc, np.arange(enc.n_rows))
         more = [v for v in self.nodes if v in data.columns and v not in enc.codes and v != target]
         if more:  # the columns outside the blanket (their unseen levels count as missing)
-            frame = apply_transformer(self.transformer, data, "backoff") if self.transformer is not None else data
+            frame = data
+            if self.transformer is not None:
+                from ..data.discretize import apply_transformer
+
+                frame = apply_transformer(self.transformer, data, "backoff")
             codes.update({v: c.astype(np.int64) for v, c in self._encode_query(frame, more, "backoff").codes.items()})
         codes[target] = np.full(enc.n_rows, -1, dtype=np.int64)
         bad = impossible_rows(self, codes, enc.n_rows, (target,))

@@ -36,7 +36,6 @@ import numpy as np
 import pandas as pd
 
 from ..counting.network import count_specs
-from ..data.discretize import apply_transformer
 from ..data.encode import encode, text_columns
 from ..data.levels import is_missing, level_code, level_codes, new_level, scalar_value
 from ..data.sources import as_source
@@ -188,6 +187,8 @@ def adapt_network(
     df, weights = _rows_frame(rows, options)
     df = _check_label_column(text_columns(df), dom, label)
     if net.transformer is not None:  # numbers cut into the fitted bins, as the network's queries cut them
+        from ..data.discretize import apply_transformer  # scikit-learn, imported when first used
+
         df = apply_transformer(net.transformer, df, options.on_unseen)
     policy = net.options.missing
     na = policy.counting

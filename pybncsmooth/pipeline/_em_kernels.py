@@ -28,7 +28,7 @@ network's treewidth.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .._jit import njit
 
 __all__ = ["estep_rows", "MAX_MISSING"]
 

@@ -12,7 +12,6 @@ from typing import Any
 from ..counting.context_tree import ContextTree
 from ..counting.flat import TreeMap
 from ..counting.network import NetworkCounter, count_source, spec_variables
-from ..data.discretize import MDLDiscretizer, make_discretizer
 from ..data.schema import NA_LABEL, Schema
 from ..data.sources import DataSource, as_source
 from ..data.weights import WEIGHT_COLUMN, check_total_weight, weights_column
@@ -211,6 +210,8 @@ def _discretized(source: DataSource, dag: DAG, options: Options) -> tuple[DataSo
             "discretize= learns cut points from the data in memory; for data read in chunks (a file, chunks, "
             "a Dask DataFrame) discretise the numeric columns first, or pass a DataFrame"
         )
+    from ..data.discretize import MDLDiscretizer, make_discretizer  # scikit-learn, imported when first used
+
     transformer = make_discretizer(options.discretize, options.n_bins)
     if isinstance(transformer, MDLDiscretizer):
         raise StructureError(
