@@ -51,7 +51,7 @@ from .datasets import list_datasets, load_dataset
 from .estimators import Estimator, available_methods, make_estimator
 from .frontends.api import fit
 from .interop import from_pgmpy, from_pyagrum, read_network, write_network
-from .learning import score
+from .learning import hc, score, tabu
 from .model import FittedNetwork
 from .structure import DAG
 from .structure.learning import learn_structure
@@ -73,6 +73,8 @@ __all__ = [
     "fit",
     "learn_structure",
     "score",
+    "hc",
+    "tabu",
     "learn_skdb",
     "BNClassifier",
     "EqualWidthDiscretizer",

@@ -26,13 +26,15 @@ def family_matrix(columns: Sequence[np.ndarray]) -> np.ndarray:
     return code_matrix(list(columns))
 
 
-def family_counts(M: np.ndarray, child: int, parents: Sequence[int], cards: np.ndarray) -> np.ndarray:
+def family_counts(M: np.ndarray, child: int, parents: Sequence[int], cards: Sequence[int]) -> np.ndarray:
     """The ``(q, r)`` int64 table of the family ``child | parents`` (columns of ``M``):
     row ``j`` the parent configuration in mixed radix (the first parent most
     significant), column ``k`` the child's level; ``cards`` the cardinality of every
-    column of ``M``."""
-    pcols = np.asarray(parents, dtype=np.int64)
-    pcards = cards[pcols] if len(pcols) else np.zeros(0, dtype=np.int64)
-    q = int(np.prod(pcards, dtype=np.int64)) if len(pcols) else 1
+    column of ``M`` (a list of ints is read fastest)."""
+    pcards = [int(cards[x]) for x in parents]
+    q = 1
+    for c in pcards:
+        q *= c
     r = int(cards[child])
-    return dense_counts(M, int(child), pcols, pcards, r, q * r).reshape(q, r)
+    return dense_counts(M, int(child), np.array(parents, dtype=np.int64), np.array(pcards, dtype=np.int64), r,
+                        q * r).reshape(q, r)

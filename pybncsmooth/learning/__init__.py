@@ -3,5 +3,6 @@
 domains, and comparisons of structures (CPDAG, structural Hamming distance)."""
 
 from .scores import score
+from .search import hc, tabu
 
-__all__ = ["score"]
+__all__ = ["score", "hc", "tabu"]

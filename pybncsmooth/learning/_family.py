@@ -79,6 +79,7 @@ class FamilyScorer:
                  table: Callable[[int, tuple[int, ...]], float] | None = None) -> None:
         self.M = M
         self.cards = cards
+        self._cards = [int(c) for c in cards]
         self.n_rows = M.shape[0]
         self.type = type
         self.kind = SCORES[type]
@@ -89,7 +90,7 @@ class FamilyScorer:
 
     def counts(self, child: int, parents: Sequence[int]) -> np.ndarray:
         """The ``(q, r)`` counts of ``child | parents``."""
-        return family_counts(self.M, child, parents, self.cards)
+        return family_counts(self.M, child, parents, self._cards)
 
     def family(self, child: int, parents: Sequence[int]) -> float:
         """The score of ``child | parents`` (parents as column indices, any order)."""
