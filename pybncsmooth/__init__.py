@@ -51,7 +51,7 @@ from .datasets import list_datasets, load_dataset
 from .estimators import Estimator, available_methods, make_estimator
 from .frontends.api import fit
 from .interop import from_pgmpy, from_pyagrum, read_network, write_network
-from .learning import hc, score, tabu
+from .learning import CPDAG, compare, cpdag, hc, score, shd, tabu
 from .model import FittedNetwork
 from .structure import DAG
 from .structure.learning import learn_structure
@@ -75,6 +75,10 @@ __all__ = [
     "score",
     "hc",
     "tabu",
+    "cpdag",
+    "shd",
+    "compare",
+    "CPDAG",
     "learn_skdb",
     "BNClassifier",
     "EqualWidthDiscretizer",
