@@ -29,7 +29,7 @@ __all__ = ["FamilyScorer", "SCORES", "score_hyperparameters"]
 SCORES = {"loglik": K.LOGLIK, "aic": K.AIC, "bic": K.BIC, "bde": K.BDE, "bds": K.BDS, "k2": K.K2, "bhd": -1}
 #: the hyperparameters each score takes
 _HYPER = {"loglik": (), "aic": ("k",), "bic": ("k",), "bde": ("iss",), "bds": ("iss",), "k2": (),
-          "bhd": ("domain", "s", "alpha0", "alpha_prior")}
+          "bhd": ("domain", "s", "alpha0")}
 
 
 def score_hyperparameters(type: str, hyper: dict[str, Any], n_rows: int) -> float:
