@@ -133,3 +133,36 @@ def test_bad_controls_are_named(small):
         bs.tabu(small, tabu=0)
     with pytest.raises(HyperparameterError, match="type must be one of"):
         bs.hc(small, score="bdeu")
+
+
+def test_only_the_changed_nodes_are_rescored_and_each_family_counted_once(small):
+    from pybncsmooth.learning.scores import make_scorer
+    from pybncsmooth.learning.search import _constraints, _Search
+
+    nodes = list(small.columns)
+    scorer = make_scorer(small, nodes, "bde", {"iss": 1})
+    counted = []
+    scorer.counts = (lambda f: lambda child, parents: counted.append((child, tuple(parents))) or f(child, parents))(
+        scorer.counts)
+    am, wl, bl, limit = _constraints(nodes, None, None, None, None)
+    s = _Search(scorer, nodes, am, wl, bl, limit)
+    p = len(nodes)
+    s.fill(range(p))
+    empty = np.zeros((1, p, p), dtype=np.int8)
+    steps = 0
+    while True:
+        op, i, j = s.step(empty, 0, 0.0)
+        if op == 0:
+            break
+        updated = s.apply(op, i, j)
+        assert len(updated) == (2 if op == 3 else 1)
+        calls = [0]
+        family = s.s.family
+        s.s.family = lambda c, pa, _f=family: calls.__setitem__(0, calls[0] + 1) or _f(c, pa)
+        s.fill(updated)
+        s.s.family = family
+        assert calls[0] <= len(updated) * (p - 1)  # the changed nodes' operations only
+        steps += 1
+    assert steps > 0
+    assert len(counted) == len(set(counted)) == len(scorer.cache)  # each family counted once, cached by content
+    assert s.dag() == bs.hc(small, "bde", iss=1)
