@@ -14,7 +14,8 @@ discretisers), ``structure`` (DAGs, model strings, formulas, NB/TAN/kDB learning
 registry), ``model`` (CPDs, ``FittedNetwork``, the table of file formats),
 ``interop`` (BIF/DSC/NET/native/rds, registered in that table; the R bridge),
 ``pipeline`` (the fit below every front end: ``fit_network``, ``estimate_network``,
-``resolve_structure``), ``classifiers`` (structure builders, selective kDB, ESKDB,
+``resolve_structure``) beside ``learning`` (bnlearn's structure scores and searches, the
+BHD score of related data sets, CPDAGs and SHD), ``classifiers`` (structure builders, selective kDB, ESKDB,
 ``BNClassifier``), ``frontends`` (``fit``, the command line).
 
 Quick start::
