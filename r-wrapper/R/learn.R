@@ -70,3 +70,39 @@ bncs.score <- function(x, data, type = "bic", ..., by.node = FALSE, group = NULL
   nodes <- if (inherits(x, "bn")) names(x$nodes) else names(vals)
   vals[nodes]
 }
+
+bncs.bhd.args <- function(group, ...) {
+  if (!is.factor(group) && !is.character(group)) stop("group must be a factor (each row's data set)", call. = FALSE)
+  cache <- new.env(parent = emptyenv())
+  cache$group <- group
+  cache$hyper <- list(...)
+  list(bncs = cache)
+}
+
+#' @noRd
+.content_key <- function(data, group) {
+  sums <- vapply(data, function(x) sum(as.numeric(as.integer(.as_factor(x))), na.rm = TRUE), numeric(1))
+  paste(c(names(data), nrow(data), format(sums, digits = 17), sum(as.integer(factor(group)))), collapse = "\r")
+}
+
+bncs.bhd <- function(node, parents, data, args) {
+  cache <- args$bncs
+  if (!is.environment(cache)) stop("args must come from bncs.bhd.args(group)", call. = FALSE)
+  if (length(cache$group) != nrow(data)) {
+    stop("the group has ", length(cache$group), " entries, the data ", nrow(data), " rows", call. = FALSE)
+  }
+  key <- .content_key(data, cache$group)
+  if (!identical(cache$key, key)) {  # a new data set: its rows encoded once, its families cached in Python
+    bs <- bncs.python()
+    gname <- ".bncs_group"
+    frame <- data
+    frame[[gname]] <- factor(cache$group)
+    pydf <- .df_to_py(frame)
+    cache$scorer <- .py_call(do.call(bs$learning$scores$make_scorer,
+                                     list(pydf, as.list(names(data)), "bhd", c(list(domain = gname), cache$hyper))))
+    cache$nodes <- names(data)
+    cache$key <- key
+  }
+  pa <- as.list(as.integer(match(parents, cache$nodes) - 1L))
+  reticulate::py_to_r(cache$scorer$family(as.integer(match(node, cache$nodes) - 1L), pa))
+}

@@ -43,3 +43,20 @@ test_that("bncs.hc with the bhd score learns one structure from grouped rows", {
                sum(bncs.score(g, asia, type = "bhd", group = "site", by.node = TRUE)), tolerance = 1e-10)
   expect_error(bncs.hc(asia, score = "bhd"), "needs group")
 })
+
+test_that("bncs.bhd is a custom score bnlearn's hc searches with, as bncs.hc does", {
+  skip_if_no_python()
+  skip_if_not_installed("bnlearn")
+  asia <- bncs.dataset("asia")[1:1500, ]
+  site <- factor(rep(c("a", "b", "c"), length.out = nrow(asia)))
+  inside <- bnlearn::hc(asia, score = "custom", fun = bncs.bhd, args = bncs.bhd.args(site))
+  grouped <- asia
+  grouped$site <- site
+  ours <- bncs.hc(grouped, score = "bhd", group = "site")
+  expect_equal(bnlearn::score(inside, asia, type = "custom", fun = bncs.bhd, args = bncs.bhd.args(site)),
+               bncs.score(inside, grouped, type = "bhd", group = "site"), tolerance = 1e-10)
+  expect_equal(bncs.score(inside, grouped, type = "bhd", group = "site"),
+               bncs.score(ours, grouped, type = "bhd", group = "site"), tolerance = 1e-9)
+  expect_error(bnlearn::hc(asia, score = "custom", fun = bncs.bhd, args = bncs.bhd.args(site[1:10])),
+               "the group has 10 entries")
+})
