@@ -14,7 +14,8 @@ discretisers), ``structure`` (DAGs, model strings, formulas, NB/TAN/kDB learning
 registry), ``model`` (CPDs, ``FittedNetwork``, the table of file formats),
 ``interop`` (BIF/DSC/NET/native/rds, registered in that table; the R bridge),
 ``pipeline`` (the fit below every front end: ``fit_network``, ``estimate_network``,
-``resolve_structure``), ``classifiers`` (structure builders, selective kDB, ESKDB,
+``resolve_structure``) beside ``learning`` (bnlearn's structure scores and searches, the
+BHD score of related data sets, CPDAGs and SHD), ``classifiers`` (structure builders, selective kDB, ESKDB,
 ``BNClassifier``), ``frontends`` (``fit``, the command line).
 
 Quick start::
@@ -38,6 +39,7 @@ from .datasets import list_datasets, load_dataset
 from .estimators import Estimator, available_methods, make_estimator
 from .frontends.api import fit
 from .interop import from_pgmpy, from_pyagrum, read_network, write_network
+from .learning import CPDAG, compare, cpdag, hc, score, shd, tabu
 from .model import FittedNetwork
 from .structure import DAG
 from .structure.learning import learn_structure
@@ -97,6 +99,13 @@ def modelstring(obj: "DAG | FittedNetwork") -> str:
 __all__ = [
     "fit",
     "learn_structure",
+    "score",
+    "hc",
+    "tabu",
+    "cpdag",
+    "shd",
+    "compare",
+    "CPDAG",
     "learn_skdb",
     "BNClassifier",
     "EqualWidthDiscretizer",

@@ -24,7 +24,7 @@ SETUP_LINES = ("python3 -m pip install . && pybncsmooth demo", "bash .ci/install
 # the pages a reader can land on besides the generated API pages and the examples
 PAGES = (
     "index", "getting_started", "benchmarks", "contributing", "references",
-    "guide/python", "guide/classifiers", "guide/estimators", "guide/multidomain", "guide/data",
+    "guide/python", "guide/structure", "guide/classifiers", "guide/estimators", "guide/multidomain", "guide/data",
     "guide/scale", "guide/r", "guide/cli", "guide/correctness",
 )
 # works the package implements or matches: each needs an entry with its anchor

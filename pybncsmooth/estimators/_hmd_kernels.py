@@ -36,7 +36,7 @@ from .._jit import njit
 
 from ._special import digamma, polygamma
 
-__all__ = ["vi_bnlearn", "vi_converge", "vi_converge_sparse", "outer_bound", "outer_bound_sparse", "EPS"]
+__all__ = ["vi_bnlearn", "vi_converge", "evidence_bound_groups", "vi_converge_sparse", "outer_bound", "outer_bound_sparse", "EPS"]
 
 #: sqrt of the double machine epsilon (R's ``sqrt(.Machine$double.eps)``)
 EPS = 1.4901161193847656e-08
@@ -399,6 +399,51 @@ def vi_converge(N, alpha0, s, kappa0, tol, max_iter, trace, flags):  # pragma: n
     if not converged:
         flags[0] |= W_OUTER_CAP
     return nu, kappa, tau, n_outer, converged
+
+
+@njit(cache=True, nogil=True)
+def evidence_bound_groups(T, alpha0, s, tol, max_iter, flags):  # pragma: no cover - compiled
+    """The sum over ``g`` of the fixed-point bound (:func:`vi_converge`, constants
+    included) of the ``R x J_g`` count matrix ``T[g].T`` restricted to its non-empty
+    columns; a group without counts adds 0 (its marginal likelihood is 1).  ``T`` is
+    ``(G, J, R)``: group, column, state."""
+    G, J, R = T.shape
+    s0 = 0.0
+    for x in range(R):
+        s0 += alpha0[x]
+    const = math.lgamma(s0)
+    trace = np.empty(0)
+    total = 0.0
+    for g in range(G):
+        m = 0
+        for y in range(J):
+            tot = 0.0
+            for x in range(R):
+                tot += T[g, y, x]
+            if tot > 0:
+                m += 1
+        if m == 0:
+            continue
+        N = np.empty((R, m))
+        k0 = alpha0.copy()
+        c = 0
+        for y in range(J):
+            tot = 0.0
+            for x in range(R):
+                tot += T[g, y, x]
+            if tot > 0:
+                for x in range(R):
+                    N[x, c] = T[g, y, x]
+                    k0[x] += T[g, y, x]
+                c += 1
+        ksum = 0.0
+        for x in range(R):
+            ksum += k0[x]
+        for x in range(R):
+            k0[x] /= ksum
+        nu, kappa, tau, it, conv = vi_converge(N, alpha0, s, k0, tol, max_iter, trace, flags)
+        total += outer_bound(N, nu, kappa, tau, alpha0, s) + const
+    return total
 
 
 # ----------------------------------------------------------------------------- sparse columns

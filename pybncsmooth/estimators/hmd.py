@@ -102,6 +102,7 @@ from ._hmd_kernels import (
     W_OUTER_CAP,
     W_TAU_CAP,
     W_TAU_RESTART,
+    evidence_bound_groups,
     outer_bound,
     outer_bound_sparse,
     vi_bnlearn,
@@ -115,7 +116,7 @@ from .posterior import predictive_sd, trapezoid_weights
 from .hmd_posterior import S_MAX, S_MIN, HMDPosterior, JointHMDPosterior, SPosterior, fixed_s, learn_s, mixture_moments
 from .base import Estimator, TreeEstimate, map_trees, register_estimator
 
-__all__ = ["HMD", "fit_hmd_matrix", "fit_hmd_sparse", "HMDFit", "exact_alpha_moments"]
+__all__ = ["HMD", "fit_hmd_matrix", "fit_hmd_sparse", "hmd_evidence", "HMDFit", "exact_alpha_moments"]
 
 #: largest joint table (cells x domains) a domain-pooled fit builds
 MAX_JOINT_CELLS = 50_000_000
@@ -200,6 +201,26 @@ def fit_hmd_matrix(
     trace = np.full(min(max_iter, _TRACE_LEN), np.nan)
     nu, kappa, tau, it, conv = vi_converge(N, a0, float(s), k0, float(tol), int(max_iter), trace, flags)
     return HMDFit(N, a0, s, nu, kappa, tau, it, conv, int(flags[0]), trace[: min(it, len(trace))])
+
+
+def hmd_evidence(T: np.ndarray, s: float, alpha0: float | np.ndarray = 1.0, *, tol: float = 1e-10,
+                 max_iter: int = _MAX_ITER) -> float:
+    r"""The variational lower bound of the log marginal likelihood of independent
+    hierarchical Multinomial-Dirichlet problems, summed: ``T[g, y, x]`` counts state
+    ``x`` in column ``y`` of problem ``g``, each problem with its own shared
+    :math:`\alpha_g \sim s \cdot \mathrm{Dir}(\alpha_0)` and
+    :math:`\theta_{g,y} \mid \alpha_g \sim \mathrm{Dir}(\alpha_g)`.  Each term is the
+    bound :attr:`HMDFit.elbo` of :func:`fit_hmd_matrix` at its fixed point, on the
+    problem's non-empty columns (an empty column integrates out of the marginal
+    likelihood, and leaving it out makes the bound tighter); a problem without counts
+    adds 0.  The likelihood is that of the sequence of observations (no multinomial
+    coefficients), as the BDeu score's."""
+    T = np.ascontiguousarray(T, dtype=np.float64)
+    if T.ndim != 3:
+        raise ValueError(f"T must be a (groups, columns, states) array, got shape {T.shape}")
+    a0 = np.broadcast_to(np.asarray(alpha0, dtype=np.float64), (T.shape[2],)).copy()
+    flags = np.zeros(1, dtype=np.int64)
+    return float(evidence_bound_groups(T, a0, float(s), float(tol), int(max_iter), flags))
 
 
 def fit_hmd_sparse(

@@ -3,6 +3,8 @@
 ::
 
     pybncsmooth fit DATA -s SPEC [--method M] [--OPTION VALUE ...] [-p NAME=VALUE ...] -o OUT
+    pybncsmooth learn DATA [--score S] [--domain COL] [--algorithm hc|tabu] [-p NAME=VALUE ...]
+                      [--method M] -o OUT
     pybncsmooth update MODEL DATA [--decay D] [--weights COL] [--prior-weight W] -o OUT
     pybncsmooth predict MODEL DATA --target T [-o OUT.csv] [--on-unseen backoff]
     pybncsmooth query MODEL --target T [--target T2] [--evidence A=x ...]
@@ -29,9 +31,10 @@ import pandas as pd
 
 from .._atomic import atomic_path
 from ..data.sources import read_table
-from ..errors import PyBNCSmoothError
+from ..errors import MissingColumnError, PyBNCSmoothError
 from ..estimators.base import available_methods, describe_methods
 from ..interop.io import read_network
+from ..learning.search import hc, tabu
 from ..structure.dag import DAG
 from ..validation import check_file
 from ..options import Options, option_specs, split_settings
@@ -109,6 +112,33 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     if args.verbose:
         with pd.option_context("display.width", 160, "display.max_rows", 500):
             print(net.node_summary().to_string())
+    return 0
+
+
+def _cmd_learn(args: argparse.Namespace) -> int:
+    try:
+        extra = _hyper(args.param)
+    except PyBNCSmoothError as e:
+        args.subparser.error(str(e))
+    df = read_table(args.data)
+    if args.domain is not None and args.domain not in df.columns:
+        raise MissingColumnError(args.domain, "domain", [str(c) for c in df.columns])
+    nodes = df if args.domain is None else df.drop(columns=[args.domain])  # the domain is never a node
+    if args.domain is not None and args.score == "bhd":
+        extra["domain"] = args.domain
+        nodes = df
+    search = hc if args.algorithm == "hc" else tabu
+    controls = {"maxp": args.maxp, "max_iter": args.max_iter}
+    if args.algorithm == "hc":
+        controls.update(restart=args.restart, random_state=args.seed)
+    dag = search(nodes, score=args.score, progress=None if not args.quiet else False, **controls, **extra)
+    print(dag.modelstring())
+    if args.output:
+        by_domain = args.domain is not None and args.method == "hmd"
+        net = fit(dag, df if by_domain else df[dag.nodes], method=args.method,
+                  **({"domain": args.domain} if by_domain else {}))
+        net.write(args.output)
+        print(f"wrote {args.output}")
     return 0
 
 
@@ -342,6 +372,26 @@ def _add_fit_parser(sub: Any) -> None:
     f.set_defaults(func=_cmd_fit, subparser=f)
 
 
+def _add_learn_parser(sub: Any) -> None:
+    g = sub.add_parser("learn", help="learn a network structure from data by a score-based search (bnlearn's hc, tabu)")
+    g.add_argument("data", help="a CSV or Parquet file of categorical columns, one a node")
+    g.add_argument("--score", default="bic", choices=("loglik", "aic", "bic", "bde", "bds", "k2", "bhd"),
+                   help="the network score (default bic, as bnlearn); bhd pools related data sets (--domain)")
+    g.add_argument("--domain", help="the column naming each row's data set (bhd; not a node)")
+    g.add_argument("--algorithm", default="hc", choices=("hc", "tabu"), help="the search (default hc)")
+    g.add_argument("--maxp", type=_positive_int, help="the most parents of a node")
+    g.add_argument("--max-iter", type=_positive_int, help="the most arc operations")
+    g.add_argument("--restart", type=int, default=0, help="random restarts of hc (default 0)")
+    g.add_argument("--seed", type=int, help="seed of the restarts' perturbations")
+    g.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="a hyperparameter of the score: iss=10 (bde, bds), k=2 (aic, bic), s=, alpha0= (bhd)")
+    g.add_argument("--method", default="bayes",
+                   help="the estimator of the CPTs written to -o (default bayes; hmd with --domain fits the domains)")
+    g.add_argument("-o", "--output", help="write the learned network, its CPTs fitted, to this .bif/.dsc/.net/.pbn/.rds")
+    g.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    g.set_defaults(func=_cmd_learn, subparser=g)
+
+
 def _add_update_parser(sub: Any) -> None:
     """The `update` command: a network and new rows, a flag for every option of update."""
     u = sub.add_parser("update", help="add new rows to a fitted network without refitting it (net.update)")
@@ -422,6 +472,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pybncsmooth {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     _add_fit_parser(sub)
+    _add_learn_parser(sub)
     _add_update_parser(sub)
     _add_predict_parser(sub)
     _add_query_parser(sub)
