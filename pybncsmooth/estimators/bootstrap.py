@@ -192,8 +192,9 @@ class BootstrapPosterior(TreePosterior):
             out[lo:hi, uniform] = 1.0 / r
         return out
 
-    #: whether sds, intervals and query intervals are offered (see the module docstring)
+    #: whether sds and intervals, and query intervals, are offered (see the module docstring)
     calibrated: ClassVar[bool] = False
+    query_calibrated: ClassVar[bool] = False
 
     def refusal(self, stat: str, node: str | None = None) -> StatisticUnavailableError:
         """The error a request for ``stat`` raises (see :data:`UNCALIBRATED`)."""
@@ -225,6 +226,7 @@ class ProportionPosterior(BootstrapPosterior):
     kind = "proportion"
     interval_kind: ClassVar[str] = "confidence"
     calibrated: ClassVar[bool] = True
+    query_calibrated: ClassVar[bool] = True
 
     def level_sds(self, tree: ContextTree) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
         """:math:`\\sqrt{p(1-p)/n}` at every node; :math:`\\sqrt{p(1-p)}` for an absent

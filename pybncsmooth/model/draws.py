@@ -131,14 +131,15 @@ def posterior_of(cpd: CPD) -> Any:
     return None if est is None else est.posterior
 
 
-def check_calibrated(net: Any, stat: str, nodes: Any = None) -> None:
+def check_calibrated(net: Any, stat: str, nodes: Any = None, *, query: bool = False) -> None:
     """Raise :class:`~pybncsmooth.errors.StatisticUnavailableError` when the posterior of
-    a node (of ``nodes``; default every node) says its intervals are not calibrated (a
-    bootstrap over rows: :mod:`pybncsmooth.estimators.bootstrap`), naming the estimators
-    whose intervals are."""
+    a node (of ``nodes``; default every node) says its intervals (``query``: the
+    intervals of queries, from its draws) are not calibrated (a bootstrap over rows:
+    :mod:`pybncsmooth.estimators.bootstrap`; ``mestimate``'s draws), naming the
+    estimators whose intervals are."""
     for v in net.nodes if nodes is None else nodes:
         post = posterior_of(net.cpd(v))
-        if post is not None and not getattr(post, "calibrated", True):
+        if post is not None and not getattr(post, "query_calibrated" if query else "calibrated", True):
             raise post.refusal(stat, None if nodes is None else v)
 
 

@@ -26,7 +26,8 @@ quantiles), each computed exactly on the same plan.  ``mle`` has no posterior: i
 draws are replicates of a bootstrap over rows (:mod:`pybncsmooth.estimators.bootstrap`)
 and the interval a percentile bootstrap interval, ``attrs["interval"]`` then
 ``"bootstrap"`` (``"credible"`` otherwise); ``hgs``, ``mbranch`` and ``hls``, whose
-bootstrap does not cover the truth, raise
+bootstrap does not cover the truth, and ``mestimate``, whose posterior draws cover
+its CPT entries but not queries' answers, raise
 :class:`~pybncsmooth.errors.StatisticUnavailableError`.
 """
 
@@ -197,7 +198,7 @@ def query(
     budget = _budget(net, max_factor_bytes)
     qnet = domain_network(net, domain, on_unseen_domain)
     if interval is not None:
-        check_calibrated(qnet, "query interval")
+        check_calibrated(qnet, "query interval", query=True)
     if method == "approximate":
         if interval is not None:
             raise HyperparameterError("interval= needs method='exact' (an approximate answer states its Monte Carlo "
