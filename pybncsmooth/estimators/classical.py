@@ -474,6 +474,15 @@ class MEstimate(Estimator):
                     fallback_sd=_prior_sd(st.r, self.m))
         return {name: out[name] for name in trees}
 
+    def domain_leaves(self, tree: ContextTree, pooled: TreeEstimate) -> TreeEstimate:
+        """A multi-domain fit pools the domains as it did before the m-estimate had a
+        posterior: from the pooled estimate's means alone (no fresh-configuration prior
+        from its sds), and without a posterior (its uncertainty is not offered there, as
+        for the other estimators without one)."""
+        bare = TreeEstimate(pooled.probs, pooled.unseen, dict(pooled.info), fallback=pooled.fallback,
+                            fallback_from=pooled.fallback_from)
+        return super().domain_leaves(tree, bare)
+
     def _proportions(self) -> ProportionPosterior:
         """``m = 0``: the estimate is ``mle``'s, and so is its uncertainty (Wilson)."""
         return ProportionPosterior(self.name, self.hyperparameters(), "backoff", self)
