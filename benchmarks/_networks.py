@@ -2,7 +2,7 @@
 ships them (``pgmpy/utils/example_models/*.bif.gz``), or a file.
 
 ``load("alarm")`` reads ``alarm.bif.gz`` from pgmpy's copy of the repository when pgmpy
-is importable (``/work/venv-bench`` or any environment with pgmpy 1.1.2), else
+is importable (any environment with pgmpy 1.1.2), else
 ``tests/data/bnlearn/alarm.bif``; ``load("path/to/net.bif")`` reads that file.  A file
 our reader refuses (``child.bif`` writes levels such as ``<7.5``) is read by pgmpy's
 ``BIFReader`` and converted table by table (same levels, same numbers): this needs
@@ -23,7 +23,7 @@ from pybncsmooth.errors import FileFormatError
 ROOT = Path(__file__).resolve().parents[1]
 LOCAL = ROOT / "tests" / "data" / "bnlearn"
 #: the networks the done-when of the uncertainty round names
-LISTED = ("alarm", "insurance", "win95pts", "andes", "child", "water")
+LISTED = ("alarm", "insurance", "win95pts", "andes", "child", "water", "hailfinder")
 
 
 def pgmpy_models() -> Path | None:
@@ -46,7 +46,7 @@ def locate(name: str) -> Path:
     if (LOCAL / f"{name}.bif").exists():
         return LOCAL / f"{name}.bif"
     raise FileNotFoundError(f"network {name!r}: not in tests/data/bnlearn, and pgmpy (which ships the bnlearn "
-                            "repository) is not importable: run with /work/venv-bench/bin/python")
+                            "repository) is not importable: run with an interpreter that has pgmpy 1.1.2")
 
 
 def _from_pgmpy(path: Path) -> Any:

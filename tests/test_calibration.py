@@ -192,27 +192,77 @@ def known_network():
     return type(shell)(shell.dag, shell.schema, cpds)
 
 
+def _rows_of_configurations(ref, data: pd.DataFrame, node: str) -> np.ndarray:
+    """Training rows of every parent configuration of ``node``, one per entry of
+    ``cpt_frame(node)`` (its order)."""
+    pa = ref.parents(node)
+    r = len(ref.levels(node))
+    if not pa:
+        return np.full(r, len(data))
+    rows = data.groupby(pa, observed=False).size().to_numpy().reshape([len(ref.levels(p)) for p in pa])
+    return np.broadcast_to(rows[None], (r, *rows.shape)).reshape(-1, order="F")
+
+
 @pytest.mark.parametrize(
     "method, hyper",
-    [("hdp", {"iterations": 500}), ("hmd", {}), ("hls-bayes", {"iterations": 800}), ("bayes", {"iss": 1})],
+    [("hdp", {"iterations": 500}), ("hmd", {}), ("hls-bayes", {"iterations": 800}), ("mle", {}), ("mestimate", {}),
+     ("bayes", {"iss": 1})],
 )
 def test_coverage_on_a_known_network(known_network, method, hyper):
-    # 90% intervals of every CPT entry (225 over three data sets of 300 rows): observed hdp
-    # 0.91, hmd 0.93, hls-bayes 0.90; bayes 0.83, its thin configurations the prior's doing
-    hits = tot = 0
+    # 90% intervals of every CPT entry (225 over three data sets of 300 rows; strict), the
+    # done-when of every estimator that prints an interval: at least 0.85 of all, at most
+    # 0.95 of the configurations with rows (213), at least 0.80 in their classes of 1-19
+    # (72) and 20+ rows (141); the 12 entries without rows are too few to judge (all
+    # covered).  Observed all / seen / thin / rich: hdp 0.91 / 0.91 / 0.94 / 0.89, hmd
+    # 0.91 / 0.90 / 0.94 / 0.88, hls-bayes 0.90 / 0.89 / 0.94 / 0.87, mle (Wilson) 0.92 /
+    # 0.91 / 0.94 / 0.89, mestimate (Dir(n + m/r)) 0.91 / 0.90 / 0.90 / 0.90; bayes 0.83,
+    # its thin configurations 0.75 (iss = 1: the exact posterior of a prior that puts
+    # 1/27 of a row in a cell), which only a looser bound holds
+    hits, tot = np.zeros(3), np.zeros(3)
     for seed in range(3):
         data = known_network.sample(300, random_state=seed)
         net = bs.fit(known_network.dag, data, method=method, random_state=seed, **hyper)
         for v in net.nodes:
             f = net.cpt_frame(v, interval=0.9, random_state=seed)
             truth = known_network.cpt(v).reshape(-1, order="F")
-            hits += int(((f["lower"] <= truth) & (truth <= f["upper"])).sum())
-            tot += len(truth)
-    cover = hits / tot
+            rows = _rows_of_configurations(known_network, data, v)
+            cls = np.where(rows == 0, 0, np.where(rows < 20, 1, 2))
+            ok = ((f["lower"] <= truth) & (truth <= f["upper"])).to_numpy()
+            hits += np.bincount(cls, weights=ok, minlength=3)
+            tot += np.bincount(cls, minlength=3)
+    cover, seen = hits.sum() / tot.sum(), hits[1:].sum() / tot[1:].sum()
+    assert tot[1] >= 30 and tot[2] >= 30
     if method == "bayes":
         assert 0.5 < cover < 0.97
     else:
-        assert 0.82 <= cover <= 0.97, cover
+        assert cover >= 0.85 and seen <= 0.95 and min(hits[1:] / tot[1:]) >= 0.80, (hits / tot, cover, seen)
+
+
+@pytest.mark.parametrize("method, hyper", [("hdp", {"iterations": 1000}), ("hmd", {}), ("hls-bayes", {})])
+def test_unseen_configurations_at_2000_rows_are_covered(method, hyper):
+    # insurance (tests/data: the bnlearn repository's), 2000 rows, seeds 0 and 1: the 90%
+    # intervals of the 279 entries whose parent configuration had no row cover at least
+    # 0.80 (within 0.001, as benchmarks/bench_coverage.py).  Observed hdp 0.88 (245 of
+    # 279), hmd 0.88, hls-bayes 0.88; before hmd's back-off served hdp and hls-bayes below
+    # a node of level 1 or deeper, hdp 0.79 (220: its fresh nodes drawn with the sampled
+    # concentrations, large at 2000 rows; this test fails there) and hls-bayes 0.84
+    from pathlib import Path
+
+    ref = bs.read_network(Path(__file__).parent / "data" / "bnlearn" / "insurance.bif")
+    hits = tot = 0
+    for seed in (0, 1):
+        data = ref.sample(2000, random_state=seed)
+        net = bs.fit(ref.dag, data, method=method, random_state=seed, **hyper)
+        for v in ref.nodes:
+            unseen = _rows_of_configurations(ref, data, v) == 0
+            if not unseen.any():
+                continue
+            f = net.cpt_frame(v, interval=0.9, random_state=seed)
+            truth = ref.cpt(v).reshape(-1, order="F")
+            ok = ((f["lower"] - 1e-3 < truth) & (truth < f["upper"] + 1e-3)).to_numpy()
+            hits += int(ok[unseen].sum())
+            tot += int(unseen.sum())
+    assert tot > 250 and hits / tot >= 0.80, hits / tot
 
 
 # ----------------------------------------------------------------------------- the draws' contract

@@ -72,6 +72,7 @@ from ._rng import new_state
 from ._stirling import MAX_TABLE_N, SHARED_RATIOS, new_memo
 from .base import Estimator, TreeEstimate, register_estimator
 from .hdp_posterior import HDPPosterior, hdp_unseen_sd, unseen_weights
+from .hmd_backoff import centre_sd, learn_backoff
 from .posterior import DirichletPosterior, DirichletTablePosterior
 
 __all__ = ["HDP", "split_rhat"]
@@ -815,15 +816,20 @@ class HDP(Estimator):
             if m >= 4 and draws[0].shape[1] > 0:
                 info["rhat"] = split_rhat(np.stack([d[:m] for d in draws]))
         W = unseen_weights(self._kept_concentrations(chains), self.tying, self._prior())
+        unseen_sd = hdp_unseen_sd(probs, sds, W)
+        backoff = learn_backoff(tree) if tree.depth >= 2 else None
+        if backoff is not None:  # below a node of level 1 or deeper: hmd's back-off (hdp_posterior)
+            unseen_sd = (unseen_sd[0], *centre_sd(tree, probs[-1], np.full(tree.child_card, 1.0 / tree.child_card),
+                                                  backoff))
         post = None
         if all(ch.state_meta[0] > 0 for ch in chains):
             post = HDPPosterior(
                 np.concatenate([ch.state_n[: ch.state_meta[0]] for ch in chains]),
                 np.concatenate([ch.state_c[: ch.state_meta[0]] for ch in chains]),
                 st.group, st.group_level, chains[0].c_root, self.tying, self._prior(),
-                base=None if self.node_prior(tree) is None else chains[0].root_h,
+                base=None if self.node_prior(tree) is None else chains[0].root_h, backoff=backoff,
             )
-        return TreeEstimate(probs, "backoff", info, sd=sds, unseen_sd=hdp_unseen_sd(probs, sds, W), posterior=post)
+        return TreeEstimate(probs, "backoff", info, sd=sds, unseen_sd=unseen_sd, posterior=post)
 
     def _prior(self) -> tuple[float, float, float]:
         return (self.prior_shape, self.prior_rate, self.max_concentration)

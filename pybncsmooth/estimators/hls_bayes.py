@@ -59,7 +59,8 @@ from ._rng import gamma as _gamma_draw, new_state, normal as _normal_draw, resee
 from ..validation import Param
 from .base import Estimator, TreeEstimate, register_estimator
 from .hls import flatten_tree, split_levels
-from .hls_posterior import HLSPosterior, backoff_sd, learn_backoff, unseen_sd
+from .hls_posterior import HLSPosterior, learn_backoff, unseen_sd
+from .hmd_backoff import centre_sd
 from ._warm import control_variate, counts_on, kept_on, kept_records, node_map, previous_tree, with_counts
 
 #: a chain keeps at most max(STATE_VALUES, 8 x the network's entries) coefficients of its sweeps
@@ -513,7 +514,7 @@ class HLSBayes(Estimator):
         and the sd of an unseen configuration below each node (``moments``: the levels'
         posterior means and sds): below the root the missing coefficients drawn from
         their prior (its Monte Carlo seeded from the fit's entropy and the node's name),
-        below a deeper node the back-off's (:func:`~.hls_posterior.backoff_sd`)."""
+        below a deeper node the back-off's (:func:`~.hmd_backoff.centre_sd`)."""
         no, nn, r, K = int(net.node_off[t]), int(net.n_nodes[t]), int(net.r_t[t]), int(net.K_t[t])
         B = np.concatenate([res[4][:, no : no + nn, :K] for res in results])
         var = np.concatenate([res[5][:, t] for res in results])
@@ -526,7 +527,9 @@ class HLSBayes(Estimator):
         if len(offsets) <= 2:
             return post, None
         u_sd = unseen_sd(B, var, parent, offsets, r, rng)
-        return post, (u_sd[0], *backoff_sd(*moments, backoff)) if backoff else u_sd
+        if not backoff:
+            return post, u_sd
+        return post, (u_sd[0], *centre_sd(tree, moments[0][-1], np.full(r, 1.0 / r), backoff))
 
 
 def _control(names: list[str], trees: Mapping[str, ContextTree], warm: Mapping[str, tuple],

@@ -49,10 +49,11 @@ import numpy as np
 from ._scipy import digamma, gammaln
 
 from ..counting.context_tree import ContextTree
-from .posterior import trapezoid_weights
+from ._pooling import shrink_weight
+from .posterior import dirichlet, predictive_sd, trapezoid_weights
 
 __all__ = ["log_icc_prior", "backoff_concentration", "node_centres", "leaf_sums", "expected_tables", "ancestors_at",
-           "GRID"]
+           "learn_backoff", "draw_below", "centre_sd", "GRID"]
 
 #: the grid of log t: 1e-3 .. 1e7, a quarter of a decade apart
 GRID = np.linspace(np.log(1e-3), np.log(1e7), 41)
@@ -138,3 +139,48 @@ def backoff_concentration(tree: ContextTree, level: int, leaf_means: np.ndarray,
     w /= w.sum()
     sel = w > 1e-12
     return GRID[sel], w[sel] / w[sel].sum()
+
+
+def learn_backoff(tree: ContextTree) -> list[tuple[np.ndarray, np.ndarray]]:
+    r"""For every level ``1 .. depth - 1``, the posterior ``(log_t, weights)`` of the
+    back-off concentration of a configuration absent below a node of that level (see
+    the module docstring), from the leaves' counts; a node's own prior a uniform column
+    of total 1.  The siblings that form a leaf's centre without it enter by their own
+    frequencies, :math:`(n_y + 1/r) / (N_y + 1)`, not by the fit's posterior means:
+    those are shrunk toward the node's column, which the held-out leaf's rows helped
+    make, so a centre of them leans toward that leaf and makes the leaves look closer
+    to their nodes than they are (``hls-bayes`` on hailfinder at 2000 rows, ``t`` at PlainsFcst's
+    deepest inner level 21 with the means, 11 as ``hmd`` learns it, and the unseen
+    configurations' coverage 0.78 against 0.90)."""
+    r = tree.child_card
+    n = tree.levels[-1].counts.astype(np.float64)
+    own = (n + 1.0 / r) / (n.sum(axis=1, keepdims=True) + 1.0)
+    return [backoff_concentration(tree, i, own, np.full(r, 1.0 / r)) for i in range(1, tree.depth)]
+
+
+def draw_below(tree: ContextTree, level: int, anc: np.ndarray, backoff: tuple[np.ndarray, np.ndarray],
+               prior: np.ndarray, leaf_draws: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    r"""``(k, len(anc), r)`` draws of configurations absent below the level-``level``
+    nodes ``anc`` (see the module docstring): :math:`\mathrm{Dir}(t\,\phi_a)`, ``t`` from
+    its posterior ``backoff`` (``(log_t, weights)``) per draw, :math:`\phi_a \sim
+    \mathrm{Dir}(\beta + \sum_{y \in a} e_y\,\theta_y)` around the leaves' draws
+    ``leaf_draws`` (``(k, n_leaves, r)``) below the node, ``prior`` its :math:`\beta`."""
+    used, inv = np.unique(anc, return_inverse=True)
+    log_t, w = backoff
+    t = np.exp(log_t[rng.choice(len(w), size=len(leaf_draws), p=w)])
+    e = expected_tables(t, tree.levels[-1].counts.sum(axis=1))  # (k, leaves)
+    phi = dirichlet(prior + leaf_sums(tree, level, e[..., None] * leaf_draws)[:, used], rng)
+    return dirichlet(t[:, None, None] * phi[:, inv.reshape(-1)], rng)
+
+
+def centre_sd(tree: ContextTree, leaf_means: np.ndarray, prior: np.ndarray,
+              backoff: list[tuple[np.ndarray, np.ndarray]]) -> list[np.ndarray]:
+    r"""The sd of a configuration absent below each node of levels ``1 .. depth - 1``
+    as :func:`draw_below` draws it: :math:`\mathrm{Dir}(t\,\phi_a)` around the centre
+    :func:`node_centres` gives at the posterior mean of :math:`\log t`, mixed over ``t``
+    (:func:`~.posterior.predictive_sd`)."""
+    out = []
+    for i, (log_t, w) in enumerate(backoff, start=1):
+        p, sd = node_centres(tree, i, leaf_means, prior, float(np.exp(w @ log_t)))
+        out.append(predictive_sd(p, sd, shrink_weight(log_t, w)))
+    return out

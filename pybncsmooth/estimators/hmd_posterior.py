@@ -47,7 +47,7 @@ from ._scipy import gammaln
 
 from ..counting.context_tree import ContextTree, config_index
 from ._hmd_kernels import vi_converge
-from .hmd_backoff import expected_tables, leaf_sums, log_icc_prior
+from .hmd_backoff import draw_below, log_icc_prior
 from .posterior import TreePosterior, _chunks, backoff_index, dirichlet, register_posterior, trapezoid_weights
 
 __all__ = ["SPosterior", "learn_s", "fixed_s", "mixture_moments", "HMDPosterior", "JointHMDPosterior", "S_MIN",
@@ -295,12 +295,7 @@ class HMDPosterior(TreePosterior):
         r"""``(k, len(anc), r)`` draws of configurations absent below the level-``level``
         nodes ``anc``: :math:`\mathrm{Dir}(t\,\phi_a)`, :math:`\phi_a` drawn around the
         leaves' draws ``th`` below the node."""
-        used, inv = np.unique(anc, return_inverse=True)
-        log_t, w = self.backoff[level - 1]
-        t = np.exp(log_t[rng.choice(len(w), size=len(su), p=w)])
-        e = expected_tables(t, tree.levels[-1].counts.sum(axis=1))  # (k, leaves)
-        phi = dirichlet(self.alpha0 + leaf_sums(tree, level, e[..., None] * th)[:, used], rng)
-        return dirichlet(t[:, None, None] * phi[:, inv.reshape(-1)], rng)
+        return draw_below(tree, level, anc, self.backoff[level - 1], self.alpha0, th, rng)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         p = self.post

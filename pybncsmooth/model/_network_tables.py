@@ -13,7 +13,7 @@ from ..data.schema import Schema
 from ..errors import DataError, StatisticUnavailableError
 from ..validation import check_draws, check_int, check_probability
 from .cpd import DEFAULT_MAX_CELLS
-from .draws import entry_intervals, interval_kind
+from .draws import check_calibrated, entry_intervals, interval_kind
 
 __all__ = ["TablesMixin"]
 
@@ -33,10 +33,11 @@ class TablesMixin:
         the posterior sd (``bayes``, ``hdp``, ``hmd``, ``hls-bayes`` and their
         multi-domain fits; an unseen parent configuration's is the hierarchy's
         predictive spread around the node it backs off to), the binomial standard
-        error for ``mle``, the sd of a bootstrap over rows for ``mestimate``, ``hls``,
-        ``hgs``, ``mbranch`` (an unseen configuration's :math:`\\sqrt{m(1-m)}`: the data
-        say nothing about it).  Tables read from BIF/DSC/NET and multi-domain fits of
-        the frequentist estimators raise
+        error for ``mle`` (an unseen configuration's :math:`\\sqrt{m(1-m)}`: the data
+        say nothing about it), the implied Dirichlet posterior's for ``mestimate``.
+        ``hls``, ``hgs``, ``mbranch`` (whose only uncertainty, a bootstrap over rows,
+        does not cover the truth: :mod:`pybncsmooth.estimators.bootstrap`), tables read
+        from BIF/DSC/NET and multi-domain fits of the frequentist estimators raise
         :class:`~pybncsmooth.errors.StatisticUnavailableError` naming the method and why.
         """
         cpd = self.cpd(node)
@@ -81,13 +82,12 @@ class TablesMixin:
         ``draws`` joint posterior draws seeded by ``random_state``.  Such posteriors
         can be very skewed (a level never observed along a configuration's path has
         most of its mass near 0), and then the mean can lie outside the
-        equal-tailed interval.  ``"confidence"`` for ``mle``: Wilson score intervals;
-        ``"bootstrap"`` for ``mestimate``, ``hgs``, ``mbranch``, ``hls``: percentiles of
-        ``draws`` replicates of a bootstrap over rows
-        (:mod:`pybncsmooth.estimators.bootstrap`); both ``[0, 1]`` for a parent
-        configuration without rows.  ``draws`` is at least ``2 / (1 - interval)`` (20 for
-        a 90% interval: one draw beyond each end; :func:`~pybncsmooth.validation.check_draws`,
-        the check of every entry point).  Tables read from a file raise
+        equal-tailed interval.  ``"confidence"`` for ``mle``: Wilson score intervals,
+        ``[0, 1]`` for a parent configuration without rows.  ``draws`` is at least
+        ``2 / (1 - interval)`` (20 for a 90% interval: one draw beyond each end;
+        :func:`~pybncsmooth.validation.check_draws`, the check of every entry point).
+        ``hgs``, ``mbranch``, ``hls`` (a bootstrap over rows, which does not cover the truth:
+        :mod:`pybncsmooth.estimators.bootstrap`) and tables read from a file raise
         :class:`~pybncsmooth.errors.StatisticUnavailableError`.
         """
         t = self.cpt(node, max_cells=max_cells)
@@ -97,6 +97,7 @@ class TablesMixin:
                 raise ValueError("interval= needs the tidy layout (wide=False)")
             interval = check_probability("interval", interval)
             draws = check_draws(draws, interval)
+            check_calibrated(self, "interval", [node])
             sd = self.cpt(node, stat="sd", max_cells=max_cells)
         if wide:
             m = np.moveaxis(t, 0, -1).reshape(-1, t.shape[0])

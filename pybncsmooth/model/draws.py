@@ -28,7 +28,7 @@ from ..validation import check_int, check_random_state
 from .cpd import CPD, DomainLastCPD, FixedPrefixCPD, TableCPD, TreeCPD
 
 __all__ = ["posterior_tables", "sample_parameters", "cpd_draws", "draw_intervals", "entry_intervals",
-           "beta_interval", "posterior_of", "interval_kind"]
+           "beta_interval", "posterior_of", "interval_kind", "check_calibrated"]
 
 
 def _no_draws(net: Any, node: str, why: str | None = None) -> StatisticUnavailableError:
@@ -129,6 +129,18 @@ def posterior_of(cpd: CPD) -> Any:
         cpd = cpd.inner
     est = getattr(cpd, "estimate", None)
     return None if est is None else est.posterior
+
+
+def check_calibrated(net: Any, stat: str, nodes: Any = None, *, query: bool = False) -> None:
+    """Raise :class:`~pybncsmooth.errors.StatisticUnavailableError` when the posterior of
+    a node (of ``nodes``; default every node) says its intervals (``query``: the
+    intervals of queries, from its draws) are not calibrated (a bootstrap over rows:
+    :mod:`pybncsmooth.estimators.bootstrap`; ``mestimate``'s draws), naming the
+    estimators whose intervals are."""
+    for v in net.nodes if nodes is None else nodes:
+        post = posterior_of(net.cpd(v))
+        if post is not None and not getattr(post, "query_calibrated" if query else "calibrated", True):
+            raise post.refusal(stat, None if nodes is None else v)
 
 
 def beta_interval(mean: np.ndarray, sd: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:

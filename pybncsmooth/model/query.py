@@ -22,11 +22,13 @@ A credible interval treats the CPTs :math:`\theta` as unknown: with draws
 given the training data, the interval of :math:`P(x_T \mid x_E)` at level
 :math:`1 - \alpha` is the equal-tailed interval of the :math:`D` values
 :math:`P(x_T \mid x_E; \theta^{(d)})` (their :math:`\alpha/2` and :math:`1 - \alpha/2`
-quantiles), each computed exactly on the same plan.  For the estimators without a
-posterior the draws are replicates of a bootstrap over rows
-(:mod:`pybncsmooth.estimators.bootstrap`) and the interval a percentile bootstrap
-interval; the result says which in ``attrs["interval"]`` (``"credible"``,
-``"bootstrap"``; ``"confidence"`` for ``mle``, whose draws are its bootstrap too).
+quantiles), each computed exactly on the same plan.  ``mle`` has no posterior: its
+draws are replicates of a bootstrap over rows (:mod:`pybncsmooth.estimators.bootstrap`)
+and the interval a percentile bootstrap interval, ``attrs["interval"]`` then
+``"bootstrap"`` (``"credible"`` otherwise); ``hgs``, ``mbranch`` and ``hls``, whose
+bootstrap does not cover the truth, and ``mestimate``, whose posterior draws cover
+its CPT entries but not queries' answers, raise
+:class:`~pybncsmooth.errors.StatisticUnavailableError`.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from ..errors import HyperparameterError, ImpossibleEvidenceError, StatisticUnav
 from ..options import Options
 from ..validation import check_choice, check_draws, check_int, check_probability, check_random_state
 from .approximate import likelihood_weighting
-from .draws import interval_kind
+from .draws import check_calibrated, interval_kind
 from .query_batch import bind_rows, budget_of, posterior_rows
 from .query_engine import _query_tables
 from .query_evidence import check_no_domain, check_targets, dict_codes, domain_network, frame_codes
@@ -195,6 +197,8 @@ def query(
         check_random_state(random_state)
     budget = _budget(net, max_factor_bytes)
     qnet = domain_network(net, domain, on_unseen_domain)
+    if interval is not None:
+        check_calibrated(qnet, "query interval", query=True)
     if method == "approximate":
         if interval is not None:
             raise HyperparameterError("interval= needs method='exact' (an approximate answer states its Monte Carlo "
