@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
                     est.estimate(tree)
                     times[v].append(time.perf_counter() - t0)
             cells = [f"{nm} min {min(ts) * 1e3:.2f} med {np.median(ts) * 1e3:.2f} ms" for nm, ts in zip(names, times)]
-            print(f"card{card}_n{n}: " + " | ".join(cells), flush=True)
+            print(f"card{card}_n{n} (warm: after a warm-up, in one process): " + " | ".join(cells), flush=True)
             if args.check:
                 diffs = []
                 for seed in range(3):

@@ -128,7 +128,8 @@ def _wide_child(n_nodes: int, n_rows: int, repeat: int) -> None:
 
 def wide(sizes: list[int], n_rows: int, repeat: int, bnlearn_max: int) -> None:
     have_bn = bnlearn_available()
-    print(f"\nwide random networks, {n_rows} rows, bayes iss=1 (a data frame in memory; best of {repeat})")
+    print(f"\nwide random networks, {n_rows} rows, bayes iss=1 (a data frame in memory; warm: best of "
+          f"{repeat} after a warm-up fit, a process per size)")
     print(f"{'nodes':>8s}{'ours s':>10s}{'peak MB':>10s}{'bnlearn s':>11s}{'bnlearn/ours':>14s}")
     for n in sizes:
         out = subprocess.run([sys.executable, __file__, "--_wide-child", str(n), str(n_rows), str(repeat)],
@@ -187,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     t_core = best_time(ours_counting_and_bayes, args.repeat)
     t_naive = best_time(naive, max(3, args.repeat // 4))
 
-    print(f"alarm: {n} rows x {len(dag)} nodes, {len(dag.arcs)} arcs; bayes iss=1; best of {args.repeat} runs")
+    print(f"alarm: {n} rows x {len(dag)} nodes, {len(dag.arcs)} arcs; bayes iss=1; warm: best of {args.repeat} runs "
+          "after a warm-up call, in one process")
     print(f"{'':44s}{'seconds':>10s}{'rows/s':>14s}")
     print(f"{'pybncsmooth fit() (encode + count + bayes)':44s}{t_full:10.4f}{n / t_full:14,.0f}")
     print(f"{'pybncsmooth count + bayes (pre-encoded)':44s}{t_core:10.4f}{n / t_core:14,.0f}")

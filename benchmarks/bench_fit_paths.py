@@ -46,6 +46,7 @@ CASES = {
 
 def run(repeat: int) -> dict[str, float]:
     out: dict[str, float] = {}
+    print(f"warm: best of {repeat} after a warm-up call, in one process", flush=True)
     for data in ("letterrecognition", "dna"):
         X, y = _load(data)
         for name, kw in CASES.items():

@@ -114,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
 
     side = java_seconds(2, 1000, 10, 1) is not None
     where = "Java timed beside us on this machine" if side else "Java: RECORDED on another machine (not side by side)"
-    print(f"HDP, {its} sweeps, level tying; times in seconds (best of {args.repeat}); {where}")
+    print(f"HDP, {its} sweeps, level tying; times in seconds (warm: best of {args.repeat} after a "
+          f"warm-up, in one process); {where}")
     print(
         f"{'data set':18s}{'tree nodes':>11s}{'sampler':>9s}{'whole fit':>10s}{'Java':>9s}{'speed-up':>10s}"
         f"{'us/sweep':>10s}{'MAD vs Java':>13s}"

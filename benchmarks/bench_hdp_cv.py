@@ -86,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fold {f}: " + ", ".join(f"{r['method']} {r['fit']:.2f} s" for r in rows[-len(methods) :]), flush=True)
     res = pd.DataFrame(rows).groupby("method", sort=False)[["fit", "predict", "rmse", "rmse_k"]].mean()
     pd.set_option("display.width", 160)
-    print(f"\nletter recognition (disc5), {min(args.folds, 10)} folds of 5 x 2 CV, one thread each:")
+    print(f"\nletter recognition (disc5), {min(args.folds, 10)} folds of 5 x 2 CV, one thread each "
+          "(warm: the compiled kernels loaded before the first fold):")
     print(res.round(4).to_string())
     rf = res.loc["random forest (100 trees)", "fit"]
     for name in methods:

@@ -161,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     ref = {"alarm_grouped": info["alarm_grouped_hdir"], "asia_grouped": info["asia_grouped_hdir_per_call_batch20"]}
     cores = os.cpu_count() or 1
     print(f"hmd (compat='bnlearn') vs bnlearn hdir CPU time (recorded, not timed in this run: "
-          f"tests/data/bnlearn/bnlearn_run_info.json); {cores} core(s); best of {args.repeat}")
+          f"tests/data/bnlearn/bnlearn_run_info.json); {cores} core(s); "
+          f"ours warm: best of {args.repeat} after a warm-up call, in one process")
     print(
         f"{'data set':<15} {'1 thread':>9} {'all cores':>9} {'converged':>9} {'bnlearn':>8} "
         f"{'ratio 1t':>8} {'ratio all':>9} {'naive':>8} {'vs naive':>8} {'max |diff| bnlearn':>18}"

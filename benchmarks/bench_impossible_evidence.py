@@ -70,6 +70,7 @@ def main() -> None:
         return refused
 
     print(f"alarm by mle: {len(zeros_module.zero_nodes(net))} of {len(net.nodes)} tables have zeros")
+    print(f"seconds, warm: best of {args.repeat} runs of each in one process")
     print(f"{'check':<6} {'50 queries':>11} {'refused':>8} {'predict_proba 500 rows':>23}")
     figures = {}
     real = zeros_module.has_zeros

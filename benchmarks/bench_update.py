@@ -59,7 +59,8 @@ def bayes_alarm(rows: int, repeat: int) -> None:
     t_refit = best_time(lambda: bs.fit(ms, data, "bayes"), repeat=repeat)
     t_update = best_time(lambda: net.update(new), repeat=max(repeat, 10))  # cheap: more tries against noise
     diff = net.update(new).max_abs_diff(bs.fit(ms, data, "bayes"))
-    print(f"1. bayes on alarm, {rows:,} rows + 1,000 new (best of {repeat})")
+    print(f"1. bayes on alarm, {rows:,} rows + 1,000 new (warm: best of {repeat} after a warm-up "
+          "call, in one process)")
     print(f"   refit on {rows + 1000:,} rows {t_refit:8.3f} s | update with 1,000 rows {t_update:8.4f} s | "
           f"update / refit {t_update / t_refit:.3f} | largest difference {diff:.1e}")
 
@@ -117,7 +118,8 @@ def sampler(name: str, spec, data: pd.DataFrame, method: str, kw: dict) -> None:
 
 
 def samplers(quick: bool) -> None:
-    print("2. the samplers with 10% new rows (warm start from the fit's kept state)")
+    print("2. the samplers with 10% new rows (warm start from the fit's kept state); "
+          "timings warm: kernels loaded by a first small fit in this process")
     letter = pd.read_csv(UCI / "letterrecognition.csv.gz", dtype=str).astype("category")
     if quick:
         letter = letter.iloc[:4000]

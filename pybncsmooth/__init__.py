@@ -28,28 +28,45 @@ Quick start::
     net.write("asia.bif")             # as bnlearn's write.bif
 """
 
+from typing import TYPE_CHECKING
+
 from ._cache import configure_numba_cache
 
 configure_numba_cache()  # before any module compiles a kernel: caches in the user cache folder
 
 from . import errors
-from .counting import ContextTree
-from .data import NA_LABEL, Schema, encode, read_table
-from .datasets import list_datasets, load_dataset
-from .estimators import Estimator, available_methods, make_estimator
-from .frontends.api import fit
-from .interop import from_pgmpy, from_pyagrum, read_network, write_network
-from .learning import CPDAG, compare, cpdag, hc, score, shd, tabu
-from .model import FittedNetwork
-from .structure import DAG
-from .structure.learning import learn_structure
 
-
-
-#: what ``pybncsmooth.<name>`` imports when first asked for (the classifiers and the
-#: discretisers are scikit-learn estimators: importing scikit-learn costs more than the
-#: rest of the package, so a script that never uses them never pays it)
+#: where each public name lives: ``pybncsmooth.<name>`` imports its module when first
+#: asked for, so that a fresh ``import pybncsmooth`` (and the command line's ``--help``,
+#: which runs this file) imports neither pandas nor NumPy.  The classifiers and the
+#: discretisers are scikit-learn estimators: a script that never uses them never pays
+#: for scikit-learn.
 _LAZY = {
+    "ContextTree": "counting",
+    "NA_LABEL": "data",
+    "Schema": "data",
+    "encode": "data",
+    "read_table": "data",
+    "list_datasets": "datasets",
+    "load_dataset": "datasets",
+    "Estimator": "estimators",
+    "available_methods": "estimators",
+    "make_estimator": "estimators",
+    "fit": "frontends.api",
+    "from_pgmpy": "interop",
+    "from_pyagrum": "interop",
+    "read_network": "interop",
+    "write_network": "interop",
+    "CPDAG": "learning",
+    "compare": "learning",
+    "cpdag": "learning",
+    "hc": "learning",
+    "score": "learning",
+    "shd": "learning",
+    "tabu": "learning",
+    "FittedNetwork": "model",
+    "DAG": "structure",
+    "learn_structure": "structure.learning",
     "classifiers": "classifiers",
     "BNClassifier": "classifiers",
     "EqualFrequencyDiscretizer": "classifiers",
@@ -62,9 +79,24 @@ _LAZY = {
     "win_draw_loss": "classifiers",
 }
 
+if TYPE_CHECKING:  # the names for type checkers and editors
+    from .classifiers import (BNClassifier, EqualFrequencyDiscretizer, EqualWidthDiscretizer, MDLDiscretizer,
+                              evaluate, evaluate_domains, learn_skdb, sign_test, win_draw_loss)
+    from .counting import ContextTree
+    from .data import NA_LABEL, Schema, encode, read_table
+    from .datasets import list_datasets, load_dataset
+    from .estimators import Estimator, available_methods, make_estimator
+    from .frontends.api import fit
+    from .interop import from_pgmpy, from_pyagrum, read_network, write_network
+    from .learning import CPDAG, compare, cpdag, hc, score, shd, tabu
+    from .model import FittedNetwork
+    from .structure import DAG
+    from .structure.learning import learn_structure
+
 
 def __getattr__(name: str) -> object:
-    """The names of :data:`_LAZY`, imported on first use (then kept as module attributes)."""
+    """The names of :data:`_LAZY` and the subpackages, imported on first use (then kept
+    as module attributes)."""
     if name == "__version__":  # (importlib.metadata: imported when asked for)
         from importlib.metadata import PackageNotFoundError, version
 
@@ -74,11 +106,14 @@ def __getattr__(name: str) -> object:
             value = "0+unknown"
         globals()[name] = value
         return value
-    where = _LAZY.get(name)
-    if where is None:
-        raise AttributeError(f"module 'pybncsmooth' has no attribute {name!r}")
     from importlib import import_module
+    from importlib.util import find_spec
 
+    where = _LAZY.get(name)
+    if where is None:  # a subpackage or module (``pybncsmooth.model``), as after an eager import
+        if name.startswith("__") or find_spec(f"{__name__}.{name}") is None:
+            raise AttributeError(f"module 'pybncsmooth' has no attribute {name!r}")
+        where = name
     module = import_module(f".{where}", __name__)
     value = module if name == where else getattr(module, name)
     globals()[name] = value

@@ -25,22 +25,17 @@ import argparse
 import re
 import sys
 import warnings
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-import pandas as pd
-
-from .._atomic import atomic_path
-from ..data.sources import read_table
 from ..errors import MissingColumnError, PyBNCSmoothError
-from ..estimators.base import available_methods, describe_methods
-from ..interop.io import read_network
-from ..learning.search import hc, tabu
-from ..structure.dag import DAG
-from ..validation import check_file
-from ..options import Options, option_specs, split_settings
-from .api import fit
+from ._cli_specs import METHODS
 from .cli_options import add_option_flags, given_settings, parse_value
-from .demo import run_demo
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# The parser (and so --help and --version) imports neither pandas nor NumPy nor the
+# package's modules: each command imports what it runs when it runs.
 
 __all__ = ["main"]
 
@@ -86,10 +81,17 @@ def _fit_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _read_data(path: str, chunksize: int | None = None) -> Any:
+    from ..data.sources import read_table
+
     return read_table(path, chunksize=chunksize)
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from ..options import Options, split_settings
+    from .api import fit
+
     data = args.data  # read in chunks (bounded memory), chunksize= or the default
     try:
         with warnings.catch_warnings(record=True) as renamed:  # a renamed hyperparameter, said plainly
@@ -116,6 +118,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 
 
 def _cmd_learn(args: argparse.Namespace) -> int:
+    from ..data.sources import read_table
+    from ..learning.search import hc, tabu
+    from .api import fit
+
     try:
         extra = _hyper(args.param)
     except PyBNCSmoothError as e:
@@ -143,6 +149,10 @@ def _cmd_learn(args: argparse.Namespace) -> int:
 
 
 def _cmd_update(args: argparse.Namespace) -> int:
+    from ..interop.io import read_network
+    from ..options import Options
+    from ..structure.dag import DAG
+
     try:
         settings = given_settings(args, "update", [])
         Options.build("update", **settings)  # checked before any data is read
@@ -160,6 +170,11 @@ def _cmd_update(args: argparse.Namespace) -> int:
 
 
 def _cmd_predict(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from .._atomic import atomic_path
+    from ..interop.io import read_network
+
     net = read_network(args.model)
     data = _read_data(args.data)
     proba = net.predict_proba(data, args.target, on_unseen=args.on_unseen)
@@ -189,6 +204,10 @@ def _evidence(pairs: Sequence[str]) -> dict[str, str]:
 
 
 def _cmd_query(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from ..interop.io import read_network
+
     net = read_network(args.model)
     if not hasattr(net, "query"):
         raise PyBNCSmoothError(f"{args.model} holds a structure without tables: there is nothing to query")
@@ -220,6 +239,11 @@ def _cmd_query(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from ..interop.io import read_network
+    from ..structure.dag import DAG
+
     obj = read_network(args.model)
     if isinstance(obj, DAG):
         print(obj)
@@ -259,6 +283,11 @@ def parse_model_spec(spec: str) -> Any:
 
 def _numbers_table(path: str) -> pd.DataFrame:
     """A data file in memory with its numeric columns as numbers (for the discretisers)."""
+    import pandas as pd
+
+    from ..data.sources import read_table
+    from ..validation import check_file
+
     if path.endswith((".parquet", ".pq")):
         return read_table(path)
     return pd.read_csv(check_file(path, "data file"), keep_default_na=False, na_values=["", "NA"])
@@ -267,6 +296,10 @@ def _numbers_table(path: str) -> pd.DataFrame:
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from ..classifiers.comparison import win_draw_loss  # scikit-learn, imported when first used
     from ..classifiers.crossval import evaluate
+    import pandas as pd
+
+    from .._atomic import atomic_path
+    from ..data.sources import read_table
 
     data = _numbers_table(args.data) if args.discretize else read_table(args.data)
     models = {}
@@ -305,11 +338,15 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
     run_demo(seed=args.seed, repeats=args.repeats, progress=False if args.quiet else None)
     return 0
 
 
 def _cmd_options(args: argparse.Namespace) -> int:
+    from ..options import option_specs
+
     for name, spec in option_specs().items():
         print(f"{name}  [{spec.kind}; {', '.join(spec.entries)}]")
         print(f"    {spec.doc} (e.g. {spec.example!r})")
@@ -317,6 +354,8 @@ def _cmd_options(args: argparse.Namespace) -> int:
 
 
 def _cmd_methods(args: argparse.Namespace) -> int:
+    from ..estimators.base import describe_methods
+
     table = describe_methods(details=True)
     for method in [args.method] if args.method else list(table):
         print(f"{method}:")
@@ -356,7 +395,7 @@ def _add_fit_parser(sub: Any) -> None:
         help="bnlearn model string '[A][B|A]', a formula 'B ~ A', a .bif/.dsc/.net/.rds file, or a classifier "
         "formula 'Class ~ .' with --structure nb|tan|kdb|skdb (a structure learned)",
     )
-    f.add_argument("-m", "--method", default=None, choices=available_methods(), help="the estimator (default bayes)")
+    f.add_argument("-m", "--method", default=None, choices=METHODS, help="the estimator (default bayes)")
     f.add_argument(
         "-p",
         "--param",
@@ -453,7 +492,7 @@ def _add_small_parsers(sub: Any) -> None:
     o = sub.add_parser("options", help="the options of every entry point: type, default, where they apply, doc")
     o.set_defaults(func=_cmd_options)
     m = sub.add_parser("methods", help="the estimators and their hyperparameters (default, accepted values, doc)")
-    m.add_argument("method", nargs="?", choices=available_methods(), help="only this estimator")
+    m.add_argument("method", nargs="?", choices=METHODS, help="only this estimator")
     m.set_defaults(func=_cmd_methods)
     d = sub.add_parser("demo", help="compare estimators on a bundled data set (held-out log-likelihood)")
     d.add_argument("--seed", type=int, default=2024)

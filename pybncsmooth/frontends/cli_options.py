@@ -9,9 +9,12 @@ declarations is a flag here with no line of this module changed."""
 from __future__ import annotations
 
 import argparse
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from ..options import OptionSpec, option_specs
+from ._cli_specs import OPTION_FLAGS
+
+if TYPE_CHECKING:
+    from ..options import OptionSpec
 
 __all__ = ["add_option_flags", "given_settings", "parse_value"]
 
@@ -60,17 +63,15 @@ def _flag(name: str) -> str:
 def add_option_flags(parser: argparse.ArgumentParser, entry: str, *, skip: Sequence[str] = ()) -> None:
     """A flag for every option ``entry`` takes (but ``skip``), its default unset."""
     group = parser.add_argument_group("options (see 'pybncsmooth options')")
-    for name, spec in option_specs(entry).items():
+    for name, kind, text, choices in OPTION_FLAGS[entry]:
         if name in skip:
             continue
         flags = [_flag(name), *_ALIASES.get(name, [])]
-        example = f"; e.g. {spec.example}" if not isinstance(spec.example, bool) else ""
-        if spec.kind in ("bool", "progress"):
-            group.add_argument(*flags, dest=name, default=None, metavar="true|false",
-                               help=f"{spec.doc}{example}")
+        if kind in ("bool", "progress"):
+            group.add_argument(*flags, dest=name, default=None, metavar="true|false", help=text)
         else:
-            choices = list(spec.choices) if spec.kind == "choice" and spec.choices else None
-            group.add_argument(*flags, dest=name, default=None, choices=choices, help=f"{spec.doc}{example}")
+            group.add_argument(*flags, dest=name, default=None, choices=None if choices is None else list(choices),
+                               help=text)
 
 
 def _pairs(pairs: Sequence[str]) -> list[tuple[str, str]]:
@@ -88,6 +89,8 @@ def given_settings(args: argparse.Namespace, entry: str, pairs: Sequence[str],
     """The options given by their flags and the ``-p NAME=VALUE`` pairs (options and
     hyperparameters alike), each read by its kind; an option given twice, or a name
     ``-p`` cannot take (``not_p``: name -> how to give it), is a ``ValueError``."""
+    from ..options import option_specs
+
     specs = option_specs(entry)
     out: dict[str, Any] = {}
     for name, spec in specs.items():
