@@ -155,3 +155,34 @@ def test_the_regret_criterion_where_a_domain_is_unusual_in_one_node():
 @pytest.mark.parametrize("shape", ["mixed", "departs"])
 def test_the_regret_criterion_on_the_shapes_that_depart(shape):
     _criterion(_regrets(shape))
+
+
+def test_evaluate_domains_averages_each_domains_regret_over_draws():
+    """``n_draws=4``: each left-out domain adapted from four draws of its 20 rows (the
+    population fitted once); ``summary(by_domain=True)`` gives each domain's regret
+    averaged over them and its worst draw, ``summary()`` the largest domain mean
+    (``max_domain_regret``); the first domain's first draw is the scheme's without
+    ``n_draws`` (the same random stream)."""
+    df = two_nodes("mixed", 0, per=120)[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ev = bs.evaluate_domains("[G][Y|G]", df, "dom", k_grid=(20,), n_draws=4, random_state=1)
+        one = bs.evaluate_domains("[G][Y|G]", df, "dom", k_grid=(20,), random_state=1)
+    r = ev.results
+    lodo = r[(r.scheme == "lodo") & (r.setting == "hierarchical")]
+    assert sorted(lodo.draw.unique()) == [0, 1, 2, 3] and len(lodo) == 6 * 4
+    assert lodo.groupby("domain", observed=True).loglik.nunique().min() > 1  # the draws differ
+    by = ev.summary(by_domain=True).loc[("lodo", 20, "hierarchical")]
+    want = lodo.groupby("domain", observed=True).regret
+    np.testing.assert_allclose(by["regret"].to_numpy(), want.mean().reindex(by.index).to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(by["max_regret"].to_numpy(), want.max().reindex(by.index).to_numpy(), rtol=1e-12)
+    assert (by["n_draws"] == 4).all()
+    top = ev.summary().loc[("lodo", 20, "hierarchical")]
+    assert top["max_domain_regret"] == pytest.approx(want.mean().max(), rel=1e-12)
+    assert top["regret"] == pytest.approx(lodo.regret.mean(), rel=1e-12)
+    first = lodo[lodo.draw == 0].set_index("domain").loglik
+    o = one.results
+    o = o[(o.scheme == "lodo") & (o.setting == "hierarchical")].set_index("domain").loglik
+    assert first["d0"] == pytest.approx(o["d0"], rel=1e-12) and first["d1"] != pytest.approx(o["d1"], rel=1e-6)
+    with pytest.raises(bs.errors.HyperparameterError, match="n_draws"):
+        bs.evaluate_domains("[G][Y|G]", df, "dom", k_grid=(20,), n_draws=0)
