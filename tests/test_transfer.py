@@ -287,10 +287,9 @@ def test_the_report_and_the_draws_of_an_adapted_domain(tmp_path):
     mine = rep[rep.domain == "far"]
     others = rep[rep.domain != "far"]
     assert (mine.s_domain.to_numpy() < others.groupby("node").s_domain.first()[mine.node].to_numpy()).all()
-    # "far" departs in B alone (every site draws A alike): B keeps its rows, A borrows (issue 58:
-    # the nodes choose one by one; when they chose together A kept its rows too, shrinkage 0.06)
-    shrink = mine.set_index("node").shrinkage
-    assert shrink["B"] < others.shrinkage.min() and shrink["A"] > 0.3, shrink
+    # "far" departs in B alone (every site draws A alike), and its 30 rows do not make the
+    # nodes part (the choices are tied with prior 0.99): both keep their rows, as an unusual type
+    assert mine.shrinkage.max() < others.shrinkage.min()
     # parameter draws of the adapted domain: around its tables, with its sds
     dB = a._posterior_tables(4000, np.random.default_rng(1))["B"][..., a.domains.index("far")]
     np.testing.assert_allclose(dB.mean(axis=0), a.cpt("B")[..., a.domains.index("far")], atol=0.01)

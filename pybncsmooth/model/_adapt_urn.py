@@ -1,6 +1,7 @@
-r"""The posterior of a domain being adapted (:mod:`pybncsmooth.model.adapt`), every node
-at once: a copy of one of the fitted domains or a type of its own, weighed by the
-domain's rows in every node (:mod:`pybncsmooth.estimators._domain_prior`); a given
+r"""The posterior of a domain being adapted (:mod:`pybncsmooth.model.adapt`): in each
+node a copy of one of the fitted domains' tables or a type of its own, the nodes'
+choices tied or not, weighed by the domain's rows
+(:func:`~pybncsmooth.estimators._domain_prior.node_choice_weights`); a given
 ``s_domain=``, an estimator that fixes its concentration, or a population fitted
 without domains: the new type alone, with that concentration."""
 
@@ -143,7 +144,7 @@ def adapt_posteriors(net: Any, ctxs: Mapping[str, NodeContext], s_domain: Any, h
                      code: int, new_type: float | None = None) -> dict[str, AdaptedNode]:
     """Every node's posterior for the domain ``code`` (see the module docstring): each
     new type's concentration posterior per node and its evidence, the fitted domains'
-    evidence summed over the nodes, their joint weights (``new_type``: the prior
+    evidence per node, each node's weights of its choices (``new_type``: the prior
     probability of a new type, default the module's), then each node's mixture."""
     estimator = net.estimator
     if not estimator.pools_domains:
