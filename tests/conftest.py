@@ -166,7 +166,7 @@ def adapted_by_hand(net, rows: pd.DataFrame, label, share: float = 0.5, masses: 
     domains (half of it: ``s`` from the fit's mixing distribution ``s_new_G``, without
     the domain's own evidence when it is a fitted one) or unusual (half: ``s = 1``),
     both the nested model's ``s' = s A / (s + A + 1)`` around the pooled table; with
-    probability 1/2 every node makes the same choice (tied), else each its own.  The
+    probability 0.99 every node makes the same choice (tied), else each its own.  The
     tables are the posterior means.  ``masses``: ``A_y`` of some nodes' dense
     configurations (default: the fit's, for the configurations it saw).  Returns
     ``({node: (configurations, levels)}, {node: posterior probability of a new type})``,
@@ -212,12 +212,12 @@ def adapted_by_hand(net, rows: pd.DataFrame, label, share: float = 0.5, masses: 
     with np.errstate(divide="ignore"):  # share 1: no copy
         prior = np.log(np.r_[np.full(D, (1 - share) / D), share / 2, share / 2])
     Lm = np.array([L[v] for v in net.nodes])  # (nodes, choices)
-    # tied (prior 1/2): one choice for every node; untied: a choice per node
+    # tied (prior 0.99): one choice for every node; untied (0.01): a choice per node
     joint = prior + Lm.sum(axis=0)
     per = prior[None] + Lm
     T = np.log(np.exp(joint - joint.max()).sum()) + joint.max()
     U = sum(np.log(np.exp(p - p.max()).sum()) + p.max() for p in per)
-    p_tied = 1.0 / (1.0 + np.exp(U - T))
+    p_tied = 1.0 / (1.0 + np.exp(np.log(0.01) + U - np.log(0.99) - T))
     out, p_new = {}, {}
     for i, v in enumerate(net.nodes):
         wts = p_tied * np.exp(joint - T) + (1 - p_tied) * np.exp(per[i] - per[i].max()) / np.exp(
