@@ -23,7 +23,9 @@ estimator pooled and of the separate fit, the adapted domain's learned ``s_D`` a
 the times; ``--seeds 1 2 3`` other draws of the 20 rows; ``--far``: simulated domains,
 five alike and one far from them, a population drawn afresh for every seed;
 ``--oracle``: also the best single ``s_D`` per domain chosen on its held-out rows, an
-upper bound on what one concentration per domain can do).
+upper bound on what one concentration per domain can do).  ``--regret``: adapt's regret
+per domain and draw; ``--data`` also takes ``six`` and the two-node shapes ``mixed``,
+``departs`` and ``alike`` (:data:`TWO_NODE_SHAPES`).
 """
 
 from __future__ import annotations
