@@ -147,7 +147,7 @@ UNUSUAL_LOG_S = np.zeros(1)
 #: domains: a node 1 of 20 positive (where the fitted domains give 25-64%) then kept
 #: much of its weight on the population's spread and on copies of the nearest fitted
 #: domain (``benchmarks/bench_domains.py --regret --data mixed``, the domain at 0.06
-#: left out: mean regret 0.031 nats/row over 8 draws before issue 58, 0.009 with this
+#: left out: mean regret 0.031 nats/row over 8 draws with the previous model, 0.009 with this
 #: share, ``s = 1`` and the choices tied as :data:`TIED_SHARE` ties them).
 UNUSUAL_SHARE = 0.5
 
