@@ -259,7 +259,7 @@ print(clf.predict_proba(X.iloc[:3]).round(3))
 # under each: a priori a node's table is with probability 1/2 a copy of one of the `D`
 # fitted domains' (1/(2D) each, as the fit knows them), with 1/4 a type of its own drawn
 # around the population as the fitted domains are (their shared `s_D`), with 1/4 unusual
-# (one row's weight toward the population); with probability 0.99 all nodes make the same
+# (one row's weight toward the population); with probability `0.99` all nodes make the same
 # choice (a node's 20 rows are few: at 1/2 the nodes parted far too often), otherwise each
 # its own. The adapted tables are the posterior means, a mixture of Dirichlets per node.
 # `domain_report()` says, per node, what the domain was taken for: `p_new` (a type of its
@@ -476,7 +476,7 @@ over5 = by5.index[by5["regret"] > 0.01].tolist()
 # Over {{int(by5["n_draws"].iloc[0])}} draws of 20 rows (`evaluate_domains(..., n_draws=)`, each
 # domain left out in turn), `d5`'s regret to the better of pooling and its separate fit
 # averages {{by5.loc["d5", "regret"]:+.4f}} nats per row (worst draw {{by5.loc["d5", "max_regret"]:+.4f}}), `d3`'s
-# {{by5.loc["d3", "regret"]:+.4f}}; the domains averaging more than 0.01 behind: {{", ".join(over5) or "none"}}.
+# {{by5.loc["d3", "regret"]:+.4f}}; the domains averaging more than `0.01` behind: {{", ".join(over5) or "none"}}.
 # This set is the hard case: `d3` sits near the population's centre in both nodes, and
 # its draws of 20 rows can look like `d2` or `d4`, whose tables adapt then copies; `d5`
 # departs in one node only. Choosing node by node with the choices tied at 1/2 did a
