@@ -23,7 +23,9 @@ estimator pooled and of the separate fit, the adapted domain's learned ``s_D`` a
 the times; ``--seeds 1 2 3`` other draws of the 20 rows; ``--far``: simulated domains,
 five alike and one far from them, a population drawn afresh for every seed;
 ``--oracle``: also the best single ``s_D`` per domain chosen on its held-out rows, an
-upper bound on what one concentration per domain can do).
+upper bound on what one concentration per domain can do).  ``--regret``: adapt's regret
+per domain and draw; ``--data`` also takes ``six`` and the two-node shapes ``mixed``,
+``departs`` and ``alike`` (:data:`TWO_NODE_SHAPES`).
 """
 
 from __future__ import annotations
@@ -265,10 +267,37 @@ def six_domains(seed: int = 0) -> tuple[pd.DataFrame, str, str]:
     return df.assign(**{c: pd.Categorical(df[c]) for c in df}), "[P][Y|P]", "dom"
 
 
+#: the two-node shapes of ``--regret``: per domain ``P(G = g1)`` and the outcome's rate
+#: ``P(Y = y1)`` (log-odds +-0.2 by ``G``); ``mixed``: shaped like the issue's hidden
+#: set, the two nodes departing independently; ``departs``: one domain far from the
+#: others in both nodes, one in each alone; ``alike``: no domain departs
+TWO_NODE_SHAPES = {
+    "mixed": ((0.12, 0.04, 0.65, 0.47, 0.67, 0.48), (0.64, 0.63, 0.35, 0.34, 0.25, 0.06)),
+    "departs": ((0.45, 0.5, 0.55, 0.5, 0.9, 0.1), (0.4, 0.45, 0.35, 0.85, 0.4, 0.05)),
+    "alike": ((0.5, 0.52, 0.48, 0.5, 0.51, 0.49), (0.4, 0.42, 0.38, 0.41, 0.39, 0.4)),
+}
+
+
+def two_nodes(shape: str = "mixed", seed: int = 0, per: int = 400) -> tuple[pd.DataFrame, str, str]:
+    """Six domains of ``per`` rows on ``[G][Y|G]`` (:data:`TWO_NODE_SHAPES`)."""
+    shares, rates = TWO_NODE_SHAPES[shape]
+    rng = np.random.default_rng(seed)
+    rows = []
+    for d, (g, p) in enumerate(zip(shares, rates)):
+        grp = rng.random(per) < g
+        logit = np.log(p / (1 - p)) + np.where(grp, 0.2, -0.2)
+        y = rng.random(per) < 1 / (1 + np.exp(-logit))
+        rows.append(pd.DataFrame({"dom": f"d{d}", "G": np.where(grp, "g1", "g0"), "Y": np.where(y, "y1", "y0")}))
+    df = pd.concat(rows, ignore_index=True)
+    return df.assign(**{c: pd.Categorical(df[c]) for c in df}), "[G][Y|G]", "dom"
+
+
 def regret_data(name: str) -> tuple[pd.DataFrame, str, str]:
     """A data set of ``--regret``: a bundled one, or ``six`` (:func:`six_domains`)."""
     if name == "six":
         return six_domains(0)
+    if name in TWO_NODE_SHAPES:
+        return two_nodes(name, 0)
     return load_dataset(name), structure(name).modelstring(), dataset_info(name)["domain"]
 
 

@@ -160,18 +160,18 @@ def _new_type(net, v: str, n: np.ndarray, pooled: np.ndarray, A: np.ndarray, ls:
 def adapted_by_hand(net, rows: pd.DataFrame, label, share: float = 0.5, masses: dict | None = None) -> tuple:
     """The tables of the domain ``label`` adapted from ``rows`` (every parent
     configuration of the rows seen by the population), by hand from the population's
-    dense tables: a copy of fitted domain ``e`` (prior ``(1 - share) / D``; at
-    configuration ``y`` the Dirichlet of ``e``'s table there whose sd is ``e``'s sd) or
-    a new type (prior ``share``), spread like the fitted domains (``D / (D + 1)`` of it:
-    ``s`` from the fit's mixing distribution ``s_new_G``, without the domain's own
-    evidence when it is a fitted one) or unusual (``1 / (D + 1)``: the uniform shrinkage
-    prior of ``s``), both the nested model's ``s' = s A / (s + A + 1)`` around
-    the pooled table; weights from the rows' likelihood in every node, the tables the
-    weighted posterior means.  ``masses``: ``A_y`` of some nodes' dense configurations
-    (default: the fit's, for the configurations it saw).  Returns ``({node:
-    (configurations, levels)}, posterior probability of a new type)``, the layout of
-    :func:`_flat_table`."""
-    from pybncsmooth.estimators._domain_prior import UNUSUAL_GRID, unusual_prior
+    dense tables.  Each node chooses: a copy of fitted domain ``e``'s table (prior
+    ``(1 - share) / D``; at configuration ``y`` the Dirichlet of ``e``'s table there
+    whose sd is ``e``'s sd) or a new type (prior ``share``), spread like the fitted
+    domains (half of it: ``s`` from the fit's mixing distribution ``s_new_G``, without
+    the domain's own evidence when it is a fitted one) or unusual (half: ``s = 1``),
+    both the nested model's ``s' = s A / (s + A + 1)`` around the pooled table; with
+    probability 0.99 every node makes the same choice (tied), else each its own.  The
+    tables are the posterior means.  ``masses``: ``A_y`` of some nodes' dense
+    configurations (default: the fit's, for the configurations it saw).  Returns
+    ``({node: (configurations, levels)}, {node: posterior probability of a new type})``,
+    the layout of :func:`_flat_table`."""
+    from pybncsmooth.estimators._domain_prior import UNUSUAL_GRID
     fitted = [e for e in net.domains if e != label and net.info["domain_rows"].get(e, 0) > 0]
     D = len(fitted)
     pooled = {v: _flat_table(net.for_domain(None).cpt(v)) for v in net.nodes}
@@ -192,11 +192,9 @@ def adapted_by_hand(net, rows: pd.DataFrame, label, share: float = 0.5, masses: 
                 N = _domain_counts(net, v, e).sum(1)
                 M = np.where(N > 0, N + s_bar, s_bar * A / (s_bar + A + 1))
             atoms[e][v] = M[:, None] * p
-    with np.errstate(divide="ignore"):  # share 1: no copy
-        log_w = [np.log((1 - share) / D) + sum(_dm_log(n[v], atoms[e][v]) for v in net.nodes) for e in fitted]
-    kinds = []
-    for prior_w in (share * D / (D + 1), share / (D + 1)):
-        kinds.append([np.log(prior_w), {}])
+    # per node: the log evidence of each choice (the fitted domains, then the two kinds of new type)
+    L = {v: [_dm_log(n[v], atoms[e][v]) for e in fitted] for v in net.nodes}
+    tabs = {v: [] for v in net.nodes}
     for v in net.nodes:
         info = net.cpd(v).estimate.info
         A = (masses or {}).get(v, _pooled_mass(net, v))
@@ -207,21 +205,30 @@ def adapted_by_hand(net, rows: pd.DataFrame, label, share: float = 0.5, masses: 
             r = G * np.exp(info["s_atom_curves"][j] - info["s_atom_curves"][j].max())
             G = np.maximum(len(codes) * G - r / r.sum(), 0.0)
             G /= G.sum()
-        for kind, (ls, w) in zip(kinds, [(UNUSUAL_GRID, G), (UNUSUAL_GRID, unusual_prior())]):
+        for ls, w in [(UNUSUAL_GRID, G), (np.zeros(1), np.ones(1))]:  # unusual: s = 1
             ev, tab = _new_type(net, v, n[v], pooled[v], A, ls, w)
-            kind[0] += ev
-            kind[1][v] = tab
-    log_w += [k[0] for k in kinds]
-    wts = np.exp(np.array(log_w) - max(log_w))
-    wts /= wts.sum()
-    out = {}
-    for v in net.nodes:
-        tab = sum(wk * k[1][v] for wk, k in zip(wts[D:], kinds))
+            L[v].append(ev)
+            tabs[v].append(tab)
+    with np.errstate(divide="ignore"):  # share 1: no copy
+        prior = np.log(np.r_[np.full(D, (1 - share) / D), share / 2, share / 2])
+    Lm = np.array([L[v] for v in net.nodes])  # (nodes, choices)
+    # tied (prior 0.99): one choice for every node; untied (0.01): a choice per node
+    joint = prior + Lm.sum(axis=0)
+    per = prior[None] + Lm
+    T = np.log(np.exp(joint - joint.max()).sum()) + joint.max()
+    U = sum(np.log(np.exp(p - p.max()).sum()) + p.max() for p in per)
+    p_tied = 1.0 / (1.0 + np.exp(np.log(0.01) + U - np.log(0.99) - T))
+    out, p_new = {}, {}
+    for i, v in enumerate(net.nodes):
+        wts = p_tied * np.exp(joint - T) + (1 - p_tied) * np.exp(per[i] - per[i].max()) / np.exp(
+            per[i] - per[i].max()).sum()
+        tab = sum(wk * t for wk, t in zip(wts[D:], tabs[v]))
         for e, we in zip(fitted, wts[:D]):
             a = atoms[e][v] + n[v]
             tab = tab + we * a / a.sum(1, keepdims=True)
         out[v] = tab
-    return out, float(wts[D:].sum())
+        p_new[v] = float(wts[D:].sum())
+    return out, p_new
 
 
 def shrunk_by_hand(counts, pooled, info) -> np.ndarray:

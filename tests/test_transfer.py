@@ -101,6 +101,7 @@ def test_the_adapted_domain_by_hand():
     new = pd.DataFrame({"A": pd.Categorical(["a"] * 9 + ["b"] * 3, categories=["a", "b"])})
     a = net.adapt(new, "s4")
     tables, p_new = adapted_by_hand(net, new, "s4")
+    p_new = p_new["A"]
     np.testing.assert_allclose(_flat_table(a.for_domain("s4").cpt("A")), tables["A"], rtol=1e-10)
     info = a.cpd("A").estimate.info
     got_new, like, p_like, _ = own_urns(info)[3]
@@ -115,9 +116,10 @@ def test_the_adapted_domain_by_hand():
     for share in (0.2, 1.0):
         other = net.adapt(new, "s4", new_type=share)
         t, p = adapted_by_hand(net, new, "s4", share=share)
+        p = p["A"]
         np.testing.assert_allclose(_flat_table(other.for_domain("s4").cpt("A")), t["A"], rtol=1e-10)
         assert own_urns(other.cpd("A").estimate.info)[3][0] == pytest.approx(p, rel=1e-10)
-    assert p == 1.0
+    assert p == pytest.approx(1.0, abs=1e-12)
     for bad in (0, 1.5, "half", np.nan):
         with pytest.raises(bs.errors.HyperparameterError, match="new_type"):
             net.adapt(new, "s4", new_type=bad)
@@ -178,9 +180,10 @@ def test_a_domain_departing_like_a_fitted_one_takes_its_tables(method):
     df = _six_domains(0)
     la, lp, ls, a = _adapted_scores(df, "d0", 11, method)
     rep = a.domain_report(draws=0).set_index(["domain", "node"])
-    # most like d1 (0.36 of the posterior; 0.42 a type of its own, the rest the other domains)
+    # most like d1 (0.36 of the posterior; 0.35 a type of its own, the rest the other domains;
+    # 0.42 a type of its own when the nodes chose together, before issue 58)
     assert rep.loc[("d0", "Y"), "like"] == "d1" and 0.3 < rep.loc[("d0", "Y"), "p_like"] < 0.45
-    assert 0.35 < rep.loc[("d0", "Y"), "p_new"] < 0.5
+    assert 0.3 < rep.loc[("d0", "Y"), "p_new"] < 0.45
     y1 = a.for_domain("d0").cpt("Y")[1]  # P(Y = y1 | P): 0.48 and 0.51, the population's 0.35
     assert (y1 > 0.47).all() and (y1 > a.for_domain(None).cpt("Y")[1] + 0.1).all(), y1
     assert la > max(lp, ls) and la > lp + 0.1, (la, lp, ls)
@@ -284,6 +287,8 @@ def test_the_report_and_the_draws_of_an_adapted_domain(tmp_path):
     mine = rep[rep.domain == "far"]
     others = rep[rep.domain != "far"]
     assert (mine.s_domain.to_numpy() < others.groupby("node").s_domain.first()[mine.node].to_numpy()).all()
+    # "far" departs in B alone (every site draws A alike), and its 30 rows do not make the
+    # nodes part (the choices are tied with prior 0.99): both keep their rows, as an unusual type
     assert mine.shrinkage.max() < others.shrinkage.min()
     # parameter draws of the adapted domain: around its tables, with its sds
     dB = a._posterior_tables(4000, np.random.default_rng(1))["B"][..., a.domains.index("far")]
@@ -394,8 +399,10 @@ def test_a_hierarchical_classifier_learns_the_new_region():
     """Each Chilean region left out, the TAN-hmd classifier adapted from its first 20
     rows: the held-out log-likelihood of the classes rises in four regions of five
     (C, M, S, SA: by 0.006-0.019 nats/row) and N, a typical region whose first 20 rows
-    look like another region's, stays within 0.01 (it loses 0.007: the bar of adapt's
-    regret, not the 0.001 of the one-concentration model, which could not copy a region)."""
+    look like another region's, stays within 0.02 (one draw of 20 rows: it loses 0.010,
+    0.007 when the nodes chose together, 0.001 under the one-concentration model, which
+    could not copy a region; issue 58 set the bar of a single draw's regret at 0.05 and
+    of the mean over draws at 0.01)."""
     df = bs.load_dataset("chile")
     feats = [c for c in df if c != "vote"]
     gains = {}
@@ -412,7 +419,7 @@ def test_a_hierarchical_classifier_learns_the_new_region():
         after = clf.predict_proba(test[feats])
         ll = [np.log(p[np.arange(len(y)), y]).mean() for p in (before, after)]
         gains[region] = ll[1] - ll[0]
-    assert sum(g > 0.005 for g in gains.values()) >= 4 and min(gains.values()) > -0.01, gains
+    assert sum(g > 0.005 for g in gains.values()) >= 4 and min(gains.values()) > -0.02, gains
     df, old, new = _chile_split()
     test = new.iloc[20:]
     # a classifier fitted without domains is the population; its domain column is named at adapt

@@ -17,14 +17,15 @@ the log loss).  Beside the score of a hierarchical setting in the ``lodo`` schem
 what the adapted domain learned: its concentration ``s_domain`` (the geometric mean over
 the nodes of each node's posterior geometric mean of :math:`s_D`), ``shrinkage`` (its
 prior's weight in its tables, averaged over the nodes), ``p_new`` (the posterior
-probability that it is a type of its own) and ``like`` (the fitted domain it most
-likely copies: :meth:`FittedNetwork.domain_report`).  A hierarchical setting's
+probability that a node's table is a type of its own, averaged over the nodes) and
+``like`` (the fitted domain whose table it most likely copies, in the node where a copy
+is likeliest: :meth:`FittedNetwork.domain_report`).  A hierarchical setting's
 ``regret`` is how far its score falls behind the better of the pooled and separate
 settings in that domain (negative: ahead of both); adapt's aim is a regret of at most
-0.01 nats/row in every domain.  Win-draw-loss over domains with the two-tailed sign test
-compares two settings; :meth:`DomainEvaluation.summary` gives the mean and the worst
-regret and the share of domains where each hierarchical setting beats every pooled and
-separate one.
+0.01 nats/row in every domain, averaged over draws of its rows (``n_draws``).
+Win-draw-loss over domains with the two-tailed sign test compares two settings;
+:meth:`DomainEvaluation.summary` gives the mean and the worst regret and the share of
+domains where each hierarchical setting beats every pooled and separate one.
 """
 
 from __future__ import annotations
@@ -75,14 +76,20 @@ class DomainEvaluation:
         self.results = results
         self.target = target
 
-    def summary(self) -> pd.DataFrame:
+    def summary(self, by_domain: bool = False) -> pd.DataFrame:
         """Scores averaged over domains (weighted by held-out rows) per scheme, ``k`` and
         setting, and for the hierarchical settings the ``regret`` to the better of pooled
-        and separate averaged over the domains (and repetitions), its worst
-        (``max_regret``), the share of domains more than 0.01 nats/row behind
-        (``over_001``) and ``beats_both``: the share of domains where the setting's
-        score (``loglik``, summed over repetitions) is above that of every pooled and
-        every separate setting."""
+        and separate averaged over the domains (and repetitions and draws), its worst
+        (``max_regret``: of one draw), the share of domain-draws more than 0.01 nats/row
+        behind (``over_001``), the largest of the domains' regrets averaged over their
+        draws and repetitions (``max_domain_regret``; with ``n_draws=1`` the worst domain's
+        mean over repetitions) and ``beats_both``: the share of domains where the
+        setting's score (``loglik``, summed over repetitions and draws) is above that of
+        every pooled and every separate setting.  ``by_domain=True``: one row per
+        scheme, ``k``, setting and domain (its scores and regret averaged over its
+        repetitions and draws, ``max_regret`` its worst draw, ``n_draws`` how many)."""
+        if by_domain:
+            return self._by_domain()
         r = self.results.dropna(subset=["loglik"])
         cols = [c for c in ("loglik", "rmse", "log_loss") if c in r]
         w = r[cols].multiply(r["n_test"], axis=0)
@@ -94,8 +101,22 @@ class DomainEvaluation:
             reg = r["regret"].groupby(keys, sort=False)
             out["regret"], out["max_regret"] = reg.mean(), reg.max()
             out["over_001"] = (r["regret"] > 0.01).where(r["regret"].notna()).groupby(keys, sort=False).mean()
+            per = r.groupby(["scheme", "k", "setting", "domain"], sort=False, observed=True)["regret"].mean()
+            out["max_domain_regret"] = per.groupby(level=[0, 1, 2], sort=False).max()
         out["beats_both"] = [self._beats_both(*key) for key in out.index]
         return out
+
+    def _by_domain(self) -> pd.DataFrame:
+        """:meth:`summary` per domain: scores and regret averaged over repetitions and
+        draws, the worst draw's regret, the number of draws scored."""
+        r = self.results.dropna(subset=["loglik"])
+        cols = [c for c in ("loglik", "rmse", "log_loss", "regret") if c in r]
+        g = r.groupby(["scheme", "k", "setting", "domain"], sort=False, observed=True)
+        out = g[cols].mean()
+        if "regret" in r:
+            out["max_regret"] = g["regret"].max()
+        out["n_draws"] = g.size()
+        return out.sort_index()
 
     def _beats_both(self, scheme: str, k: int, setting: str) -> float:
         """The share of domains where ``setting`` (a hierarchical one) scores above every
@@ -239,28 +260,29 @@ def _within(spec, data, domain, settings, target, test_size, rng, seed, rep, opt
             else:
                 sc = _scores(net, te, target)
             rows.append({"scheme": "within", "setting": name, "mode": s["mode"], "domain": d, "k": -1,
-                         "repeat": rep, "n_test": len(te), **sc})
+                         "repeat": rep, "draw": 0, "n_test": len(te), **sc})
     return rows
 
 
-def _lodo(spec, data, domain, settings, target, k_grid, rng, seed, rep, options, bar) -> list[dict]:
+def _lodo(spec, data, domain, settings, target, k_grid, rng, seed, rep, options, bar, n_draws=1) -> list[dict]:
     rows = []
     kmax = max(k_grid)
     for d, idx in data.groupby(domain, observed=True).indices.items():
         if len(idx) <= kmax:
             continue  # too few rows to adapt from kmax and keep a test set
-        perm = rng.permutation(idx)
-        adapt_pool, te = data.iloc[perm[:kmax]], data.iloc[perm[kmax:]]
+        perms = [rng.permutation(idx) for _ in range(n_draws)]
         others = data[data[domain] != d]
-        te_nodes = te.drop(columns=domain)
         for name, s in settings.items():
             pop = _fit(spec, others, s, domain, seed, options) if s["mode"] == "domain" else None
-            for k in k_grid:
-                sc = _lodo_score(spec, s, pop, others, adapt_pool.iloc[:k], te_nodes, d, domain, target, seed,
-                                 options)
-                if sc is not None:
-                    rows.append({"scheme": "lodo", "setting": name, "mode": s["mode"], "domain": d, "k": int(k),
-                                 "repeat": rep, "n_test": len(te), **sc})
+            for draw, perm in enumerate(perms):
+                adapt_pool, te = data.iloc[perm[:kmax]], data.iloc[perm[kmax:]]
+                te_nodes = te.drop(columns=domain)
+                for k in k_grid:
+                    sc = _lodo_score(spec, s, pop, others, adapt_pool.iloc[:k], te_nodes, d, domain, target, seed,
+                                     options)
+                    if sc is not None:
+                        rows.append({"scheme": "lodo", "setting": name, "mode": s["mode"], "domain": d,
+                                     "k": int(k), "repeat": rep, "draw": draw, "n_test": len(te), **sc})
         if bar is not None:
             bar.update(1)
     return rows
@@ -288,7 +310,8 @@ def _learned(adapted: FittedNetwork | None, d: Any) -> dict[str, Any]:
     """What the adapted domain ``d`` learned: its concentration (the geometric mean over
     the nodes of each node's posterior geometric mean; ``nan`` from no row), its prior's
     weight in its tables averaged over the nodes (1 from no row), the probability that
-    it is a type of its own and the fitted domain it most likely copies."""
+    it is a type of its own (each node chooses: averaged over the nodes) and the fitted
+    domain it most likely copies (in the node where a copy is likeliest)."""
     if adapted is None:
         return {"s_domain": np.nan, "shrinkage": 1.0, "p_new": np.nan, "like": None}
     rep = adapted.domain_report(draws=0)
@@ -297,8 +320,9 @@ def _learned(adapted: FittedNetwork | None, d: Any) -> dict[str, Any]:
         return {"s_domain": np.nan, "shrinkage": np.nan, "p_new": np.nan, "like": None}
     with np.errstate(divide="ignore"):
         s = float(np.exp(np.mean(np.log(rep["s_domain"].to_numpy()))))
-    return {"s_domain": s, "shrinkage": float(rep["shrinkage"].mean()), "p_new": float(rep["p_new"].iloc[0]),
-            "like": rep["like"].iloc[0]}
+    best = int(np.argmax(rep["p_like"].fillna(-1.0).to_numpy()))
+    return {"s_domain": s, "shrinkage": float(rep["shrinkage"].mean()), "p_new": float(rep["p_new"].mean()),
+            "like": rep["like"].iloc[best]}
 
 
 def _with_regret(results: pd.DataFrame) -> pd.DataFrame:
@@ -307,7 +331,7 @@ def _with_regret(results: pd.DataFrame) -> pd.DataFrame:
     (``nan`` for those settings, or without any)."""
     if results.empty:
         return results
-    keys = ["scheme", "k", "domain", "repeat"]
+    keys = ["scheme", "k", "domain", "repeat", "draw"]
     rivals = results[results["mode"] != "domain"].groupby(keys, observed=True)["loglik"].max().rename("_best")
     out = results.join(rivals, on=keys)
     out["regret"] = np.where(out["mode"] == "domain", out["_best"] - out["loglik"], np.nan)
@@ -359,6 +383,7 @@ def evaluate_domains(
     k_grid: Sequence[int] = (0, 5, 20, 50),
     lodo: bool = True,
     repeats: int = 1,
+    n_draws: int = 1,
     random_state: Any = 0,
     **options: Any,
 ) -> DomainEvaluation:
@@ -376,7 +401,10 @@ def evaluate_domains(
     ``lodo=False``) and a domain with more rows than the largest ``k``: otherwise a
     :class:`~pybncsmooth.errors.DataError` or
     :class:`~pybncsmooth.errors.HyperparameterError` says which.  Domains with no more
-    rows than the largest ``k`` are left out of the ``lodo`` scheme.
+    rows than the largest ``k`` are left out of the ``lodo`` scheme.  ``n_draws``: in
+    the ``lodo`` scheme, the draws of each left-out domain's adapting rows (each scored
+    on the rest of its rows; the population fitted once per domain): ``summary()``
+    then gives each domain's regret averaged over them (``by_domain=True``: per domain).
 
     ``**options``: the options of the ``evaluate_domains`` entry point
     (:mod:`pybncsmooth.options`) every fit takes: ``na`` (default ``"error"``),
@@ -399,6 +427,7 @@ def evaluate_domains(
     _check_settings(settings, opts)
     test_size = check_probability("test_size", test_size)
     repeats = check_int("repeats", repeats, low=1)
+    n_draws = check_int("n_draws", n_draws, low=1)
     k_grid = _check_k_grid(k_grid, lodo)
     if data[domain].isna().any():
         raise DataError(f"the domain column {domain!r} has missing values: every row needs its domain")
@@ -421,7 +450,7 @@ def evaluate_domains(
             if bar is not None:
                 bar.update(1)
             if lodo:
-                rows += _lodo(structure, data, domain, settings, target, k_grid, rng, seed, rep, opts, bar)
+                rows += _lodo(structure, data, domain, settings, target, k_grid, rng, seed, rep, opts, bar, n_draws)
     finally:
         if bar is not None:
             bar.close()

@@ -1,6 +1,7 @@
-r"""The posterior of a domain being adapted (:mod:`pybncsmooth.model.adapt`), every node
-at once: a copy of one of the fitted domains or a type of its own, weighed by the
-domain's rows in every node (:mod:`pybncsmooth.estimators._domain_prior`); a given
+r"""The posterior of a domain being adapted (:mod:`pybncsmooth.model.adapt`): in each
+node a copy of one of the fitted domains' tables or a type of its own, the nodes'
+choices tied or not, weighed by the domain's rows
+(:func:`~pybncsmooth.estimators._domain_prior.node_choice_weights`); a given
 ``s_domain=``, an estimator that fixes its concentration, or a population fitted
 without domains: the new type alone, with that concentration."""
 
@@ -13,10 +14,10 @@ import numpy as np
 from ..errors import HyperparameterError
 from ..estimators._domain_prior import (
     UNUSUAL_GRID,
+    UNUSUAL_LOG_S,
     atom_log_evidence,
+    node_choice_weights,
     novel_posterior,
-    unusual_prior,
-    urn_weights,
     without_domain,
 )
 from ..estimators._pooling import fixed_concentration
@@ -143,7 +144,7 @@ def adapt_posteriors(net: Any, ctxs: Mapping[str, NodeContext], s_domain: Any, h
                      code: int, new_type: float | None = None) -> dict[str, AdaptedNode]:
     """Every node's posterior for the domain ``code`` (see the module docstring): each
     new type's concentration posterior per node and its evidence, the fitted domains'
-    evidence summed over the nodes, their joint weights (``new_type``: the prior
+    evidence per node, each node's weights of its choices (``new_type``: the prior
     probability of a new type, default the module's), then each node's mixture."""
     estimator = net.estimator
     if not estimator.pools_domains:
@@ -153,20 +154,23 @@ def adapt_posteriors(net: Any, ctxs: Mapping[str, NodeContext], s_domain: Any, h
     atoms, rows = _atoms(ctxs, code) if urn else (np.zeros(0, dtype=np.int64), {})
     kinds = 2 if urn else 1
     concs: dict[str, list] = {n: [] for n in net.nodes}
-    new_ev = np.zeros(kinds)
-    atom_ev = np.zeros(len(atoms))
-    for n in net.nodes:
+    new_ev = np.zeros((len(net.nodes), kinds))
+    atom_ev = np.zeros((len(net.nodes), len(atoms)))
+    for i, n in enumerate(net.nodes):
         ctx = ctxs[n]
-        priors = [_prior(net, n, ctx, s_domain, has_domain, code), (UNUSUAL_GRID, unusual_prior())][:kinds]
+        priors = [_prior(net, n, ctx, s_domain, has_domain, code), (UNUSUAL_LOG_S, np.ones(1))][:kinds]
         for k, (log_s, w) in enumerate(priors):
             ev, post = novel_posterior(ctx.dcnt, ctx.mean, ctx.leaf_mass, log_s, w)
             concs[n].append((np.asarray(log_s, dtype=np.float64), post))
-            new_ev[k] += ev
+            new_ev[i, k] = ev
         if len(atoms):
-            atom_ev += atom_log_evidence(ctx.dcnt, atom_dirichlets(ctx, rows[n], ctx.dpos))
-    w_atoms, w_new = urn_weights(atom_ev, new_ev, new_type)
-    kept = np.flatnonzero(w_atoms > _TRIM * max(w_atoms.max(initial=0.0), w_new.max()))
-    best = int(np.argmax(w_atoms)) if len(atoms) else -1
-    summary = (float(w_new.sum()), int(atoms[best]) if best >= 0 else -1, float(w_atoms[best]) if best >= 0 else 0.0)
-    return {n: _mixture_node(ctxs[n], concs[n], w_new, rows[n][kept] if len(atoms) else atoms, w_atoms[kept], summary)
-            for n in net.nodes}
+            atom_ev[i] = atom_log_evidence(ctx.dcnt, atom_dirichlets(ctx, rows[n], ctx.dpos))
+    w_atoms, w_new, _ = node_choice_weights(atom_ev, new_ev, new_type)
+    out = {}
+    for i, n in enumerate(net.nodes):
+        wa, wn = w_atoms[i], w_new[i]
+        kept = np.flatnonzero(wa > _TRIM * max(wa.max(initial=0.0), wn.max()))
+        best = int(np.argmax(wa)) if len(atoms) else -1
+        summary = (float(wn.sum()), int(atoms[best]) if best >= 0 else -1, float(wa[best]) if best >= 0 else 0.0)
+        out[n] = _mixture_node(ctxs[n], concs[n], wn, rows[n][kept] if len(atoms) else atoms, wa[kept], summary)
+    return out

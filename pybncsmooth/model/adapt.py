@@ -4,9 +4,10 @@ For every node the population's context tree (the domain split last, or no domai
 at all) keeps its estimates; the domain gets a leaf below every parent configuration
 of the population (and of its rows), each the posterior of the population's model
 for a new domain given the domain's rows, the population held fixed
-(:mod:`pybncsmooth.estimators._domain_prior`): a copy of one of the fitted domains
-(in every node at once) or a type of its own, drawn around the population with the
-node's shared concentration,
+(:mod:`pybncsmooth.estimators._domain_prior`): in each node a copy of one of the fitted
+domains' tables or a type of its own (drawn around the population with the node's
+shared concentration, or unusual), the nodes' choices tied with prior probability
+:data:`~pybncsmooth.estimators._domain_prior.TIED_SHARE`,
 
 .. math:: \hat\theta_{x \mid y, d} = w_{new} \sum_k \pi_k
           \frac{n_{yxd} + s'_k\, \hat\theta_{x \mid y}}{n_{yd} + s'_k}
@@ -17,8 +18,9 @@ with :math:`\hat\theta_{x \mid y}` what the population answers for configuration
 :math:`A_y` how well it knows it (the nested model's mass), :math:`\pi_k` the posterior
 of the shared concentration given the domain's rows, :math:`\hat\theta_{x|y,e}` and
 :math:`M_{ye}` fitted domain ``e``'s table and the Dirichlet mass its sd implies, and
-the weights :math:`w` the posterior probabilities of the types given every row of the
-domain in every node.  A domain whose rows look like an unusual fitted domain's takes
+the weights :math:`w` (per node) the posterior probabilities of the node's choices
+given every row of the domain
+(:func:`~pybncsmooth.estimators._domain_prior.node_choice_weights`).  A domain whose rows look like an unusual fitted domain's takes
 that domain's tables, a typical one borrows from the population.  Maximum likelihood
 keeps the domain's own frequencies; an estimator that fixes the concentration
 (``hmd``'s ``s_domain``) and ``adapt``'s own ``s_domain=`` fix it (the new type
