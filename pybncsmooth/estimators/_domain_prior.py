@@ -492,17 +492,11 @@ def node_choice_weights(atom_ev: np.ndarray, new_ev: np.ndarray, share: float | 
     .. math:: T = \sum_c \pi_c \prod_v e^{L_{vc}}, \qquad
               U = \prod_v \sum_c \pi_c e^{L_{vc}},
 
-    the posterior of the tie :math:`
-ho' = 
-ho T / (
-ho T + (1 - 
-ho) U)` and node
+    the posterior of the tie :math:`\rho' = \rho T / (\rho T + (1 - \rho) U)` and node
     ``v``'s posterior of its choice
 
-    .. math:: P(c_v = c \mid n) = 
-ho' rac{\pi_c \prod_u e^{L_{uc}}}{T}
-              + (1 - 
-ho') rac{\pi_c e^{L_{vc}}}{\sum_{c'} \pi_{c'} e^{L_{vc'}}}.
+    .. math:: P(c_v = c \mid n) = \rho' \frac{\pi_c \prod_u e^{L_{uc}}}{T}
+              + (1 - \rho') \frac{\pi_c e^{L_{vc}}}{\sum_{c'} \pi_{c'} e^{L_{vc'}}}.
     """
     atom_ev = np.atleast_2d(np.asarray(atom_ev, dtype=np.float64))
     new_ev = np.atleast_2d(np.asarray(new_ev, dtype=np.float64))

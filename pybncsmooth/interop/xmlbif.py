@@ -105,13 +105,13 @@ def _table(node: str, parents: list[str], vals: np.ndarray, parts: NetworkParts,
 def _escape(name: object) -> str:
     """A name or level as element text: ``&``, ``<``, ``>`` escaped, and a carriage
     return as a character reference (an XML reader turns a bare one into a line feed)."""
+    from xml.sax.saxutils import escape  # (with urllib and ssl: imported when an XMLBIF file is written)
+
     return escape(str(name), {"\r": "&#13;"})
 
 
 def write_xmlbif(net: "FittedNetwork", fh: TextIO) -> None:
     """Write ``net`` as XMLBIF 0.3 (pgmpy's and pyAgrum's layout, see the module docstring)."""
-    from xml.sax.saxutils import escape  # (with urllib and ssl: imported when an XMLBIF file is written)
-
     fh.write('<?xml version="1.0" encoding="UTF-8"?>\n<BIF VERSION="0.3">\n<NETWORK>\n<NAME>unknown</NAME>\n')
     for node in net.nodes:
         outcomes = "".join(f"\t<OUTCOME>{_escape(l)}</OUTCOME>\n" for l in net.levels(node))
