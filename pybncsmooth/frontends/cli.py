@@ -40,6 +40,31 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 
+class _Methods:
+    """The estimators ``--method`` takes, as argparse's ``choices``: the registry's names.
+    Listing them (help, an error) reads the written names (``_cli_specs.METHODS``) while
+    the registry is not loaded, so ``--help`` stays cheap; a name not among them is looked
+    up in the registry itself, so an estimator registered at run time (one module and its
+    registration, nothing else) is taken here as by every other front end."""
+
+    def _names(self) -> tuple[str, ...]:
+        base = sys.modules.get("pybncsmooth.estimators.base")
+        return METHODS if base is None else tuple(base.available_methods())
+
+    def __iter__(self):
+        return iter(self._names())
+
+    def __contains__(self, name: object) -> bool:
+        if name in METHODS:
+            return True
+        from ..estimators import available_methods
+
+        return name in available_methods()
+
+
+_METHOD_CHOICES = _Methods()
+
+
 def _positive_int(text: str) -> int:
     """An argparse type: a whole number >= 1."""
     try:
@@ -395,7 +420,7 @@ def _add_fit_parser(sub: Any) -> None:
         help="bnlearn model string '[A][B|A]', a formula 'B ~ A', a .bif/.dsc/.net/.rds file, or a classifier "
         "formula 'Class ~ .' with --structure nb|tan|kdb|skdb (a structure learned)",
     )
-    f.add_argument("-m", "--method", default=None, choices=METHODS, help="the estimator (default bayes)")
+    f.add_argument("-m", "--method", default=None, choices=_METHOD_CHOICES, help="the estimator (default bayes)")
     f.add_argument(
         "-p",
         "--param",
@@ -492,7 +517,7 @@ def _add_small_parsers(sub: Any) -> None:
     o = sub.add_parser("options", help="the options of every entry point: type, default, where they apply, doc")
     o.set_defaults(func=_cmd_options)
     m = sub.add_parser("methods", help="the estimators and their hyperparameters (default, accepted values, doc)")
-    m.add_argument("method", nargs="?", choices=METHODS, help="only this estimator")
+    m.add_argument("method", nargs="?", choices=_METHOD_CHOICES, help="only this estimator")
     m.set_defaults(func=_cmd_methods)
     d = sub.add_parser("demo", help="compare estimators on a bundled data set (held-out log-likelihood)")
     d.add_argument("--seed", type=int, default=2024)
