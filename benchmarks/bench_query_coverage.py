@@ -108,6 +108,8 @@ def main(argv: list[str] | None = None) -> None:
     methods = [parse_method(m) for m in (args.method or DEFAULT_METHODS)]
     print(f"# {platform.machine()}, {platform.python_version()}, pybncsmooth {bs.__version__}")
     print(f"# python benchmarks/bench_query_coverage.py {' '.join(argv if argv is not None else sys.argv[1:])}")
+    print("# seconds: the wall time of a cell's fits, draws and queries over its seeds; the first cell of the"
+          " run is cold (it also loads the compiled kernels), the others warm")
     for spec in args.network or list(LISTED):
         name, ref = load(spec)
         print(f"\n## {name}: {args.queries} queries a fit, {int(args.level * 100)}% intervals\n")

@@ -221,6 +221,20 @@ def test_importing_the_package_leaves_the_heavy_modules_unimported():
     assert {"sklearn", "pybncsmooth.classifiers"} <= used
 
 
+def test_a_formula_fit_of_a_classifier_structure_imports_neither_scikit_learn_nor_scipy_stats():
+    """``bs.fit("Class ~ .", df, structure="kdb")`` (no discretiser) needs neither
+    scikit-learn nor ``scipy.stats``: a fresh process fitting one pays neither import
+    (about 1 s together); asking for the classifier or a discretiser still brings them."""
+    fit = ("import pandas as pd, pybncsmooth as bs\n"
+           "df = pd.DataFrame({'Class': list('ab') * 10, 'A': list('xyz') * 6 + ['x', 'y'], 'B': list('uv') * 10})\n"
+           "net = bs.fit('Class ~ .', df, structure='kdb', k=1)\n"
+           "assert net.parents('B') == ['Class', 'A'] or net.parents('B') == ['Class']\n")
+    loaded = _fresh_modules(fit)
+    assert loaded.isdisjoint({"sklearn", "scipy.stats", "statsmodels"}), sorted(loaded & {"sklearn", "scipy.stats"})
+    assert "pybncsmooth.classifiers.formula" in loaded
+    assert "sklearn" in _fresh_modules(fit + "net2 = bs.fit('Class ~ .', df.assign(N=range(20)), discretize='equal_frequency')")
+
+
 def test_a_kernel_is_compiled_when_first_called_and_then_is_numba_s():
     """The compiled kernels load numba on their first call: before it, a kernel module's
     names are stand-ins; after it, the module's names (its own kernels, those it

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..data.discretize import make_discretizer
 from ..data.sources import DataSource, as_source
 from ..errors import EmptyDataError, MissingColumnError, StructureError
 from ..estimators.base import Estimator
@@ -45,9 +44,11 @@ def _formula_columns(spec: Any, options: Options, columns: list[str] | None) -> 
 def _discretized(source: DataSource, target: str, features: list[str], options: Options) -> tuple[DataSource, Any]:
     """The features' numeric columns cut by ``options.discretize``, fitted on the data
     with the class (MDL needs it), and the fitted discretiser (``None`` without one)."""
-    transformer = make_discretizer(options.discretize, options.n_bins)
-    if transformer is None:
+    if options.discretize is None:
         return source, None
+    from ..data.discretize import make_discretizer  # scikit-learn, imported when first used
+
+    transformer = make_discretizer(options.discretize, options.n_bins)
     if not source.in_memory:
         raise StructureError(
             "discretize= learns cut points from the data in memory; for data read in chunks (a file, chunks, "
