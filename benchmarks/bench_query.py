@@ -29,9 +29,9 @@ difference printed).
 pgmpy and pyAgrum are not dependencies of pybncsmooth; install them in a separate
 environment::
 
-    python3 -m venv /work/venv-bench --system-site-packages
-    /work/venv-bench/bin/pip install pgmpy pyagrum
-    PYTHONPATH=$PWD /work/venv-bench/bin/python benchmarks/bench_query.py
+    python3 -m venv .venv-bench --system-site-packages
+    .venv-bench/bin/pip install pgmpy pyagrum
+    PYTHONPATH=$PWD .venv-bench/bin/python benchmarks/bench_query.py
 
 (``--system-site-packages`` lets the venv see NumPy/pandas and the package's other
 dependencies; ``PYTHONPATH`` picks this checkout.)

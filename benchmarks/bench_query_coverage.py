@@ -21,7 +21,7 @@ over rows).
 
 Run, e.g.::
 
-    PYTHONPATH=. /work/venv-bench/bin/python benchmarks/bench_query_coverage.py   # the listed networks
+    PYTHONPATH=. .venv-bench/bin/python benchmarks/bench_query_coverage.py   # the listed networks
     python benchmarks/bench_query_coverage.py --network insurance --method hmd --n 200 --seeds 0 1 2
 """
 

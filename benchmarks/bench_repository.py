@@ -3,7 +3,7 @@
 One command prints the benchmarks page's table (run it in a venv with pgmpy and
 pyAgrum; R with bnlearn for the fit columns)::
 
-    PYTHONPATH=$PWD /work/venv-bench/bin/python benchmarks/bench_repository.py
+    PYTHONPATH=$PWD .venv-bench/bin/python benchmarks/bench_repository.py
 
 For each of the 24 networks pgmpy 1.1.2 ships (``pgmpy/utils/example_models/*.bif.gz``,
 decompressed to a temporary folder first):

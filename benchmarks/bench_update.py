@@ -18,7 +18,7 @@
 3. ``prior=`` with ``bayes`` against pyAgrum's ``BNLearner.useDirichletPrior(P, w)`` on a
    four-node network with three levels per node, for three weights: the largest
    difference of the CPT entries (pyAgrum imported where installed; the benchmark venv
-   has it: ``PYTHONPATH=. /work/venv-bench/bin/python benchmarks/bench_update.py``).
+   has it: ``PYTHONPATH=. .venv-bench/bin/python benchmarks/bench_update.py``).
 
 Run: ``python benchmarks/bench_update.py [--rows 1000000] [--repeat 3] [--quick]``
 (``--quick``: 100,000 rows and smaller sampler runs, for a smoke test).

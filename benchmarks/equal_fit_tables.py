@@ -1,7 +1,8 @@
 """Every fitted table, sd and interval of this checkout against another's, exactly.
 
 Fits a grid of cases with two checkouts of the package, each in a process of its own
-(``--base``: the other checkout's root, put on ``PYTHONPATH``; default ``/work/main``)
+(``--base``: the other checkout's root, put on ``PYTHONPATH``; for example a
+``git worktree add ../base HEAD~1``)
 and compares every array they give: each node's ``cpt`` (mean and, where the estimator
 has them, ``stat="sd"``), the tidy ``cpt_frame(interval=0.9)`` bounds of a few nodes,
 ``logpdf`` of rows, a query with its interval, parameter draws.  Cases: ``mle``,
@@ -137,7 +138,7 @@ def _run(root: Path, path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--base", default="/work/main", help="the other checkout's root")
+    ap.add_argument("--base", required=True, help="the other checkout's root (a git worktree of the commit to compare)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:

@@ -4,7 +4,7 @@ format and object both ways, checked against pgmpy, pyAgrum and bnlearn themselv
 A benchmark-venv test: it needs pgmpy and pyAgrum (and R with bnlearn for the last
 check) and skips without them, as on CI.  Run it where they are installed::
 
-    PYTHONPATH=$PWD /work/venv-bench/bin/python -m pytest tests/test_repository_neighbours.py
+    PYTHONPATH=$PWD .venv-bench/bin/python -m pytest tests/test_repository_neighbours.py
 
 Tables must agree to 1e-9, except where a library's own parser stores numbers in
 single precision (pyAgrum 3.3 reads BIF and UAI numbers as ``float``): there its table
