@@ -122,7 +122,7 @@ def _wide_child(n_nodes: int, n_rows: int, repeat: int) -> None:
     """In a process of its own: our best fit time and the process's peak memory."""
     df, dag = random_network(n_nodes, n_rows)
     bs.fit(dag, df.iloc[:100], method="bayes", iss=1)  # compile / warm up
-    t = best_time(lambda: bs.fit(dag, df, method="bayes", iss=1), repeat)
+    t = best_time(lambda: bs.fit(dag, df, method="bayes", iss=1), repeat, label="bayes fit")
     print(t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
 
@@ -184,8 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     worst = max(float(np.max(np.abs(net.cpt(k) - ref[k]))) for k in dag.nodes)
     assert worst < 1e-12, worst
 
-    t_full = best_time(ours_full, args.repeat)
-    t_core = best_time(ours_counting_and_bayes, args.repeat)
+    t_full = best_time(ours_full, args.repeat, label="ours, whole fit")
+    t_core = best_time(ours_counting_and_bayes, args.repeat, label="ours, counting and bayes")
     t_naive = best_time(naive, max(3, args.repeat // 4))
 
     print(f"alarm: {n} rows x {len(dag)} nodes, {len(dag.arcs)} arcs; bayes iss=1; warm: best of {args.repeat} runs "

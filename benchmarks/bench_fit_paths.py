@@ -50,13 +50,13 @@ def run(repeat: int) -> dict[str, float]:
     for data in ("letterrecognition", "dna"):
         X, y = _load(data)
         for name, kw in CASES.items():
-            t = best_time(lambda kw=kw, X=X, y=y: bs.BNClassifier(**kw).fit(X, y), repeat=repeat)
+            t = best_time(lambda kw=kw, X=X, y=y: bs.BNClassifier(**kw).fit(X, y), repeat=repeat, label=f"BNClassifier({kw})")
             out[f"{data}/{name}"] = t
             print(f"{data:18s} {name:7s} {t * 1e3:9.1f} ms", flush=True)
     df = bs.load_dataset("asia")
     ms = "[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]"
     big = pd.concat([df] * 20, ignore_index=True)
-    t = best_time(lambda: bs.fit(ms, big, method="bayes", iss=1), repeat=repeat)
+    t = best_time(lambda: bs.fit(ms, big, method="bayes", iss=1), repeat=repeat, label="general DAG, bayes")
     out["asia100k/bayes"] = t
     print(f"{'asia x20':18s} {'bayes':7s} {t * 1e3:9.1f} ms", flush=True)
     return out

@@ -173,9 +173,9 @@ def main(argv: list[str] | None = None) -> int:
         def run(ms=ms, df=df, **kw):
             return bs.fit(ms, df, method="hmd", group="group", **kw)
 
-        t1 = best_time(lambda: run(compat="bnlearn", n_jobs=1), args.repeat)
-        tall = best_time(lambda: run(compat="bnlearn", n_jobs=cores), args.repeat)
-        tconv = best_time(lambda: run(n_jobs=cores), args.repeat)
+        t1 = best_time(lambda: run(compat="bnlearn", n_jobs=1), args.repeat, label="hmd, bnlearn-compatible, 1 thread")
+        tall = best_time(lambda: run(compat="bnlearn", n_jobs=cores), args.repeat, label="hmd, bnlearn-compatible, all cores")
+        tconv = best_time(lambda: run(n_jobs=cores), args.repeat, label="hmd, converged, all cores")
         net = run(compat="bnlearn")
         gold = golden(name)
         diff = max(float(np.abs(net.cpt(n) - gold[n]).max()) for n in net.nodes)

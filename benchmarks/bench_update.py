@@ -56,8 +56,8 @@ def bayes_alarm(rows: int, repeat: int) -> None:
     data = df.iloc[idx].reset_index(drop=True)
     old, new = data.iloc[:rows], data.iloc[rows:]
     net = bs.fit(ms, old, "bayes")
-    t_refit = best_time(lambda: bs.fit(ms, data, "bayes"), repeat=repeat)
-    t_update = best_time(lambda: net.update(new), repeat=max(repeat, 10))  # cheap: more tries against noise
+    t_refit = best_time(lambda: bs.fit(ms, data, "bayes"), repeat=repeat, label="bayes refit")
+    t_update = best_time(lambda: net.update(new), repeat=max(repeat, 10), label="bayes update")  # cheap: more tries against noise
     diff = net.update(new).max_abs_diff(bs.fit(ms, data, "bayes"))
     print(f"1. bayes on alarm, {rows:,} rows + 1,000 new (warm: best of {repeat} after a warm-up "
           "call, in one process)")
