@@ -32,8 +32,9 @@ Cases (``--cases``, comma-separated; ``--pairs`` fresh-process pairs each):
   import excluded: ours (``bs.read_network`` then ``net.query``) beside pyAgrum's
   (``gum.loadBN``, ``LazyPropagation``, ``setEvidence`` / ``makeInference`` /
   ``posterior``).  Cold is the first read and queries of the process, warm the best
-  of three repeats (read and queries again).  The largest difference between the two
-  answers is printed.
+  of three repeats (read and queries again), *script* the whole script: the import
+  (``import numpy, pybncsmooth`` beside ``import numpy, pyagrum``) and the cold read and
+  queries.  The largest difference between the two answers is printed.
 
 Ratios are reference / ours (above 1: ours faster), the median over the pairs; the
 times are medians too.
@@ -245,7 +246,9 @@ def case_fit(kind: str, pairs: int, folder: Path) -> None:
 
 _OURS_QUERIES = """
 import gc, json, sys, time
+t0 = time.perf_counter()
 import numpy as np, pybncsmooth as bs
+imported = time.perf_counter() - t0
 queries = json.loads(open(sys.argv[2]).read())
 out = {}
 for round in range(4):
@@ -256,7 +259,7 @@ for round in range(4):
     answers = [net.query(target, ev).to_numpy().tolist() for target, ev in queries]
     total = time.perf_counter() - t
     if round == 0:
-        out.update(cold=total, read=read, answers=answers)
+        out.update(cold=total, read=read, answers=answers, script=imported + total)
     else:
         out["warm"] = min(total, out.get("warm", total))
 print("RESULT", json.dumps(out))
@@ -264,7 +267,9 @@ print("RESULT", json.dumps(out))
 
 _PYAGRUM_QUERIES = """
 import gc, json, sys, time
+t0 = time.perf_counter()
 import numpy as np, pyagrum as gum
+imported = time.perf_counter() - t0
 queries = json.loads(open(sys.argv[2]).read())
 out = {}
 for round in range(4):
@@ -280,7 +285,7 @@ for round in range(4):
         answers.append(np.asarray(ie.posterior(target).toarray()).tolist())
     total = time.perf_counter() - t
     if round == 0:
-        out.update(cold=total, read=read, answers=answers)
+        out.update(cold=total, read=read, answers=answers, script=imported + total)
     else:
         out["warm"] = min(total, out.get("warm", total))
 print("RESULT", json.dumps(out))
@@ -327,8 +332,8 @@ def case_queries(name: str, pairs: int, folder: Path) -> None:
     except ImportError:
         have_gum = False
     _py(_OURS_QUERIES, str(path), str(qfile))  # bytecode written, untimed
-    ours: dict[str, list[float]] = {"cold": [], "warm": [], "read": []}
-    theirs: dict[str, list[float]] = {"cold": [], "warm": [], "read": []}
+    ours: dict[str, list[float]] = {"cold": [], "warm": [], "read": [], "script": []}
+    theirs: dict[str, list[float]] = {"cold": [], "warm": [], "read": [], "script": []}
     diff = 0.0
     for _ in range(pairs):
         a = _py(_OURS_QUERIES, str(path), str(qfile))

@@ -36,11 +36,24 @@ configure_numba_cache()  # before any module compiles a kernel: caches in the us
 
 from . import errors
 
+# NumPy and pandas, and the reading and querying of a network (``read_network``,
+# ``FittedNetwork.query``: NumPy paths, no compiled kernel), are imported with the
+# package, as pyAgrum's import loads its engine: every answer is a pandas object, and
+# a script's first read and queries would otherwise pay pandas' import and ours inside
+# them (0.29 s against pyAgrum's 0.03 s on alarm).  The whole import stays within
+# about 1.1x ``import pandas, numpy`` (benchmarks/bench_cold.py).
+import numpy  # noqa: E402,F401
+import pandas  # noqa: E402,F401
+
+from .interop import read_network  # noqa: E402
+
 #: where each public name lives: ``pybncsmooth.<name>`` imports its module when first
-#: asked for, so that a fresh ``import pybncsmooth`` (and the command line's ``--help``,
-#: which runs this file) imports neither pandas nor NumPy.  The classifiers and the
-#: discretisers are scikit-learn estimators: a script that never uses them never pays
-#: for scikit-learn.
+#: asked for (those of the reading and querying of a network are imported above), so
+#: that a fresh ``import pybncsmooth`` (and the command line's ``--help``, which runs
+#: this file) costs little more than ``import pandas, numpy``: the fit pipeline,
+#: structure learning, SciPy, numba (the compiled kernels) wait for their first use.
+#: The classifiers and the discretisers are scikit-learn estimators: a script that
+#: never uses them never pays for scikit-learn.
 _LAZY = {
     "ContextTree": "counting",
     "NA_LABEL": "data",

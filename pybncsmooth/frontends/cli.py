@@ -34,8 +34,9 @@ from .cli_options import add_option_flags, given_settings, parse_value
 if TYPE_CHECKING:
     import pandas as pd
 
-# The parser (and so --help and --version) imports neither pandas nor NumPy nor the
-# package's modules: each command imports what it runs when it runs.
+# The parser (and so --help and --version) imports nothing beyond what ``import
+# pybncsmooth`` imports (NumPy, pandas, the reading and querying of a network): each
+# command imports what it runs (the fit pipeline, the estimators' kernels, ...) when it runs.
 
 __all__ = ["main"]
 
