@@ -334,7 +334,7 @@ class StatisticUnavailableError(PyBNCSmoothError, ValueError):
         if reason:
             advice = ""  # the reason says what to do
         elif method in _NO_POSTERIOR:
-            advice = ": use a Bayesian estimator ('bayes', 'hdp', 'hmd', 'hls-bayes')"
+            advice = ": use a hierarchical Bayesian estimator ('hdp', 'hmd', 'hls-bayes')"
         else:
             advice = ": fit the network from data (every estimator gives intervals), or read it from a .pbn file"
         kind = "" if method in _NO_POSTERIOR else "posterior "

@@ -183,7 +183,7 @@ def adapted_by_hand(net, rows: pd.DataFrame, label, share: float = 0.5, masses: 
         for v in net.nodes:
             p = _flat_table(one.cpt(v))
             if net.cpd(v).has_sd:  # the Dirichlet with the leaf's mean and sd
-                sd = _flat_table(one.cpt(v, stat="sd"))
+                sd = _flat_table(one.cpd(v).table(stat="sd"))  # held (bayes' BDeu sds: refused by cpt)
                 M = (p * (1 - p)).sum(1) / (sd * sd).sum(1) - 1.0
             else:  # its rows plus the shared concentration (nested where it has none)
                 info = net.cpd(v).estimate.info

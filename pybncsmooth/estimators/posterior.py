@@ -254,6 +254,20 @@ class MixturePosterior(TreePosterior):
         self.parts = list(parts)
         self.counts = [np.asarray(c) for c in counts]
 
+    @property
+    def calibrated(self) -> bool:
+        """Whether intervals are offered: those of its blocks' posteriors (``check_calibrated``)."""
+        return all(getattr(p, "calibrated", True) for p in self.parts)
+
+    @property
+    def query_calibrated(self) -> bool:
+        """Whether query intervals are offered: those of its blocks' posteriors."""
+        return all(getattr(p, "query_calibrated", True) for p in self.parts)
+
+    def refusal(self, stat: str, node: str | None = None) -> Any:
+        """The refusal of its blocks' posterior (see :attr:`calibrated`)."""
+        return self.parts[0].refusal(stat, node)
+
     def draw(self, tree: ContextTree, n: int, rng: np.random.Generator) -> np.ndarray:
         block = rng.integers(len(self.parts), size=n)
         out = np.empty((n, int(np.prod(tree.parent_cards, dtype=np.int64)), tree.child_card))
@@ -410,6 +424,21 @@ class DomainPosterior(TreePosterior):
         self.log_s = np.atleast_1d(np.asarray(log_s, dtype=np.float64))
         self.weights = np.atleast_1d(np.asarray(weights, dtype=np.float64))
         self.own = {int(k): (np.asarray(v[0], dtype=np.int64), v[1]) for k, v in (own or {}).items()}
+
+    @property
+    def calibrated(self) -> bool:
+        """Whether intervals are offered: those of the pooled posterior, which every
+        domain's columns are drawn around (``bayes``' BDeu: not)."""
+        return getattr(self.pooled, "calibrated", True)
+
+    @property
+    def query_calibrated(self) -> bool:
+        """Whether query intervals are offered: those of the pooled posterior."""
+        return getattr(self.pooled, "query_calibrated", True)
+
+    def refusal(self, stat: str, node: str | None = None) -> Any:
+        """The pooled posterior's refusal (see :attr:`calibrated`)."""
+        return self.pooled.refusal(stat, node)
 
     def with_concentration(self, log_s: np.ndarray, weights: np.ndarray) -> "DomainPosterior":
         return DomainPosterior(self.pooled, self.pooled_tree, log_s, weights, self.own)

@@ -105,14 +105,17 @@ def _save_posterior(k: int, est: TreeEstimate, arrays: dict[str, np.ndarray]) ->
     return meta
 
 
-def _load_posterior(k: int, meta: dict[str, Any], z: Any) -> dict[str, Any]:
-    """The ``unseen_sd`` and ``posterior`` fields saved by :func:`_save_posterior`."""
+def _load_posterior(k: int, meta: dict[str, Any], z: Any, method: str | None = None) -> dict[str, Any]:
+    """The ``unseen_sd`` and ``posterior`` fields saved by :func:`_save_posterior`
+    (``method``: the fit's estimator; a ``bayes`` fit saved before its BDeu posterior had
+    a kind of its own wrote ``"dirichlet"``, read as ``"bdeu"``)."""
     out: dict[str, Any] = {}
     if "n_unseen_sd" in meta:
         out["unseen_sd"] = tuple(z[f"n{k}_unseen_sd_{i}"] for i in range(meta["n_unseen_sd"]))
     if meta.get("posterior"):
         arrays = {name: z[f"n{k}_post_{name}"] for name in meta["posterior"]["arrays"]}
-        out["posterior"] = posterior_from_arrays(meta["posterior"]["kind"], arrays)
+        kind = meta["posterior"]["kind"]
+        out["posterior"] = posterior_from_arrays("bdeu" if (method, kind) == ("bayes", "dirichlet") else kind, arrays)
     return out
 
 
@@ -297,7 +300,7 @@ def _load_native(fh: Any, path: str | None = None) -> "FittedNetwork":
         probs = tuple(z[f"n{k}_probs_{i}"] for i in range(d + 1))
         sd = tuple(z[f"n{k}_sd_{i}"] for i in range(d + 1)) if meta.get("has_sd") else None
         extra = {e: z[f"n{k}_{e}"] for e in ("fallback", "fallback_sd") if f"n{k}_{e}" in z.files}
-        extra.update(_load_posterior(k, meta, z))
+        extra.update(_load_posterior(k, meta, z, (header.get("estimator") or {}).get("name")))
         est = TreeEstimate(probs, meta["unseen"], info, sd=sd, fallback_from=meta.get("fallback_from", 0), **extra)
         if meta.get("domain_last"):  # a multi-domain fit's tree with the domain split last
             cpds[node] = DomainLastCPD(TreeCPD(tree, est, domain_last=True))

@@ -30,20 +30,25 @@ class TablesMixin:
         population-level CPT for domain-pooled ``hmd``).
 
         ``stat="sd"``: the standard deviation of every entry instead of the mean:
-        the posterior sd (``bayes``, ``hdp``, ``hmd``, ``hls-bayes`` and their
-        multi-domain fits; an unseen parent configuration's is the hierarchy's
-        predictive spread around the node it backs off to), the binomial standard
-        error for ``mle`` (an unseen configuration's :math:`\\sqrt{m(1-m)}`: the data
-        say nothing about it), the implied Dirichlet posterior's for ``mestimate``.
-        ``hls``, ``hgs``, ``mbranch`` (whose only uncertainty, a bootstrap over rows,
-        does not cover the truth: :mod:`pybncsmooth.estimators.bootstrap`), tables read
-        from BIF/DSC/NET and multi-domain fits of the frequentist estimators raise
+        the posterior sd (``hdp``, ``hmd``, ``hls-bayes`` and their multi-domain fits,
+        ``bayes`` with an expert's prior; an unseen parent configuration's is the
+        hierarchy's predictive spread around the node it backs off to), the binomial
+        standard error for ``mle`` (an unseen configuration's :math:`\\sqrt{m(1-m)}`:
+        the data say nothing about it), the implied Dirichlet posterior's for
+        ``mestimate``.  ``bayes`` with its BDeu prior (whose exact posterior's
+        intervals covered 0.44-0.79 of the truths of thin configurations:
+        :class:`~pybncsmooth.estimators.classical.BDeuPosterior`), ``hls``, ``hgs``,
+        ``mbranch`` (whose only uncertainty, a bootstrap over rows, does not cover the
+        truth: :mod:`pybncsmooth.estimators.bootstrap`), tables read from BIF/DSC/NET
+        and multi-domain fits of the frequentist estimators raise
         :class:`~pybncsmooth.errors.StatisticUnavailableError` naming the method and why.
         """
         cpd = self.cpd(node)
         max_cells = check_int("max_cells", max_cells, low=0)
-        if stat == "sd" and not cpd.has_sd:
-            raise StatisticUnavailableError("standard deviation", self.method, node)
+        if stat == "sd":
+            if not cpd.has_sd:
+                raise StatisticUnavailableError("standard deviation", self.method, node)
+            check_calibrated(self, "standard deviation", [node])
         t = cpd.table(max_cells, stat)
         if self._prefix:
             k = len(self._prefix)
@@ -77,7 +82,8 @@ class TablesMixin:
         90% of the time when the data come from the model, unseen parent
         configurations included: see :mod:`pybncsmooth.model.draws`), and says its
         kind in ``attrs["interval"]``.  ``"credible"`` for the Bayesian estimators:
-        for ``bayes`` the exact Beta marginal of the Dirichlet posterior; for the
+        for ``bayes`` with an expert's prior and ``mestimate`` the exact Beta marginal
+        of the Dirichlet posterior; for the
         hierarchical ones (``hdp``, ``hmd``, ``hls-bayes``, domain fits) quantiles of
         ``draws`` joint posterior draws seeded by ``random_state``.  Such posteriors
         can be very skewed (a level never observed along a configuration's path has
@@ -86,6 +92,8 @@ class TablesMixin:
         ``[0, 1]`` for a parent configuration without rows.  ``draws`` is at least
         ``2 / (1 - interval)`` (20 for a 90% interval: one draw beyond each end;
         :func:`~pybncsmooth.validation.check_draws`, the check of every entry point).
+        ``bayes`` with its BDeu prior (its exact posterior hugs a thin configuration's
+        frequencies: :class:`~pybncsmooth.estimators.classical.BDeuPosterior`),
         ``hgs``, ``mbranch``, ``hls`` (a bootstrap over rows, which does not cover the truth:
         :mod:`pybncsmooth.estimators.bootstrap`) and tables read from a file raise
         :class:`~pybncsmooth.errors.StatisticUnavailableError`.

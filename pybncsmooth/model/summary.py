@@ -320,6 +320,11 @@ def _notes(net: Any, alpha: float, few_draws: str | None = None) -> list[str]:
     if not net.method:
         return ["Notes:", "[1] Tables read from a file: no intervals (their data and posterior are not in the file); "
                 "fit the network from data, or read a .pbn file, for them."]
+    post = posterior_of(net.cpd(net.nodes[0]))  # the estimator's, as _kind reads it (no other node is built)
+    if post is not None and not getattr(post, "calibrated", True):
+        # bayes with its BDeu prior, and the bootstrap of hgs, mbranch and hls: no intervals, and why
+        return ["Notes:", f"[1] No sds or intervals: {post.refusal('interval')}; rows: the training rows of the "
+                "entry's parent configuration."]
     kind = _kind(net)
     notes = [
         "Notes:",
