@@ -510,8 +510,8 @@ _TAU_START = 2
 
 @njit(cache=True, nogil=True)
 def _lgamma_shift(a, v):  # pragma: no cover - compiled
-    """``lgamma(a + v) - lgamma(a)``."""
-    if v <= _SHIFT_MAX and v == math.floor(v):
+    """``lgamma(a + v) - lgamma(a)`` (the product stays far from overflow while ``a < 1e4``)."""
+    if v <= _SHIFT_MAX and v == math.floor(v) and a < 1e4:
         p = 1.0
         for i in range(int(v)):
             p *= a + i
