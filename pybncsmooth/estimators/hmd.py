@@ -102,7 +102,7 @@ from ._hmd_kernels import (
     W_OUTER_CAP,
     W_TAU_CAP,
     W_TAU_RESTART,
-    evidence_bound_groups,
+    evidence_bound_newton,
     outer_bound,
     outer_bound_sparse,
     vi_bnlearn,
@@ -203,8 +203,8 @@ def fit_hmd_matrix(
     return HMDFit(N, a0, s, nu, kappa, tau, it, conv, int(flags[0]), trace[: min(it, len(trace))])
 
 
-def hmd_evidence(T: np.ndarray, s: float, alpha0: float | np.ndarray = 1.0, *, tol: float = 1e-10,
-                 max_iter: int = _MAX_ITER) -> float:
+def hmd_evidence(T: np.ndarray, s: float, alpha0: float | np.ndarray = 1.0, *, tol: float = 1e-9,
+                 max_iter: int = 100) -> float:
     r"""The variational lower bound of the log marginal likelihood of independent
     hierarchical Multinomial-Dirichlet problems, summed: ``T[g, y, x]`` counts state
     ``x`` in column ``y`` of problem ``g``, each problem with its own shared
@@ -214,13 +214,20 @@ def hmd_evidence(T: np.ndarray, s: float, alpha0: float | np.ndarray = 1.0, *, t
     problem's non-empty columns (an empty column integrates out of the marginal
     likelihood, and leaving it out makes the bound tighter); a problem without counts
     adds 0.  The likelihood is that of the sequence of observations (no multinomial
-    coefficients), as the BDeu score's."""
+    coefficients), as the BDeu score's.
+
+    The fixed point is found by Newton steps on the bound with ``nu`` in its closed
+    form (``s kappa + N``), a function of ``(kappa, tau)`` alone, from the pooled
+    frequencies (:func:`~pybncsmooth.estimators._hmd_kernels.vi_newton_sparse`): the
+    same maximum as the fit's coordinate ascent, in a few steps; ``tol`` is the Newton
+    decrement (in nats) below which one last step is taken, so each term is the
+    maximum to far below ``tol``.  Every point visited is a valid lower bound."""
     T = np.ascontiguousarray(T, dtype=np.float64)
     if T.ndim != 3:
         raise ValueError(f"T must be a (groups, columns, states) array, got shape {T.shape}")
     a0 = np.broadcast_to(np.asarray(alpha0, dtype=np.float64), (T.shape[2],)).copy()
     flags = np.zeros(1, dtype=np.int64)
-    return float(evidence_bound_groups(T, a0, float(s), float(tol), int(max_iter), flags))
+    return float(evidence_bound_newton(T, a0, float(s), float(tol), int(max_iter), flags))
 
 
 def fit_hmd_sparse(
