@@ -618,7 +618,7 @@ def choices_main(names: list[str], methods: list[str], seeds: list[int], k: int,
             for m in methods:
                 base = rows[(rows.data == name) & (rows.method == m)].groupby(["domain", "draw"])[
                     ["pooled", "separate"]].sum().reset_index()
-                print(f"{name} {m}: the best monotone node-wise count rule, with hindsight:",
+                print(f"{name} {m}: monotone node-wise count rules (fitted with hindsight; fitted on the other draws):",
                       count_rule_bound(name, base, seeds, k), flush=True)
     if csv:
         rows.to_csv(csv, index=False)
