@@ -25,7 +25,9 @@ five alike and one far from them, a population drawn afresh for every seed;
 ``--oracle``: also the best single ``s_D`` per domain chosen on its held-out rows, an
 upper bound on what one concentration per domain can do).  ``--regret``: adapt's regret
 per domain and draw; ``--data`` also takes ``six`` and the two-node shapes ``mixed``,
-``departs`` and ``alike`` (:data:`TWO_NODE_SHAPES`).
+``departs`` and ``alike`` (:data:`TWO_NODE_SHAPES`); ``--regret --choices``: beside
+adapt, rules chosen with hindsight on the held-out rows (one of adapt's own choices for
+every node, one per node) and, on the two-node shapes, monotone node-wise count rules.
 """
 
 from __future__ import annotations
