@@ -25,7 +25,9 @@ five alike and one far from them, a population drawn afresh for every seed;
 ``--oracle``: also the best single ``s_D`` per domain chosen on its held-out rows, an
 upper bound on what one concentration per domain can do).  ``--regret``: adapt's regret
 per domain and draw; ``--data`` also takes ``six`` and the two-node shapes ``mixed``,
-``departs`` and ``alike`` (:data:`TWO_NODE_SHAPES`).
+``departs`` and ``alike`` (:data:`TWO_NODE_SHAPES`); ``--regret --choices``: beside
+adapt, rules chosen with hindsight on the held-out rows (one of adapt's own choices for
+every node, one per node) and, on the two-node shapes, monotone node-wise count rules.
 """
 
 from __future__ import annotations
@@ -422,6 +424,208 @@ def regret_bound(m: str, seeds: list[int], k: int) -> None:
     print(f"  {found} such pair(s)", flush=True)
 
 
+def _node_loglik(net: bs.FittedNetwork, te: pd.DataFrame, node: str) -> float:
+    """Held-out log-likelihood per row of ``node``'s factor alone (``net`` one domain's)."""
+    vars_ = [node] + net.parents(node)
+    idx = tuple(pd.Categorical(te[v], categories=net.levels(v)).codes for v in vars_)
+    return float(np.mean(np.log(net.cpt(node)[idx])))
+
+
+class _Forced:
+    """Inside: ``adapt`` puts every node's posterior weight on its choice ``c`` (the
+    fitted domains in order, then a new type spread like them, then an unusual one),
+    the hindsight analysis of ``--choices`` (a benchmark's patch, not an option)."""
+
+    def __init__(self, c: int) -> None:
+        from pybncsmooth.model import _adapt_urn
+        self.mod, self.c, self.orig = _adapt_urn, c, _adapt_urn.node_choice_weights
+
+    def weights(self, atom_ev, new_ev, share=None, tied=None):
+        D = np.atleast_2d(atom_ev).shape[1]
+        w = np.full((np.atleast_2d(atom_ev).shape[0], D + np.atleast_2d(new_ev).shape[1]), 1e-11)
+        w[:, self.c] = 1.0  # (a new type keeps a trace of weight: its grid must not be empty)
+        return w[:, :D], w[:, D:], 1.0
+
+    def __enter__(self) -> None:
+        self.mod.node_choice_weights = self.weights
+
+    def __exit__(self, *exc: object) -> None:
+        self.mod.node_choice_weights = self.orig
+
+
+def choice_rows(name: str, m: str, seeds: list[int], k: int) -> pd.DataFrame:
+    """``--choices``: per left-out domain, draw and node, the held-out log-likelihood
+    per row of that node's factor under adapt, pooled, separate and adapt forced to each
+    of its choices (columns ``c0``, ``c1``, ...: the fitted domains, the spread type,
+    the unusual type)."""
+    df, ms, domain = regret_data(name)
+    nodes = [c for c in df if c != domain]
+    cuts = {seed: draw_rows(df, domain, seed, k) for seed in seeds}
+    out = []
+    for d in df[domain].cat.categories:
+        others = df[df[domain] != d]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pop = bs.fit(ms, others, method=m, domain=domain, random_state=0)
+            n_choices = len(others[domain].unique()) + 2
+            for seed in seeds:
+                ad, te = (x[nodes] for x in cuts[seed][d])
+                nets = {"adapt": pop.adapt(ad, d).for_domain(d),
+                        "pooled": bs.fit(ms, pd.concat([others[nodes], ad]), method=m, random_state=0),
+                        "separate": bs.fit(ms, ad, method="bayes", iss=1)}
+                for c in range(n_choices):
+                    with _Forced(c):
+                        nets[f"c{c}"] = pop.adapt(ad, d).for_domain(d)
+                for v in nodes:
+                    out.append(dict(data=name, method=m, domain=d, draw=seed, node=v,
+                                    **{key: _node_loglik(net, te, v) for key, net in nets.items()}))
+    return pd.DataFrame(out)
+
+
+def choice_oracles(res: pd.DataFrame) -> pd.DataFrame:
+    """Per domain and draw, the regret (to the better of pooled and separate, whole
+    network) of adapt and of three rules chosen with hindsight on the held-out rows:
+    one of adapt's choices for every node at once (``joint``), one per node
+    (``per_node``), and pooled or separate per node (``pool_or_sep``)."""
+    cs = [c for c in res if c[0] == "c" and c[1:].isdigit()]
+    keys = ["data", "method", "domain", "draw"]
+    tot = res.groupby(keys, sort=False)[["adapt", "pooled", "separate"] + cs].sum(min_count=1)
+    ref = tot[["pooled", "separate"]].max(axis=1)
+    per = res.assign(best=res[cs].max(axis=1), ps=res[["pooled", "separate"]].max(axis=1))
+    per = per.groupby(keys, sort=False)[["best", "ps"]].sum()
+    return pd.DataFrame({"adapt": ref - tot.adapt, "joint": ref - tot[cs].max(axis=1),
+                         "per_node": ref - per.best, "pool_or_sep": ref - per.ps}).reset_index()
+
+
+def _rule_cases(name: str, base: pd.DataFrame, seeds: list[int], k: int) -> list[dict]:
+    """A two-node shape's domain-draws for :func:`count_rule_bound`: the reference (the
+    better of pooled and separate, from ``base``), the counts a node-wise rule sees and
+    the held-out frequencies its tables are scored on."""
+    df, _, domain = regret_data(name)
+    cases = []
+    for seed in seeds:
+        cut = draw_rows(df, domain, seed, k)
+        for d in df[domain].cat.categories:
+            ad, te = cut[d]
+            b = base[(base.domain == d) & (base.draw == seed)].iloc[0]
+            g_ad, y_ad = ad.G.eq("g1").to_numpy(), ad.Y.eq("y1").to_numpy()
+            g_te, y_te = te.G.eq("g1").to_numpy(), te.Y.eq("y1").to_numpy()
+            cases.append(dict(d=d, seed=seed, ref=max(b.pooled, b.separate), kG=int(g_ad.sum()),
+                              kY=[(g, int((g_ad == g).sum()), int(y_ad[g_ad == g].sum())) for g in (0, 1)],
+                              a=g_te.mean(), yc=[(np.mean(g_te == g), y_te[g_te == g].mean()) for g in (0, 1)]))
+    return cases
+
+
+def _rule_regret(rule: tuple, c: dict, k: int) -> float:
+    """A case's regret under a count rule ``(G: {count: P(g1)}, Y: {(g, n, positives):
+    P(y1)})``; a count the rule was not fitted on: interpolated between the nearest
+    fitted ones (the same ``g`` and ``n`` for ``Y``), else the separate fit's."""
+    rg, ry = rule
+    ks = sorted(rg)
+    q = rg.get(c["kG"], float(np.interp(c["kG"], ks, [rg[x] for x in ks])))
+    s = c["a"] * np.log(q) + (1 - c["a"]) * np.log1p(-q)
+    for key, (w, b) in zip(c["kY"], c["yc"]):
+        same = sorted(x[2] for x in ry if x[:2] == key[:2])
+        if key in ry:
+            p = ry[key]
+        elif same:
+            p = float(np.interp(key[2], same, [ry[key[:2] + (x,)] for x in same]))
+        else:
+            p = (key[2] + 0.5) / (key[1] + 1.0)
+        s += w * (b * np.log(p) + (1 - b) * np.log1p(-p))
+    return c["ref"] - s
+
+
+def _fit_rule(cases: list[dict], k: int, cap: float) -> tuple[tuple, bool]:
+    """The monotone node-wise count rule minimising the largest domain mean regret of
+    ``cases`` with no case over ``cap`` (convex in the tables: SLSQP), and whether it
+    converged."""
+    from scipy.optimize import minimize
+
+    kG = sorted({c["kG"] for c in cases})
+    kY = sorted({key for c in cases for key in c["kY"]})
+    iG = {key: i for i, key in enumerate(kG)}
+    iY = {key: len(kG) + i for i, key in enumerate(kY)}
+
+    def unpack(z: np.ndarray) -> tuple:
+        return {key: z[i] for key, i in iG.items()}, {key: z[i] for key, i in iY.items()}
+
+    mono = [(iG[a], iG[b]) for a, b in zip(kG, kG[1:])]
+    for g in (0, 1):
+        for n in range(k + 1):
+            same = [key for key in kY if key[:2] == (g, n)]
+            mono += [(iY[a], iY[b]) for a, b in zip(same, same[1:])]
+    doms = sorted({c["d"] for c in cases})
+    cons = [{"type": "ineq", "fun": (lambda z, a=a, b=b: z[b] - z[a])} for a, b in mono]
+    cons += [{"type": "ineq", "fun": (lambda z, d=d: z[-1] - np.mean(
+        [_rule_regret(unpack(z), c, k) for c in cases if c["d"] == d]))} for d in doms]
+    cons += [{"type": "ineq", "fun": (lambda z, c=c: cap - _rule_regret(unpack(z), c, k))} for c in cases]
+    x0 = np.r_[[(key + 0.5) / (k + 1) for key in kG], [(key[2] + 0.5) / (key[1] + 1) for key in kY], 1.0]
+    fit = minimize(lambda z: z[-1], x0, bounds=[(1e-4, 1 - 1e-4)] * (len(x0) - 1) + [(None, None)],
+                   constraints=cons, method="SLSQP", options=dict(maxiter=2000, ftol=1e-12))
+    return unpack(fit.x), bool(fit.success)
+
+
+def count_rule_bound(name: str, base: pd.DataFrame, seeds: list[int], k: int, cap: float = 0.05) -> dict:
+    """A two-node shape: rules that set ``G``'s table from its count among the ``k``
+    rows and ``Y | g``'s from ``(g, rows with g, positives among them)``, monotone in
+    the positives, one rule for every left-out domain.  ``hindsight``: the rule fitted
+    on every domain-draw's held-out rows (minimising the largest domain mean regret, no
+    draw over ``cap``) and scored on them, what such a rule can do at best;
+    ``out_of_draw``: for each draw, the rule fitted on the other draws and scored on
+    it, what such a rule learned from data does on draws it has not seen.  ``base``:
+    the pooled and separate log-likelihoods of the same draws."""
+    cases = _rule_cases(name, base, seeds, k)
+    out = {"data": name}
+    rule, ok = _fit_rule(cases, k, cap)
+    parts = {"hindsight": ([_rule_regret(rule, c, k) for c in cases], ok)}
+    regs, oks = [], True
+    for seed in seeds:
+        fitted, ok = _fit_rule([c for c in cases if c["seed"] != seed], k, cap)
+        oks &= ok
+        regs += [(c, _rule_regret(fitted, c, k)) for c in cases if c["seed"] == seed]
+    order = {id(c): i for i, c in enumerate(cases)}
+    regs.sort(key=lambda t: order[id(t[0])])
+    parts["out_of_draw"] = ([r for _, r in regs], oks)
+    for key, (r, ok) in parts.items():
+        means = pd.Series(r).groupby([c["d"] for c in cases]).mean()
+        out[key] = dict(converged=ok, max_domain_mean=round(float(means.max()), 4),
+                        worst_draw=round(float(max(r)), 4), domain=str(means.idxmax()))
+    out["G_rule"] = {key: round(float(v), 3) for key, v in rule[0].items()}
+    return out
+
+
+def choices_main(names: list[str], methods: list[str], seeds: list[int], k: int, csv: str | None) -> None:
+    """``--choices``: per data set and method, the largest domain mean regret and the
+    worst draw of adapt and of the hindsight rules of :func:`choice_oracles`; for the
+    two-node shapes also :func:`count_rule_bound`."""
+    rows = pd.concat([choice_rows(n, m, seeds, k) for n in names for m in methods], ignore_index=True)
+    orc = choice_oracles(rows)
+    tab = []
+    for (data, m), g in orc.groupby(["data", "method"], sort=False):
+        by = g.groupby("domain")
+        row = dict(data=data, method=m)
+        for col in ("adapt", "joint", "per_node", "pool_or_sep"):
+            row[f"{col}_mean"] = by[col].mean().max()
+            row[f"{col}_worst"] = g[col].max()
+        tab.append(row)
+    with pd.option_context("display.width", 200, "display.max_rows", 2000):
+        print(orc.groupby(["data", "method", "domain"], sort=False)[["adapt", "joint", "per_node", "pool_or_sep"]]
+              .agg(["mean", "max"]).round(4).to_string())
+        print()
+        print("largest domain mean regret and worst draw: adapt, and rules chosen with hindsight")
+        print(pd.DataFrame(tab).round(4).to_string(index=False), flush=True)
+    for name in names:
+        if name in TWO_NODE_SHAPES:
+            for m in methods:
+                base = rows[(rows.data == name) & (rows.method == m)].groupby(["domain", "draw"])[
+                    ["pooled", "separate"]].sum().reset_index()
+                print(f"{name} {m}: monotone node-wise count rules (fitted with hindsight; fitted on the other draws):",
+                      count_rule_bound(name, base, seeds, k), flush=True)
+    if csv:
+        rows.to_csv(csv, index=False)
+
+
 def regret_main(names: list[str], methods: list[str], seeds: list[int], k: int, csv: str | None,
                 shares: list[float] | None = None) -> None:
     """``--regret``: the done-when table of adapt's regret, every domain and draw
@@ -612,6 +816,10 @@ def main() -> None:
     ap.add_argument("--bound", action="store_true",
                     help="--regret: also the least worst regret of pairs of draws on the six-domain set that no "
                          "estimator monotone in the counts can keep both within 0.01")
+    ap.add_argument("--choices", action="store_true",
+                    help="--regret: also rules chosen with hindsight on the held-out rows (one of adapt's choices "
+                         "for every node, one per node, pooled or separate per node) and, on the two-node shapes, "
+                         "the best monotone node-wise count rule")
     ap.add_argument("--scale", action="store_true",
                     help="many users on asia: pooled and domain fits, adapt's time, peak memory, bnlearn's hdir")
     ap.add_argument("--users", type=int, nargs="+", default=[1000, 10000], help="--scale: numbers of users")
@@ -632,6 +840,9 @@ def main() -> None:
     if args.regret:
         names = args.data if args.data != ["gssvocab", "chile"] else ["gssvocab", "chile", "six"]
         seeds = args.seeds if args.seeds != [7] else [7, 1, 2, 3]
+        if args.choices:
+            choices_main(names, args.methods, seeds, args.k, args.csv)
+            return
         regret_main(names, args.methods, seeds, args.k, args.csv, args.share)
         if args.bound:
             regret_bound(args.methods[0], seeds, args.k)
