@@ -9,9 +9,9 @@ rows, the score and its hyperparameters are fixed for the scorer's life, so the 
 holds everything the value depends on.
 
 A scorer with ``twins`` set counts and scores with the NumPy twins of the kernels
-(:mod:`._twins`), which give the same tables and terms (to a few units in the last
-place): :func:`use_twins` sets it for small work in a process that has not loaded a
-compiled kernel yet, which would otherwise pay numba's start.
+(:mod:`._twins`), which give the same tables and terms (the same doubles):
+:func:`use_twins` sets it for small work in a process that has not loaded a compiled
+kernel yet, which would otherwise pay numba's start.
 """
 
 from __future__ import annotations
@@ -140,8 +140,7 @@ def use_twins(scorer: FamilyScorer, families: float) -> bool:
     classical score (BHD's solver is compiled anyway), no compiled kernel called in this
     process yet, the work (rows x ``families``) at most :data:`TWIN_WORK` and the
     twins' work in this process so far at most :data:`TWIN_BUDGET`.  Either way the
-    family terms are the same to a few units in the last place, and a search's steps
-    the same."""
+    family terms are the same doubles and a search takes the same steps."""
     scorer.twins = (scorer._table is None and not numba_loaded()
                     and scorer.n_rows * families <= TWIN_WORK and _TWIN_DONE[0] <= TWIN_BUDGET)
     return scorer.twins
