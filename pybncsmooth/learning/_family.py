@@ -36,11 +36,12 @@ __all__ = ["FamilyScorer", "SCORES", "score_hyperparameters", "use_twins"]
 #: process without numba loaded: on a loaded 2-core machine hc with BDeu on hailfinder's
 #: 10,000 rows (56 nodes, 3.1e7) runs in about the time numba's start takes alone
 TWIN_WORK = 4e7
-#: the most work (rows x families scored) the twins do in a process: past it (about
-#: the time numba's start takes, three hc runs on alarm's 10,000 rows) a search loads
-#: the compiled kernels, faster from then on (the rent-or-buy rule: a process never
-#: pays more than about twice the better of the two)
-TWIN_BUDGET = 1e8
+#: the most work (rows x families scored) the twins do in a process: past it a search
+#: loads the compiled kernels, faster from then on.  The twins' extra time over the
+#: compiled kernels' on this much work is about numba's start (two hc runs on alarm's
+#: 10,000 rows, one on hailfinder's): the rent-or-buy rule, so a process never pays
+#: much more than twice the better of the two choices
+TWIN_BUDGET = 5e7
 #: the work the twins did in this process
 _TWIN_DONE = [0.0]
 
