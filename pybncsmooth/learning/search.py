@@ -171,7 +171,7 @@ def _arc_matrix(arcs: Any, index: dict[str, int], what: str) -> np.ndarray:
         a, b = str(arc[0]), str(arc[1])
         for v in (a, b):
             if v not in index:
-                raise UnknownNodeError(f"the {what} names {v!r}, which is not a column of the data")
+                raise UnknownNodeError(v, f"(the {what} names it; it is not a column of the data)")
         if a == b:
             raise StructureError(f"the {what} holds a loop {a!r} -> {a!r}")
         out[index[a], index[b]] = 1
@@ -197,7 +197,7 @@ def _constraints(nodes: list[str], whitelist: Any, blacklist: Any, start: Any, m
         dag, _ = resolve_structure(start, nodes)
         if sorted(dag.nodes) != sorted(nodes):
             extra = sorted(set(dag.nodes) ^ set(nodes))
-            raise UnknownNodeError(f"the start network and the data differ in node {extra[0]!r}")
+            raise UnknownNodeError(extra[0], "(the start network and the data differ in it)")
         for a, b in dag.arcs:
             am[index[a], index[b]] = 1
     am[wl.T == 1] = 0
@@ -217,7 +217,24 @@ def _check_acyclic(am: np.ndarray, nodes: list[str]) -> None:
     twins = not numba_loaded()
     for i, j in np.argwhere(am == 1):
         if has_path_numpy(am, j, i, False) if twins else has_path(am, j, i, False, stack, seen):
-            raise CycleError(f"the start network with the whitelist has a cycle through {nodes[i]!r} -> {nodes[j]!r}")
+            raise CycleError([nodes[k] for k in _cycle(am, int(i), int(j))])
+
+
+def _cycle(am: np.ndarray, i: int, j: int) -> list[int]:
+    """The nodes of a cycle through the arc ``i -> j`` (a path ``j -> ... -> i`` exists)."""
+    came = {j: -1}
+    queue = [j]
+    for v in queue:
+        if v == i:
+            break
+        for w in np.flatnonzero(am[v]).tolist():
+            if w not in came:
+                came[w] = v
+                queue.append(w)
+    path = [i]
+    while path[-1] != j:
+        path.append(came[path[-1]])
+    return [i] + path[::-1][:-1]  # i -> j -> ... -> (back to i)
 
 
 def _setup(data: Any, score: str, whitelist: Any, blacklist: Any, start: Any, maxp: int | None,
