@@ -33,13 +33,15 @@ from ._twins import family_counts_numpy, int64_columns, table_score_numpy
 __all__ = ["FamilyScorer", "SCORES", "score_hyperparameters", "use_twins"]
 
 #: the most work (rows x families a first step scores) the NumPy twins take on, in a
-#: process without numba loaded: on a loaded 2-core machine hc with BDeu on hailfinder's
-#: 10,000 rows (56 nodes, 3.1e7) runs in about the time numba's start takes alone
-TWIN_WORK = 4e7
+#: process without numba loaded: hc with BDeu on alarm's 10,000 rows (37 nodes, 1.3e7)
+#: runs on them in half the time of numba's start and the compiled search together; on
+#: hailfinder's (56 nodes, 3.1e7) the two are even, and the compiled kernels serve the
+#: calls after it better
+TWIN_WORK = 2e7
 #: the most work (rows x families scored) the twins do in a process: past it a search
 #: loads the compiled kernels, faster from then on.  The twins' extra time over the
 #: compiled kernels' on this much work is about numba's start (two hc runs on alarm's
-#: 10,000 rows, one on hailfinder's): the rent-or-buy rule, so a process never pays
+#: 10,000 rows): the rent-or-buy rule, so a process never pays
 #: much more than twice the better of the two choices
 TWIN_BUDGET = 5e7
 #: the work the twins did in this process
