@@ -144,14 +144,16 @@ def pgmpy_score(data: pd.DataFrame, type: str = "bhd", **hyperparameters: Any) -
 
     Returns
     -------
-    An instance of pgmpy's structure score base classes whose
-    ``local_score(variable, parents)`` is the family's term of the score: for BHD
-    (Azzimonti, Corani & Scutari 2022) the sum over the parents' configurations of the
-    variational lower bound of the log marginal likelihood of the ``levels x domains``
-    counts under the hierarchical Dirichlet model
-    (:mod:`pybncsmooth.learning.bhd`); for BDeu :math:`\sum_j [\log\Gamma(\alpha_{ij}) -
-    \log\Gamma(\alpha_{ij} + n_{ij}) + \sum_k (\log\Gamma(\alpha_{ijk} + n_{ijk}) -
-    \log\Gamma(\alpha_{ijk}))]` with :math:`\alpha_{ijk} = \mathrm{iss}/(q_i r_i)`.
+    object
+        An instance of pgmpy's structure score base classes whose
+        ``local_score(variable, parents)`` is the family's term of the score: for BHD
+        (Azzimonti, Corani & Scutari 2022) the sum over the parents' configurations of
+        the variational lower bound of the log marginal likelihood of the
+        ``levels x domains`` counts under the hierarchical Dirichlet model
+        (:mod:`pybncsmooth.learning.bhd`); for BDeu
+        :math:`\sum_j [\log\Gamma(\alpha_{ij}) - \log\Gamma(\alpha_{ij} + n_{ij}) +
+        \sum_k (\log\Gamma(\alpha_{ijk} + n_{ijk}) - \log\Gamma(\alpha_{ijk}))]` with
+        :math:`\alpha_{ijk} = \mathrm{iss}/(q_i r_i)`.
 
     Raises
     ------
