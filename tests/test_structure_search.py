@@ -123,8 +123,10 @@ def test_bad_controls_are_named(small):
         bs.hc(small, whitelist=[("A", "Q")])
     with pytest.raises(StructureError, match="both"):
         bs.hc(small, whitelist=[("A", "S"), ("S", "A")])
-    with pytest.raises(CycleError):
+    with pytest.raises(CycleError, match="the graph has a cycle: A -> T -> S -> A$"):
         bs.hc(small, start="[A|S][S|T][T][L][B][E][X][D]", whitelist=[("A", "T")])
+    with pytest.raises(UnknownNodeError, match=r"^unknown node 'Q' \(the blacklist names it"):
+        bs.hc(small, blacklist=[("Q", "A")])
     with pytest.raises(StructureError, match="maxp"):
         bs.hc(small, start="[A][S][T][L][B][E|T:L][X][D]", maxp=1)
     with pytest.raises(HyperparameterError, match="restart"):

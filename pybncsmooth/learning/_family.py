@@ -7,6 +7,11 @@ score depends only on the child and the *set* of its parents (every score here i
 invariant to the parents' order), so the cache key is ``(child, sorted parents)``; the
 rows, the score and its hyperparameters are fixed for the scorer's life, so the key
 holds everything the value depends on.
+
+A scorer with ``twins`` set counts and scores with the NumPy twins of the kernels
+(:mod:`._twins`), which give the same tables and terms (the same doubles):
+:func:`use_twins` sets it for small work in a process that has not loaded a compiled
+kernel yet, which would otherwise pay numba's start.
 """
 
 from __future__ import annotations
@@ -17,13 +22,30 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from .._jit import numba_loaded
 from ..counting.family import family_counts, family_matrix
 from ..data.encode import encode
 from ..errors import DataError, HyperparameterError, MissingColumnError
 from ..validation import check_number
 from . import _kernels as K
+from ._twins import family_counts_numpy, int64_columns, table_score_numpy
 
-__all__ = ["FamilyScorer", "SCORES", "score_hyperparameters"]
+__all__ = ["FamilyScorer", "SCORES", "score_hyperparameters", "use_twins"]
+
+#: the most work (rows x families a first step scores) the NumPy twins take on, in a
+#: process without numba loaded: hc with BDeu on alarm's 10,000 rows (37 nodes, 1.3e7)
+#: runs on them in half the time of numba's start and the compiled search together; on
+#: hailfinder's (56 nodes, 3.1e7) the two are even, and the compiled kernels serve the
+#: calls after it better
+TWIN_WORK = 2e7
+#: the most work (rows x families scored) the twins do in a process: past it a search
+#: loads the compiled kernels, faster from then on.  The twins' extra time over the
+#: compiled kernels' on this much work is about numba's start (two hc runs on alarm's
+#: 10,000 rows): the rent-or-buy rule, so a process never pays
+#: much more than twice the better of the two choices
+TWIN_BUDGET = 5e7
+#: the work the twins did in this process
+_TWIN_DONE = [0.0]
 
 #: score name -> kernel code (``bhd`` is scored by :mod:`pybncsmooth.learning.bhd`)
 SCORES = {"loglik": K.LOGLIK, "aic": K.AIC, "bic": K.BIC, "bde": K.BDE, "bds": K.BDS, "k2": K.K2, "bhd": -1}
@@ -87,9 +109,15 @@ class FamilyScorer:
         self._table = table
         self.cache: dict[tuple[int, tuple[int, ...]], float] = {}
         self.n_scored = 0
+        self.twins = False
+        self._cols: list[np.ndarray] | None = None
 
     def counts(self, child: int, parents: Sequence[int]) -> np.ndarray:
         """The ``(q, r)`` counts of ``child | parents``."""
+        if self.twins:
+            if self._cols is None:
+                self._cols = int64_columns(self.M)
+            return family_counts_numpy(self._cols, child, list(parents), self._cards)
         return family_counts(self.M, child, parents, self._cards)
 
     def family(self, child: int, parents: Sequence[int]) -> float:
@@ -100,8 +128,22 @@ class FamilyScorer:
             return hit
         if self._table is not None:
             value = float(self._table(child, key[1]))
+        elif self.twins:
+            value = table_score_numpy(self.counts(child, key[1]), self.kind, self.a, self.n_rows)
+            _TWIN_DONE[0] += self.n_rows
         else:
             value = float(K.table_score(self.counts(child, key[1]), self.kind, self.a, self.n_rows))
         self.cache[key] = value
         self.n_scored += 1
         return value
+
+
+def use_twins(scorer: FamilyScorer, families: float) -> bool:
+    """Set (and return) whether ``scorer`` uses the NumPy twins of the kernels: a
+    classical score (BHD's solver is compiled anyway), no compiled kernel called in this
+    process yet, the work (rows x ``families``) at most :data:`TWIN_WORK` and the
+    twins' work in this process so far at most :data:`TWIN_BUDGET`.  Either way the
+    family terms are the same doubles and a search takes the same steps."""
+    scorer.twins = (scorer._table is None and not numba_loaded()
+                    and scorer.n_rows * families <= TWIN_WORK and _TWIN_DONE[0] <= TWIN_BUDGET)
+    return scorer.twins

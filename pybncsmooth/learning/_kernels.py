@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from .._jit import njit
 
 __all__ = ["table_score", "best_move", "has_path"]
 

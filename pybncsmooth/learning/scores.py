@@ -32,7 +32,7 @@ import pandas as pd
 
 from ..errors import StructureError
 from ..pipeline.structure import resolve_structure
-from ._family import FamilyScorer, encode_nodes, score_hyperparameters
+from ._family import FamilyScorer, encode_nodes, score_hyperparameters, use_twins
 
 __all__ = ["score", "make_scorer"]
 
@@ -93,6 +93,7 @@ def score(structure: Any, data: pd.DataFrame, type: str = "bic", *, by_node: boo
     if not nodes:
         raise StructureError("the structure has no node")
     scorer = make_scorer(data, nodes, type, hyperparameters)
+    use_twins(scorer, len(nodes))
     pos = {v: i for i, v in enumerate(nodes)}
     values = np.array([scorer.family(pos[v], [pos[p] for p in dag.parents(v)]) for v in nodes])
     if by_node:

@@ -32,8 +32,10 @@ from ..errors import CycleError, HyperparameterError, StructureError, UnknownNod
 from ..pipeline.structure import resolve_structure
 from ..structure.dag import DAG
 from ..validation import check_int, check_random_state, progress_bar
-from ._family import FamilyScorer
+from .._jit import numba_loaded
+from ._family import FamilyScorer, use_twins
 from ._kernels import best_move, has_path
+from ._twins import best_move_numpy, has_path_numpy
 from .scores import make_scorer
 
 __all__ = ["hc", "tabu"]
@@ -100,8 +102,8 @@ class _Search:
     def step(self, tabu: np.ndarray, n_tabu: int, baseline: float) -> tuple[int, int, int]:
         nparents = self.am.sum(axis=0).astype(np.float64)
         maxp = float(min(self.maxp, 1e300))
-        return best_move(self.am, self.delta, self.added(), self.wl, self.bl, nparents, maxp, tabu, n_tabu,
-                         baseline, TOL)
+        move = best_move_numpy if self.s.twins else best_move
+        return move(self.am, self.delta, self.added(), self.wl, self.bl, nparents, maxp, tabu, n_tabu, baseline, TOL)
 
     def apply(self, op: int, i: int, j: int) -> list[int]:
         """Apply an operation (1 add, 2 remove, 3 reverse ``i -> j``) and update the terms;
@@ -169,7 +171,7 @@ def _arc_matrix(arcs: Any, index: dict[str, int], what: str) -> np.ndarray:
         a, b = str(arc[0]), str(arc[1])
         for v in (a, b):
             if v not in index:
-                raise UnknownNodeError(f"the {what} names {v!r}, which is not a column of the data")
+                raise UnknownNodeError(v, f"(the {what} names it; it is not a column of the data)")
         if a == b:
             raise StructureError(f"the {what} holds a loop {a!r} -> {a!r}")
         out[index[a], index[b]] = 1
@@ -195,7 +197,7 @@ def _constraints(nodes: list[str], whitelist: Any, blacklist: Any, start: Any, m
         dag, _ = resolve_structure(start, nodes)
         if sorted(dag.nodes) != sorted(nodes):
             extra = sorted(set(dag.nodes) ^ set(nodes))
-            raise UnknownNodeError(f"the start network and the data differ in node {extra[0]!r}")
+            raise UnknownNodeError(extra[0], "(the start network and the data differ in it)")
         for a, b in dag.arcs:
             am[index[a], index[b]] = 1
     am[wl.T == 1] = 0
@@ -212,9 +214,27 @@ def _constraints(nodes: list[str], whitelist: Any, blacklist: Any, start: Any, m
 def _check_acyclic(am: np.ndarray, nodes: list[str]) -> None:
     stack = np.empty(len(nodes), dtype=np.int64)
     seen = np.empty(len(nodes), dtype=np.int64)
+    twins = not numba_loaded()
     for i, j in np.argwhere(am == 1):
-        if has_path(am, j, i, False, stack, seen):
-            raise CycleError(f"the start network with the whitelist has a cycle through {nodes[i]!r} -> {nodes[j]!r}")
+        if has_path_numpy(am, j, i, False) if twins else has_path(am, j, i, False, stack, seen):
+            raise CycleError([nodes[k] for k in _cycle(am, int(i), int(j))])
+
+
+def _cycle(am: np.ndarray, i: int, j: int) -> list[int]:
+    """The nodes of a cycle through the arc ``i -> j`` (a path ``j -> ... -> i`` exists)."""
+    came = {j: -1}
+    queue = [j]
+    for v in queue:
+        if v == i:
+            break
+        for w in np.flatnonzero(am[v]).tolist():
+            if w not in came:
+                came[w] = v
+                queue.append(w)
+    path = [i]
+    while path[-1] != j:
+        path.append(came[path[-1]])
+    return [i] + path[::-1][:-1]  # i -> j -> ... -> (back to i)
 
 
 def _setup(data: Any, score: str, whitelist: Any, blacklist: Any, start: Any, maxp: int | None,
@@ -226,6 +246,7 @@ def _setup(data: Any, score: str, whitelist: Any, blacklist: Any, start: Any, ma
     if len(set(nodes)) != len(nodes):
         raise StructureError("the data has two columns of one name")
     scorer = make_scorer(data, nodes, score, hyper)
+    use_twins(scorer, len(nodes) * (len(nodes) - 1))  # the families of a first step
     am, wl, bl, limit = _constraints(nodes, whitelist, blacklist, start, maxp)
     return _Search(scorer, nodes, am, wl, bl, limit)
 
@@ -342,9 +363,12 @@ def _perturb(s: _Search, times: int, rng: np.random.Generator) -> None:
         i, j = (int(x) for x in cand[rng.integers(len(cand))])
         stack = np.empty(s.p, dtype=np.int64)
         seen = np.empty(s.p, dtype=np.int64)
-        if op == 1 and has_path(s.am, j, i, False, stack, seen):
-            continue
-        if op == 3 and has_path(s.am, i, j, True, stack, seen):
+        if s.s.twins:
+            cycle = (op == 1 and has_path_numpy(s.am, j, i, False)) or (op == 3 and has_path_numpy(s.am, i, j, True))
+        else:
+            cycle = (op == 1 and has_path(s.am, j, i, False, stack, seen)) or (op == 3 and has_path(s.am, i, j, True,
+                                                                                                  stack, seen))
+        if cycle:
             continue
         s.apply(op, i, j)
         done += 1

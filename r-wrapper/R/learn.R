@@ -22,8 +22,24 @@
 }
 
 #' @noRd
+.domain_alias <- function(group, args) {
+  # domain = "site" (the Python API's name) is group = "site"
+  if (is.null(args$domain)) return(list(group = group, args = args))
+  if (!is.null(group) && !identical(group, args$domain)) {
+    stop("give the column naming each row's data set once: group = '", group, "' and domain = '",
+         paste(args$domain, collapse = "', '"), "' differ", call. = FALSE)
+  }
+  group <- args$domain
+  args$domain <- NULL
+  list(group = group, args = args)
+}
+
+#' @noRd
 .search <- function(fn, data, score, group, whitelist, blacklist, start, args) {
   bs <- bncs.python()
+  alias <- .domain_alias(group, args)
+  group <- alias$group
+  args <- alias$args
   pydf <- .learn_frame(data, group)
   if (identical(score, "bhd")) {
     if (is.null(group)) stop("the bhd score needs group = (the column naming each row's data set)", call. = FALSE)
@@ -59,9 +75,11 @@ bncs.tabu <- function(data, score = "bic", ..., group = NULL, whitelist = NULL, 
 
 bncs.score <- function(x, data, type = "bic", ..., by.node = FALSE, group = NULL) {
   bs <- bncs.python()
+  alias <- .domain_alias(group, list(...))
+  group <- alias$group
+  args <- alias$args
   spec <- .structure_spec(x)
   pydf <- .learn_frame(data, group)
-  args <- list(...)
   if (!is.null(group)) args$domain <- group
   v <- .py_call(do.call(bs$score, c(list(spec, pydf, type = type, by_node = isTRUE(by.node)), args)))
   if (!isTRUE(by.node)) return(reticulate::py_to_r(v))

@@ -42,6 +42,16 @@ test_that("bncs.hc with the bhd score learns one structure from grouped rows", {
   expect_equal(bncs.score(g, asia, type = "bhd", group = "site"),
                sum(bncs.score(g, asia, type = "bhd", group = "site", by.node = TRUE)), tolerance = 1e-10)
   expect_error(bncs.hc(asia, score = "bhd"), "needs group")
+  # domain = "site", as the Python API names it, is group = "site"
+  h <- bncs.hc(asia, score = "bhd", domain = "site")
+  expect_s3_class(h, "bn")
+  expect_setequal(bnlearn::nodes(h), setdiff(names(asia), "site"))
+  expect_equal(bnlearn::shd(h, g), 0L)
+  expect_equal(bnlearn::modelstring(h), bnlearn::modelstring(g))
+  ref <- bnlearn::hc(asia[, setdiff(names(asia), "site")], score = "bde", iss = 1)
+  expect_equal(bnlearn::shd(h, ref), bnlearn::shd(g, ref))
+  expect_equal(bncs.score(h, asia, type = "bhd", domain = "site"), bncs.score(g, asia, type = "bhd", group = "site"))
+  expect_error(bncs.hc(asia, score = "bhd", group = "site", domain = "A"), "differ")
 })
 
 test_that("bncs.bhd is a custom score bnlearn's hc searches with, as bncs.hc does", {
