@@ -148,8 +148,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         a list of DataFrames, a function returning an iterable of them, or a Dask
         DataFrame (counted per partition on Dask's workers); ``y`` is then the name of
         the class column and every other column is a feature.  Structure learning
-        takes two passes over the data (three for ``"skdb"`` and ``"eskdb"``) and gives
-        the classifier it gives on the data in memory."""
+        takes two passes over the data (three for ``"skdb"``, four for ``"eskdb"``: the
+        fourth finds its tempering exponent) and gives the classifier it gives on the
+        data in memory."""
         options = self._options()
         estimator = make_estimator(self.method, options=options, **self._hyper)
         self.options_ = options
