@@ -364,8 +364,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         given as ``structure``) and the classes fixed: ``classes`` (all of them; sorted
         into ``classes_``), which later batches may not extend.  Every later call adds
         its rows to the counts of every member network (:meth:`FittedNetwork.update`):
-        the structure, the features left out and the discretiser's cut points stay
-        those of the first call, and no earlier row is read again.  With a closed-form
+        the structure, the features left out, the discretiser's cut points and ESKDB's
+        tempering exponent stay those of the first call, and no earlier row is read again.  With a closed-form
         estimator (``mle``, ``bayes``, ``mestimate``, ...) the classifier equals
         ``BNClassifier(structure=clf.dag_).fit`` on all the batches; samplers resume
         from their last state.  ``X`` a data frame or an array (one batch in memory;
