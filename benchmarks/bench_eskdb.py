@@ -29,7 +29,6 @@ import argparse
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 import pybncsmooth as bs
@@ -93,7 +92,8 @@ def report(res: pd.DataFrame, names: list[str], order: list[str]) -> None:
         row = {"against": b}
         for metric in METRICS:
             w = bs.win_draw_loss(res, "ESKDB-HDP", b, metric)
-            row[metric] = f"{w['wins']}-{w['draws']}-{w['losses']} (p1={w['p_one_sided']:.3f}, pW={w['p_wilcoxon']:.3f})"
+            wdl = f"{w['wins']}-{w['draws']}-{w['losses']}"
+            row[metric] = f"{wdl} (p1={w['p_one_sided']:.3f}, pW={w['p_wilcoxon']:.3f})"
         ratio = t["ESKDB-HDP"] / t[b]
         row["fit time ratio"] = f"median {ratio.median():.2f}, max {ratio.max():.2f} ({ratio.idxmax()})"
         rows.append(row)

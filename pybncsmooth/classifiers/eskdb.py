@@ -17,10 +17,11 @@ prefix, by incremental leave-one-out cross-validation) then runs on its own orde
 its CPTs are estimated by any estimator.  The ensemble's class probabilities are the
 average of the members' (Algorithm 15), each member's posterior first raised to one
 exponent :math:`\\beta \\le 1` chosen by the ensemble's leave-one-out log loss
-(:mod:`~pybncsmooth.classifiers._tempering`; ``tempering=False``: the plain average).  MI and CMI are computed once for all members,
-and a node's context tree with the same ordered parents is counted once for all;
-members are learned in parallel threads, each from its own random stream spawned from
-``random_state``, so the ensemble does not depend on the number of threads.
+(:mod:`~pybncsmooth.classifiers._tempering`; ``tempering=False``: the plain average).
+MI and CMI are computed once for all members, and a node's context tree with the same
+ordered parents is counted once for all; members are learned in parallel threads, each
+from its own random stream spawned from ``random_state``, so the ensemble does not
+depend on the number of threads.
 """
 
 from __future__ import annotations
