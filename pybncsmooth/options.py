@@ -496,6 +496,11 @@ class Options:
         _bool("parent_sampling"), entries=("classifier",), example=False, needs={"structure": "eskdb"},
         applies=_only_structures("parent_sampling", ("eskdb",)), refuse={"fit": _CLASSIFIER_ONLY},
     )
+    tempering: bool = _opt(
+        True, "bool", "ESKDB members' posteriors raised to the exponent of lowest leave-one-out log loss (off: averaged "
+        "as they are)", _bool("tempering"), entries=("classifier",), example=False, needs={"structure": "eskdb"},
+        applies=_only_structures("tempering", ("eskdb",)), refuse={"fit": _CLASSIFIER_ONLY},
+    )
     # how the fit runs
     random_state: Any = _opt(
         None, "seed", "seed (an integer >= 0) or numpy Generator of every random choice", check_random_state,

@@ -431,6 +431,8 @@ def test_domain_report_divergences_by_hand():
 
 
 def test_eskdb_members_learn_pooled_structures_and_fit_domain_cpts():
+    from pybncsmooth.classifiers._tempering import tempered
+
     df = bs.load_dataset("chile")
     X, y = df.drop(columns="vote"), df["vote"]
     kw = dict(structure="eskdb", method="mestimate", n_estimators=3, k=2, random_state=0)
@@ -442,7 +444,9 @@ def test_eskdb_members_learn_pooled_structures_and_fit_domain_cpts():
         ref = bs.fit(dag, df, method="mestimate", m=0.25, domain="region", na="level")
         assert net.domain == "region" and net.max_abs_diff(ref) == 0.0
     p = multi.predict_proba(X.iloc[:20])
-    members = np.mean([n.predict_proba(X.iloc[:20], "vote").to_numpy() for n in multi.estimators_], axis=0)
+    # the mean of the members' posteriors, each raised to the ensemble's exponent (tempering)
+    members = np.mean([tempered(n.predict_proba(X.iloc[:20], "vote").to_numpy(), multi.exponent_)
+                       for n in multi.estimators_], axis=0)
     np.testing.assert_allclose(p, members, rtol=1e-12)
 
 

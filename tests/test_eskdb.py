@@ -9,6 +9,7 @@ from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
 
 import pybncsmooth as bs
+from pybncsmooth.classifiers._tempering import EXPONENTS, tempered
 from pybncsmooth.classifiers.metrics import rmse
 from pybncsmooth.errors import HyperparameterError, SingleLevelError
 from pybncsmooth.structure.learning import sample_order
@@ -46,7 +47,9 @@ def test_ensemble_is_the_average_of_its_members_and_reproducible(dna):
     b.fit(Xtr, ytr)
     pa, pb = a.predict_proba(Xte), b.predict_proba(Xte)
     np.testing.assert_array_equal(pa, pb)  # one seed, one ensemble, whatever the threads
-    members = [net.predict_proba(Xte, a.target_).to_numpy() for net in a.estimators_]
+    # the mean of the members' posteriors, each raised to the ensemble's exponent (tempering)
+    assert a.exponent_ in EXPONENTS and a.exponent_ == b.exponent_
+    members = [tempered(net.predict_proba(Xte, a.target_).to_numpy(), a.exponent_) for net in a.estimators_]
     np.testing.assert_allclose(pa, np.mean(members, axis=0), rtol=1e-12)
     assert len(a.estimators_) == len(a.dags_) == 4
     # the sampled orders give members of different structures
@@ -58,7 +61,8 @@ def test_ensemble_is_the_average_of_its_members_and_reproducible(dna):
 def test_without_its_stochasticities_one_member_is_selective_kdb(dna):
     Xtr, ytr, Xte, _ = dna
     e = bs.BNClassifier(
-        structure="eskdb", k=2, n_estimators=1, order_sampling=False, parent_sampling=False, method="mestimate"
+        structure="eskdb", k=2, n_estimators=1, order_sampling=False, parent_sampling=False, method="mestimate",
+        tempering=False,
     ).fit(Xtr, ytr)
     # members' m-estimates take the thesis's m = 1 / (number of classes) by default
     assert e.estimators_[0].info["hyperparameters"]["m"] == pytest.approx(1 / 3)

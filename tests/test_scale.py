@@ -298,7 +298,7 @@ def test_structure_learning_reads_the_data_the_stated_number_of_times(structure,
     assert len(reads) == passes
     reads.clear()
     bs.BNClassifier(structure="eskdb", k=2, n_estimators=5, method="mestimate").fit(chunks, "Class")
-    assert len(reads) == 3  # all members share the three passes
+    assert len(reads) == 4  # all members share the three passes, and the tempering's fourth
 
 
 def test_predictions_for_a_file_are_scored_chunk_by_chunk(kdb_csv):

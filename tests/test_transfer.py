@@ -381,6 +381,8 @@ def test_a_classifier_adapted_by_maximum_likelihood_equals_the_refit(structure):
 
 
 def test_every_eskdb_member_is_adapted():
+    from pybncsmooth.classifiers._tempering import tempered
+
     df, old, new = _chile_split()
     feats = [c for c in df if c != "vote"]
     clf = bs.BNClassifier(structure="eskdb", n_estimators=3, k=2, method="mle", domain="region",
@@ -391,7 +393,9 @@ def test_every_eskdb_member_is_adapted():
     assert clf.dags_ == dags and all("N" in m.domains for m in clf.estimators_)
     both = pd.concat([old, rows])[[*feats, "vote"]].rename(columns={"vote": clf.target_})
     refits = [bs.fit(dag, both, method="mle", domain="region", na="level") for dag in dags]
-    want = np.mean([r.predict_proba(rows[feats], clf.target_).to_numpy() for r in refits], axis=0)
+    # combined as the fit combined them: each raised to the ensemble's exponent, then averaged
+    want = np.mean([tempered(r.predict_proba(rows[feats], clf.target_).to_numpy(), clf.exponent_) for r in refits],
+                   axis=0)
     np.testing.assert_allclose(clf.predict_proba(rows[feats]), want, atol=1e-12)
 
 

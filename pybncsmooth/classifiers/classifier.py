@@ -31,6 +31,7 @@ from ..pipeline import DomainRole
 from ..structure.learning import resolve_features
 from ._inputs import class_series, feature_frame, is_source, training_frame, weights_by_position
 from .builders import STRUCTURES, build_classifier_network
+from ._tempering import tempered
 from .eskdb import fit_eskdb
 
 __all__ = ["BNClassifier", "STRUCTURES"]
@@ -77,6 +78,11 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         (for ESKDB ``network_``/``dag_`` are the first member's)
     estimators_, dags_
         ESKDB: the members' fitted networks and structures.
+    exponent_
+        ESKDB: the exponent every member's posterior is raised to before they are
+        averaged, chosen by the ensemble's leave-one-out log loss
+        (:mod:`pybncsmooth.classifiers._tempering`; 1 with ``tempering=False`` and for
+        a single network).
     options_
         The :class:`~pybncsmooth.options.Options` of the fit.
     """
@@ -142,8 +148,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         a list of DataFrames, a function returning an iterable of them, or a Dask
         DataFrame (counted per partition on Dask's workers); ``y`` is then the name of
         the class column and every other column is a feature.  Structure learning
-        takes two passes over the data (three for ``"skdb"`` and ``"eskdb"``) and gives
-        the classifier it gives on the data in memory."""
+        takes two passes over the data (three for ``"skdb"``, four for ``"eskdb"``: the
+        fourth finds its tempering exponent) and gives the classifier it gives on the
+        data in memory."""
         options = self._options()
         estimator = make_estimator(self.method, options=options, **self._hyper)
         self.options_ = options
@@ -210,11 +217,13 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             net, dag, ignored = build_classifier_network(source, target, features, estimator, options)
             self.network_, self.dag_, self.ignored_features_ = net, dag, ignored
             self.estimators_, self.dags_, self.member_discretizers_ = [net], [dag], [None]
+            self.exponent_ = 1.0
             return
         members = fit_eskdb(data, target, features, estimator, options, member_mdl=member_mdl)
         self.estimators_ = [m.network for m in members]
         self.dags_ = [m.dag for m in members]
         self.member_discretizers_ = [m.discretizer for m in members]
+        self.exponent_ = members[0].exponent  # one for all members
         # the features no member uses
         self.ignored_features_ = [f for f in features if all(f in m.ignored for m in members)]
         self.network_, self.dag_ = self.estimators_[0], self.dags_[0]
@@ -265,6 +274,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             return self._proba_of_source(X)
         total, n = None, 0
         for p in self._member_probas(self._prepare(X)):  # ESKDB: the members' average (Zhang 2020, Algorithm 15)
+            # of their tempered posteriors
             total, n = (p if total is None else total + p), n + 1
         return total / n
 
@@ -291,7 +301,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     def staged_predict_proba(self, X: Any):
         """Class posteriors of the ensemble of the first ``1, 2, ..., n_estimators``
         members, one array per size (as scikit-learn's ``staged_predict_proba``): the
-        running mean :math:`\\frac1n \\sum_{i \\le n} P_i(c \\mid x)`.  A single
+        running mean :math:`\\frac1n \\sum_{i \\le n} P_i(c \\mid x)` of the members' tempered
+        posteriors (the exponent ``exponent_`` chosen for the whole ensemble).  A single
         classifier yields one array, its ``predict_proba``.  ``X`` may be data read in
         chunks, as for :meth:`predict_proba`."""
         if is_source(X):
@@ -306,15 +317,18 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 
     def _member_probas(self, Xp: pd.DataFrame):
         """Each member's class posteriors (a single classifier: one member), on its own
-        discretisation of the prepared features."""
+        discretisation of the prepared features, raised to the ensemble's exponent
+        :math:`p^\\beta / \\sum_c p_c^\\beta` (``exponent_``)."""
         members = getattr(self, "estimators_", [self.network_])
         discs = getattr(self, "member_discretizers_", None) or [None] * len(members)
+        exponent = getattr(self, "exponent_", 1.0)
         for net, disc in zip(members, discs):
             Xm = apply_transformer(disc, Xp, self.on_unseen) if disc is not None else Xp
             # on_unseen and on_unseen_domain apply at prediction: the current parameters (set_params after fit
             # included)
-            yield net.predict_proba(Xm, self.target_, on_unseen=self.on_unseen,
-                                    on_unseen_domain=self.on_unseen_domain).to_numpy()
+            p = net.predict_proba(Xm, self.target_, on_unseen=self.on_unseen,
+                                  on_unseen_domain=self.on_unseen_domain).to_numpy()
+            yield tempered(p, exponent)
 
     def adapt(self, X: Any, y: Any, domain: Any, *, column: str | None = None,
               sample_weight: Any = None, on_unseen: str | None = None) -> "BNClassifier":
@@ -350,8 +364,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         given as ``structure``) and the classes fixed: ``classes`` (all of them; sorted
         into ``classes_``), which later batches may not extend.  Every later call adds
         its rows to the counts of every member network (:meth:`FittedNetwork.update`):
-        the structure, the features left out and the discretiser's cut points stay
-        those of the first call, and no earlier row is read again.  With a closed-form
+        the structure, the features left out, the discretiser's cut points and ESKDB's
+        tempering exponent stay those of the first call, and no earlier row is read again.  With a closed-form
         estimator (``mle``, ``bayes``, ``mestimate``, ...) the classifier equals
         ``BNClassifier(structure=clf.dag_).fit`` on all the batches; samplers resume
         from their last state.  ``X`` a data frame or an array (one batch in memory;

@@ -15,14 +15,18 @@ which can be switched off for an ablation:
 The selection of each member (the number of parents ``k' <= k`` and the attribute
 prefix, by incremental leave-one-out cross-validation) then runs on its own order, and
 its CPTs are estimated by any estimator.  The ensemble's class probabilities are the
-average of the members' (Algorithm 15).  MI and CMI are computed once for all members,
-and a node's context tree with the same ordered parents is counted once for all;
-members are learned in parallel threads, each from its own random stream spawned from
-``random_state``, so the ensemble does not depend on the number of threads.
+average of the members' (Algorithm 15), each member's posterior first raised to one
+exponent :math:`\\beta \\le 1` chosen by the ensemble's leave-one-out log loss
+(:mod:`~pybncsmooth.classifiers._tempering`; ``tempering=False``: the plain average).
+MI and CMI are computed once for all members, and a node's context tree with the same
+ordered parents is counted once for all; members are learned in parallel threads, each
+from its own random stream spawned from ``random_state``, so the ensemble does not
+depend on the number of threads.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -30,6 +34,8 @@ import numpy as np
 import pandas as pd
 
 from ..data.discretize import MDLDiscretizer
+from ..data.encode import encode
+from ..data.weights import chunk_weights
 from ..data.sources import DataSource, as_source
 from ..estimators.base import Estimator
 from ..model.network import FittedNetwork
@@ -38,6 +44,7 @@ from ..structure.dag import DAG
 from ..options import Options
 from ..structure.learning import sample_order, source_statistics
 from ..validation import entropy_of, parallel_map
+from ._tempering import loo_posteriors, best_exponent, ensemble_losses, tempering_exponent
 from .builders import class_prior_network, member_trees, resolved_k, selection_info
 from .skdb import learn_skdb_members
 
@@ -54,12 +61,14 @@ __all__ = [
 @dataclass
 class Member:
     """One fitted member: its network, structure, the features it leaves out (one
-    observed value) and its own discretiser (``discretize="mdl"``; else ``None``)."""
+    observed value), its own discretiser (``discretize="mdl"``; else ``None``) and the
+    exponent its posterior is raised to in the ensemble (1: none)."""
 
     network: FittedNetwork
     dag: DAG
     ignored: list[str]
     discretizer: MDLDiscretizer | None = None
+    exponent: float = 1.0
 
 
 def member_seeds(random_state: Any, n_estimators: int) -> list[np.random.SeedSequence]:
@@ -91,11 +100,17 @@ def member_orders(
 
 
 def _learn_members(
-    source: DataSource, target: str, features: list[str], seeds: list, estimator: Estimator, options: Options
+    source: DataSource, target: str, features: list[str], seeds: list, estimator: Estimator, options: Options,
+    loo_rows: list | None = None,
 ) -> list[Member]:
     """The members of ``seeds`` learned together on one data source in three passes
     shared by all (statistics, the union of their full-kDB trees, all their
-    leave-one-out losses), each then estimated from the counts its selection made."""
+    leave-one-out losses), each then estimated from the counts its selection made;
+    with ``options.tempering`` a fourth pass finds their exponent
+    (:func:`~pybncsmooth.classifiers._tempering.tempering_exponent`).  ``loo_rows``
+    (a data frame source of one chunk): the exponent is left to the caller, and
+    ``(positions of the rows used, leave-one-out posteriors, classes, weights)`` of the
+    first member is appended to it instead."""
     k_max = resolved_k(options, len(features))
     stats = source_statistics(source, target, features, options, pairs=k_max > 0)
     ignored = stats.single_level_features()
@@ -111,6 +126,11 @@ def _learn_members(
         loss=member_selection_loss(estimator.name, options.skdb_loss), return_info=True, stats=stats,
         n_jobs=options.n_jobs,
     )
+    exponent = 1.0
+    if options.tempering and loo_rows is not None:
+        loo_rows.append(_frame_posteriors(source, target, used, selected[0], options))
+    elif options.tempering:
+        exponent = tempering_exponent(source, target, used, selected, options)
     if options.domain is not None:  # each member's CPTs per domain: its structure counted again with the domain
 
         def fit_domain(i: int) -> Member:
@@ -118,10 +138,27 @@ def _learn_members(
             rs = _estimator_seed(seeds[i])
             net = fit_network(dag, source, est.with_settings(random_state=rs), options.replace(random_state=rs))
             net.info["selection"] = selection_info(selected[i][1])
-            return Member(net, dag, ignored)
+            return Member(net, dag, ignored, exponent=exponent)
 
         return parallel_map(fit_domain, range(len(seeds)), options.n_jobs)
-    return _estimate_members(selected, seeds, est, stats.n_rows + stats.n_dropped, ignored, options)
+    members = _estimate_members(selected, seeds, est, stats.n_rows + stats.n_dropped, ignored, options)
+    for mem in members:
+        mem.exponent = exponent
+    return members
+
+
+def _frame_posteriors(source: DataSource, target: str, used: list[str], member: tuple, options: Options) -> tuple:
+    """A member's leave-one-out posteriors on the rows of a data frame (a source of one
+    chunk), with the positions of the rows its selection used, their classes and weights."""
+    frame = next(iter(source.chunks())).reset_index(drop=True)  # the index: the rows' positions
+    variables = [target, *used]
+    enc = encode(frame, member[1].extra["schema"], variables=variables, empty_ok=True,
+                 **options.missing.encode_args())
+    y = enc[target].astype(np.int64)
+    w = chunk_weights(frame, options.weights, variables, options.missing.counting) if options.weights else None
+    wt = np.ones(len(y)) if w is None else np.asarray(w, dtype=np.float64)
+    post = loo_posteriors(enc, y, target, member[0], member[1], float(options.skdb_m), np.minimum(wt, 1.0))
+    return np.asarray(enc.index, dtype=np.int64), post, y, wt
 
 
 def _distinct_trees(selected: list) -> tuple[list[dict], list[dict], dict]:
@@ -172,9 +209,11 @@ def _estimate_members(
 
 
 def _mdl_member(frame: pd.DataFrame, target: str, features: list[str], seed: Any, estimator: Estimator,
-                options: Options) -> Member:
+                options: Options) -> tuple[Member, tuple | None]:
     """A member with cut points of its own (``discretize="mdl"``, Zhang 2020, Sec. 4.2.1):
-    MDL with random tie-breaking from the member's seed, then the member on its codes."""
+    MDL with random tie-breaking from the member's seed, then the member on its codes;
+    with its leave-one-out posteriors on the rows (``None``: a member with no feature,
+    or no tempering)."""
     disc = MDLDiscretizer(random_state=np.random.default_rng([int(seed.generate_state(1)[0]), 1]))
     sw = frame[options.weights].to_numpy() if options.weights is not None else None
     fr = disc.fit(frame[features], frame[target].to_numpy(), sample_weight=sw).transform(frame[features])
@@ -182,9 +221,26 @@ def _mdl_member(frame: pd.DataFrame, target: str, features: list[str], seed: Any
     for extra in (options.weights, options.domain):
         if extra is not None:
             fr[extra] = frame[extra]
-    member = _learn_members(as_source(fr), target, features, [seed], estimator, options)[0]
+    rows: list = []
+    member = _learn_members(as_source(fr), target, features, [seed], estimator, options, loo_rows=rows)[0]
     member.discretizer = disc
-    return member
+    return member, (rows[0] if rows else None)
+
+
+def _mdl_exponent(found: list) -> float:
+    """The ensemble's exponent from its MDL members' leave-one-out posteriors, on the
+    rows every member used (a member with no feature is left out: its posterior is
+    the class prior whatever the exponent)."""
+    found = [f for f in found if f is not None]
+    if not found:
+        return 1.0
+    common = functools.reduce(np.intersect1d, [f[0] for f in found])
+    posts = []
+    for pos, post, _, _ in found:
+        posts.append(post[np.searchsorted(pos, common)] if not np.array_equal(pos, common) else post)
+    pos, _, y, wt = found[0]
+    at = np.searchsorted(pos, common)
+    return best_exponent(ensemble_losses(posts, y[at], wt[at]))
 
 
 def fit_eskdb(
@@ -201,11 +257,17 @@ def fit_eskdb(
     seeds = member_seeds(options.random_state, n_est)
     if not member_mdl:
         source = as_source(data, chunksize=options.chunksize)
-        source.require_passes(3 + (n_est if options.domain is not None else 0), "ESKDB")
+        source.require_passes(3 + options.tempering + (n_est if options.domain is not None else 0), "ESKDB")
         return _learn_members(source, target, features, seeds, estimator, options)
     inner = options.replace(n_jobs=1)
-    return parallel_map(lambda seed: _mdl_member(data, target, features, seed, estimator, inner), seeds,
-                        options.n_jobs)
+    out = parallel_map(lambda seed: _mdl_member(data, target, features, seed, estimator, inner), seeds,
+                       options.n_jobs)
+    members = [m for m, _ in out]
+    if options.tempering:
+        exponent = _mdl_exponent([rows for _, rows in out])
+        for m in members:
+            m.exponent = exponent
+    return members
 
 
 #: Zhang (2020), Table 4: a classifier's HDP runs 1000 Gibbs sweeps and its m-estimates

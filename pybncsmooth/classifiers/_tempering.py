@@ -1,0 +1,145 @@
+r"""Tempering of an ESKDB ensemble: its members' posteriors raised to one exponent,
+chosen by the ensemble's leave-one-out log loss.
+
+A member of ESKDB multiplies the evidence of every attribute it keeps; attributes that
+carry the same information (breast cancer's cell size and cell shape, ionosphere's
+neighbouring pulses) are counted several times over, and the member's posterior is
+sharper than its ranking warrants.  The mean of members with the same blind spot keeps
+it: ten members rank as well as a random forest or better, but give the true class of
+a few rows a probability near zero, which log loss punishes and RMSE hardly sees.
+
+The ensemble's class probabilities are therefore
+
+.. math::
+
+    \hat p(c \mid x) = \frac1M \sum_{i=1}^M
+        \frac{p_i(c \mid x)^\beta}{\sum_{c'} p_i(c' \mid x)^\beta},
+
+one exponent :math:`\beta \in \{0.05, 0.10, \dots, 1\}` for all members, the one
+whose ensemble has the lowest leave-one-out log loss on the training rows (ties: the
+largest).  A member's leave-one-out posterior is the one its selection scored (the
+selected sub-model's m-estimates with the row's own counts taken out, Petitjean et al.
+2018, Sec. 6.1), computed in one more pass over the data, chunk by chunk (the sums of
+the losses at every :math:`\beta` of the grid: bounded memory, and the same exponent
+however the data are cut).  :math:`\beta = 1` is the plain mean of Zhang (2020),
+Algorithm 15; the grid stops there, as the leave-one-out losses of a sub-model its
+selection chose are optimistic: sharpening by them did not carry over to held-out rows
+(``docs/guide/classifiers.md``).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..data.encode import encode
+from ..data.mapreduce import reduce_chunks
+from ..data.weights import chunk_weights
+from ..options import NAPolicy
+from ..validation import parallel_map
+from ._loo import loo_normalize_losses
+from .builders import member_trees
+from .skdb import _attribute_step, _loo_prior
+
+__all__ = ["EXPONENTS", "tempered", "loo_posteriors", "ensemble_losses", "best_exponent", "tempering_exponent"]
+
+#: the exponents tried, 0.05 to 1 by 0.05
+EXPONENTS = np.round(np.arange(1, 21) * 0.05, 2)
+#: the floor of a leave-one-out probability before its logarithm (as the selection's log loss)
+_FLOOR = 1e-300
+
+
+def tempered(proba: np.ndarray, exponent: float) -> np.ndarray:
+    r"""Rows of ``proba`` raised to ``exponent`` and renormalised, in log space:
+    :math:`p_c^\beta / \sum_{c'} p_{c'}^\beta` (a zero stays zero; ``exponent = 1``
+    returns ``proba`` itself)."""
+    if exponent == 1.0:
+        return proba
+    with np.errstate(divide="ignore"):
+        lp = exponent * np.log(proba)
+    lp -= lp.max(axis=1, keepdims=True)
+    q = np.exp(lp)
+    return q / q.sum(axis=1, keepdims=True)
+
+
+def loo_posteriors(codes: Any, y: np.ndarray, target: str, dag: Any, info: Any, m: float, d: np.ndarray
+                   ) -> np.ndarray:
+    """Each row's leave-one-out class posterior under a member's selected sub-model
+    (rows: those of ``codes``; ``d`` what each row takes out of the counts): the
+    posterior the selection scored at the member's ``k*`` and attribute prefix."""
+    sel = info.extra["selection"]
+    trees = member_trees(dag, info)
+    ny = trees[target].levels[0].counts[0].astype(np.float64)
+    K = len(ny)
+    nc = len(y)
+    post = np.repeat(_loo_prior(ny, y, d, float(info.extra["n_rows"]), m)[None, :, :], sel.k + 1, axis=0)
+    scratch = np.zeros(sel.k + 1)
+    ones = np.ones(nc)
+    for f in sel.order[: sel.n_attributes]:
+        pa = dag.parents(f)
+        P = np.zeros((nc, len(pa)), dtype=np.int64)
+        for j, p in enumerate(pa[1:], start=1):
+            P[:, j] = codes[p]
+        _attribute_step(trees[f], np.asarray(codes[f], dtype=np.int64), P, y, K, m, d, post)
+        loo_normalize_losses(post, y, 0, ones, scratch)  # renormalised after every attribute, as the selection
+    return post[sel.k]
+
+
+def ensemble_losses(posts: Sequence[np.ndarray], y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    r"""The ensemble's summed log loss at every exponent of :data:`EXPONENTS`:
+    :math:`\sum_i w_i \, (-\log \frac1M \sum_m \mathrm{tempered}(p_{m,i}, \beta)_{y_i})`."""
+    out = np.zeros(len(EXPONENTS))
+    if len(y) == 0:
+        return out
+    logs = np.log(np.maximum(np.stack(posts), _FLOOR))  # members x rows x classes
+    rows = np.arange(len(y))
+    for g, b in enumerate(EXPONENTS):
+        lp = b * logs
+        lp -= lp.max(axis=2, keepdims=True)
+        q = np.exp(lp)
+        q /= q.sum(axis=2, keepdims=True)
+        p_true = q[:, rows, y].mean(axis=0)
+        out[g] = float(np.sum(w * -np.log(np.maximum(p_true, _FLOOR))))
+    return out
+
+
+def best_exponent(losses: np.ndarray) -> float:
+    """The exponent of lowest loss; ties (within ``1e-12`` relative): the largest."""
+    best = float(np.min(losses))
+    tol = 1e-12 * max(1.0, abs(best))
+    return float(EXPONENTS[np.flatnonzero(losses <= best + tol)[-1]])
+
+
+def _chunk_losses(selected: list, target: str, variables: list, schema: Any, policy: NAPolicy, m: float,
+                  weights: str | None, n_jobs: int | None, df: pd.DataFrame) -> np.ndarray:
+    if len(df) == 0:
+        return np.zeros(len(EXPONENTS))
+    enc = encode(df, schema, variables=variables, empty_ok=True, **policy.encode_args())
+    y = enc[target].astype(np.int64)
+    w = chunk_weights(df, weights, variables, policy.counting) if weights is not None else None
+    wt = np.ones(len(y)) if w is None else np.asarray(w, dtype=np.float64)
+    d = np.minimum(wt, 1.0)
+    posts = parallel_map(lambda s: loo_posteriors(enc, y, target, s[0], s[1], m, d), selected, n_jobs)
+    return ensemble_losses(posts, y, wt)
+
+
+def tempering_exponent(source: Any, target: str, features: list[str], selected: list, options: Any) -> float:
+    """The ensemble's exponent from one pass over ``source``: the members ``selected``
+    (each ``(dag, info)`` of :func:`~pybncsmooth.classifiers.skdb.learn_skdb_members`,
+    all on the codes of ``features``), their leave-one-out posteriors with the
+    selection's ``skdb_m``, summed chunk by chunk; rows and weights as the selection
+    counted them."""
+    schema = selected[0][1].extra["schema"]
+    variables = [target, *features]
+    sums = reduce_chunks(
+        source,
+        functools.partial(_chunk_losses, list(selected), target, variables, schema, options.missing,
+                          float(options.skdb_m), options.weights, options.n_jobs),
+        np.add,
+        progress=options.progress,
+        desc="tempering",
+    )
+    return 1.0 if sums is None else best_exponent(sums)
