@@ -49,6 +49,7 @@ import numpy as np
 from ._scipy import digamma, gammaln
 
 from ..counting.context_tree import ContextTree
+from ._backoff_kernels import backoff_loglik
 from ._pooling import shrink_weight
 from .posterior import dirichlet, predictive_sd, trapezoid_weights
 
@@ -124,16 +125,12 @@ def backoff_concentration(tree: ContextTree, level: int, leaf_means: np.ndarray,
     about ``t`` (a single row has the same likelihood for every ``t``); with none, the
     prior."""
     leaves = tree.levels[-1].counts.astype(np.float64)
-    anc = ancestors_at(tree, level)
-    keep = leaves.sum(axis=1) >= 2
+    rows = leaves.sum(axis=1)
     ll = np.zeros(len(GRID))
-    if keep.any():
-        rows = leaves.sum(axis=1)
-        for k, g in enumerate(GRID):
-            t = float(np.exp(g))
-            own = expected_tables(t, rows)[:, None] * leaf_means
-            rest = leaf_sums(tree, level, own)[anc[keep]] - own[keep] + prior
-            ll[k] = _dm_loglik(leaves[keep], rest / rest.sum(axis=1, keepdims=True), t)
+    if (rows >= 2).any():  # the compiled form of the loop over GRID of _dm_loglik (see _backoff_kernels)
+        ll = backoff_loglik(leaves, rows, ancestors_at(tree, level), len(tree.levels[level].value),
+                            np.ascontiguousarray(leaf_means, dtype=np.float64),
+                            np.ascontiguousarray(prior, dtype=np.float64), GRID)
     lw = ll + log_icc_prior(GRID)
     w = np.exp(lw - lw.max()) * trapezoid_weights(GRID)
     w /= w.sum()
