@@ -15,6 +15,7 @@ from pybncsmooth.estimators.hmd_backoff import (
     _dm_loglik,
     ancestors_at,
     backoff_concentration,
+    learn_backoff,
     expected_tables,
     leaf_sums,
 )
@@ -141,3 +142,21 @@ def test_backoff_kernel_is_the_numpy_likelihood(level):
     assert np.all(np.abs(got - want) <= 1e-12 * np.abs(want) + 1e-15 * scale), np.max(np.abs(got - want) / scale)
     lt, w = backoff_concentration(tree, level, own, prior)
     assert abs(w.sum() - 1.0) < 1e-12 and len(lt) == len(w) > 1
+
+
+def test_learn_backoff_in_one_call_is_every_level_s_backoff_concentration():
+    rng = np.random.default_rng(8)
+    n = 600
+    cols = {k: rng.integers(0, c, n) for k, c in dict(a=3, b=4, c=2).items()}
+    x = np.where(rng.random(n) < 0.7, (cols["a"] + cols["b"] * cols["c"]) % 3, rng.integers(0, 3, n))
+    df = pd.DataFrame({k: pd.Categorical(v) for k, v in dict(x=x, **cols).items()})
+    tree = bs.fit("[a][b][c][x|a:b:c]", df, method="mle").cpd("x").tree
+    r = tree.child_card
+    leaves = tree.levels[-1].counts.astype(np.float64)
+    own = (leaves + 1.0 / r) / (leaves.sum(axis=1, keepdims=True) + 1.0)
+    got = learn_backoff(tree)
+    assert len(got) == tree.depth - 1 == 2
+    for level, (lt, w) in enumerate(got, start=1):
+        lt1, w1 = backoff_concentration(tree, level, own, np.full(r, 1.0 / r))
+        np.testing.assert_array_equal(lt, lt1)
+        np.testing.assert_array_equal(w, w1)

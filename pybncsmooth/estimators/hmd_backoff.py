@@ -49,7 +49,7 @@ import numpy as np
 from ._scipy import digamma, gammaln
 
 from ..counting.context_tree import ContextTree
-from ._backoff_kernels import backoff_loglik
+from ._backoff_kernels import backoff_loglik, backoff_loglik_levels
 from ._pooling import shrink_weight
 from .posterior import dirichlet, predictive_sd, trapezoid_weights
 
@@ -131,6 +131,13 @@ def backoff_concentration(tree: ContextTree, level: int, leaf_means: np.ndarray,
         ll = backoff_loglik(leaves, rows, ancestors_at(tree, level), len(tree.levels[level].value),
                             np.ascontiguousarray(leaf_means, dtype=np.float64),
                             np.ascontiguousarray(prior, dtype=np.float64), GRID)
+    return _grid_posterior(ll)
+
+
+def _grid_posterior(ll: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""The posterior of :math:`\log t` on :data:`GRID` from the log likelihoods ``ll``
+    there: the prior :func:`log_icc_prior`, the trapezoidal weights, the points of
+    weight above 1e-12 kept."""
     lw = ll + log_icc_prior(GRID)
     w = np.exp(lw - lw.max()) * trapezoid_weights(GRID)
     w /= w.sum()
@@ -152,7 +159,17 @@ def learn_backoff(tree: ContextTree) -> list[tuple[np.ndarray, np.ndarray]]:
     r = tree.child_card
     n = tree.levels[-1].counts.astype(np.float64)
     own = (n + 1.0 / r) / (n.sum(axis=1, keepdims=True) + 1.0)
-    return [backoff_concentration(tree, i, own, np.full(r, 1.0 / r)) for i in range(1, tree.depth)]
+    if tree.depth < 2:
+        return []
+    # every level's backoff_concentration in one compiled call (the expected tables shared)
+    anc = np.empty((tree.depth - 1, tree.n_leaves), dtype=np.int64)
+    idx = np.arange(tree.n_leaves)
+    for i in range(tree.depth, 1, -1):  # ancestors_at for every level, bottom up
+        idx = tree.levels[i].parent[idx]
+        anc[i - 2] = idx
+    n_nodes = np.array([len(tree.levels[i].value) for i in range(1, tree.depth)], dtype=np.int64)
+    ll = backoff_loglik_levels(n, n.sum(axis=1), anc, n_nodes, own, np.full(r, 1.0 / r), GRID)
+    return [_grid_posterior(row) for row in ll]
 
 
 def draw_below(tree: ContextTree, level: int, anc: np.ndarray, backoff: tuple[np.ndarray, np.ndarray],
