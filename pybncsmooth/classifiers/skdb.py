@@ -178,8 +178,7 @@ def _attribute_step(
     """Multiply every sub-model's leave-one-out posterior ``post`` by the attribute's
     m-estimate given each row's parents (its own counts taken out): the compiled
     :func:`loo_attribute_probs` on the tree's flat tables."""
-    keys = np.concatenate(tree.keys)
-    offsets = np.cumsum([0] + [len(kk) for kk in tree.keys]).astype(np.int64)
+    offsets = np.cumsum([0] + tree.level_sizes()).astype(np.int64)
     counts = np.concatenate([lev.counts for lev in tree.levels], axis=0).astype(np.float64)
     totals = counts.sum(axis=1)
     r = tree.child_card
@@ -188,8 +187,10 @@ def _attribute_step(
     else:  # m = 0 with an empty node: only the root can be empty
         probtab = np.where(totals[:, None] > 0, counts / np.maximum(totals, 1)[:, None], 1.0 / r)
     dense, dense_offsets = _dense_node_maps(tree)
+    # the search keys only where a level has no dense map (the kernel reads them nowhere else)
+    keys = np.concatenate(tree.keys).astype(np.int64) if (dense_offsets[1:] < 0).any() else np.zeros(1, np.int64)
     loo_attribute_probs(
-        x, P, y, K, r, np.asarray(tree.parent_cards, dtype=np.int64), keys.astype(np.int64), offsets, dense,
+        x, P, y, K, r, np.asarray(tree.parent_cards, dtype=np.int64), keys, offsets, dense,
         dense_offsets, counts, totals, probtab, float(m), d, post,
     )
 

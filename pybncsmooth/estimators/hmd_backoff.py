@@ -67,6 +67,11 @@ def log_icc_prior(log_s: np.ndarray) -> np.ndarray:
     return log_s - 2.0 * np.logaddexp(0.0, log_s)
 
 
+#: the prior and the trapezoidal weights on GRID, computed once
+_GRID_PRIOR = log_icc_prior(GRID)
+_GRID_WIDTHS = trapezoid_weights(GRID)
+
+
 def ancestors_at(tree: ContextTree, level: int) -> np.ndarray:
     """For every leaf of ``tree``, the index of its ancestor among the nodes of ``level``."""
     idx = np.arange(tree.n_leaves)
@@ -138,8 +143,8 @@ def _grid_posterior(ll: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     r"""The posterior of :math:`\log t` on :data:`GRID` from the log likelihoods ``ll``
     there: the prior :func:`log_icc_prior`, the trapezoidal weights, the points of
     weight above 1e-12 kept."""
-    lw = ll + log_icc_prior(GRID)
-    w = np.exp(lw - lw.max()) * trapezoid_weights(GRID)
+    lw = ll + _GRID_PRIOR
+    w = np.exp(lw - lw.max()) * _GRID_WIDTHS
     w /= w.sum()
     sel = w > 1e-12
     return GRID[sel], w[sel] / w[sel].sum()
