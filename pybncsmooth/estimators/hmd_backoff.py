@@ -113,11 +113,30 @@ def node_centres(tree: ContextTree, level: int, leaf_means: np.ndarray, prior: n
     docstring): :math:`\mathrm{Dir}(\beta + \sum_{y \in a} e_y \hat\theta_y)`, the leaves'
     means ``leaf_means`` weighted by their :func:`expected_tables` at ``t``, ``prior`` the
     node's own :math:`\beta = \alpha_0 / |X|`."""
-    e = expected_tables(t, tree.levels[-1].counts.sum(axis=1))
-    a = leaf_sums(tree, level, e[..., None] * leaf_means) + prior
+    starts = np.searchsorted(ancestors_at(tree, level), np.arange(len(tree.levels[level].value)))
+    return _centres(starts, tree.levels[-1].counts.sum(axis=1), leaf_means, prior, t)
+
+
+def _centres(starts: np.ndarray, rows: np.ndarray, leaf_means: np.ndarray, prior: np.ndarray, t: float
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`node_centres` from the first leaf of every node of the level (``starts``)
+    and the leaves' rows."""
+    e = expected_tables(t, rows)
+    a = np.add.reduceat(e[..., None] * leaf_means, starts, axis=-2) + prior
     tot = a.sum(axis=1, keepdims=True)
     m = a / tot
     return m, np.sqrt(np.maximum(m * (1.0 - m), 0.0) / (tot + 1.0))
+
+
+def _level_starts(tree: ContextTree) -> list[np.ndarray]:
+    """For levels ``1 .. depth - 1``, the first leaf below each node (the leaves' ancestors
+    found in one walk up the tree)."""
+    out = []
+    idx = np.arange(tree.n_leaves)
+    for i in range(tree.depth, 1, -1):
+        idx = tree.levels[i].parent[idx]
+        out.append(np.searchsorted(idx, np.arange(len(tree.levels[i - 1].value))))
+    return out[::-1]
 
 
 def backoff_concentration(tree: ContextTree, level: int, leaf_means: np.ndarray, prior: np.ndarray
@@ -199,7 +218,9 @@ def centre_sd(tree: ContextTree, leaf_means: np.ndarray, prior: np.ndarray,
     :func:`node_centres` gives at the posterior mean of :math:`\log t`, mixed over ``t``
     (:func:`~.posterior.predictive_sd`)."""
     out = []
-    for i, (log_t, w) in enumerate(backoff, start=1):
-        p, sd = node_centres(tree, i, leaf_means, prior, float(np.exp(w @ log_t)))
+    rows = tree.levels[-1].counts.sum(axis=1)
+    starts = _level_starts(tree)
+    for i, (log_t, w) in enumerate(backoff, start=1):  # node_centres at each level
+        p, sd = _centres(starts[i - 1], rows, leaf_means, prior, float(np.exp(w @ log_t)))
         out.append(predictive_sd(p, sd, shrink_weight(log_t, w)))
     return out
