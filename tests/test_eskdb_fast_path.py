@@ -160,3 +160,36 @@ def test_learn_backoff_in_one_call_is_every_level_s_backoff_concentration():
         lt1, w1 = backoff_concentration(tree, level, own, np.full(r, 1.0 / r))
         np.testing.assert_array_equal(lt, lt1)
         np.testing.assert_array_equal(w, w1)
+
+
+@pytest.mark.parametrize("kind", [0, 1, 2])
+def test_fused_leave_one_out_pass_is_the_two_kernels(kind):
+    from pybncsmooth.classifiers import skdb as skdb_mod
+    from pybncsmooth.classifiers._loo import loo_normalize_losses
+
+    X, y = _fixture()
+    df = X.assign(cls=y)
+    dag, info = bs.learn_skdb(df, "cls", 3, return_info=True)
+    full, trees = info.extra["full_kdb"], info.extra["trees"]
+    codes = {c: df[c].cat.codes.to_numpy().astype(np.int64) for c in df.columns}
+    yy = codes["cls"]
+    K, k, m = 3, 3, 1.0
+    wt = np.random.default_rng(1).integers(1, 3, len(df)).astype(np.float64)  # weighted rows too
+    d = np.minimum(wt, 1.0)
+    ny = np.bincount(yy, weights=wt, minlength=K)
+    prior = skdb_mod._loo_prior(ny, yy, d, float(ny.sum()), m)
+    post_a = np.repeat(prior[None], k + 1, axis=0)
+    post_b = post_a.copy()
+    order = info.order
+    la, lb = np.zeros((k + 1, len(order))), np.zeros((k + 1, len(order)))
+    for li, f in enumerate(order):
+        pa = full.parents(f)
+        P = np.zeros((len(df), len(pa)), dtype=np.int64)
+        for j, p in enumerate(pa[1:], start=1):
+            P[:, j] = codes[p]
+        skdb_mod._attribute_step(trees[f], codes[f], P, yy, K, m, d, post_a)
+        loo_normalize_losses(post_a, yy, kind, wt, la[:, li])
+        skdb_mod._attribute_step_losses(trees[f], codes[f], P, yy, K, m, d, post_b, kind, wt, lb[:, li])
+    np.testing.assert_array_equal(post_b, post_a)
+    np.testing.assert_array_equal(lb, la)
+    assert la[:, -1].min() > 0
