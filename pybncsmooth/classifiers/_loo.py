@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from .._jit import njit
 
-__all__ = ["loo_attribute_probs", "loo_normalize_losses"]
+__all__ = ["loo_attribute_probs", "loo_normalize_losses", "loo_attribute_losses"]
 
 
 @njit(cache=True, nogil=True)
@@ -85,6 +85,100 @@ def loo_attribute_probs(  # pragma: no cover - compiled
                     out[j - 1, i, c] *= lest
             for kk in range(depth, kmax + 1):
                 out[kk, i, c] *= lest
+
+
+@njit(cache=True, nogil=True)
+def loo_attribute_losses(  # pragma: no cover - compiled
+    x, P, y, n_classes, r, cards, keys, offsets, dense, dense_offsets, counts, totals, probtab, m, d, out, kind, wt,
+    out_col,
+):
+    """:func:`loo_attribute_probs` and :func:`loo_normalize_losses` in one pass over
+    the rows: each row's posteriors are multiplied by the attribute's leave-one-out
+    m-estimates, then normalised and their losses added to ``out_col[k']`` while they
+    are in cache (the two passes over ``out`` the two kernels make, at ``(k + 1) n K``
+    doubles each, cost as much as the work on large sets).  The same arithmetic in the
+    same order: the same numbers."""
+    n = x.shape[0]
+    depth = offsets.shape[0] - 2
+    kmax = out.shape[0] - 1
+    acc = np.zeros(kmax + 1)
+    for i in range(n):
+        xi = x[i]
+        yi = y[i]
+        di = d[i]
+        tot0 = totals[0] - di
+        if tot0 + m > 0:
+            p_root = (counts[0, xi] - di + m / r) / (tot0 + m)
+        else:
+            p_root = 1.0 / r
+        for c in range(n_classes):
+            own = c == yi
+            lest = p_root
+            node = 0
+            cfg = 0
+            alive = True
+            for j in range(1, depth + 1):
+                v = c if j == 1 else P[i, j - 1]
+                if alive and v >= 0:
+                    cfg = cfg * cards[j - 1] + v
+                    found = -1
+                    if dense_offsets[j] >= 0:
+                        g = dense[dense_offsets[j] + cfg]
+                        if g >= 0:
+                            found = offsets[j] + g
+                    else:
+                        key = node * cards[j - 1] + v
+                        lo = offsets[j]
+                        hi = offsets[j + 1]
+                        while lo < hi:
+                            mid = (lo + hi) // 2
+                            if keys[mid] < key:
+                                lo = mid + 1
+                            else:
+                                hi = mid
+                        if lo < offsets[j + 1] and keys[lo] == key:
+                            found = lo
+                    if found >= 0:
+                        node = found - offsets[j]
+                        if own:
+                            tot = totals[found] - di
+                            if tot > 0:
+                                lest = (counts[found, xi] - di + m / r) / (tot + m)
+                        else:
+                            lest = probtab[found, xi]
+                    else:
+                        alive = False
+                else:
+                    alive = False
+                if j - 1 <= kmax:
+                    out[j - 1, i, c] *= lest
+            for kk in range(depth, kmax + 1):
+                out[kk, i, c] *= lest
+        for kk in range(kmax + 1):  # the row done: normalise it and add its loss (loo_normalize_losses)
+            s = 0.0
+            arg = 0
+            mx = -1.0
+            for c in range(n_classes):
+                v = out[kk, i, c]
+                s += v
+                if v > mx:
+                    mx = v
+                    arg = c
+            inv = 1.0 / s
+            se = 0.0
+            for c in range(n_classes):
+                v = out[kk, i, c] * inv
+                out[kk, i, c] = v
+                dd = v - (1.0 if c == yi else 0.0)
+                se += dd * dd
+            if kind == 0:
+                acc[kk] += wt[i] * se
+            elif kind == 1:
+                acc[kk] += wt[i] * -np.log(max(out[kk, i, yi], 1e-300))
+            else:
+                acc[kk] += wt[i] * (1.0 if arg != yi else 0.0)
+    for kk in range(kmax + 1):
+        out_col[kk] = acc[kk]
 
 
 @njit(cache=True, nogil=True)

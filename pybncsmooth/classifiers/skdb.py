@@ -35,7 +35,7 @@ from ..structure.learning import StructureInfo, check_k, source_statistics, stru
 from ..structure.statistics import StructureStatistics
 from ..options import NAPolicy, Options
 from ..validation import check_int, parallel_map
-from ._loo import loo_attribute_probs, loo_normalize_losses
+from ._loo import loo_attribute_losses, loo_attribute_probs
 
 __all__ = ["learn_skdb", "learn_skdb_members", "SkdbSelection"]
 
@@ -155,8 +155,8 @@ def _loo_sums(
         P = np.zeros((nc, len(pa)), dtype=np.int64)
         for j, p in enumerate(pa[1:], start=1):
             P[:, j] = codes[p]
-        _attribute_step(trees[f], np.asarray(codes[f], dtype=np.int64), P, y, K, m, d, post)
-        loo_normalize_losses(post, y, kind, wt, losses[:, li])
+        _attribute_step_losses(trees[f], np.asarray(codes[f], dtype=np.int64), P, y, K, m, d, post, kind, wt,
+                               losses[:, li])
     return losses
 
 
@@ -178,8 +178,23 @@ def _attribute_step(
     """Multiply every sub-model's leave-one-out posterior ``post`` by the attribute's
     m-estimate given each row's parents (its own counts taken out): the compiled
     :func:`loo_attribute_probs` on the tree's flat tables."""
-    keys = np.concatenate(tree.keys)
-    offsets = np.cumsum([0] + [len(kk) for kk in tree.keys]).astype(np.int64)
+    loo_attribute_probs(x, P, y, K, *_attribute_tables(tree, m), float(m), d, post)
+
+
+def _attribute_step_losses(
+    tree: Any, x: np.ndarray, P: np.ndarray, y: np.ndarray, K: int, m: float, d: np.ndarray, post: np.ndarray,
+    kind: int, wt: np.ndarray, out_col: np.ndarray,
+) -> None:
+    """:func:`_attribute_step` then :func:`loo_normalize_losses` into ``out_col``, in one
+    compiled pass over the rows (:func:`loo_attribute_losses`: the same numbers)."""
+    loo_attribute_losses(x, P, y, K, *_attribute_tables(tree, m), float(m), d, post, kind, wt, out_col)
+
+
+def _attribute_tables(tree: Any, m: float) -> tuple:
+    """The tree's flat tables the leave-one-out kernels read: ``r``, the parents'
+    cardinalities, search keys, level offsets, dense maps and their offsets, counts,
+    totals and the full-data m-estimates."""
+    offsets = np.cumsum([0] + tree.level_sizes()).astype(np.int64)
     counts = np.concatenate([lev.counts for lev in tree.levels], axis=0).astype(np.float64)
     totals = counts.sum(axis=1)
     r = tree.child_card
@@ -188,10 +203,10 @@ def _attribute_step(
     else:  # m = 0 with an empty node: only the root can be empty
         probtab = np.where(totals[:, None] > 0, counts / np.maximum(totals, 1)[:, None], 1.0 / r)
     dense, dense_offsets = _dense_node_maps(tree)
-    loo_attribute_probs(
-        x, P, y, K, r, np.asarray(tree.parent_cards, dtype=np.int64), keys.astype(np.int64), offsets, dense,
-        dense_offsets, counts, totals, probtab, float(m), d, post,
-    )
+    # the search keys only where a level has no dense map (the kernel reads them nowhere else)
+    keys = np.concatenate(tree.keys).astype(np.int64) if (dense_offsets[1:] < 0).any() else np.zeros(1, np.int64)
+    return (r, np.asarray(tree.parent_cards, dtype=np.int64), keys, offsets, dense, dense_offsets, counts, totals,
+            probtab)
 
 
 def _select(

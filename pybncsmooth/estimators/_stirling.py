@@ -346,6 +346,34 @@ def new_memo(size_log2: int = 16) -> tuple[np.ndarray, np.ndarray]:
     return np.full(size, -1, dtype=np.int64), np.zeros(size)
 
 
+class _MemoPool:
+    """Memo arrays (:func:`new_memo`, 1 MB each) lent to samplers' chains: a chain
+    holds one of its own while it runs and gives it back when done, so a run of many
+    small trees (an ensemble's hundreds) does not allocate and fill a fresh megabyte
+    for each.  A memo is a pure cache (each slot holds its full key ``(n, t)`` and the
+    value the key determines), so what an earlier chain left in it changes no result."""
+
+    def __init__(self, size_log2: int = 16) -> None:
+        self.size_log2 = size_log2
+        self._free: list[tuple[np.ndarray, np.ndarray]] = []
+        self._lock = threading.Lock()
+
+    def acquire(self) -> tuple[np.ndarray, np.ndarray]:
+        with self._lock:
+            if self._free:
+                return self._free.pop()
+        return new_memo(self.size_log2)
+
+    def release(self, memo: tuple[np.ndarray, np.ndarray]) -> None:
+        with self._lock:
+            if len(self._free) < 64:  # at most 64 MB kept
+                self._free.append(memo)
+
+
+#: The memos lent to HDP chains (see :class:`_MemoPool`).
+MEMO_POOL = _MemoPool()
+
+
 def log_stirling_py(n: int, t: int) -> float:
     """:math:`\\log S(n, t)` from Python (grows the shared table as needed)."""
     tab, n_max = SHARED_TABLE.ensure(n)

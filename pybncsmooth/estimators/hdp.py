@@ -69,7 +69,7 @@ from ._hdp_kernels import hdp_init, hdp_layout, hdp_schedule, hdp_sweeps, hdp_wa
 from ._mcmc import chain_seed, entropy_of, progress_bar, split_rhat
 from ._warm import control_variate, counts_on, kept_on, kept_records, node_map, previous_tree
 from ._rng import new_state
-from ._stirling import MAX_TABLE_N, SHARED_RATIOS, new_memo
+from ._stirling import MAX_TABLE_N, MEMO_POOL, SHARED_RATIOS
 from .base import Estimator, TreeEstimate, register_estimator
 from .hdp_posterior import HDPPosterior, hdp_unseen_sd, unseen_weights
 from .hmd_backoff import centre_sd, learn_backoff
@@ -188,7 +188,7 @@ class _Chain:
         self.conc = np.full(G, est.initial_concentration)
         self.logc = np.log(self.conc)
         self.rtab, self.pcol, self.n_tab = SHARED_RATIOS.ensure(st.n_lim)
-        self.ckeys, self.cvals = new_memo(16)
+        self.ckeys, self.cvals = MEMO_POOL.acquire()  # a pure cache: given back by release() when done
         # per-node running sums; the parents' current estimates (pk) and the leaves' sums
         # through their parents (b1, b2) are indexed by internal nodes only, and the sums
         # of squares for the batch statistics (accsq) are kept with iterations="auto" only
@@ -239,6 +239,12 @@ class _Chain:
         self.conc[:] = _first_per_group(node_conc, st.group_off, est.initial_concentration)
         self.logc[:] = np.log(self.conc)
         return idx, old_group
+
+    def release(self) -> None:
+        """Give the memo back to the pool (the chain runs no more sweeps)."""
+        if self.ckeys is not None:
+            MEMO_POOL.release((self.ckeys, self.cvals))
+            self.ckeys = self.cvals = None
 
     def _grow_trace(self, sweeps: int) -> None:
         """Room in the concentrations' trace for the events of ``sweeps`` more sweeps."""
@@ -580,6 +586,8 @@ class HDP(Estimator):
             for ch in chs:
                 self._advance(ch, total, bar)
             out[name] = self._finish(trees[name], st, chs, None)
+            for ch in chs:
+                ch.release()
 
         self._map(run_tree, list(trees), workers)
         return {name: out[name] for name in trees}

@@ -49,6 +49,7 @@ import numpy as np
 from ._scipy import digamma, gammaln
 
 from ..counting.context_tree import ContextTree
+from ._backoff_kernels import backoff_loglik, backoff_loglik_levels
 from ._pooling import shrink_weight
 from .posterior import dirichlet, predictive_sd, trapezoid_weights
 
@@ -64,6 +65,11 @@ def log_icc_prior(log_s: np.ndarray) -> np.ndarray:
     :math:`\log s - 2 \log(1 + s)` (its median is ``s = 1``)."""
     log_s = np.asarray(log_s, dtype=np.float64)
     return log_s - 2.0 * np.logaddexp(0.0, log_s)
+
+
+#: the prior and the trapezoidal weights on GRID, computed once
+_GRID_PRIOR = log_icc_prior(GRID)
+_GRID_WIDTHS = trapezoid_weights(GRID)
 
 
 def ancestors_at(tree: ContextTree, level: int) -> np.ndarray:
@@ -107,11 +113,30 @@ def node_centres(tree: ContextTree, level: int, leaf_means: np.ndarray, prior: n
     docstring): :math:`\mathrm{Dir}(\beta + \sum_{y \in a} e_y \hat\theta_y)`, the leaves'
     means ``leaf_means`` weighted by their :func:`expected_tables` at ``t``, ``prior`` the
     node's own :math:`\beta = \alpha_0 / |X|`."""
-    e = expected_tables(t, tree.levels[-1].counts.sum(axis=1))
-    a = leaf_sums(tree, level, e[..., None] * leaf_means) + prior
+    starts = np.searchsorted(ancestors_at(tree, level), np.arange(len(tree.levels[level].value)))
+    return _centres(starts, tree.levels[-1].counts.sum(axis=1), leaf_means, prior, t)
+
+
+def _centres(starts: np.ndarray, rows: np.ndarray, leaf_means: np.ndarray, prior: np.ndarray, t: float
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`node_centres` from the first leaf of every node of the level (``starts``)
+    and the leaves' rows."""
+    e = expected_tables(t, rows)
+    a = np.add.reduceat(e[..., None] * leaf_means, starts, axis=-2) + prior
     tot = a.sum(axis=1, keepdims=True)
     m = a / tot
     return m, np.sqrt(np.maximum(m * (1.0 - m), 0.0) / (tot + 1.0))
+
+
+def _level_starts(tree: ContextTree) -> list[np.ndarray]:
+    """For levels ``1 .. depth - 1``, the first leaf below each node (the leaves' ancestors
+    found in one walk up the tree)."""
+    out = []
+    idx = np.arange(tree.n_leaves)
+    for i in range(tree.depth, 1, -1):
+        idx = tree.levels[i].parent[idx]
+        out.append(np.searchsorted(idx, np.arange(len(tree.levels[i - 1].value))))
+    return out[::-1]
 
 
 def backoff_concentration(tree: ContextTree, level: int, leaf_means: np.ndarray, prior: np.ndarray
@@ -124,18 +149,21 @@ def backoff_concentration(tree: ContextTree, level: int, leaf_means: np.ndarray,
     about ``t`` (a single row has the same likelihood for every ``t``); with none, the
     prior."""
     leaves = tree.levels[-1].counts.astype(np.float64)
-    anc = ancestors_at(tree, level)
-    keep = leaves.sum(axis=1) >= 2
+    rows = leaves.sum(axis=1)
     ll = np.zeros(len(GRID))
-    if keep.any():
-        rows = leaves.sum(axis=1)
-        for k, g in enumerate(GRID):
-            t = float(np.exp(g))
-            own = expected_tables(t, rows)[:, None] * leaf_means
-            rest = leaf_sums(tree, level, own)[anc[keep]] - own[keep] + prior
-            ll[k] = _dm_loglik(leaves[keep], rest / rest.sum(axis=1, keepdims=True), t)
-    lw = ll + log_icc_prior(GRID)
-    w = np.exp(lw - lw.max()) * trapezoid_weights(GRID)
+    if (rows >= 2).any():  # the compiled form of the loop over GRID of _dm_loglik (see _backoff_kernels)
+        ll = backoff_loglik(leaves, rows, ancestors_at(tree, level), len(tree.levels[level].value),
+                            np.ascontiguousarray(leaf_means, dtype=np.float64),
+                            np.ascontiguousarray(prior, dtype=np.float64), GRID)
+    return _grid_posterior(ll)
+
+
+def _grid_posterior(ll: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""The posterior of :math:`\log t` on :data:`GRID` from the log likelihoods ``ll``
+    there: the prior :func:`log_icc_prior`, the trapezoidal weights, the points of
+    weight above 1e-12 kept."""
+    lw = ll + _GRID_PRIOR
+    w = np.exp(lw - lw.max()) * _GRID_WIDTHS
     w /= w.sum()
     sel = w > 1e-12
     return GRID[sel], w[sel] / w[sel].sum()
@@ -155,7 +183,17 @@ def learn_backoff(tree: ContextTree) -> list[tuple[np.ndarray, np.ndarray]]:
     r = tree.child_card
     n = tree.levels[-1].counts.astype(np.float64)
     own = (n + 1.0 / r) / (n.sum(axis=1, keepdims=True) + 1.0)
-    return [backoff_concentration(tree, i, own, np.full(r, 1.0 / r)) for i in range(1, tree.depth)]
+    if tree.depth < 2:
+        return []
+    # every level's backoff_concentration in one compiled call (the expected tables shared)
+    anc = np.empty((tree.depth - 1, tree.n_leaves), dtype=np.int64)
+    idx = np.arange(tree.n_leaves)
+    for i in range(tree.depth, 1, -1):  # ancestors_at for every level, bottom up
+        idx = tree.levels[i].parent[idx]
+        anc[i - 2] = idx
+    n_nodes = np.array([len(tree.levels[i].value) for i in range(1, tree.depth)], dtype=np.int64)
+    ll = backoff_loglik_levels(n, n.sum(axis=1), anc, n_nodes, own, np.full(r, 1.0 / r), GRID)
+    return [_grid_posterior(row) for row in ll]
 
 
 def draw_below(tree: ContextTree, level: int, anc: np.ndarray, backoff: tuple[np.ndarray, np.ndarray],
@@ -180,7 +218,9 @@ def centre_sd(tree: ContextTree, leaf_means: np.ndarray, prior: np.ndarray,
     :func:`node_centres` gives at the posterior mean of :math:`\log t`, mixed over ``t``
     (:func:`~.posterior.predictive_sd`)."""
     out = []
-    for i, (log_t, w) in enumerate(backoff, start=1):
-        p, sd = node_centres(tree, i, leaf_means, prior, float(np.exp(w @ log_t)))
+    rows = tree.levels[-1].counts.sum(axis=1)
+    starts = _level_starts(tree)
+    for i, (log_t, w) in enumerate(backoff, start=1):  # node_centres at each level
+        p, sd = _centres(starts[i - 1], rows, leaf_means, prior, float(np.exp(w @ log_t)))
         out.append(predictive_sd(p, sd, shrink_weight(log_t, w)))
     return out

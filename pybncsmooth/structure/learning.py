@@ -355,6 +355,6 @@ def _kdb_parents(
     decreasing CMI; with ``rng``, the first of an order sampled proportionally to CMI."""
     if k == 0 or not earlier or w is None:
         return []
-    scores = np.array([w[pos[f], pos[e]] for e in earlier])
+    scores = w[pos[f], [pos[e] for e in earlier]]  # one fancy index, not one element at a time
     ranked = sample_order(scores, rng) if rng is not None else np.argsort(-scores, kind="stable")
     return [earlier[i] for i in ranked[: min(k, len(earlier))]]
