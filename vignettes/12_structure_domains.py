@@ -19,7 +19,7 @@
 # (c) what does BHD learn from a real survey with regions (Chile 1988)?
 #
 # Run by hand: `python vignettes/run.py vignettes/12_structure_domains.py` (the full run
-# takes about 2 minutes on one core, most of it the BHD searches); `--quick` runs the
+# takes about 10 seconds on one core); `--quick` runs the
 # reduced version the test suite runs. It needs no file outside the repository's
 # `vignettes/data/` and no optional package.
 
