@@ -1,4 +1,4 @@
-"""ESKDB-HDP's fit time against a 100-tree random forest's, cold and warm (issue 60).
+"""ESKDB-HDP's fit time against a 100-tree random forest's, cold and warm.
 
 On the ten UCI sets of vignette 06 (``vignettes/data/uci_disc5``: numeric columns cut
 into 5 equal-frequency bins), each model is fitted on the training halves of the 5 x 2

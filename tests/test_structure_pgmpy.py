@@ -1,4 +1,4 @@
-"""Our structure scores as pgmpy structure scores (pybncsmooth.interop.pgmpy_score):
+"""Our structure scores as pgmpy structure scores (pybncsmooth.learning.pgmpy_score):
 pgmpy's hill climbing searches with BHD and BDeu, the local score is our family term,
 and the domain column never becomes a node."""
 
@@ -14,7 +14,7 @@ import pytest
 
 import pybncsmooth as bs
 from pybncsmooth.errors import DataError, HyperparameterError, UnknownNodeError
-from pybncsmooth.interop import pgmpy_score
+from pybncsmooth.learning import pgmpy_score
 
 
 @pytest.fixture
@@ -25,7 +25,7 @@ def sites() -> pd.DataFrame:
 
 
 def test_importing_the_adapter_does_not_import_pgmpy():
-    code = ("import sys, pybncsmooth, pybncsmooth.interop.pgmpy_score as m; "
+    code = ("import sys, pybncsmooth, pybncsmooth.learning.pgmpy_score as m; "
             "print('pgmpy' in sys.modules, 'numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]

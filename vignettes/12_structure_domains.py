@@ -246,5 +246,5 @@ print(cv.round(4).to_string())
 # * `bs.fit(dag, df, method="hmd", domain="site")` then fits each site's tables on it.
 # * The same score inside other tools: `bncs.hc(d, score = "bhd", group = "site")` in R
 #   (or bnlearn's own `hc(d, score = "custom", fun = bncs.bhd, args = bncs.bhd.args(site))`),
-#   and `pybncsmooth.interop.pgmpy_score(df, "bhd", domain="site")` for pgmpy's
+#   and `pybncsmooth.learning.pgmpy_score(df, "bhd", domain="site")` for pgmpy's
 #   `HillClimbSearch`.

@@ -1,5 +1,5 @@
 """Interoperability: BIF / DSC / NET / XMLBIF / UAI files, the native format, bnlearn
-objects, pgmpy and pyAgrum model objects, our structure scores for pgmpy's searches.
+objects, pgmpy and pyAgrum model objects.
 
 Importing this package registers every format module in the model layer's format
 table (:mod:`pybncsmooth.model.formats`), which :meth:`FittedNetwork.write` and
@@ -9,7 +9,6 @@ table (:mod:`pybncsmooth.model.formats`), which :meth:`FittedNetwork.write` and
 from . import bif, dsc, native, net, rds, uai, xmlbif  # noqa: F401  (each registers its format)
 from .io import looks_like_network_path, network_extensions, read_network, write_network
 from .neighbours import from_pgmpy, from_pyagrum
-from .pgmpy_score import pgmpy_score
 
 __all__ = ["read_network", "write_network", "network_extensions", "looks_like_network_path", "from_pgmpy",
-           "from_pyagrum", "pgmpy_score"]
+           "from_pyagrum"]

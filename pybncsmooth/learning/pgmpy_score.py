@@ -31,9 +31,19 @@ from typing import Any, Hashable, Sequence
 import pandas as pd
 
 from ..errors import DataError, StructureError, UnknownNodeError
-from .neighbours import _require
 
 __all__ = ["pgmpy_score"]
+
+
+def _require(module: str, package: str, what: str) -> Any:
+    """Import ``module`` or raise an ``ImportError`` that names what to install."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ImportError(f"{what} needs {package}, which is not installed: pip install {package} "
+                          '(or with the other neighbour: pip install "pybncsmooth[interop]")') from None
 
 #: the score classes built on the installed pgmpy's bases (made at the first call)
 _CLASSES: dict[tuple[type, ...], type] = {}
@@ -70,7 +80,7 @@ def _score_class(bases: tuple[type, ...]) -> type:
         return cls
 
     def __init__(self: Any, data: pd.DataFrame, score_type: str, hyper: dict[str, Any]) -> None:
-        from ..learning.scores import make_scorer  # numba's kernels: loaded when a score is made
+        from .scores import make_scorer  # numba's kernels: loaded when a score is made
 
         if not isinstance(data, pd.DataFrame):
             raise DataError(f"a pgmpy structure score takes a pandas DataFrame, not a {type(data).__name__}")
@@ -114,7 +124,7 @@ def _score_class(bases: tuple[type, ...]) -> type:
         return f"pgmpy_score(type={self.type!r}{extra}; {len(self.nodes)} nodes)"
 
     cls = type("PyBNCSmoothScore", bases, {
-        "__doc__": "A pybncsmooth structure score for pgmpy's searches (made by pybncsmooth.interop.pgmpy_score).",
+        "__doc__": "A pybncsmooth structure score for pgmpy's searches (made by pybncsmooth.learning.pgmpy_score).",
         "__module__": __name__,
         "__init__": __init__,
         "_position": _position,
@@ -163,7 +173,7 @@ def pgmpy_score(data: pd.DataFrame, type: str = "bhd", **hyperparameters: Any) -
     Examples
     --------
     >>> import pybncsmooth as bs
-    >>> from pybncsmooth.interop.pgmpy_score import pgmpy_score
+    >>> from pybncsmooth.learning.pgmpy_score import pgmpy_score
     >>> from pgmpy.estimators import HillClimbSearch                # doctest: +SKIP
     >>> df = bs.load_dataset("asia")
     >>> df["site"] = ["a", "b"] * (len(df) // 2)
