@@ -264,6 +264,8 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
         name, ref = load(spec_net)
         print(f"\n## {name}: {len(ref.nodes)} nodes, {sum(ref.cpt(v).size for v in ref.nodes)} CPT entries; "
               f"{int(args.level * 100)}% intervals, seeds {' '.join(map(str, args.seeds))}\n")
+        print("<!-- fit s: the mean fit seconds over the seeds, in this process: the run's first cell is cold (it loads"
+              " the kernels), the others warm -->")
         print("| n | estimator | all | seen | unseen | thin | rich | seen: truth 0/1 / in (0.001, 0.999) "
               "| truth in [0.001, 0.999] | judgeable | if calibrated | entries (unseen/thin/rich) "
               "| range over seeds (all) | verdict | fit s |")

@@ -12,7 +12,8 @@ the rest.  Each estimator is fitted three ways:
 Printed: held-out log-likelihood per row (all held-out rows; mean over repetitions),
 the gap of ``domain`` to ``pooled`` (positive: the domain fit is better), the domains
 where ``domain`` beats ``separate`` (per-domain held-out log-likelihood, summed over
-repetitions), and the median fit seconds.  A simulated data set with known domain
+repetitions), and the median fit seconds (warm: the median of the repetitions leaves out
+the first fit's load of the compiled kernels).  A simulated data set with known domain
 effects (``--simulated``) checks that the domain fit beats pooling where domains differ.
 
 Run: ``python benchmarks/bench_domains.py [--data gssvocab chile] [--rows 30 100]

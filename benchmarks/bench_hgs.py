@@ -73,7 +73,8 @@ def report(res: pd.DataFrame, pairs: list[tuple[str, str]]) -> None:
     pd.set_option("display.width", 200)
     pd.set_option("display.max_rows", 500)
     for metric in ("rmse", "log_loss", "zero_one", "fit_seconds"):
-        print(f"\n{metric} (mean over folds)")
+        print(f"\n{metric} (mean over folds" + ("; the first fold of each model in this process is cold, loading"
+              " its kernels, the others warm)" if metric == "fit_seconds" else ")"))
         print(means[metric].unstack("model").round(4 if metric != "fit_seconds" else 3).to_string())
     print("\nwin-draw-loss over data sets (first model's wins; p1: one-tailed sign test, pw: Wilcoxon)")
     for a, b in pairs:

@@ -99,6 +99,8 @@ def main() -> None:
     print("hc-BHD (its defaults) against hc-BDeu (iss 1) on the pooled rows: mean SHD of the CPDAGs to the truth")
     print(f"{'network':<10} {'D':>2} {'c':>5} {'rows':>5} {'BHD':>6} {'BDeu':>6}  verdict    per replicate (BHD / BDeu)"
           "  seconds BHD / BDeu")
+    print("(seconds: the replicates' searches in this process; the first setting's are cold, loading the kernels,"
+          " the others warm)")
     verdicts: dict[str, list[str]] = {"related": [], "homogeneous": []}
     for name in args.networks.split(","):
         net = _network(name)
