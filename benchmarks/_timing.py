@@ -32,20 +32,13 @@ def best_time(fn: Callable[[], Any], repeat: int = 3, label: str | None = None) 
     script prints it beside the warm time at its end where the two differ by more than
     1.5x (``label`` names the timing there); ``bench_cold.py`` times cold calls in fresh
     processes."""
-    t0 = time.perf_counter()
-    fn()  # warm-up (compiled kernels, caches)
-    first = time.perf_counter() - t0
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
+    _, first, warm = first_and_warm(fn, repeat)  # the first call warms up kernels and caches
     what = label or getattr(fn, "__qualname__", "a call")
     if what.endswith("<lambda>"):  # name a lambda by where it was written
         code = getattr(fn, "__code__", None)
         what = f"{code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}" if code else what
-    _FIRST_CALLS.append((what, first, min(times)))
-    return min(times)
+    _FIRST_CALLS.append((what, first, warm))
+    return warm
 
 
 def first_and_warm(fn: Callable[[], Any], repeat: int = 2) -> tuple[Any, float, float]:
