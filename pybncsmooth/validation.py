@@ -328,3 +328,16 @@ def parallel_map(fn: Callable[[T], R], items: Iterable[T], n_jobs: int | None) -
         return [fn(x) for x in items]
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(fn, items))
+
+
+def require_package(module: str, package: str, what: str) -> Any:
+    """Import the optional ``module`` or raise an ``ImportError`` saying that ``what``
+    needs ``package`` and how to install it (alone, or with the other neighbour through
+    the ``interop`` extra)."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ImportError(f"{what} needs {package}, which is not installed: pip install {package} "
+                          '(or both neighbours: pip install "pybncsmooth[interop]")') from None

@@ -31,21 +31,13 @@ import numpy as np
 
 from ..data.schema import Schema
 from ..errors import DataError
+from ..validation import require_package
 from ..model.cpd import TableCPD
 from ..model.formats import ObjectConverter, register_converter
 from ..model.network import FittedNetwork
 from ..structure.dag import DAG
 
 __all__ = ["to_pgmpy", "from_pgmpy", "to_pyagrum", "from_pyagrum"]
-
-
-def _require(module: str, package: str, what: str) -> Any:
-    """Import ``module`` or raise an ``ImportError`` that names what to install."""
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise ImportError(f"{what} needs {package}, which is not installed: pip install {package} "
-                          '(or both neighbours: pip install "pybncsmooth[interop]")') from None
 
 
 def _single_domain(net: FittedNetwork, lib: str) -> None:
@@ -84,8 +76,8 @@ def _distributions(node: str, table: Any, source: str) -> np.ndarray:
 def to_pgmpy(net: FittedNetwork) -> Any:
     """See :meth:`FittedNetwork.to_pgmpy`."""
     _single_domain(net, "pgmpy")
-    models = _require("pgmpy.models", "pgmpy", "to_pgmpy()")
-    discrete = _require("pgmpy.factors.discrete", "pgmpy", "to_pgmpy()")
+    models = require_package("pgmpy.models", "pgmpy", "to_pgmpy()")
+    discrete = require_package("pgmpy.factors.discrete", "pgmpy", "to_pgmpy()")
     cls = getattr(models, "DiscreteBayesianNetwork", None) or models.BayesianNetwork
     model = cls()
     model.add_nodes_from(net.nodes)
@@ -152,7 +144,7 @@ def _gum() -> Any:
     try:
         return importlib.import_module("pyagrum")
     except ImportError:
-        return _require("pyAgrum", "pyagrum", "to_pyagrum()")
+        return require_package("pyAgrum", "pyagrum", "to_pyagrum()")
 
 
 def to_pyagrum(net: FittedNetwork) -> Any:

@@ -31,19 +31,10 @@ from typing import Any, Hashable, Sequence
 import pandas as pd
 
 from ..errors import DataError, StructureError, UnknownNodeError
+from ..validation import require_package
 
 __all__ = ["pgmpy_score"]
 
-
-def _require(module: str, package: str, what: str) -> Any:
-    """Import ``module`` or raise an ``ImportError`` that names what to install."""
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise ImportError(f"{what} needs {package}, which is not installed: pip install {package} "
-                          '(or with the other neighbour: pip install "pybncsmooth[interop]")') from None
 
 #: the score classes built on the installed pgmpy's bases (made at the first call)
 _CLASSES: dict[tuple[type, ...], type] = {}
@@ -53,7 +44,7 @@ def _bases() -> tuple[type, ...]:
     """pgmpy's structure score base classes: ``pgmpy.estimators.StructureScore`` (the
     legacy searches; removed in pgmpy 1.3) and ``pgmpy.structure_score.BaseStructureScore``
     (pgmpy >= 1.1), whichever exist."""
-    _require("pgmpy", "pgmpy", "a pgmpy structure score")
+    require_package("pgmpy", "pgmpy", "a pgmpy structure score")
     import importlib
     import warnings
 
