@@ -33,21 +33,9 @@ import pandas as pd
 
 import pybncsmooth as bs
 
-ROOT = Path(__file__).resolve().parents[1]
-UCI = ROOT / "vignettes" / "data" / "uci_disc5"
-DATASETS = [
-    "zoo", "glass", "sonar", "ionosphere", "housevotes84",
-    "breastcancer", "pimaindiansdiabetes", "dna", "letterrecognition", "shuttle",
-]  # fmt: skip
+from _uci import DATASETS, UCI, load  # benchmarks/ is on sys.path when a script runs
+
 METRICS = ("log_loss", "rmse", "zero_one")
-
-
-def load(folder: Path, name: str) -> tuple[pd.DataFrame, str]:
-    for file in (folder / f"{name}.csv.gz", folder / f"{name}_disc5.csv", folder / f"{name}.csv"):
-        if file.exists():
-            df = pd.read_csv(file, dtype=str, keep_default_na=False, na_values=["", "NA"])
-            return df, df.columns[0]
-    raise FileNotFoundError(f"no {name}.csv.gz or {name}_disc5.csv in {folder}")
 
 
 def models(n_features: int, ablation: bool) -> dict:
@@ -114,7 +102,7 @@ def main() -> None:
     warnings.filterwarnings("ignore", category=bs.errors.ClassRelabellingWarning)
     parts = []
     for name in args.datasets:
-        df, target = load(args.data, name)
+        df, target = load(name, args.data)
         mods = models(df.shape[1] - 1, args.ablation)
         with threadpool_limits(1):
             res = bs.evaluate(mods, df, target, cv=args.cv, metrics=METRICS, dataset=name, random_state=args.seed,

@@ -19,18 +19,13 @@ from __future__ import annotations
 
 import argparse
 import warnings
-from pathlib import Path
 
 import pandas as pd
 
 import pybncsmooth as bs
 
-ROOT = Path(__file__).resolve().parents[1]
-UCI = ROOT / "vignettes" / "data" / "uci_disc5"
-DATASETS = [
-    "zoo", "glass", "sonar", "ionosphere", "housevotes84",
-    "breastcancer", "pimaindiansdiabetes", "dna", "letterrecognition", "shuttle",
-]  # fmt: skip
+from _uci import DATASETS, load  # benchmarks/ is on sys.path when a script runs
+
 STRUCTURES = {"tan": dict(structure="tan"), **{f"kdb{k}": dict(structure="kdb", k=k) for k in (1, 2, 3)}}
 METHODS = {
     "hgs": dict(method="hgs", n_jobs=1),  # one weight per depth (the default)
@@ -40,11 +35,6 @@ METHODS = {
     "hdp": dict(method="hdp", n_jobs=1, random_state=0),  # its default 2000 sweeps
     "hls": dict(method="hls", n_jobs=1),
 }
-
-
-def load(name: str) -> tuple[pd.DataFrame, str]:
-    df = pd.read_csv(UCI / f"{name}.csv.gz", dtype=str, keep_default_na=False, na_values=["", "NA"])
-    return df, df.columns[0]
 
 
 def models(structures: list[str], methods: list[str], eskdb: bool) -> dict:
