@@ -297,7 +297,7 @@ def hc(data: pd.DataFrame, score: str = "bic", *, whitelist: Any = None, blackli
         ``start``) the score's default search (see Notes).
     max_iter:
         The most operations (and restarts) in all (default: no limit); in the BHD
-        score's default search, of each of its three climbs.
+        score's default search, of each of its climbs and of its pooled BDeu search.
     random_state:
         Seeds the perturbations of random restarts, and the arc removals of the BHD
         score's default search (``None`` there: a fixed seed, so that the default search
