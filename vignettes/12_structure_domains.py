@@ -19,7 +19,7 @@
 # (c) what does BHD learn from a real survey with regions (Chile 1988)?
 #
 # Run by hand: `python vignettes/run.py vignettes/12_structure_domains.py` (the full run
-# takes about 10 seconds on one core); `--quick` runs the
+# takes about 20 seconds on one core); `--quick` runs the
 # reduced version the test suite runs. It needs no file outside the repository's
 # `vignettes/data/` and no optional package.
 
@@ -100,9 +100,10 @@ print(pd.crosstab(example["site"], example["Disease"], normalize="index").round(
 #
 # ## (a) Structure recovery: BHD against BDeu on the pooled rows
 #
-# For each setting, hc with BHD (the score's defaults: `s` the node's number of levels,
-# `alpha0` 1) on the rows with their site, and hc with BDeu (iss 1, bnlearn's `hc()`
-# exactly) on the same rows pooled. `bs.shd` compares CPDAGs, as bnlearn's `shd()`;
+# For each setting, hc with BHD (the score's defaults: `s` four times the node's number
+# of levels, `alpha0` one over it; hc's default search for BHD, which also climbs from the
+# pooled rows' BDeu network and keeps the higher-scoring network) on the rows with their
+# site, and hc with BDeu (iss 1, bnlearn's `hc()` exactly) on the same rows pooled. `bs.shd` compares CPDAGs, as bnlearn's `shd()`;
 # `bs.compare` counts the true positive, false positive and false negative arcs.
 
 # %%

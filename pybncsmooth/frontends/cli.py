@@ -446,7 +446,8 @@ def _add_learn_parser(sub: Any) -> None:
     g.add_argument("--algorithm", default="hc", choices=("hc", "tabu"), help="the search (default hc)")
     g.add_argument("--maxp", type=_positive_int, help="the most parents of a node")
     g.add_argument("--max-iter", type=_positive_int, help="the most arc operations")
-    g.add_argument("--restart", type=int, default=0, help="random restarts of hc (default 0)")
+    g.add_argument("--restart", type=int, help="random restarts of hc (default 0; with bhd, the score's default"
+                   " search: see pybncsmooth.hc)")
     g.add_argument("--seed", type=int, help="seed of the restarts' perturbations")
     g.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                    help="a hyperparameter of the score: iss=10 (bde, bds), k=2 (aic, bic), s=, alpha0= (bhd)")
