@@ -66,7 +66,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         Estimator name (``"bayes"``, ``"mestimate"``, ``"hdp"``, ...) or object.
     **settings : option and hyperparameter values, by name
         The options (below; defaults for a classifier: ``na="level"``, missing values a
-        level of their own, as Petitjean et al. 2018) and the estimator's
+        level of their own, as Petitjean et al. 2018; ESKDB's members sum a query's
+        missing cell out instead, ``sum_out_missing``) and the estimator's
         hyperparameters (``iss=``, ``m=``, ...), all settable with ``set_params`` and
         searchable with ``GridSearchCV``.  ``domain`` names a column of ``X`` (each
         row's domain, not a feature): the structure is learned on the pooled rows and
