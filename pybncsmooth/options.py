@@ -501,6 +501,12 @@ class Options:
         "as they are)", _bool("tempering"), entries=("classifier",), example=False, needs={"structure": "eskdb"},
         applies=_only_structures("tempering", ("eskdb",)), refuse={"fit": _CLASSIFIER_ONLY},
     )
+    sum_out_missing: bool = _opt(
+        True, "bool", "ESKDB under na='level': a query's missing cell summed out of each member, the level kept for "
+        "fitting (off: the missing level)", _bool("sum_out_missing"), entries=("classifier",), example=False,
+        needs={"structure": "eskdb"}, applies=_only_structures("sum_out_missing", ("eskdb",)),
+        refuse={"fit": _CLASSIFIER_ONLY},
+    )
     # how the fit runs
     random_state: Any = _opt(
         None, "seed", "seed (an integer >= 0) or numpy Generator of every random choice", check_random_state,

@@ -13,6 +13,7 @@ ensemble (:mod:`pybncsmooth.classifiers.eskdb`).
 
 from __future__ import annotations
 
+import copy
 import inspect
 from typing import Any
 
@@ -65,7 +66,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         Estimator name (``"bayes"``, ``"mestimate"``, ``"hdp"``, ...) or object.
     **settings : option and hyperparameter values, by name
         The options (below; defaults for a classifier: ``na="level"``, missing values a
-        level of their own, as Petitjean et al. 2018) and the estimator's
+        level of their own, as Petitjean et al. 2018; ESKDB's members sum a query's
+        missing cell out instead, ``sum_out_missing``) and the estimator's
         hyperparameters (``iss=``, ``m=``, ...), all settable with ``set_params`` and
         searchable with ``GridSearchCV``.  ``domain`` names a column of ``X`` (each
         row's domain, not a feature): the structure is learned on the pooled rows and
@@ -322,13 +324,24 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         members = getattr(self, "estimators_", [self.network_])
         discs = getattr(self, "member_discretizers_", None) or [None] * len(members)
         exponent = getattr(self, "exponent_", 1.0)
+        sum_out = self._sums_out_missing(Xp)
         for net, disc in zip(members, discs):
             Xm = apply_transformer(disc, Xp, self.on_unseen) if disc is not None else Xp
+            if sum_out:
+                net = _summing_out(net)
             # on_unseen and on_unseen_domain apply at prediction: the current parameters (set_params after fit
             # included)
             p = net.predict_proba(Xm, self.target_, on_unseen=self.on_unseen,
                                   on_unseen_domain=self.on_unseen_domain).to_numpy()
             yield tempered(p, exponent)
+
+    def _sums_out_missing(self, Xp: pd.DataFrame) -> bool:
+        """Whether the members sum the missing cells of ``Xp`` out: ESKDB fitted with
+        ``na="level"`` and ``sum_out_missing`` (read at prediction, as ``on_unseen``),
+        and some cell missing."""
+        opts = getattr(self, "options_", None)
+        return bool(opts is not None and opts.structure == "eskdb" and opts.missing.name == "level"
+                    and getattr(self, "sum_out_missing", True) and Xp.isna().to_numpy().any())
 
     def adapt(self, X: Any, y: Any, domain: Any, *, column: str | None = None,
               sample_weight: Any = None, on_unseen: str | None = None) -> "BNClassifier":
@@ -386,6 +399,15 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         """The most probable class of each row (ties: the first class)."""
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
+
+
+def _summing_out(net: Any) -> Any:
+    """``net`` answering queries with their missing cells summed out by exact inference
+    (as a fit with ``na="drop"`` does), its tables and levels (the missing level
+    included) those of the fit: a shallow copy, ``net`` itself unchanged."""
+    out = copy.copy(net)
+    out.options = net.options.replace(na="drop")
+    return out
 
 
 def _signature() -> inspect.Signature:
