@@ -28,7 +28,10 @@ upper bound on what one concentration per domain can do).  ``--regret``: adapt's
 per domain and draw; ``--data`` also takes ``six`` and the two-node shapes ``mixed``,
 ``departs`` and ``alike`` (:data:`TWO_NODE_SHAPES`); ``--regret --choices``: beside
 adapt, rules chosen with hindsight on the held-out rows (one of adapt's own choices for
-every node, one per node) and, on the two-node shapes, monotone node-wise count rules.
+every node, one per node) and, on the two-node shapes, monotone node-wise count rules;
+``--regret --bound``: on ``six``, pairs of draws no monotone rule keeps within 0.01, and
+on the two-node shapes exact bounds on any rule that sees only the rows' counts, beside
+adapt's exact expected regret (``_count_bound.py``).
 """
 
 from __future__ import annotations
