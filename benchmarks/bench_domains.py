@@ -28,7 +28,10 @@ upper bound on what one concentration per domain can do).  ``--regret``: adapt's
 per domain and draw; ``--data`` also takes ``six`` and the two-node shapes ``mixed``,
 ``departs`` and ``alike`` (:data:`TWO_NODE_SHAPES`); ``--regret --choices``: beside
 adapt, rules chosen with hindsight on the held-out rows (one of adapt's own choices for
-every node, one per node) and, on the two-node shapes, monotone node-wise count rules.
+every node, one per node) and, on the two-node shapes, monotone node-wise count rules;
+``--regret --bound``: on ``six``, pairs of draws no monotone rule keeps within 0.01, and
+on the two-node shapes exact bounds on any rule that sees only the rows' counts, beside
+adapt's exact expected regret (``_count_bound.py``).
 """
 
 from __future__ import annotations
@@ -627,8 +630,60 @@ def choices_main(names: list[str], methods: list[str], seeds: list[int], k: int,
         rows.to_csv(csv, index=False)
 
 
+def _draw_table(ad: pd.DataFrame) -> np.ndarray:
+    """A two-node shape's draw as its 2x2 table (``[g, y]``, ``g1`` and ``y1`` second)."""
+    return np.array([[int(((ad.G == g) & (ad.Y == y)).sum()) for y in ("y0", "y1")] for g in ("g0", "g1")])
+
+
+def count_bound_main(name: str, m: str, res: pd.DataFrame, seeds: list[int], k: int) -> None:
+    """``--regret --bound`` on a two-node shape: what any count rule can do, exactly
+    (:mod:`_count_bound`), beside adapt's exact expected regret; then every draw of the
+    run over 0.05 with the domains that could have drawn its table."""
+    import _count_bound as cb
+
+    df, ms, domain = regret_data(name)
+    c = cb.Cases(df, ms, domain, m, k)
+    V, lam, rule = cb.mean_bound(c)
+    every = np.arange(len(c.t))
+    r_rule = c.regret(every, rule[c.t])
+    r_adapt = cb.adapt_regrets(c, df, ms, domain, m)
+    n05, per05 = cb.over_bound(c, 0.05, len(seeds))
+    n01, per01 = cb.over_bound(c, 0.01, len(seeds))
+    D = len(c.doms)
+    r_five = np.zeros(len(c.t))
+    for j in range(D):  # the Bayes rule over the five domains the population holds
+        lam5 = np.where(np.arange(D) == j, 0.0, 1.0 / (D - 1))
+        idx = np.flatnonzero(c.d == j)
+        W = np.bincount(c.t, lam5[c.d] * c.p, c.n_tables)[c.t[idx]]
+        sep = np.array([cb._separate(c.table[t]) for t in c.t[idx]])
+        r_five[idx] = np.where(W > 0, c.regret(idx, c.bayes_rule(lam5)[c.t[idx]]), c.regret(idx, sep))
+
+    def by_domain(r: np.ndarray, cap: float | None = None) -> list[float]:
+        x = r if cap is None else (r > cap).astype(float)
+        return [round(float(c.p[c.d == j] @ x[c.d == j] / c.p[c.d == j].sum()), 4) for j in range(D)]
+
+    tab = pd.DataFrame({"domain": c.doms, "adapt E": by_domain(r_adapt), "adapt P>0.05": by_domain(r_adapt, 0.05),
+                        "five E": by_domain(r_five), "five P>0.05": by_domain(r_five, 0.05),
+                        "minimax E": by_domain(r_rule), "minimax P>0.05": by_domain(r_rule, 0.05),
+                        "least P>0.05": per05.round(4), "least P>0.01": per01.round(4), "lambda": lam.round(3)})
+    print(f"\n{name}, {m}: every table of {k} rows of every domain (exact; probability mass left out "
+          f"{max(c.dropped.values()):.1e}); expected regret (E) and probability of a draw over 0.05")
+    print(tab.to_string(index=False))
+    print(f"  least largest expected domain regret of any count rule: {V:.4f} (the minimax rule above); "
+          f"least expected draws of {len(seeds)} per domain over 0.05: {n05:.3f} of {len(seeds) * D}, "
+          f"over 0.01: {n01:.3f}", flush=True)
+    cuts = {seed: draw_rows(df, domain, seed, k) for seed in seeds}
+    bad = res[(res.data == name) & (res.method == m) & (res.regret > 0.05)]
+    for _, row in bad.iterrows():
+        rep = cb.draw_report(c, _draw_table(cuts[row.draw][row.domain][0]))
+        print(f"  {row.domain} draw {row.draw}: adapt's regret {row.regret:.4f}; table {rep['table']} drawn by "
+              + ", ".join(f"{d} ({p:.1e})" for d, p in rep["p"].items())
+              + f"; least worst regret over {'/'.join(rep['considered'])} (odds >= 1/100): "
+              f"{rep['least_worst']:.4f} at {rep['answer']}", flush=True)
+
+
 def regret_main(names: list[str], methods: list[str], seeds: list[int], k: int, csv: str | None,
-                shares: list[float] | None = None) -> None:
+                shares: list[float] | None = None) -> pd.DataFrame:
     """``--regret``: the done-when table of adapt's regret, every domain and draw
     (``shares``: the same for several prior probabilities of a new type)."""
     res = pd.concat([regret_rows(n, m, seeds, k, shares) for n in names for m in methods], ignore_index=True)
@@ -640,6 +695,7 @@ def regret_main(names: list[str], methods: list[str], seeds: list[int], k: int, 
         print(regret_summary(res).round(4).to_string(index=False), flush=True)
     if csv:
         res.to_csv(csv, index=False)
+    return res
 
 
 # ----------------------------------------------------------------------------- --scale: many users
@@ -816,7 +872,8 @@ def main() -> None:
                          "1: never a copy of a fitted domain)")
     ap.add_argument("--bound", action="store_true",
                     help="--regret: also the least worst regret of pairs of draws on the six-domain set that no "
-                         "estimator monotone in the counts can keep both within 0.01")
+                         "estimator monotone in the counts can keep both within 0.01; on the two-node shapes, "
+                         "exact bounds on any rule that sees only the rows' counts (_count_bound.py)")
     ap.add_argument("--choices", action="store_true",
                     help="--regret: also rules chosen with hindsight on the held-out rows (one of adapt's choices "
                          "for every node, one per node, pooled or separate per node) and, on the two-node shapes, "
@@ -844,9 +901,13 @@ def main() -> None:
         if args.choices:
             choices_main(names, args.methods, seeds, args.k, args.csv)
             return
-        regret_main(names, args.methods, seeds, args.k, args.csv, args.share)
+        res = regret_main(names, args.methods, seeds, args.k, args.csv, args.share)
         if args.bound:
-            regret_bound(args.methods[0], seeds, args.k)
+            if "six" in names:
+                regret_bound(args.methods[0], seeds, args.k)
+            for name in names:
+                if name in TWO_NODE_SHAPES:
+                    count_bound_main(name, args.methods[0], res, seeds, args.k)
         return
     if args.lodo:
         def data_for(name: str, seed: int) -> tuple:
