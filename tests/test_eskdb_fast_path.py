@@ -193,3 +193,53 @@ def test_fused_leave_one_out_pass_is_the_two_kernels(kind):
     np.testing.assert_array_equal(post_b, post_a)
     np.testing.assert_array_equal(lb, la)
     assert la[:, -1].min() > 0
+
+
+def test_hdp_back_off_left_for_later_is_the_eager_one():
+    """A member's back-off (its unseen configurations' sd and its posterior's back-off
+    concentrations) is computed when first read, not by the fit: the ensemble's
+    probabilities read neither, and the values read later are those the fit computed
+    before (the formulas of HDP._combine, written out here)."""
+    from pybncsmooth.estimators import HDP
+    from pybncsmooth.estimators.base import DeferredEstimate
+    from pybncsmooth.estimators.hdp_posterior import hdp_unseen_sd, unseen_weights
+    from pybncsmooth.estimators.hmd_backoff import centre_sd
+
+    X, y = _fixture()
+    clf = bs.BNClassifier(structure="eskdb", method="hdp", k=5, n_estimators=10, iterations=100, skdb_loss="rmse",
+                          random_state=0, n_jobs=1).fit(X, y)
+    clf.predict_proba(X)
+    net = clf.estimators_[0]
+    est = net.cpd("x0").estimate
+    assert isinstance(est, DeferredEstimate)
+    sampled = [net.cpd(n).estimate for n in net.nodes if n != "cls"]  # the class: a lone root, in closed form
+    for e in sampled:  # nothing read yet by the fit and the probabilities
+        assert isinstance(e, DeferredEstimate)
+        assert "unseen_sd" not in e.__dict__ and "posterior" not in e.__dict__
+    tree = net.cpd("x0").tree
+    assert tree.depth == 3
+    h = HDP(iterations=100)
+    every, burn = h.concentration_every, h.effective_burn_in
+    first = int(np.count_nonzero((np.arange(burn) + every // 2) % every == 0))
+    kept = est.info["concentrations"][first:]
+    want = hdp_unseen_sd(est.probs, est.sd, unseen_weights(kept, h.tying, (h.prior_shape, h.prior_rate,
+                                                                              h.max_concentration)))
+    want = (want[0], *centre_sd(tree, est.probs[-1], np.full(3, 1.0 / 3), learn_backoff(tree)))
+    got = est.unseen_sd
+    assert len(got) == len(want) == 3
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    post = est.posterior
+    assert post.kind == "hdp" and post.n_states > 0
+    for (lt, w), (lt0, w0) in zip(post.backoff, learn_backoff(tree)):
+        np.testing.assert_array_equal(lt, lt0)
+        np.testing.assert_array_equal(w, w0)
+    assert est.posterior is post  # computed once, then kept
+    # a pickle carries the values computed; a node never read is computed on the way
+    import pickle
+
+    other = net.cpd("x1").estimate
+    back = pickle.loads(pickle.dumps(other))
+    assert "unseen_sd" in back.__dict__ and "posterior" in back.__dict__
+    for a, b in zip(back.unseen_sd, other.unseen_sd):
+        np.testing.assert_array_equal(a, b)
