@@ -243,3 +243,65 @@ def test_hdp_back_off_left_for_later_is_the_eager_one():
     assert "unseen_sd" in back.__dict__ and "posterior" in back.__dict__
     for a, b in zip(back.unseen_sd, other.unseen_sd):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("level", [0, 1, 2, 3, 4])
+def test_one_sub_model_s_posterior_is_the_two_kernels_at_its_level(level):
+    """Tempering's leave-one-out posteriors at the selected k* alone (one compiled pass
+    an attribute) are those of the selection's kernels at that k*, bit for bit (level 4:
+    deeper than the trees of k = 3, the full path)."""
+    from pybncsmooth.classifiers import skdb as skdb_mod
+    from pybncsmooth.classifiers._loo import loo_level_posterior, loo_normalize_losses
+
+    X, y = _fixture()
+    df = X.assign(cls=y)
+    dag, info = bs.learn_skdb(df, "cls", 3, return_info=True)
+    full, trees = info.extra["full_kdb"], info.extra["trees"]
+    codes = {c: df[c].cat.codes.to_numpy().astype(np.int64) for c in df.columns}
+    codes["x2"] = np.where(np.arange(len(df)) % 17 == 0, -1, codes["x2"])  # unknown codes stop a path
+    yy = codes["cls"]
+    K, m = 3, 1.0
+    kmax = max(level, 3)
+    wt = np.random.default_rng(2).integers(1, 3, len(df)).astype(np.float64)
+    d = np.minimum(wt, 1.0)
+    ny = np.bincount(yy, weights=wt, minlength=K)
+    prior = skdb_mod._loo_prior(ny, yy, d, float(ny.sum()), m)
+    post_all = np.repeat(prior[None], kmax + 1, axis=0)
+    post_one = prior.copy()
+    scratch = np.zeros(kmax + 1)
+    for f in info.order:
+        pa = full.parents(f)
+        P = np.zeros((len(df), len(pa)), dtype=np.int64)
+        for j, p in enumerate(pa[1:], start=1):
+            P[:, j] = codes[p]
+        skdb_mod._attribute_step(trees[f], codes[f], P, yy, K, m, d, post_all)
+        loo_normalize_losses(post_all, yy, 0, np.ones(len(df)), scratch)
+        loo_level_posterior(codes[f], P, yy, K, *skdb_mod._attribute_tables(trees[f], m), m, d, level, post_one)
+    np.testing.assert_array_equal(post_one, post_all[level])
+    assert not np.array_equal(post_all[0], post_all[min(level, 3) or 1])
+
+
+def test_tempered_ensemble_losses_are_the_numpy_formula():
+    """The compiled sum of the tempered ensemble's log losses is the NumPy formula it
+    replaced (exponentials and sums in another order: a few ulps), and picks the same
+    exponent."""
+    from pybncsmooth.classifiers._tempering import EXPONENTS, best_exponent, ensemble_losses
+
+    rng = np.random.default_rng(11)
+    M, n, K = 4, 300, 5
+    logits = rng.normal(size=(M, n, K)) * 4.0
+    posts = [np.exp(lg) / np.exp(lg).sum(axis=1, keepdims=True) for lg in logits]
+    posts[0][:5] = np.eye(K)[0]  # exact zeros: floored
+    y = rng.integers(0, K, n)
+    w = rng.uniform(0.5, 2.0, n)
+    logs = np.log(np.maximum(np.stack(posts), 1e-300))
+    want = np.zeros(len(EXPONENTS))
+    for g, b in enumerate(EXPONENTS):
+        lp = b * logs
+        lp -= lp.max(axis=2, keepdims=True)
+        q = np.exp(lp)
+        q /= q.sum(axis=2, keepdims=True)
+        want[g] = np.sum(w * -np.log(np.maximum(q[:, np.arange(n), y].mean(axis=0), 1e-300)))
+    got = ensemble_losses(posts, y, w)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert best_exponent(got) == best_exponent(want) < 1.0

@@ -40,14 +40,16 @@ from ..data.mapreduce import reduce_chunks
 from ..data.weights import chunk_weights
 from ..options import NAPolicy
 from ..validation import parallel_map
-from ._loo import loo_normalize_losses
+from ._loo import loo_level_posterior, tempered_log_losses
 from .builders import member_trees
-from .skdb import _attribute_step, _loo_prior
+from .skdb import _attribute_tables, _loo_prior
 
 __all__ = ["EXPONENTS", "tempered", "loo_posteriors", "ensemble_losses", "best_exponent", "tempering_exponent"]
 
 #: the exponents tried, 0.05 to 1 by 0.05
 EXPONENTS = np.round(np.arange(1, 21) * 0.05, 2)
+#: the step of EXPONENTS (the g-th is g steps: :func:`~._loo.tempered_log_losses`)
+_STEP = 0.05
 #: the floor of a leave-one-out probability before its logarithm (as the selection's log loss)
 _FLOOR = 1e-300
 
@@ -75,17 +77,16 @@ def loo_posteriors(codes: Any, y: np.ndarray, target: str, dag: Any, info: Any, 
     ny = trees[target].levels[0].counts[0].astype(np.float64)
     K = len(ny)
     nc = len(y)
-    post = np.repeat(_loo_prior(ny, y, d, float(info.extra["n_rows"]), m)[None, :, :], sel.k + 1, axis=0)
-    scratch = np.zeros(sel.k + 1)
-    ones = np.ones(nc)
+    post = _loo_prior(ny, y, d, float(info.extra["n_rows"]), m)
     for f in sel.order[: sel.n_attributes]:
         pa = dag.parents(f)
         P = np.zeros((nc, len(pa)), dtype=np.int64)
         for j, p in enumerate(pa[1:], start=1):
             P[:, j] = codes[p]
-        _attribute_step(trees[f], np.asarray(codes[f], dtype=np.int64), P, y, K, m, d, post)
-        loo_normalize_losses(post, y, 0, ones, scratch)  # renormalised after every attribute, as the selection
-    return post[sel.k]
+        # the selection's step at k* alone, renormalised after every attribute as the selection did
+        loo_level_posterior(np.asarray(codes[f], dtype=np.int64), P, y, K, *_attribute_tables(trees[f], m), float(m),
+                            d, sel.k, post)
+    return post
 
 
 def ensemble_losses(posts: Sequence[np.ndarray], y: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -95,14 +96,7 @@ def ensemble_losses(posts: Sequence[np.ndarray], y: np.ndarray, w: np.ndarray) -
     if len(y) == 0:
         return out
     logs = np.log(np.maximum(np.stack(posts), _FLOOR))  # members x rows x classes
-    rows = np.arange(len(y))
-    for g, b in enumerate(EXPONENTS):
-        lp = b * logs
-        lp -= lp.max(axis=2, keepdims=True)
-        q = np.exp(lp)
-        q /= q.sum(axis=2, keepdims=True)
-        p_true = q[:, rows, y].mean(axis=0)
-        out[g] = float(np.sum(w * -np.log(np.maximum(p_true, _FLOOR))))
+    tempered_log_losses(logs, np.asarray(y, dtype=np.int64), np.asarray(w, dtype=np.float64), _STEP, _FLOOR, out)
     return out
 
 
