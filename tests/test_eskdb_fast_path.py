@@ -303,5 +303,38 @@ def test_tempered_ensemble_losses_are_the_numpy_formula():
         q /= q.sum(axis=2, keepdims=True)
         want[g] = np.sum(w * -np.log(np.maximum(q[:, np.arange(n), y].mean(axis=0), 1e-300)))
     got = ensemble_losses(posts, y, w)
+    np.testing.assert_allclose(EXPONENTS, 0.05 * np.arange(1, 21), rtol=1e-15)  # the kernel's grid: g steps of 0.05
     np.testing.assert_allclose(got, want, rtol=1e-12)
     assert best_exponent(got) == best_exponent(want) < 1.0
+
+
+def test_tempering_posteriors_from_the_full_trees_are_those_of_the_selected_trees():
+    """Tempering reads the full kDB's trees down to k* (one flattening a tree two
+    members share): the posteriors of the member's own, truncated trees, bit for bit."""
+    from pybncsmooth.classifiers import skdb as skdb_mod
+    from pybncsmooth.classifiers._loo import loo_level_posterior
+    from pybncsmooth.classifiers._tempering import loo_posteriors
+    from pybncsmooth.classifiers.builders import member_trees
+
+    X, y = _fixture()
+    df = X.assign(cls=y)
+    dag, info = bs.learn_skdb(df, "cls", 3, return_info=True)
+    sel = info.extra["selection"]
+    assert 0 < sel.k < 3  # the selected trees are cut above the full ones
+    codes = {c: df[c].cat.codes.to_numpy().astype(np.int64) for c in df.columns}
+    yy = codes["cls"]
+    d = np.ones(len(df))
+    memo: dict = {}
+    got = loo_posteriors(codes, yy, "cls", dag, info, 1.0, d, memo)
+    assert len(memo) == sel.n_attributes
+    trees = member_trees(dag, info)
+    want = skdb_mod._loo_prior(np.bincount(yy, minlength=3).astype(float), yy, d, float(len(df)), 1.0)
+    for f in sel.order[: sel.n_attributes]:
+        pa = dag.parents(f)
+        P = np.zeros((len(df), len(pa)), dtype=np.int64)
+        for j, p in enumerate(pa[1:], start=1):
+            P[:, j] = codes[p]
+        loo_level_posterior(codes[f], P, yy, 3, *skdb_mod._attribute_tables(trees[f], 1.0), 1.0, d, sel.k, want)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(loo_posteriors(codes, yy, "cls", dag, info, 1.0, d, memo), got)  # from the memo
+

@@ -41,8 +41,7 @@ from ..data.weights import chunk_weights
 from ..options import NAPolicy
 from ..validation import parallel_map
 from ._loo import loo_level_posterior, tempered_log_losses
-from .builders import member_trees
-from .skdb import _attribute_tables, _loo_prior
+from .skdb import _loo_prior, _memo_tables
 
 __all__ = ["EXPONENTS", "tempered", "loo_posteriors", "ensemble_losses", "best_exponent", "tempering_exponent"]
 
@@ -67,13 +66,16 @@ def tempered(proba: np.ndarray, exponent: float) -> np.ndarray:
     return q / q.sum(axis=1, keepdims=True)
 
 
-def loo_posteriors(codes: Any, y: np.ndarray, target: str, dag: Any, info: Any, m: float, d: np.ndarray
-                   ) -> np.ndarray:
+def loo_posteriors(codes: Any, y: np.ndarray, target: str, dag: Any, info: Any, m: float, d: np.ndarray,
+                   tables: dict | None = None) -> np.ndarray:
     """Each row's leave-one-out class posterior under a member's selected sub-model
     (rows: those of ``codes``; ``d`` what each row takes out of the counts): the
-    posterior the selection scored at the member's ``k*`` and attribute prefix."""
+    posterior the selection scored at the member's ``k*`` and attribute prefix, read
+    from the full kDB's trees down to ``k*`` parents (the selected trees are their first
+    levels).  ``tables``: a memo of the trees' flat tables shared by members
+    (:func:`~pybncsmooth.classifiers.skdb._memo_tables`)."""
     sel = info.extra["selection"]
-    trees = member_trees(dag, info)
+    trees, full = info.extra["trees"], info.extra["full_kdb"]
     ny = trees[target].levels[0].counts[0].astype(np.float64)
     K = len(ny)
     nc = len(y)
@@ -84,8 +86,8 @@ def loo_posteriors(codes: Any, y: np.ndarray, target: str, dag: Any, info: Any, 
         for j, p in enumerate(pa[1:], start=1):
             P[:, j] = codes[p]
         # the selection's step at k* alone, renormalised after every attribute as the selection did
-        loo_level_posterior(np.asarray(codes[f], dtype=np.int64), P, y, K, *_attribute_tables(trees[f], m), float(m),
-                            d, sel.k, post)
+        tab = _memo_tables(tables, (f, tuple(full.parents(f))), trees[f], m)
+        loo_level_posterior(np.asarray(codes[f], dtype=np.int64), P, y, K, *tab, float(m), d, sel.k, post)
     return post
 
 
@@ -116,7 +118,8 @@ def _chunk_losses(selected: list, target: str, variables: list, schema: Any, pol
     w = chunk_weights(df, weights, variables, policy.counting) if weights is not None else None
     wt = np.ones(len(y)) if w is None else np.asarray(w, dtype=np.float64)
     d = np.minimum(wt, 1.0)
-    posts = parallel_map(lambda s: loo_posteriors(enc, y, target, s[0], s[1], m, d), selected, n_jobs)
+    tables: dict = {}  # a tree two members share, flattened once
+    posts = parallel_map(lambda s: loo_posteriors(enc, y, target, s[0], s[1], m, d, tables), selected, n_jobs)
     return ensemble_losses(posts, y, wt)
 
 
