@@ -338,3 +338,25 @@ def test_tempering_posteriors_from_the_full_trees_are_those_of_the_selected_tree
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(loo_posteriors(codes, yy, "cls", dag, info, 1.0, d, memo), got)  # from the memo
 
+
+
+@pytest.mark.parametrize("limit", [1 << 22, 40, 3])
+def test_compiled_dense_node_maps_are_the_numpy_ones(monkeypatch, limit):
+    """The leave-one-out tables' dense maps made in one compiled pass are those of the
+    NumPy loop, levels past the size limit left to the binary search alike."""
+    from pybncsmooth.classifiers import skdb as skdb_mod
+
+    X, y = _fixture()
+    df = X.assign(cls=y)
+    _, info = bs.learn_skdb(df, "cls", 4, return_info=True)
+    monkeypatch.setattr(skdb_mod, "_DENSE_MAP_LIMIT", limit)
+    seen = set()
+    for tree in info.extra["trees"].values():
+        got = skdb_mod._attribute_tables(tree, 1.0)
+        dense, offs = skdb_mod._dense_node_maps(tree)
+        np.testing.assert_array_equal(got[4], dense)
+        np.testing.assert_array_equal(got[5], offs)
+        seen.add(int((offs[1:] < 0).sum()))
+        if (offs[1:] < 0).any():  # the keys then searched
+            np.testing.assert_array_equal(got[2], np.concatenate(tree.keys))
+    assert len(seen) > 1 or limit == 1 << 22

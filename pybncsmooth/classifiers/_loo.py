@@ -6,7 +6,7 @@ import numpy as np
 from .._jit import njit
 
 __all__ = ["loo_attribute_probs", "loo_normalize_losses", "loo_attribute_losses", "loo_level_posterior",
-           "tempered_log_losses"]
+           "tempered_log_losses", "loo_dense_maps"]
 
 
 @njit(cache=True, nogil=True)
@@ -327,3 +327,36 @@ def tempered_log_losses(logs, y, w, step, floor, out):  # pragma: no cover - com
             acc[g] += w[i] * -np.log(max(pt[g] / M, floor))
     for g in range(G):
         out[g] = acc[g]
+
+
+@njit(cache=True, nogil=True)
+def loo_dense_maps(parent, value, offsets, cards, limit):  # pragma: no cover - compiled
+    """Per tree level ``j >= 1`` while the level's configuration space (the product of
+    ``cards[:j]``) is at most ``limit``, a map from a node's mixed-radix configuration
+    code to its index in the level (-1: no node), all maps in one array ``dense``;
+    ``offs[j]`` where level ``j``'s map starts (-1: none, for that level and every
+    deeper one).  ``parent``, ``value``: the nodes of levels ``1 .. depth`` in flat order
+    (``offsets``: where each level starts, the root's level 0 one node)."""
+    depth = offsets.shape[0] - 2
+    offs = np.full(depth + 1, -1, dtype=np.int64)
+    total = 0
+    q = 1
+    for j in range(1, depth + 1):
+        q *= cards[j - 1]
+        if q > limit:
+            break
+        offs[j] = total
+        total += q
+    if total == 0:
+        return np.zeros(1, dtype=np.int64), offs
+    dense = np.full(total, -1, dtype=np.int64)
+    code = np.zeros(offsets[depth + 1], dtype=np.int64)
+    for j in range(1, depth + 1):
+        if offs[j] < 0:
+            break
+        for g in range(offsets[j], offsets[j + 1]):
+            c = code[offsets[j - 1] + parent[g - 1]] * cards[j - 1] + value[g - 1]
+            code[g] = c
+            dense[offs[j] + c] = g - offsets[j]
+    return dense, offs
+

@@ -35,7 +35,7 @@ from ..structure.learning import StructureInfo, check_k, source_statistics, stru
 from ..structure.statistics import StructureStatistics
 from ..options import NAPolicy, Options
 from ..validation import check_int, parallel_map
-from ._loo import loo_attribute_losses, loo_attribute_probs
+from ._loo import loo_attribute_losses, loo_attribute_probs, loo_dense_maps
 
 __all__ = ["learn_skdb", "learn_skdb_members", "SkdbSelection"]
 
@@ -213,19 +213,25 @@ def _attribute_tables(tree: Any, m: float) -> tuple:
     """The tree's flat tables the leave-one-out kernels read: ``r``, the parents'
     cardinalities, search keys, level offsets, dense maps and their offsets, counts,
     totals and the full-data m-estimates."""
-    offsets = np.cumsum([0] + tree.level_sizes()).astype(np.int64)
-    counts = np.concatenate([lev.counts for lev in tree.levels], axis=0).astype(np.float64)
+    levels = tree.levels
+    offsets = np.cumsum([0] + [len(lev.value) for lev in levels]).astype(np.int64)
+    counts = np.concatenate([lev.counts for lev in levels], axis=0).astype(np.float64)
     totals = counts.sum(axis=1)
     r = tree.child_card
     if m > 0 or totals.min() > 0:
         probtab = (counts + m / r) / (totals[:, None] + m)
     else:  # m = 0 with an empty node: only the root can be empty
         probtab = np.where(totals[:, None] > 0, counts / np.maximum(totals, 1)[:, None], 1.0 / r)
-    dense, dense_offsets = _dense_node_maps(tree)
+    cards = np.asarray(tree.parent_cards, dtype=np.int64)
+    if len(levels) > 1:  # _dense_node_maps in one compiled pass
+        parent = np.concatenate([lev.parent for lev in levels[1:]]).astype(np.int64, copy=False)
+        value = np.concatenate([lev.value for lev in levels[1:]]).astype(np.int64, copy=False)
+        dense, dense_offsets = loo_dense_maps(parent, value, offsets, cards, _DENSE_MAP_LIMIT)
+    else:
+        dense, dense_offsets = _dense_node_maps(tree)
     # the search keys only where a level has no dense map (the kernel reads them nowhere else)
     keys = np.concatenate(tree.keys).astype(np.int64) if (dense_offsets[1:] < 0).any() else np.zeros(1, np.int64)
-    return (r, np.asarray(tree.parent_cards, dtype=np.int64), keys, offsets, dense, dense_offsets, counts, totals,
-            probtab)
+    return (r, cards, keys, offsets, dense, dense_offsets, counts, totals, probtab)
 
 
 def _select(
