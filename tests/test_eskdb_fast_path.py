@@ -193,3 +193,170 @@ def test_fused_leave_one_out_pass_is_the_two_kernels(kind):
     np.testing.assert_array_equal(post_b, post_a)
     np.testing.assert_array_equal(lb, la)
     assert la[:, -1].min() > 0
+
+
+def test_hdp_back_off_left_for_later_is_the_eager_one():
+    """A member's back-off (its unseen configurations' sd and its posterior's back-off
+    concentrations) is computed when first read, not by the fit: the ensemble's
+    probabilities read neither, and the values read later are those the fit computed
+    before (the formulas of HDP._combine, written out here)."""
+    from pybncsmooth.estimators import HDP
+    from pybncsmooth.estimators.base import DeferredEstimate
+    from pybncsmooth.estimators.hdp_posterior import hdp_unseen_sd, unseen_weights
+    from pybncsmooth.estimators.hmd_backoff import centre_sd
+
+    X, y = _fixture()
+    clf = bs.BNClassifier(structure="eskdb", method="hdp", k=5, n_estimators=10, iterations=100, skdb_loss="rmse",
+                          random_state=0, n_jobs=1).fit(X, y)
+    clf.predict_proba(X)
+    net = clf.estimators_[0]
+    est = net.cpd("x0").estimate
+    assert isinstance(est, DeferredEstimate)
+    sampled = [net.cpd(n).estimate for n in net.nodes if n != "cls"]  # the class: a lone root, in closed form
+    for e in sampled:  # nothing read yet by the fit and the probabilities
+        assert isinstance(e, DeferredEstimate)
+        assert "unseen_sd" not in e.__dict__ and "posterior" not in e.__dict__
+    tree = net.cpd("x0").tree
+    assert tree.depth == 3
+    h = HDP(iterations=100)
+    every, burn = h.concentration_every, h.effective_burn_in
+    first = int(np.count_nonzero((np.arange(burn) + every // 2) % every == 0))
+    kept = est.info["concentrations"][first:]
+    want = hdp_unseen_sd(est.probs, est.sd, unseen_weights(kept, h.tying, (h.prior_shape, h.prior_rate,
+                                                                              h.max_concentration)))
+    want = (want[0], *centre_sd(tree, est.probs[-1], np.full(3, 1.0 / 3), learn_backoff(tree)))
+    got = est.unseen_sd
+    assert len(got) == len(want) == 3
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    post = est.posterior
+    assert post.kind == "hdp" and post.n_states > 0
+    for (lt, w), (lt0, w0) in zip(post.backoff, learn_backoff(tree)):
+        np.testing.assert_array_equal(lt, lt0)
+        np.testing.assert_array_equal(w, w0)
+    assert est.posterior is post  # computed once, then kept
+    # a pickle carries the values computed; a node never read is computed on the way
+    import pickle
+
+    other = net.cpd("x1").estimate
+    back = pickle.loads(pickle.dumps(other))
+    assert "unseen_sd" in back.__dict__ and "posterior" in back.__dict__
+    for a, b in zip(back.unseen_sd, other.unseen_sd):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("level", [0, 1, 2, 3, 4])
+def test_one_sub_model_s_posterior_is_the_two_kernels_at_its_level(level):
+    """Tempering's leave-one-out posteriors at the selected k* alone (one compiled pass
+    an attribute) are those of the selection's kernels at that k*, bit for bit (level 4:
+    deeper than the trees of k = 3, the full path)."""
+    from pybncsmooth.classifiers import skdb as skdb_mod
+    from pybncsmooth.classifiers._loo import loo_level_posterior, loo_normalize_losses
+
+    X, y = _fixture()
+    df = X.assign(cls=y)
+    dag, info = bs.learn_skdb(df, "cls", 3, return_info=True)
+    full, trees = info.extra["full_kdb"], info.extra["trees"]
+    codes = {c: df[c].cat.codes.to_numpy().astype(np.int64) for c in df.columns}
+    codes["x2"] = np.where(np.arange(len(df)) % 17 == 0, -1, codes["x2"])  # unknown codes stop a path
+    yy = codes["cls"]
+    K, m = 3, 1.0
+    kmax = max(level, 3)
+    wt = np.random.default_rng(2).integers(1, 3, len(df)).astype(np.float64)
+    d = np.minimum(wt, 1.0)
+    ny = np.bincount(yy, weights=wt, minlength=K)
+    prior = skdb_mod._loo_prior(ny, yy, d, float(ny.sum()), m)
+    post_all = np.repeat(prior[None], kmax + 1, axis=0)
+    post_one = prior.copy()
+    scratch = np.zeros(kmax + 1)
+    for f in info.order:
+        pa = full.parents(f)
+        P = np.zeros((len(df), len(pa)), dtype=np.int64)
+        for j, p in enumerate(pa[1:], start=1):
+            P[:, j] = codes[p]
+        skdb_mod._attribute_step(trees[f], codes[f], P, yy, K, m, d, post_all)
+        loo_normalize_losses(post_all, yy, 0, np.ones(len(df)), scratch)
+        loo_level_posterior(codes[f], P, yy, K, *skdb_mod._attribute_tables(trees[f], m), m, d, level, post_one)
+    np.testing.assert_array_equal(post_one, post_all[level])
+    assert not np.array_equal(post_all[0], post_all[min(level, 3) or 1])
+
+
+def test_tempered_ensemble_losses_are_the_numpy_formula():
+    """The compiled sum of the tempered ensemble's log losses is the NumPy formula it
+    replaced (exponentials and sums in another order: a few ulps), and picks the same
+    exponent."""
+    from pybncsmooth.classifiers._tempering import EXPONENTS, best_exponent, ensemble_losses
+
+    rng = np.random.default_rng(11)
+    M, n, K = 4, 300, 5
+    logits = rng.normal(size=(M, n, K)) * 4.0
+    posts = [np.exp(lg) / np.exp(lg).sum(axis=1, keepdims=True) for lg in logits]
+    posts[0][:5] = np.eye(K)[0]  # exact zeros: floored
+    y = rng.integers(0, K, n)
+    w = rng.uniform(0.5, 2.0, n)
+    logs = np.log(np.maximum(np.stack(posts), 1e-300))
+    want = np.zeros(len(EXPONENTS))
+    for g, b in enumerate(EXPONENTS):
+        lp = b * logs
+        lp -= lp.max(axis=2, keepdims=True)
+        q = np.exp(lp)
+        q /= q.sum(axis=2, keepdims=True)
+        want[g] = np.sum(w * -np.log(np.maximum(q[:, np.arange(n), y].mean(axis=0), 1e-300)))
+    got = ensemble_losses(posts, y, w)
+    np.testing.assert_allclose(EXPONENTS, 0.05 * np.arange(1, 21), rtol=1e-15)  # the kernel's grid: g steps of 0.05
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert best_exponent(got) == best_exponent(want) < 1.0
+
+
+def test_tempering_posteriors_from_the_full_trees_are_those_of_the_selected_trees():
+    """Tempering reads the full kDB's trees down to k* (one flattening a tree two
+    members share): the posteriors of the member's own, truncated trees, bit for bit."""
+    from pybncsmooth.classifiers import skdb as skdb_mod
+    from pybncsmooth.classifiers._loo import loo_level_posterior
+    from pybncsmooth.classifiers._tempering import loo_posteriors
+    from pybncsmooth.classifiers.builders import member_trees
+
+    X, y = _fixture()
+    df = X.assign(cls=y)
+    dag, info = bs.learn_skdb(df, "cls", 3, return_info=True)
+    sel = info.extra["selection"]
+    assert 0 < sel.k < 3  # the selected trees are cut above the full ones
+    codes = {c: df[c].cat.codes.to_numpy().astype(np.int64) for c in df.columns}
+    yy = codes["cls"]
+    d = np.ones(len(df))
+    memo: dict = {}
+    got = loo_posteriors(codes, yy, "cls", dag, info, 1.0, d, memo)
+    assert len(memo) == sel.n_attributes
+    trees = member_trees(dag, info)
+    want = skdb_mod._loo_prior(np.bincount(yy, minlength=3).astype(float), yy, d, float(len(df)), 1.0)
+    for f in sel.order[: sel.n_attributes]:
+        pa = dag.parents(f)
+        P = np.zeros((len(df), len(pa)), dtype=np.int64)
+        for j, p in enumerate(pa[1:], start=1):
+            P[:, j] = codes[p]
+        loo_level_posterior(codes[f], P, yy, 3, *skdb_mod._attribute_tables(trees[f], 1.0), 1.0, d, sel.k, want)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(loo_posteriors(codes, yy, "cls", dag, info, 1.0, d, memo), got)  # from the memo
+
+
+
+@pytest.mark.parametrize("limit", [1 << 22, 40, 3])
+def test_compiled_dense_node_maps_are_the_numpy_ones(monkeypatch, limit):
+    """The leave-one-out tables' dense maps made in one compiled pass are those of the
+    NumPy loop, levels past the size limit left to the binary search alike."""
+    from pybncsmooth.classifiers import skdb as skdb_mod
+
+    X, y = _fixture()
+    df = X.assign(cls=y)
+    _, info = bs.learn_skdb(df, "cls", 4, return_info=True)
+    monkeypatch.setattr(skdb_mod, "_DENSE_MAP_LIMIT", limit)
+    seen = set()
+    for tree in info.extra["trees"].values():
+        got = skdb_mod._attribute_tables(tree, 1.0)
+        dense, offs = skdb_mod._dense_node_maps(tree)
+        np.testing.assert_array_equal(got[4], dense)
+        np.testing.assert_array_equal(got[5], offs)
+        seen.add(int((offs[1:] < 0).sum()))
+        if (offs[1:] < 0).any():  # the keys then searched
+            np.testing.assert_array_equal(got[2], np.concatenate(tree.keys))
+    assert len(seen) > 1 or limit == 1 << 22

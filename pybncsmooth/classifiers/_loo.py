@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from .._jit import njit
 
-__all__ = ["loo_attribute_probs", "loo_normalize_losses", "loo_attribute_losses"]
+__all__ = ["loo_attribute_probs", "loo_normalize_losses", "loo_attribute_losses", "loo_level_posterior",
+           "tempered_log_losses", "loo_dense_maps"]
 
 
 @njit(cache=True, nogil=True)
@@ -214,3 +215,148 @@ def loo_normalize_losses(post, y, kind, wt, out_col):  # pragma: no cover - comp
             else:
                 acc += wt[i] * (1.0 if arg != y[i] else 0.0)
         out_col[kk] = acc
+
+
+@njit(cache=True, nogil=True)
+def loo_level_posterior(  # pragma: no cover - compiled
+    x, P, y, n_classes, r, cards, keys, offsets, dense, dense_offsets, counts, totals, probtab, m, d, level, out
+):
+    """One sub-model's posteriors of :func:`loo_attribute_probs` then
+    :func:`loo_normalize_losses`: ``out[i, c]`` (``(n, K)``, the posteriors at
+    ``k' = level``) multiplied by the attribute's leave-one-out m-estimate at
+    ``level`` extra parents, then each row normalised, in one pass over the rows.
+    The same arithmetic in the same order as those two kernels' on ``out[level]``
+    (the same numbers), without the other sub-models' (tempering needs one: the
+    selected ``k*``)."""
+    n = x.shape[0]
+    depth = offsets.shape[0] - 2
+    last = min(depth, level + 1)  # the deepest tree level the sub-model reads
+    for i in range(n):
+        xi = x[i]
+        yi = y[i]
+        di = d[i]
+        tot0 = totals[0] - di
+        if tot0 + m > 0:
+            p_root = (counts[0, xi] - di + m / r) / (tot0 + m)
+        else:
+            p_root = 1.0 / r
+        for c in range(n_classes):
+            own = c == yi
+            lest = p_root
+            node = 0
+            cfg = 0
+            for j in range(1, last + 1):
+                v = c if j == 1 else P[i, j - 1]
+                if v < 0:
+                    break
+                cfg = cfg * cards[j - 1] + v
+                found = -1
+                if dense_offsets[j] >= 0:
+                    g = dense[dense_offsets[j] + cfg]
+                    if g >= 0:
+                        found = offsets[j] + g
+                else:
+                    key = node * cards[j - 1] + v
+                    lo = offsets[j]
+                    hi = offsets[j + 1]
+                    while lo < hi:
+                        mid = (lo + hi) // 2
+                        if keys[mid] < key:
+                            lo = mid + 1
+                        else:
+                            hi = mid
+                    if lo < offsets[j + 1] and keys[lo] == key:
+                        found = lo
+                if found < 0:
+                    break
+                node = found - offsets[j]
+                if own:
+                    tot = totals[found] - di
+                    if tot > 0:
+                        lest = (counts[found, xi] - di + m / r) / (tot + m)
+                else:
+                    lest = probtab[found, xi]
+            out[i, c] *= lest
+        s = 0.0
+        for c in range(n_classes):
+            s += out[i, c]
+        inv = 1.0 / s
+        for c in range(n_classes):
+            out[i, c] = out[i, c] * inv
+
+
+@njit(cache=True, nogil=True)
+def tempered_log_losses(logs, y, w, step, floor, out):  # pragma: no cover - compiled
+    r"""``out[g]``: the summed log loss of the mean of the members' tempered posteriors
+    at the exponent :math:`\beta_g = (g + 1)\,\delta` (``step`` :math:`\delta`),
+    :math:`\sum_i w_i\,(-\log \frac1M \sum_m q_{m,i,y_i})`,
+    :math:`q_{m,i,c} = p^\beta_{m,i,c} / \sum_{c'} p^\beta_{m,i,c'}` from the log
+    posteriors ``logs`` (members x rows x classes); a probability below ``floor``
+    counts as ``floor``.  Each member's row is shifted by its largest log (no
+    overflow) and :math:`u_c = e^{\delta (\log p_c - \max)} \le 1` taken once: the
+    numerators at :math:`\beta_g` are :math:`u_c^{g+1}`, one product a step (one
+    exponential a class, not one a class and exponent; a few ulps from the
+    exponentials)."""
+    M, n, K = logs.shape
+    G = out.shape[0]
+    u = np.empty(K)
+    cur = np.empty(K)
+    pt = np.empty(G)
+    acc = np.zeros(G)
+    for i in range(n):
+        yi = y[i]
+        for g in range(G):
+            pt[g] = 0.0
+        for mm in range(M):
+            mx = logs[mm, i, 0]
+            for c in range(1, K):
+                if logs[mm, i, c] > mx:
+                    mx = logs[mm, i, c]
+            for c in range(K):
+                u[c] = np.exp(step * (logs[mm, i, c] - mx))
+                cur[c] = u[c]
+            for g in range(G):
+                if g > 0:
+                    for c in range(K):
+                        cur[c] *= u[c]
+                s = 0.0
+                for c in range(K):
+                    s += cur[c]
+                pt[g] += cur[yi] / s
+        for g in range(G):
+            acc[g] += w[i] * -np.log(max(pt[g] / M, floor))
+    for g in range(G):
+        out[g] = acc[g]
+
+
+@njit(cache=True, nogil=True)
+def loo_dense_maps(parent, value, offsets, cards, limit):  # pragma: no cover - compiled
+    """Per tree level ``j >= 1`` while the level's configuration space (the product of
+    ``cards[:j]``) is at most ``limit``, a map from a node's mixed-radix configuration
+    code to its index in the level (-1: no node), all maps in one array ``dense``;
+    ``offs[j]`` where level ``j``'s map starts (-1: none, for that level and every
+    deeper one).  ``parent``, ``value``: the nodes of levels ``1 .. depth`` in flat order
+    (``offsets``: where each level starts, the root's level 0 one node)."""
+    depth = offsets.shape[0] - 2
+    offs = np.full(depth + 1, -1, dtype=np.int64)
+    total = 0
+    q = 1
+    for j in range(1, depth + 1):
+        q *= cards[j - 1]
+        if q > limit:
+            break
+        offs[j] = total
+        total += q
+    if total == 0:
+        return np.zeros(1, dtype=np.int64), offs
+    dense = np.full(total, -1, dtype=np.int64)
+    code = np.zeros(offsets[depth + 1], dtype=np.int64)
+    for j in range(1, depth + 1):
+        if offs[j] < 0:
+            break
+        for g in range(offsets[j], offsets[j + 1]):
+            c = code[offsets[j - 1] + parent[g - 1]] * cards[j - 1] + value[g - 1]
+            code[g] = c
+            dense[offs[j] + c] = g - offsets[j]
+    return dense, offs
+

@@ -40,14 +40,15 @@ from ..data.mapreduce import reduce_chunks
 from ..data.weights import chunk_weights
 from ..options import NAPolicy
 from ..validation import parallel_map
-from ._loo import loo_normalize_losses
-from .builders import member_trees
-from .skdb import _attribute_step, _loo_prior
+from ._loo import loo_level_posterior, tempered_log_losses
+from .skdb import _loo_prior, _memo_tables
 
 __all__ = ["EXPONENTS", "tempered", "loo_posteriors", "ensemble_losses", "best_exponent", "tempering_exponent"]
 
 #: the exponents tried, 0.05 to 1 by 0.05
 EXPONENTS = np.round(np.arange(1, 21) * 0.05, 2)
+#: the step of EXPONENTS (the g-th is g steps: :func:`~._loo.tempered_log_losses`)
+_STEP = 0.05
 #: the floor of a leave-one-out probability before its logarithm (as the selection's log loss)
 _FLOOR = 1e-300
 
@@ -65,27 +66,29 @@ def tempered(proba: np.ndarray, exponent: float) -> np.ndarray:
     return q / q.sum(axis=1, keepdims=True)
 
 
-def loo_posteriors(codes: Any, y: np.ndarray, target: str, dag: Any, info: Any, m: float, d: np.ndarray
-                   ) -> np.ndarray:
+def loo_posteriors(codes: Any, y: np.ndarray, target: str, dag: Any, info: Any, m: float, d: np.ndarray,
+                   tables: dict | None = None) -> np.ndarray:
     """Each row's leave-one-out class posterior under a member's selected sub-model
     (rows: those of ``codes``; ``d`` what each row takes out of the counts): the
-    posterior the selection scored at the member's ``k*`` and attribute prefix."""
+    posterior the selection scored at the member's ``k*`` and attribute prefix, read
+    from the full kDB's trees down to ``k*`` parents (the selected trees are their first
+    levels).  ``tables``: a memo of the trees' flat tables shared by members
+    (:func:`~pybncsmooth.classifiers.skdb._memo_tables`)."""
     sel = info.extra["selection"]
-    trees = member_trees(dag, info)
+    trees, full = info.extra["trees"], info.extra["full_kdb"]
     ny = trees[target].levels[0].counts[0].astype(np.float64)
     K = len(ny)
     nc = len(y)
-    post = np.repeat(_loo_prior(ny, y, d, float(info.extra["n_rows"]), m)[None, :, :], sel.k + 1, axis=0)
-    scratch = np.zeros(sel.k + 1)
-    ones = np.ones(nc)
+    post = _loo_prior(ny, y, d, float(info.extra["n_rows"]), m)
     for f in sel.order[: sel.n_attributes]:
         pa = dag.parents(f)
         P = np.zeros((nc, len(pa)), dtype=np.int64)
         for j, p in enumerate(pa[1:], start=1):
             P[:, j] = codes[p]
-        _attribute_step(trees[f], np.asarray(codes[f], dtype=np.int64), P, y, K, m, d, post)
-        loo_normalize_losses(post, y, 0, ones, scratch)  # renormalised after every attribute, as the selection
-    return post[sel.k]
+        # the selection's step at k* alone, renormalised after every attribute as the selection did
+        tab = _memo_tables(tables, (f, tuple(full.parents(f))), trees[f], m)
+        loo_level_posterior(np.asarray(codes[f], dtype=np.int64), P, y, K, *tab, float(m), d, sel.k, post)
+    return post
 
 
 def ensemble_losses(posts: Sequence[np.ndarray], y: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -95,14 +98,7 @@ def ensemble_losses(posts: Sequence[np.ndarray], y: np.ndarray, w: np.ndarray) -
     if len(y) == 0:
         return out
     logs = np.log(np.maximum(np.stack(posts), _FLOOR))  # members x rows x classes
-    rows = np.arange(len(y))
-    for g, b in enumerate(EXPONENTS):
-        lp = b * logs
-        lp -= lp.max(axis=2, keepdims=True)
-        q = np.exp(lp)
-        q /= q.sum(axis=2, keepdims=True)
-        p_true = q[:, rows, y].mean(axis=0)
-        out[g] = float(np.sum(w * -np.log(np.maximum(p_true, _FLOOR))))
+    tempered_log_losses(logs, np.asarray(y, dtype=np.int64), np.asarray(w, dtype=np.float64), _STEP, _FLOOR, out)
     return out
 
 
@@ -122,7 +118,8 @@ def _chunk_losses(selected: list, target: str, variables: list, schema: Any, pol
     w = chunk_weights(df, weights, variables, policy.counting) if weights is not None else None
     wt = np.ones(len(y)) if w is None else np.asarray(w, dtype=np.float64)
     d = np.minimum(wt, 1.0)
-    posts = parallel_map(lambda s: loo_posteriors(enc, y, target, s[0], s[1], m, d), selected, n_jobs)
+    tables: dict = {}  # a tree two members share, flattened once
+    posts = parallel_map(lambda s: loo_posteriors(enc, y, target, s[0], s[1], m, d, tables), selected, n_jobs)
     return ensemble_losses(posts, y, wt)
 
 

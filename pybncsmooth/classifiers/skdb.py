@@ -35,7 +35,7 @@ from ..structure.learning import StructureInfo, check_k, source_statistics, stru
 from ..structure.statistics import StructureStatistics
 from ..options import NAPolicy, Options
 from ..validation import check_int, parallel_map
-from ._loo import loo_attribute_losses, loo_attribute_probs
+from ._loo import loo_attribute_losses, loo_attribute_probs, loo_dense_maps
 
 __all__ = ["learn_skdb", "learn_skdb_members", "SkdbSelection"]
 
@@ -134,13 +134,15 @@ def _loo_sums(
     ny: np.ndarray,
     n: float,
     w: np.ndarray | None = None,
+    tables: dict | None = None,
 ) -> np.ndarray:
     """Sums over the rows of ``codes`` (one chunk) of each sub-model's leave-one-out loss:
     ``out[k', l - 1]`` for at most ``k'`` parents and the first ``l`` attributes of
     ``order``.  ``trees`` hold the counts of all ``n`` rows (this chunk's included),
     ``ny`` the class counts of all rows: each row's own counts are taken out.  With row
     weights ``w``, row ``i``'s loss counts ``w_i`` times and ``min(w_i, 1)`` is taken out
-    (integer weights: exactly the repeated rows)."""
+    (integer weights: exactly the repeated rows).  ``tables``: a memo of the trees'
+    flat tables (:func:`_memo_tables`) shared by the members of one chunk."""
     K = len(ny)
     nc = len(y)
     losses = np.zeros((k + 1, len(order)))
@@ -156,7 +158,7 @@ def _loo_sums(
         for j, p in enumerate(pa[1:], start=1):
             P[:, j] = codes[p]
         _attribute_step_losses(trees[f], np.asarray(codes[f], dtype=np.int64), P, y, K, m, d, post, kind, wt,
-                               losses[:, li])
+                               losses[:, li], tables=_memo_tables(tables, (f, tuple(pa)), trees[f], m))
     return losses
 
 
@@ -183,30 +185,53 @@ def _attribute_step(
 
 def _attribute_step_losses(
     tree: Any, x: np.ndarray, P: np.ndarray, y: np.ndarray, K: int, m: float, d: np.ndarray, post: np.ndarray,
-    kind: int, wt: np.ndarray, out_col: np.ndarray,
+    kind: int, wt: np.ndarray, out_col: np.ndarray, tables: tuple | None = None,
 ) -> None:
     """:func:`_attribute_step` then :func:`loo_normalize_losses` into ``out_col``, in one
-    compiled pass over the rows (:func:`loo_attribute_losses`: the same numbers)."""
-    loo_attribute_losses(x, P, y, K, *_attribute_tables(tree, m), float(m), d, post, kind, wt, out_col)
+    compiled pass over the rows (:func:`loo_attribute_losses`: the same numbers);
+    ``tables``: the tree's :func:`_attribute_tables` if already made."""
+    if tables is None:
+        tables = _attribute_tables(tree, m)
+    loo_attribute_losses(x, P, y, K, *tables, float(m), d, post, kind, wt, out_col)
+
+
+def _memo_tables(memo: dict | None, key: tuple, tree: Any, m: float) -> tuple:
+    """The tree's :func:`_attribute_tables` from ``memo`` (``None``: none), made and kept
+    there when absent.  ``key``: the node and its ordered full-kDB parents, which fix
+    the tree within one fit (members that share a node's parents share its tree); a
+    memo lives for one chunk's pass and one ``m``.  Two threads may both make an
+    absent entry: the same tables."""
+    if memo is None:
+        return _attribute_tables(tree, m)
+    out = memo.get(key)
+    if out is None:
+        out = memo[key] = _attribute_tables(tree, m)
+    return out
 
 
 def _attribute_tables(tree: Any, m: float) -> tuple:
     """The tree's flat tables the leave-one-out kernels read: ``r``, the parents'
     cardinalities, search keys, level offsets, dense maps and their offsets, counts,
     totals and the full-data m-estimates."""
-    offsets = np.cumsum([0] + tree.level_sizes()).astype(np.int64)
-    counts = np.concatenate([lev.counts for lev in tree.levels], axis=0).astype(np.float64)
+    levels = tree.levels
+    offsets = np.cumsum([0] + [len(lev.value) for lev in levels]).astype(np.int64)
+    counts = np.concatenate([lev.counts for lev in levels], axis=0).astype(np.float64)
     totals = counts.sum(axis=1)
     r = tree.child_card
     if m > 0 or totals.min() > 0:
         probtab = (counts + m / r) / (totals[:, None] + m)
     else:  # m = 0 with an empty node: only the root can be empty
         probtab = np.where(totals[:, None] > 0, counts / np.maximum(totals, 1)[:, None], 1.0 / r)
-    dense, dense_offsets = _dense_node_maps(tree)
+    cards = np.asarray(tree.parent_cards, dtype=np.int64)
+    if len(levels) > 1:  # _dense_node_maps in one compiled pass
+        parent = np.concatenate([lev.parent for lev in levels[1:]]).astype(np.int64, copy=False)
+        value = np.concatenate([lev.value for lev in levels[1:]]).astype(np.int64, copy=False)
+        dense, dense_offsets = loo_dense_maps(parent, value, offsets, cards, _DENSE_MAP_LIMIT)
+    else:
+        dense, dense_offsets = _dense_node_maps(tree)
     # the search keys only where a level has no dense map (the kernel reads them nowhere else)
     keys = np.concatenate(tree.keys).astype(np.int64) if (dense_offsets[1:] < 0).any() else np.zeros(1, np.int64)
-    return (r, np.asarray(tree.parent_cards, dtype=np.int64), keys, offsets, dense, dense_offsets, counts, totals,
-            probtab)
+    return (r, cards, keys, offsets, dense, dense_offsets, counts, totals, probtab)
 
 
 def _select(
@@ -267,8 +292,9 @@ def _loo_chunk(
     enc = encode(df, schema, variables=variables, empty_ok=True, **policy.encode_args())
     y = enc[target].astype(np.int64)
     w = chunk_weights(df, weights, variables, policy.counting) if weights is not None else None
+    tables: dict = {}  # a tree two members share, flattened once
     return parallel_map(
-        lambda mem: _loo_sums(enc, y, mem[2], mem[0], mem[1].order, k, m, kind, ny, n, w), members, n_jobs
+        lambda mem: _loo_sums(enc, y, mem[2], mem[0], mem[1].order, k, m, kind, ny, n, w, tables), members, n_jobs
     )
 
 

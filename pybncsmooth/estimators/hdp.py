@@ -70,7 +70,7 @@ from ._mcmc import chain_seed, entropy_of, progress_bar, split_rhat
 from ._warm import control_variate, counts_on, kept_on, kept_records, node_map, previous_tree
 from ._rng import new_state
 from ._stirling import MAX_TABLE_N, MEMO_POOL, SHARED_RATIOS
-from .base import Estimator, TreeEstimate, register_estimator
+from .base import DeferredEstimate, Estimator, TreeEstimate, register_estimator
 from .hdp_posterior import HDPPosterior, hdp_unseen_sd, unseen_weights
 from .hmd_backoff import centre_sd, learn_backoff
 from .posterior import DirichletPosterior, DirichletTablePosterior
@@ -823,21 +823,17 @@ class HDP(Estimator):
             m = min(d.shape[0] for d in draws)
             if m >= 4 and draws[0].shape[1] > 0:
                 info["rhat"] = split_rhat(np.stack([d[:m] for d in draws]))
-        W = unseen_weights(self._kept_concentrations(chains), self.tying, self._prior())
-        unseen_sd = hdp_unseen_sd(probs, sds, W)
-        backoff = learn_backoff(tree) if tree.depth >= 2 else None
-        if backoff is not None:  # below a node of level 1 or deeper: hmd's back-off (hdp_posterior)
-            unseen_sd = (unseen_sd[0], *centre_sd(tree, probs[-1], np.full(tree.child_card, 1.0 / tree.child_card),
-                                                  backoff))
-        post = None
+        states = None
         if all(ch.state_meta[0] > 0 for ch in chains):
-            post = HDPPosterior(
-                np.concatenate([ch.state_n[: ch.state_meta[0]] for ch in chains]),
-                np.concatenate([ch.state_c[: ch.state_meta[0]] for ch in chains]),
-                st.group, st.group_level, chains[0].c_root, self.tying, self._prior(),
-                base=None if self.node_prior(tree) is None else chains[0].root_h, backoff=backoff,
-            )
-        return TreeEstimate(probs, "backoff", info, sd=sds, unseen_sd=unseen_sd, posterior=post)
+            states = (np.concatenate([ch.state_n[: ch.state_meta[0]] for ch in chains]),
+                      np.concatenate([ch.state_c[: ch.state_meta[0]] for ch in chains]),
+                      st.group, st.group_level, chains[0].c_root, self.tying, self._prior(),
+                      None if self.node_prior(tree) is None else chains[0].root_h)
+        later = _HDPUnseen(tree, probs, sds, self._kept_concentrations(chains), self.tying, self._prior(), states)
+        est = TreeEstimate(probs, "backoff", info, sd=sds)  # the checks of the probabilities and sds
+        return DeferredEstimate.deferred(est.probs, est.unseen, {"unseen_sd": (_HDPUnseen.unseen_sd, later),
+                                                                 "posterior": (_HDPUnseen.posterior, later)},
+                                         info=est.info, sd=est.sd)
 
     def _prior(self) -> tuple[float, float, float]:
         return (self.prior_shape, self.prior_rate, self.max_concentration)
@@ -879,3 +875,45 @@ class HDP(Estimator):
         if self.tying == "single" and conc.size:
             conc = np.repeat(conc[:, 1:2], conc.shape[1], axis=1)
         return conc
+
+
+class _HDPUnseen:
+    """What a tree's HDP estimate answers for configurations absent from the tree, and
+    its posterior draws: its ``unseen_sd`` (the fresh nodes' spread of
+    :func:`hdp_unseen_sd` at the root's level, hmd's back-off below deeper nodes,
+    :func:`~.hmd_backoff.centre_sd`) and its :class:`HDPPosterior`, both from the
+    back-off concentrations :func:`~.hmd_backoff.learn_backoff` learns from the
+    tree's counts.  None of them is random: :class:`DeferredEstimate` computes them
+    when first read (a classifier's probabilities read neither: an ESKDB fit learned
+    the back-off of every tree of its ten members, 20% of its time on letter), with
+    the values an eager computation gives.  ``states``: the recorded states and the
+    rest of :class:`HDPPosterior`'s arguments, or ``None`` (no posterior)."""
+
+    def __init__(self, tree: ContextTree, probs: tuple, sds: tuple, conc: np.ndarray, tying: str,
+                 prior: tuple[float, float, float], states: tuple | None) -> None:
+        self.tree, self.probs, self.sds, self.conc, self.tying, self.prior = tree, probs, sds, conc, tying, prior
+        self.states = states
+        self._backoff: list | None = None
+
+    def backoff(self) -> list[tuple[np.ndarray, np.ndarray]] | None:
+        """The back-off concentrations' posteriors (``None``: a tree of depth below 2)."""
+        if self._backoff is None and self.tree.depth >= 2:
+            self._backoff = learn_backoff(self.tree)
+        return self._backoff
+
+    def unseen_sd(self) -> tuple[np.ndarray, ...]:
+        tree, probs = self.tree, self.probs
+        out = hdp_unseen_sd(probs, self.sds, unseen_weights(self.conc, self.tying, self.prior))
+        backoff = self.backoff()
+        if backoff is not None:  # below a node of level 1 or deeper: hmd's back-off (hdp_posterior)
+            out = (out[0], *centre_sd(tree, probs[-1], np.full(tree.child_card, 1.0 / tree.child_card), backoff))
+        if out and not all(np.isfinite(a).all() and (a >= 0).all() for a in out):
+            raise FloatingPointError("negative or non-finite standard deviations of unseen configurations")
+        return out
+
+    def posterior(self) -> HDPPosterior | None:
+        if self.states is None:
+            return None
+        *args, base = self.states
+        return HDPPosterior(*args, base=base, backoff=self.backoff())
+
