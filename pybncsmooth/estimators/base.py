@@ -31,8 +31,8 @@ from ..counting.context_tree import ContextTree
 from ..errors import DataError, HyperparameterError
 from ..options import RUN_SETTINGS, Options, option_names, run_check
 from ..validation import Param, parallel_map
-from ._domain_prior import atom_table, effective_mass, moment_mass, spread_of_concentrations
-from ._pooling import concentration_info, concentration_posterior, mixture_posterior, shrink_weight
+from .domains.prior import atom_table, effective_mass, moment_mass, spread_of_concentrations
+from .domains.pooling import concentration_info, concentration_posterior, mixture_posterior, shrink_weight
 from . import bootstrap as _bootstrap
 from .bootstrap import BootstrapPosterior
 from .posterior import DomainPosterior, predictive_sd
@@ -368,7 +368,7 @@ class Estimator:
         """:meth:`estimate_all` of every tree of a
         :class:`~pybncsmooth.counting.flat.FlatTrees` (no domain, no prior network) in one
         pass over its flat arrays, each tree's estimate made when first read
-        (:class:`~pybncsmooth.estimators.flat.FlatEstimates`), or ``None`` where the
+        (:class:`~pybncsmooth.estimators.closed.flat.FlatEstimates`), or ``None`` where the
         estimator has no such pass (then :meth:`estimate_all` runs on the trees).  The
         closed forms have one; the values are those of :meth:`estimate_all`, bit for bit."""
         return None

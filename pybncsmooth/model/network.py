@@ -15,7 +15,7 @@ from ..data.schema import Schema
 from ..errors import DataError, UnknownNodeError
 from ..options import NAPolicy, Options
 from ..structure.dag import DAG
-from ._network_domains import DomainsMixin
+from .domains._network import DomainsMixin
 from ._network_queries import QueriesMixin
 from ._network_reporting import ReportingMixin
 from ._network_rows import RowsMixin

@@ -4,7 +4,7 @@ compiled pass over the counting's flat arrays
 
 Level ``i`` of node ``j``'s tree (``r`` levels of the child, ``q_i`` configurations of
 its first ``i`` parents) has the pseudo-count :math:`\alpha_i = iss / (r q_i)` per cell
-(the BDeu prior of :class:`~pybncsmooth.estimators.classical.Bayes`, bnlearn's
+(the BDeu prior of :class:`~pybncsmooth.estimators.closed.classical.Bayes`, bnlearn's
 ``bn.fit(method = "bayes")``), a row (tree node) of total :math:`n(\pi)` the denominator
 :math:`n(\pi) + r \alpha_i` and a cell of count :math:`n(x, \pi)` the mean
 :math:`(n(x, \pi) + \alpha_i) / (n(\pi) + r \alpha_i)`.  Each is the one IEEE operation
@@ -19,7 +19,7 @@ is the same pass for ``mle`` (:math:`n(x, \pi) / n(\pi)`) and ``mestimate``
 from __future__ import annotations
 
 import numpy as np
-from .._jit import njit
+from ..._jit import njit
 
 __all__ = ["bayes_cells", "cell_ratio"]
 

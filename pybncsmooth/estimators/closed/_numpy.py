@@ -1,4 +1,4 @@
-""":func:`~pybncsmooth.estimators._flat_kernels.bayes_cells` in NumPy, for a process
+""":func:`~pybncsmooth.estimators.closed._kernels.bayes_cells` in NumPy, for a process
 that has not loaded the compiled kernel yet (its first load costs numba's start, a
 second or more, where a small network's posterior means cost NumPy a millisecond).
 Each value is the same IEEE operation on the same operands as the kernel's (an

@@ -16,7 +16,7 @@ from typing import Iterator, Mapping, NamedTuple
 
 import numpy as np
 
-from ..counting.context_tree import ContextTree
+from ...counting.context_tree import ContextTree
 
 __all__ = ["Stack", "stack_levels", "unstack", "per_row", "level_slices"]
 

@@ -11,21 +11,21 @@ import numpy as np
 import functools
 from typing import Any, Mapping
 
-from ..counting.context_tree import ContextTree
-from ..counting.flat import FlatTrees, RowCells
-from ..errors import DataError, StatisticUnavailableError
-from ..validation import Param
-from .._jit import numba_loaded
-from ._flat_kernels import bayes_cells
-from ._flat_numpy import bayes_cells_numpy
-from ._pooling import fixed_concentration
+from ...counting.context_tree import ContextTree
+from ...counting.flat import FlatTrees, RowCells
+from ...errors import DataError, StatisticUnavailableError
+from ...validation import Param
+from ..._jit import numba_loaded
+from ._kernels import bayes_cells
+from ._numpy import bayes_cells_numpy
+from ..domains.pooling import fixed_concentration
 from ._stacked import level_slices, per_row, stack_levels, unstack
-from .base import DeferredEstimate, Estimator, TreeEstimate, register_estimator
-from .bootstrap import CALIBRATED, ProportionPosterior
+from ..base import DeferredEstimate, Estimator, TreeEstimate, register_estimator
+from ..bootstrap import CALIBRATED, ProportionPosterior
 from .flat import FlatEstimates, FlatRows, LazyCells, cellwise, deferred_args, stacked_sd
-from .posterior import (DirichletPosterior, DirichletTablePosterior, backoff_index, predictive_sd,
+from ..posterior import (DirichletPosterior, DirichletTablePosterior, backoff_index, predictive_sd,
                         register_posterior)
-from .prior import NodePrior
+from ..prior import NodePrior
 
 __all__ = ["MLE", "Bayes", "MEstimate", "BDeuPosterior"]
 

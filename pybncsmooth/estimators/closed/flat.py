@@ -19,10 +19,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..counting.context_tree import ContextTree
-from ..counting.flat import FlatTrees, RowCells
-from ._flat_kernels import cell_ratio
-from .base import TreeEstimate
+from ...counting.context_tree import ContextTree
+from ...counting.flat import FlatTrees, RowCells
+from ._kernels import cell_ratio
+from ..base import TreeEstimate
 
 __all__ = ["FlatEstimates", "FlatRows", "LazyCells", "stacked_sd", "deferred_args", "cellwise"]
 

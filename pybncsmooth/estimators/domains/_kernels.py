@@ -4,7 +4,7 @@ moments with the concentration integrated out, in one pass over the leaves."""
 from __future__ import annotations
 
 import numpy as np
-from .._jit import njit
+from ..._jit import njit
 
 __all__ = ["mixture_moments"]
 

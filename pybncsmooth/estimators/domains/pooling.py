@@ -26,11 +26,11 @@ point, :func:`fit_concentration`), and a domain's estimate is the posterior mean
 from __future__ import annotations
 
 import numpy as np
-from ._scipy import gammaln
+from .._scipy import gammaln
 
-from ._domain_kernels import mixture_moments
+from ._kernels import mixture_moments
 from ._leaf_stats import LeafStats, leaf_stats
-from .posterior import dirichlet, effective_concentration, trapezoid_weights
+from ..posterior import dirichlet, effective_concentration, trapezoid_weights
 
 __all__ = [
     "fit_concentration",

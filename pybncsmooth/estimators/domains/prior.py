@@ -61,11 +61,11 @@ import math
 from typing import Any
 
 import numpy as np
-from .._jit import njit
+from ..._jit import njit
 
-from ._pooling import S_MAX, S_MIN
-from ._stirling import SHARED_TABLE
-from .posterior import pack_concentrations, trapezoid_weights, unpack_concentrations
+from .pooling import S_MAX, S_MIN
+from .._stirling import SHARED_TABLE
+from ..posterior import pack_concentrations, trapezoid_weights, unpack_concentrations
 
 __all__ = [
     "NOVEL_SHARE",

@@ -16,10 +16,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from .._jit import njit, uint64
+from ..._jit import njit, uint64
 
-from ._rng import gamma, gamma_dc, gamma_int, keyed_uniform, reseed, sweep_key, uniform
-from ._stirling import digamma, log_stirling_beyond, pcol_offset
+from .._rng import gamma, gamma_dc, gamma_int, keyed_uniform, reseed, sweep_key, uniform
+from .._stirling import digamma, log_stirling_beyond, pcol_offset
 
 __all__ = ["hdp_init", "hdp_warm_init", "hdp_layout", "hdp_schedule", "hdp_sweeps", "check_invariants"]
 
@@ -856,7 +856,7 @@ def hdp_sweeps(  # pragma: no cover - compiled
     network's :math:`P(x)`), ``root_ch`` the same times ``c_root``.
     ``key``: 0 draws every random number from the chain's stream ``rng`` in turn; any
     other value keys them (common random numbers for two coupled chains, see
-    :meth:`~pybncsmooth.estimators.hdp.HDP.estimate_all`): sweep ``it``'s key is a hash
+    :meth:`~pybncsmooth.estimators.hdp.estimator.HDP.estimate_all`): sweep ``it``'s key is a hash
     of ``(key, it)``, the table count of entry ``ik`` (flat ``node * r + value``) is drawn
     from the uniform hashed from ``(sweep key, ik)``, and each concentration group draws
     from its own stream (:func:`_sample_concentrations`).  Two chains on trees of the

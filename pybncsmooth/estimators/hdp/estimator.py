@@ -31,7 +31,7 @@ are averaged.  Unseen parent configurations back off to the deepest existing
 node, as the reference's query does.
 
 Uncertainty (Petitjean et al. 2018, Sec. 4.1-4.2, and
-:mod:`~pybncsmooth.estimators.hdp_posterior`).  Given a sweep's state the vectors are
+:mod:`~pybncsmooth.estimators.hdp.posterior`).  Given a sweep's state the vectors are
 Dirichlet top-down, :math:`\\phi_i \\mid \\phi_{pa} \\sim \\mathrm{Dir}(n_i + \\alpha\\,\\phi_{pa})`,
 so each sweep contributes a node's conditional mean and second moment *with the
 parent's own uncertainty* (:math:`E[a_k(a_k+1)] / (A(A+1))`,
@@ -62,18 +62,18 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..counting.context_tree import ContextTree
-from ..errors import ConvergenceWarning, HyperparameterError
-from ..validation import Param
-from ._hdp_kernels import hdp_init, hdp_layout, hdp_schedule, hdp_sweeps, hdp_warm_init
-from ._mcmc import chain_seed, entropy_of, progress_bar, split_rhat
-from ._warm import control_variate, counts_on, kept_on, kept_records, node_map, previous_tree
-from ._rng import new_state
-from ._stirling import MAX_TABLE_N, MEMO_POOL, SHARED_RATIOS
-from .base import DeferredEstimate, Estimator, TreeEstimate, register_estimator
-from .hdp_posterior import HDPPosterior, hdp_unseen_sd, unseen_weights
-from .hmd_backoff import centre_sd, learn_backoff
-from .posterior import DirichletPosterior, DirichletTablePosterior
+from ...counting.context_tree import ContextTree
+from ...errors import ConvergenceWarning, HyperparameterError
+from ...validation import Param
+from ._kernels import hdp_init, hdp_layout, hdp_schedule, hdp_sweeps, hdp_warm_init
+from .._mcmc import chain_seed, entropy_of, progress_bar, split_rhat
+from .._warm import control_variate, counts_on, kept_on, kept_records, node_map, previous_tree
+from .._rng import new_state
+from .._stirling import MAX_TABLE_N, MEMO_POOL, SHARED_RATIOS
+from ..base import DeferredEstimate, Estimator, TreeEstimate, register_estimator
+from .posterior import HDPPosterior, hdp_unseen_sd, unseen_weights
+from ..hmd.backoff import centre_sd, learn_backoff
+from ..posterior import DirichletPosterior, DirichletTablePosterior
 
 __all__ = ["HDP", "split_rhat"]
 

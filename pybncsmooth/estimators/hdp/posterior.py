@@ -51,9 +51,9 @@ from typing import Any
 
 import numpy as np
 
-from ..counting.context_tree import ContextTree
-from .hmd_backoff import draw_below
-from .posterior import (TreePosterior, _chunks, backoff_index, dirichlet, even_states, predictive_sd,
+from ...counting.context_tree import ContextTree
+from ..hmd.backoff import draw_below
+from ..posterior import (TreePosterior, _chunks, backoff_index, dirichlet, even_states, predictive_sd,
                         register_posterior)
 
 __all__ = ["HDPPosterior", "unseen_weights", "hdp_unseen_sd"]

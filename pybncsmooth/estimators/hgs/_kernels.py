@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from .._jit import njit
+from ..._jit import njit
 
 __all__ = ["hgs_minimize", "hgs_loss", "hgs_newton_level"]
 

@@ -23,7 +23,7 @@ Its gradient (eqs. 48-49) is
 :math:`D_l` the denominator of (46).  The thesis descends it with a fixed step from
 :math:`\alpha = 1`; here coordinate descent on :math:`u = \log \alpha` (the objective is
 smooth there and positivity is free) takes safeguarded Newton steps one weight at a
-time, compiled (:mod:`pybncsmooth.estimators._hgs_kernels`), from the same start to the
+time, compiled (:mod:`pybncsmooth.estimators.hgs._kernels`), from the same start to the
 same optimum.
 
 Details the thesis's decision trees do not meet and a CPT's context tree does:
@@ -59,11 +59,11 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..counting.context_tree import ContextTree
-from ..errors import ConvergenceWarning
-from ..validation import Param
-from ._hgs_kernels import hgs_minimize, hgs_newton_level
-from .base import Estimator, TreeEstimate, map_trees, register_estimator
+from ...counting.context_tree import ContextTree
+from ...errors import ConvergenceWarning
+from ...validation import Param
+from ._kernels import hgs_minimize, hgs_newton_level
+from ..base import Estimator, TreeEstimate, map_trees, register_estimator
 
 __all__ = ["HGS", "HGSProblem"]
 

@@ -26,9 +26,9 @@ import math
 
 import numpy as np
 
-from ..counting.context_tree import ContextTree
-from ..validation import Param
-from .base import Estimator, TreeEstimate, register_estimator
+from ...counting.context_tree import ContextTree
+from ...validation import Param
+from ..base import Estimator, TreeEstimate, register_estimator
 
 __all__ = ["MBranch"]
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from .._jit import njit
+from ..._jit import njit
 
 __all__ = ["ridge_newton", "newton_direction", "objective_grad", "hessp", "tree_gaussian_sample", "node_probs"]
 

@@ -30,9 +30,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from .._jit import njit
+from ..._jit import njit
 
-from . import _rng
+from .. import _rng
 
 __all__ = ["pg_draw", "pg_draw_with", "pg_moments", "seed_numba", "EXACT_MAX", "SERIES_TERMS"]
 

@@ -1,6 +1,6 @@
 r"""Bayesian hierarchical linear smoothing, HLS-IG (Cooper et al. 2025, Sec. 3.2 and App. B).
 
-The design of :mod:`pybncsmooth.estimators.hls` (a coefficient vector per tree node
+The design of :mod:`pybncsmooth.estimators.hls.estimator` (a coefficient vector per tree node
 below the root, the linear predictor of a configuration the sum along its path,
 softmax to probabilities), with the Bayesian ridge prior of the paper's best variant:
 
@@ -25,7 +25,7 @@ drawn exactly in O(tree nodes) by upward information filtering and downward
 sampling (no Cholesky factor of the design).  Then
 :math:`\sigma^2 \sim \mathrm{IG}(a + d/2, b + \lVert B \rVert^2 / 2)`.  A binary
 child has one coefficient per node (the logit of its second value, as the ridge).
-Polya-Gamma draws are compiled (:mod:`pybncsmooth.estimators._pg`: Devroye's exact
+Polya-Gamma draws are compiled (:mod:`pybncsmooth.estimators.hls._pg`: Devroye's exact
 method, the distribution's gamma series for larger counts), and so is the whole sweep:
 its cost follows the child's declared levels times the tree's nodes, with no
 interpreter work per level.
@@ -37,7 +37,7 @@ standard deviations come from the same draws (``cpt(node, stat="sd")``).
 (``sample_parameters``, intervals); an unseen configuration's coefficients below the
 node it backs off to are drawn from their prior given the sweep's variance, so its
 sd and draws are the model's predictive
-(:mod:`~pybncsmooth.estimators.hls_posterior`).
+(:mod:`~pybncsmooth.estimators.hls.posterior`).
 """
 
 from __future__ import annotations
@@ -48,20 +48,20 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping
 
 import numpy as np
-from .._jit import njit, uint64
+from ..._jit import njit, uint64
 
-from ..counting.context_tree import ContextTree
-from ..errors import HyperparameterError
-from ._hls_kernels import node_probs, tree_gaussian_sample
-from ._mcmc import chain_seed, entropy_of, progress_bar, split_rhat
+from ...counting.context_tree import ContextTree
+from ...errors import HyperparameterError
+from ._kernels import node_probs, tree_gaussian_sample
+from .._mcmc import chain_seed, entropy_of, progress_bar, split_rhat
 from ._pg import pg_draw_with, seed_numba
-from ._rng import gamma as _gamma_draw, new_state, normal as _normal_draw, reseed, sweep_key
-from ..validation import Param
-from .base import Estimator, TreeEstimate, register_estimator
-from .hls import flatten_tree, split_levels
-from .hls_posterior import HLSPosterior, learn_backoff, unseen_sd
-from .hmd_backoff import centre_sd
-from ._warm import control_variate, counts_on, kept_on, kept_records, node_map, previous_tree, with_counts
+from .._rng import gamma as _gamma_draw, new_state, normal as _normal_draw, reseed, sweep_key
+from ...validation import Param
+from ..base import Estimator, TreeEstimate, register_estimator
+from .estimator import flatten_tree, split_levels
+from .posterior import HLSPosterior, learn_backoff, unseen_sd
+from ..hmd.backoff import centre_sd
+from .._warm import control_variate, counts_on, kept_on, kept_records, node_map, previous_tree, with_counts
 
 #: a chain keeps at most max(STATE_VALUES, 8 x the network's entries) coefficients of its sweeps
 STATE_VALUES = 1 << 21

@@ -42,11 +42,11 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..counting.context_tree import ContextTree
-from ..errors import ConvergenceWarning
-from ..validation import Param
-from ._hls_kernels import node_probs, ridge_newton
-from .base import Estimator, TreeEstimate, map_trees, register_estimator
+from ...counting.context_tree import ContextTree
+from ...errors import ConvergenceWarning
+from ...validation import Param
+from ._kernels import node_probs, ridge_newton
+from ..base import Estimator, TreeEstimate, map_trees, register_estimator
 
 __all__ = ["HLS", "flatten_tree"]
 

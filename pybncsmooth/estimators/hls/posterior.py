@@ -47,11 +47,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from ._scipy import expit
+from .._scipy import expit
 
-from ..counting.context_tree import ContextTree
-from .hmd_backoff import draw_below, learn_backoff
-from .posterior import TreePosterior, _chunks, backoff_index, dirichlet, even_states, register_posterior
+from ...counting.context_tree import ContextTree
+from ..hmd.backoff import draw_below, learn_backoff
+from ..posterior import TreePosterior, _chunks, backoff_index, dirichlet, even_states, register_posterior
 
 __all__ = ["HLSPosterior", "softmax_columns", "unseen_sd", "learn_backoff"]
 

@@ -29,8 +29,8 @@ import math
 
 import numpy as np
 
-from .._jit import njit
-from ._special import digamma
+from ..._jit import njit
+from .._special import digamma
 
 __all__ = ["backoff_loglik", "backoff_loglik_levels"]
 

@@ -32,9 +32,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from .._jit import njit
+from ..._jit import njit
 
-from ._special import digamma, polygamma
+from .._special import digamma, polygamma
 
 __all__ = ["vi_bnlearn", "vi_converge", "evidence_bound_newton", "vi_newton_sparse", "profiled_bound", "vi_converge_sparse", "outer_bound", "outer_bound_sparse", "EPS"]
 

@@ -46,12 +46,12 @@ uniform prior on :math:`\rho` is proper and keeps the spread the data have not r
 from __future__ import annotations
 
 import numpy as np
-from ._scipy import digamma, gammaln
+from .._scipy import digamma, gammaln
 
-from ..counting.context_tree import ContextTree
+from ...counting.context_tree import ContextTree
 from ._backoff_kernels import backoff_loglik, backoff_loglik_levels
-from ._pooling import shrink_weight
-from .posterior import dirichlet, predictive_sd, trapezoid_weights
+from ..domains.pooling import shrink_weight
+from ..posterior import dirichlet, predictive_sd, trapezoid_weights
 
 __all__ = ["log_icc_prior", "backoff_concentration", "node_centres", "leaf_sums", "expected_tables", "ancestors_at",
            "learn_backoff", "draw_below", "centre_sd", "GRID"]

@@ -15,7 +15,7 @@ shrunk toward the learned pooled distribution :math:`\kappa = E_q[\alpha] / s`
 and tends to the relative frequencies as its counts grow.  A parent
 configuration with no data backs off to the deepest node of its context tree that
 has: the root gives :math:`\kappa`, a deeper node the centre of the columns below it
-(:mod:`~pybncsmooth.estimators.hmd_backoff`).  Defaults: ``s = |X|`` and
+(:mod:`~pybncsmooth.estimators.hmd.backoff`).  Defaults: ``s = |X|`` and
 ``alpha0 = 1`` per state, the paper's choice (Sec. 4.1).  Only observed parent
 configurations enter the model: the exact posterior of :math:`\alpha` does not
 depend on empty columns (they integrate out), so this keeps the fit independent
@@ -67,7 +67,7 @@ stop short of the fixed point by up to about 2e-3, and reproduces them.
 default ``s`` is learned instead (the uniform prior on the intra-class correlation
 :math:`1/(1 + s)`, ``s`` within :math:`[10^{-3}, 10^{7}]`, integrated out on a grid,
 :math:`u` importance-sampled given each value with the variational fit as proposal:
-:mod:`~pybncsmooth.estimators.hmd_posterior`).  It decides how alike the columns
+:mod:`~pybncsmooth.estimators.hmd.posterior`).  It decides how alike the columns
 are, and a wrong one makes every interval wrong: on networks whose columns are
 nearly deterministic, ``s = |X|`` gives 90% intervals that cover 50-70% of the
 truths (the variational approximation is a minor part of that), the learned ``s``
@@ -79,7 +79,7 @@ as does a number.  Given ``(s, u)`` a column is exactly
 over the posterior of ``(s, u)``; an unseen configuration below the root gets the
 predictive :math:`\mathrm{Dir}(s u)` mixed the same way, one below a deeper node of
 its context tree the spread of the columns around that node
-(:mod:`~pybncsmooth.estimators.hmd_backoff`: how much configurations differ from their
+(:mod:`~pybncsmooth.estimators.hmd.backoff`: how much configurations differ from their
 ancestors, learned per level of the tree).  The joint domain model keeps its fixed ``s`` (bnlearn's) and its variational
 ``q``; for a domain's CPT (a ratio of joint cells) the sd's second term uses the
 delta method, and draws normalise the domain's joint Dirichlet within each
@@ -94,9 +94,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..counting.context_tree import ContextTree, config_index
-from ..errors import ConvergenceWarning, DataError, DenseTableTooLargeError, HyperparameterError
-from ._hmd_kernels import (
+from ...counting.context_tree import ContextTree, config_index
+from ...errors import ConvergenceWarning, DataError, DenseTableTooLargeError, HyperparameterError
+from ._kernels import (
     W_INNER_CAP,
     W_KAPPA_CAP,
     W_OUTER_CAP,
@@ -109,12 +109,12 @@ from ._hmd_kernels import (
     vi_converge,
     vi_converge_sparse,
 )
-from ..validation import Param
-from ._pooling import concentration_info, fixed_concentration, shrink_weight
-from .hmd_backoff import backoff_concentration, log_icc_prior, node_centres
-from .posterior import predictive_sd, trapezoid_weights
-from .hmd_posterior import S_MAX, S_MIN, HMDPosterior, JointHMDPosterior, SPosterior, fixed_s, learn_s, mixture_moments
-from .base import Estimator, TreeEstimate, map_trees, register_estimator
+from ...validation import Param
+from ..domains.pooling import concentration_info, fixed_concentration, shrink_weight
+from .backoff import backoff_concentration, log_icc_prior, node_centres
+from ..posterior import predictive_sd, trapezoid_weights
+from .posterior import S_MAX, S_MIN, HMDPosterior, JointHMDPosterior, SPosterior, fixed_s, learn_s, mixture_moments
+from ..base import Estimator, TreeEstimate, map_trees, register_estimator
 
 __all__ = ["HMD", "fit_hmd_matrix", "fit_hmd_sparse", "hmd_evidence", "HMDFit", "exact_alpha_moments"]
 
@@ -218,7 +218,7 @@ def hmd_evidence(T: np.ndarray, s: float, alpha0: float | np.ndarray = 1.0, *, t
 
     The fixed point is found by Newton steps on the bound with ``nu`` in its closed
     form (``s kappa + N``), a function of ``(kappa, tau)`` alone, from the pooled
-    frequencies (:func:`~pybncsmooth.estimators._hmd_kernels.vi_newton_sparse`): the
+    frequencies (:func:`~pybncsmooth.estimators.hmd._kernels.vi_newton_sparse`): the
     same maximum as the fit's coordinate ascent, in a few steps; ``tol`` is the Newton
     decrement (in nats) below which one last step is taken, so each term is the
     maximum to far below ``tol``.  Every point visited is a valid lower bound."""

@@ -43,12 +43,12 @@ import math
 from typing import Any
 
 import numpy as np
-from ._scipy import gammaln
+from .._scipy import gammaln
 
-from ..counting.context_tree import ContextTree, config_index
-from ._hmd_kernels import vi_converge
-from .hmd_backoff import draw_below, log_icc_prior
-from .posterior import TreePosterior, _chunks, backoff_index, dirichlet, register_posterior, trapezoid_weights
+from ...counting.context_tree import ContextTree, config_index
+from ._kernels import vi_converge
+from .backoff import draw_below, log_icc_prior
+from ..posterior import TreePosterior, _chunks, backoff_index, dirichlet, register_posterior, trapezoid_weights
 
 __all__ = ["SPosterior", "learn_s", "fixed_s", "mixture_moments", "HMDPosterior", "JointHMDPosterior", "S_MIN",
            "S_MAX"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._bif_quick_kernels import scan_bif
-from ._build import NetworkParts
+from ._quick_kernels import scan_bif
+from ..reading.build import NetworkParts
 
 __all__ = ["quick_parts", "QUICK_MAX_CHARS"]
 

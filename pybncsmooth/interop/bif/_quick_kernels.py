@@ -16,9 +16,9 @@ reader (:mod:`.bif`) reads the file and reports what is wrong, with its line.
 from __future__ import annotations
 
 import numpy as np
-from .._jit import njit
+from ..._jit import njit
 
-from ._number_kernels import _POW10, parse_rows, place_rows
+from ..reading._number_kernels import _POW10, parse_rows, place_rows
 
 __all__ = ["scan_bif", "QUICK_MAX_VARIABLES"]
 

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..errors import FileFormatError
+from ...errors import FileFormatError
 
 __all__ = ["BifText", "Block", "ROW", "ROW_PLAIN", "unquote", "declared_levels", "split_config", "level_lookup", "row_line"]
 

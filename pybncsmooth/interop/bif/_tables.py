@@ -18,12 +18,12 @@ import math
 
 import numpy as np
 
-from ._bif_syntax import BifText, Block, level_lookup, row_line, split_config
-from ._build import NetworkParts, config_label
-from .._jit import numba_loaded
-from ._number_kernels import place_rows
-from ._number_twins import place_rows_numpy
-from ._numbers import BadNumber, parse_number_rows
+from ._syntax import BifText, Block, level_lookup, row_line, split_config
+from ..reading.build import NetworkParts, config_label
+from ..._jit import numba_loaded
+from ..reading._number_kernels import place_rows
+from ..reading._number_twins import place_rows_numpy
+from ..reading.numbers import BadNumber, parse_number_rows
 
 __all__ = ["build_tables"]
 

@@ -30,15 +30,15 @@ from __future__ import annotations
 import re
 from typing import Any, TextIO
 
-from ..model.formats import NetworkFormat, register_format
-from ..model.network import FittedNetwork
-from .._jit import numba_loaded
-from ._bif_quick import quick_parts
-from ._bif_syntax import ROW, ROW_PLAIN, STRING, BifText, Block, declared_levels, unquote
-from ._bif_tables import build_tables
-from ._build import NetworkParts, write_probability_blocks
-from ._tokens import check_writable_names
-from .io import read_text, text_writer
+from ...model.formats import NetworkFormat, register_format
+from ...model.network import FittedNetwork
+from ..._jit import numba_loaded
+from ._quick import quick_parts
+from ._syntax import ROW, ROW_PLAIN, STRING, BifText, Block, declared_levels, unquote
+from ._tables import build_tables
+from ..reading.build import NetworkParts, write_probability_blocks
+from ..reading.tokens import check_writable_names
+from ..io import read_text, text_writer
 
 __all__ = ["parse_bif", "write_bif", "bif_name"]
 

@@ -16,7 +16,7 @@ caller to convert with ``float()``, by its byte span.
 from __future__ import annotations
 
 import numpy as np
-from .._jit import njit
+from ..._jit import njit
 
 __all__ = ["parse_rows"]
 

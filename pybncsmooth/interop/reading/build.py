@@ -8,13 +8,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..data.schema import Schema
-from ..errors import FileFormatError
-from ..model.cpd import TableCPD
-from ..model.network import FittedNetwork
-from ..structure.dag import DAG
-from ._rformat import format_probs, table_digits
-from ._tokens import Cursor, word_or_quoted
+from ...data.schema import Schema
+from ...errors import FileFormatError
+from ...model.cpd import TableCPD
+from ...model.network import FittedNetwork
+from ...structure.dag import DAG
+from .._rformat import format_probs, table_digits
+from .tokens import Cursor, word_or_quoted
 
 __all__ = ["NetworkParts", "table_columns", "write_probability_blocks", "config_label"]
 

@@ -6,8 +6,8 @@ from typing import Callable
 
 import numpy as np
 
-from ._build import NetworkParts
-from ._tokens import Cursor
+from .build import NetworkParts
+from .tokens import Cursor
 
 __all__ = ["discrete_type", "node_block", "table_header", "TableQueue"]
 

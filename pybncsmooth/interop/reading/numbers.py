@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .._jit import numba_loaded
+from ..._jit import numba_loaded
 from ._number_kernels import _POW10, parse_rows
 from ._number_twins import TWIN_MAX_BYTES, parse_rows_python
 

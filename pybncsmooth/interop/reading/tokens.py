@@ -7,7 +7,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import FileFormatError
+from ...errors import FileFormatError
 
 _PUNCT = set("{}()[];,|=:")
 

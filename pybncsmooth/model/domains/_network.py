@@ -6,10 +6,10 @@ from __future__ import annotations
 import warnings
 from typing import Any, Mapping
 
-from ..data.levels import level_code, scalar_value
-from ..errors import DataError, UnseenDomainError, UnseenDomainWarning
-from ..options import Options
-from .cpd import FixedPrefixCPD
+from ...data.levels import level_code, scalar_value
+from ...errors import DataError, UnseenDomainError, UnseenDomainWarning
+from ...options import Options
+from ..cpd import FixedPrefixCPD
 
 __all__ = ["DomainsMixin"]
 
@@ -81,7 +81,7 @@ class DomainsMixin:
         :math:`\hat\theta_{x|y}` (``s' = s A_y / (s + A_y + 1)``, ``A_y`` the number of
         draws the population knows :math:`\theta_y` by), under a copy of ``e`` the
         posterior of ``e``'s table given the rows
-        (:mod:`pybncsmooth.estimators._domain_prior`; Pitman and Yor 1997).  Rows like
+        (:mod:`pybncsmooth.estimators.domains.prior`; Pitman and Yor 1997).  Rows like
         an unusual fitted domain's take its tables, typical ones borrow from the
         population, rows unlike every fitted domain's keep more of their own counts.
         ``new_type=1`` never copies (the smallest worst case against pooling and

@@ -1,10 +1,10 @@
-r"""One node of a network adapted to a domain (:mod:`pybncsmooth.model.adapt`), in two
+r"""One node of a network adapted to a domain (:mod:`pybncsmooth.model.domains.adapt`), in two
 steps, so that the domain's posterior can be learned from every node's rows at once
 between them: :func:`node_context` (the domain's counts at the configurations of the
 population united with its rows', the pooled vectors they shrink toward, the mass
 :math:`A_y` these are known with) and :func:`node_result` (the node's CPD with the
 domain's leaves set to its posterior, kept beside the population's tree:
-:mod:`pybncsmooth.model._domain_overlay`)."""
+:mod:`pybncsmooth.model.domains.overlay`)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from ..counting.context_tree import ContextTree, TreeLevel, config_index
-from ..estimators._domain_prior import moment_mass, with_own_concentration
-from ..estimators._pooling import concentration_info, shrink_weight
-from ..estimators.posterior import DirichletMixture, DomainPosterior, predictive_sd
-from ._domain_overlay import AddedLeaves, pooled_levels, union_index, union_mass
-from .cpd import DomainLastCPD, TreeCPD
+from ...counting.context_tree import ContextTree, TreeLevel, config_index
+from ...estimators.domains.prior import moment_mass, with_own_concentration
+from ...estimators.domains.pooling import concentration_info, shrink_weight
+from ...estimators.posterior import DirichletMixture, DomainPosterior, predictive_sd
+from .overlay import AddedLeaves, pooled_levels, union_index, union_mass
+from ..cpd import DomainLastCPD, TreeCPD
 
 __all__ = ["NodeContext", "AdaptedNode", "node_context", "node_result", "atom_dirichlets"]
 
@@ -66,7 +66,7 @@ class AdaptedNode:
     """The domain's posterior in one node: at the union's configurations ``pos`` its
     posterior means and sds (``None``: the estimator gives none), the mixture they come
     from (``None``: no posterior), the new type's concentration posterior ``conc`` and
-    the summary of :func:`~pybncsmooth.estimators._domain_prior.own_urns`."""
+    the summary of :func:`~pybncsmooth.estimators.domains.prior.own_urns`."""
 
     pos: np.ndarray
     probs: np.ndarray
@@ -128,7 +128,7 @@ def _concentration_mean(shared: tuple) -> float:
 def atom_dirichlets(ctx: NodeContext, rows: np.ndarray, where: np.ndarray) -> np.ndarray:
     r"""``(K, len(where), r)``: the Dirichlet parameters at the union's configurations
     ``where`` of the fitted domains the fit kept for adapt (rows ``rows`` of its
-    ``s_atom_alpha``, :func:`~pybncsmooth.estimators._domain_prior.atom_table`); at a
+    ``s_atom_alpha``, :func:`~pybncsmooth.estimators.domains.prior.atom_table`); at a
     configuration the population never saw, its answer there with a fresh domain's
     spread (:func:`~._domain_overlay.fresh_mass`), or without sds the shared concentration."""
     info = ctx.inner.estimate.info

@@ -1,7 +1,7 @@
-r"""The posterior of a domain being adapted (:mod:`pybncsmooth.model.adapt`): in each
+r"""The posterior of a domain being adapted (:mod:`pybncsmooth.model.domains.adapt`): in each
 node a copy of one of the fitted domains' tables or a type of its own, the nodes'
 choices tied or not, weighed by the domain's rows
-(:func:`~pybncsmooth.estimators._domain_prior.node_choice_weights`); a given
+(:func:`~pybncsmooth.estimators.domains.prior.node_choice_weights`); a given
 ``s_domain=``, an estimator that fixes its concentration, or a population fitted
 without domains: the new type alone, with that concentration."""
 
@@ -11,8 +11,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..errors import HyperparameterError
-from ..estimators._domain_prior import (
+from ...errors import HyperparameterError
+from ...estimators.domains.prior import (
     UNUSUAL_GRID,
     UNUSUAL_LOG_S,
     atom_log_evidence,
@@ -20,10 +20,10 @@ from ..estimators._domain_prior import (
     novel_posterior,
     without_domain,
 )
-from ..estimators._pooling import fixed_concentration
-from ..estimators.posterior import DirichletMixture, effective_concentration
-from ..validation import check_number
-from ._adapt_node import AdaptedNode, NodeContext, atom_dirichlets
+from ...estimators.domains.pooling import fixed_concentration
+from ...estimators.posterior import DirichletMixture, effective_concentration
+from ...validation import check_number
+from ._node import AdaptedNode, NodeContext, atom_dirichlets
 
 __all__ = ["adapt_posteriors"]
 
@@ -70,7 +70,7 @@ def _prior(net: Any, node: str, ctx: NodeContext, s_domain: Any, has_domain: boo
 
 def _atoms(ctxs: Mapping[str, NodeContext], code: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """The fitted domains the adapted one may copy: those the fit kept in every node
-    (:func:`~pybncsmooth.estimators._domain_prior.atom_table`), but ``code`` itself;
+    (:func:`~pybncsmooth.estimators.domains.prior.atom_table`), but ``code`` itself;
     their codes and, per node, their rows in the node's ``s_atom_alpha``."""
     kept = [np.asarray(c.inner.estimate.info["s_atom_codes"]) for c in ctxs.values()]
     codes = kept[0]

@@ -4,10 +4,10 @@ For every node the population's context tree (the domain split last, or no domai
 at all) keeps its estimates; the domain gets a leaf below every parent configuration
 of the population (and of its rows), each the posterior of the population's model
 for a new domain given the domain's rows, the population held fixed
-(:mod:`pybncsmooth.estimators._domain_prior`): in each node a copy of one of the fitted
+(:mod:`pybncsmooth.estimators.domains.prior`): in each node a copy of one of the fitted
 domains' tables or a type of its own (drawn around the population with the node's
 shared concentration, or unusual), the nodes' choices tied with prior probability
-:data:`~pybncsmooth.estimators._domain_prior.TIED_SHARE`,
+:data:`~pybncsmooth.estimators.domains.prior.TIED_SHARE`,
 
 .. math:: \hat\theta_{x \mid y, d} = w_{new} \sum_k \pi_k
           \frac{n_{yxd} + s'_k\, \hat\theta_{x \mid y}}{n_{yd} + s'_k}
@@ -20,7 +20,7 @@ of the shared concentration given the domain's rows, :math:`\hat\theta_{x|y,e}` 
 :math:`M_{ye}` fitted domain ``e``'s table and the Dirichlet mass its sd implies, and
 the weights :math:`w` (per node) the posterior probabilities of the node's choices
 given every row of the domain
-(:func:`~pybncsmooth.estimators._domain_prior.node_choice_weights`).  A domain whose rows look like an unusual fitted domain's takes
+(:func:`~pybncsmooth.estimators.domains.prior.node_choice_weights`).  A domain whose rows look like an unusual fitted domain's takes
 that domain's tables, a typical one borrows from the population.  Maximum likelihood
 keeps the domain's own frequencies; an estimator that fixes the concentration
 (``hmd``'s ``s_domain``) and ``adapt``'s own ``s_domain=`` fix it (the new type
@@ -37,18 +37,18 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from ..counting.network import count_specs
-from ..data.encode import encode, text_columns
-from ..data.levels import is_missing, level_code, level_codes, new_level, scalar_value
-from ..data.sources import as_source
-from ..data.weights import check_weights
-from ..errors import DataError, HyperparameterError, UnknownNodeError
-from ..options import Options
-from ..validation import check_number
-from ._adapt_node import node_context, node_result
-from ._adapt_urn import adapt_posteriors
-from .cpd import DomainLastCPD, TreeCPD
-from .fit_state import FitState
+from ...counting.network import count_specs
+from ...data.encode import encode, text_columns
+from ...data.levels import is_missing, level_code, level_codes, new_level, scalar_value
+from ...data.sources import as_source
+from ...data.weights import check_weights
+from ...errors import DataError, HyperparameterError, UnknownNodeError
+from ...options import Options
+from ...validation import check_number
+from ._node import node_context, node_result
+from ._urn import adapt_posteriors
+from ..cpd import DomainLastCPD, TreeCPD
+from ..fit_state import FitState
 
 __all__ = ["adapt_network"]
 
@@ -189,7 +189,7 @@ def adapt_network(
     df, weights = _rows_frame(rows, options)
     df = _check_label_column(text_columns(df), dom, label)
     if net.transformer is not None:  # numbers cut into the fitted bins, as the network's queries cut them
-        from ..data.discretize import apply_transformer  # scikit-learn, imported when first used
+        from ...data.discretize import apply_transformer  # scikit-learn, imported when first used
 
         df = apply_transformer(net.transformer, df, options.on_unseen)
     policy = net.options.missing

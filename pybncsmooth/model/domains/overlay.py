@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ..counting.context_tree import ContextTree, TreeLevel, config_index
-from ..estimators._domain_prior import with_own_concentration
-from ..estimators._pooling import shrink_weight
-from ..estimators.posterior import DirichletMixture, DomainPosterior
+from ...counting.context_tree import ContextTree, TreeLevel, config_index
+from ...estimators.domains.prior import with_own_concentration
+from ...estimators.domains.pooling import shrink_weight
+from ...estimators.posterior import DirichletMixture, DomainPosterior
 
 __all__ = ["AddedLeaves", "merged_tree", "pooled_levels", "union_mass", "union_index"]
 
@@ -29,7 +29,7 @@ class AddedLeaves:
     domain left out), counts, the rows ``adapt`` counted (summed over its calls),
     posterior means and sds (``None``: none), the posterior they come from (``None``:
     none), the new type's concentration posterior and the urn's summary
-    (:func:`~pybncsmooth.estimators._domain_prior.own_urns`)."""
+    (:func:`~pybncsmooth.estimators.domains.prior.own_urns`)."""
 
     configs: np.ndarray
     counts: np.ndarray
@@ -73,7 +73,7 @@ def fresh_mass(mean: np.ndarray, unseen_sd: np.ndarray | None, w: float, r: int)
     :math:`E[s / (s + 1)]`; :func:`~pybncsmooth.estimators.posterior.predictive_sd`)
     solved for the vector's own variance ``v`` and matched by a Dirichlet; ``r``
     (:math:`\mathrm{Dir}(1, \dots, 1)`) without sds."""
-    from ..estimators._domain_prior import moment_mass
+    from ...estimators.domains.prior import moment_mass
     if unseen_sd is None:
         return np.full(len(mean), float(r))
     mm = mean * (1.0 - mean)

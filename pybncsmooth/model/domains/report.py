@@ -27,7 +27,7 @@ prior in its tables, for a fitted domain :math:`s_D / (n_{y,d} + s_D)` averaged 
 posterior of :math:`s_D` and with the same weights, and ``s_domain`` that posterior's
 geometric mean (the fitted domains share their node's).  A domain added or grown by
 :meth:`FittedNetwork.adapt` is a copy of a fitted domain or a type of its own
-(:mod:`pybncsmooth.estimators._domain_prior`): its ``shrinkage`` is its prior's weight
+(:mod:`pybncsmooth.estimators.domains.prior`): its ``shrinkage`` is its prior's weight
 averaged over those types, ``s_domain`` the new type's concentration, ``p_new`` the
 posterior probability of a type of its own, ``like`` the fitted domain it most likely
 copies and ``p_like`` that probability (a fitted domain has none of the three).
@@ -40,12 +40,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..counting.context_tree import config_index
-from ..errors import DataError
-from ..estimators._domain_prior import own_concentrations, own_urns
-from ..estimators.posterior import effective_concentration
-from ..validation import check_draws, check_probability, check_random_state
-from .cpd import DomainLastCPD, FixedPrefixCPD
+from ...counting.context_tree import config_index
+from ...errors import DataError
+from ...estimators.domains.prior import own_concentrations, own_urns
+from ...estimators.posterior import effective_concentration
+from ...validation import check_draws, check_probability, check_random_state
+from ..cpd import DomainLastCPD, FixedPrefixCPD
 
 __all__ = ["domain_report", "kl_divergence", "js_divergence"]
 

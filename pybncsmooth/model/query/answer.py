@@ -28,7 +28,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..data.levels import levels_key
+from ...data.levels import levels_key
 
 __all__ = ["state_index", "levels_dtype", "prob_series"]
 

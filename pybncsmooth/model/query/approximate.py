@@ -32,9 +32,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import ImpossibleEvidenceError
-from .query_engine import network_tables
-from .query_plan import _ancestral
+from ...errors import ImpossibleEvidenceError
+from .engine import network_tables
+from .plan import _ancestral
 
 __all__ = ["LWResult", "likelihood_weighting"]
 

@@ -5,7 +5,7 @@ along a leading row axis.  When a batch mixes many patterns (say one random quer
 row), compiling and running a plan per pattern costs more than one plan for all rows:
 the variables observed in every row are then hard evidence, those observed in some
 rows soft evidence (an indicator factor per row, see
-:mod:`pybncsmooth.model.query_plan`), chosen by comparing the merged plan's work per
+:mod:`pybncsmooth.model.query.plan`), chosen by comparing the merged plan's work per
 row times the rows with an overhead per pattern.
 """
 
@@ -15,11 +15,11 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..options import factor_budget
+from ...options import factor_budget
 from .inference import pattern_groups
-from .query_engine import BoundQuery, run_query
-from .query_evidence import domain_network_by_code
-from .query_plan import QueryPlan, make_plan
+from .engine import BoundQuery, run_query
+from .evidence import domain_network_by_code
+from .plan import QueryPlan, make_plan
 
 __all__ = ["plan_for", "bind_rows", "posterior_rows", "log_posterior_rows", "budget_of"]
 
@@ -47,7 +47,7 @@ def plan_for(
 ) -> QueryPlan:
     """The plan of a pattern on ``net`` (cached on the network: its structure and levels
     never change), its order chosen to fit ``budget`` bytes per factor where it can;
-    ``keep`` as :func:`~pybncsmooth.model.query_plan.make_plan` takes it."""
+    ``keep`` as :func:`~pybncsmooth.model.query.plan.make_plan` takes it."""
     cache = net.__dict__.setdefault("_query_plans", {})
     cells = (budget if budget is not None else budget_of(net)) // 8
     key = (tuple(targets), tuple(observed), tuple(soft), cells, tuple(keep))

@@ -27,10 +27,10 @@ from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from ..errors import FactorBudgetError
-from .cpd import QUERY_DENSE_CELLS
+from ...errors import FactorBudgetError
+from ..cpd import QUERY_DENSE_CELLS
 from .inference import _family_factor
-from .query_plan import QueryPlan
+from .plan import QueryPlan
 
 __all__ = ["BoundQuery", "network_tables", "run_query", "_query_tables", "check_budget"]
 

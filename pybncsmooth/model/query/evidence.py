@@ -8,7 +8,7 @@ unobserved; a value that is not a level raises
 :class:`~pybncsmooth.errors.UnseenLevelError` naming the variable and the value.  Nodes
 are named as the fit named them: integer names (a frame's integer column labels) as
 their text.  Evidence of probability zero is found by
-:mod:`pybncsmooth.model.query_zeros` for every entry point.
+:mod:`pybncsmooth.model.query.zeros` for every entry point.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..data.encode import encode, text_columns
-from ..data.levels import is_missing, level_code, scalar_value
-from ..errors import DataError, DenseTableTooLargeError, DuplicateNodeError, UnknownNodeError, UnseenDomainError
-from ..errors import UnseenDomainWarning, UnseenLevelError
+from ...data.encode import encode, text_columns
+from ...data.levels import is_missing, level_code, scalar_value
+from ...errors import DataError, DenseTableTooLargeError, DuplicateNodeError, UnknownNodeError, UnseenDomainError
+from ...errors import UnseenDomainWarning, UnseenLevelError
 
 __all__ = [
     "check_targets",

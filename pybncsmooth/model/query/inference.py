@@ -23,7 +23,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import DataError
+from ...errors import DataError
 
 __all__ = ["log_marginal", "log_posterior", "joint_posterior", "pattern_groups"]
 

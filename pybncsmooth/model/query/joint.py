@@ -8,9 +8,9 @@ one slice and one sum,
 .. math:: P(x_T \mid x_O) = \frac{\sum_{x_H} P(x_T, x_H, x_O)}{\sum_{x_T, x_H} P(x_T, x_H, x_O)},
 
 which on such a network costs less than compiling a plan for the pattern
-(:mod:`pybncsmooth.model.query_plan`).  The denominator is :math:`P(x_O)` itself, so a
+(:mod:`pybncsmooth.model.query.plan`).  The denominator is :math:`P(x_O)` itself, so a
 zero there is exactly evidence of probability zero, wherever its zero lies (no
-separate check, :mod:`pybncsmooth.model.query_zeros`, is needed).  Exactness needs every
+separate check, :mod:`pybncsmooth.model.query.zeros`, is needed).  Exactness needs every
 positive cell of the joint to be a normal double: the joint is built only when the
 product over the nodes of each table's smallest positive entry is above
 :data:`_SMALLEST_CELL` (no positive product can underflow to zero or lose digits);
@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .query_engine import network_tables
+from .engine import network_tables
 
 __all__ = ["JOINT_CELLS", "joint_table", "joint_posterior"]
 

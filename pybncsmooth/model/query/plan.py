@@ -17,7 +17,7 @@ Building a plan (Koller and Friedman 2009, Sec. 9.3 and 9.4):
    to a constant of the targets (they are d-separated from the targets by the
    evidence) and are dropped: they change :math:`P(x_O)`, not the posterior.
 4. **Elimination order.**  The unobserved non-targets are summed out one at a time in
-   an order of small total cost (:mod:`pybncsmooth.model.elimination`: min-weight,
+   an order of small total cost (:mod:`pybncsmooth.model.query.elimination`: min-weight,
    and on costly patterns min-fill, weighted min-fill and randomised restarts, the
    cheapest kept among those whose largest factor fits the budget).
 

@@ -7,8 +7,8 @@ For targets :math:`T` and evidence :math:`x_E`,
 
 the hidden variables :math:`H` (neither target nor evidence) summed out by variable
 elimination (Koller and Friedman 2009, Ch. 9) on a plan compiled once per query
-pattern (:mod:`pybncsmooth.model.query_plan`) and evaluated on dense CPT tables
-(:mod:`pybncsmooth.model.query_engine`).  The tables are the network's posterior
+pattern (:mod:`pybncsmooth.model.query.plan`) and evaluated on dense CPT tables
+(:mod:`pybncsmooth.model.query.engine`).  The tables are the network's posterior
 means, with every unseen parent configuration filled by the estimator's back-off, as
 :meth:`~pybncsmooth.FittedNetwork.cpt` shows them.
 
@@ -39,17 +39,17 @@ from typing import Any, Mapping, NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import HyperparameterError, ImpossibleEvidenceError, StatisticUnavailableError
-from ..options import Options
-from ..validation import check_choice, check_draws, check_int, check_probability, check_random_state
+from ...errors import HyperparameterError, ImpossibleEvidenceError, StatisticUnavailableError
+from ...options import Options
+from ...validation import check_choice, check_draws, check_int, check_probability, check_random_state
 from .approximate import likelihood_weighting
-from .draws import check_calibrated, interval_kind
-from .query_batch import bind_rows, budget_of, posterior_rows
-from .query_engine import _query_tables
-from .query_evidence import check_no_domain, check_targets, dict_codes, domain_network, frame_codes
-from .query_joint import joint_posterior
-from .query_answer import levels_dtype, prob_series, state_index
-from .query_zeros import impossible_rows, posterior_and_parts
+from ..draws import check_calibrated, interval_kind
+from .batch import bind_rows, budget_of, posterior_rows
+from .engine import _query_tables
+from .evidence import check_no_domain, check_targets, dict_codes, domain_network, frame_codes
+from .joint import joint_posterior
+from .answer import levels_dtype, prob_series, state_index
+from .zeros import impossible_rows, posterior_and_parts
 
 __all__ = ["query", "map_query", "sample_tables", "MapResult"]
 
@@ -102,11 +102,11 @@ def _impossible(
     targets: Sequence[str], whole: bool = False, summed: bool = False,
 ) -> None:
     """Raise on queries whose evidence has probability zero: those the elimination
-    found (NaN posteriors), and those :func:`~pybncsmooth.model.query_evidence.impossible_rows`
+    found (NaN posteriors), and those :func:`~pybncsmooth.model.query.evidence.impossible_rows`
     finds (a zero in a factor the evidence d-separates from the targets included);
     ``whole``: ``post`` came from the whole joint, whose NaNs are all of them;
     ``summed``: its plan summed the parts that may be zero
-    (:func:`~pybncsmooth.model.query_zeros.posterior_and_parts`)."""
+    (:func:`~pybncsmooth.model.query.zeros.posterior_and_parts`)."""
     bad = np.isnan(post.reshape(len(post), -1)).any(axis=1)
     never = None if whole else impossible_rows(net, codes, len(post), targets, summed)
     if never is not None:
@@ -262,7 +262,7 @@ def _budget(net: Any, max_factor_bytes: Any) -> int:
 
 
 def _approximate(net: Any, targets: tuple[str, ...], evidence: Any, samples: int, random_state: Any) -> pd.DataFrame:
-    """Likelihood weighting (:mod:`pybncsmooth.model.approximate`): a frame with the
+    """Likelihood weighting (:mod:`pybncsmooth.model.query.approximate`): a frame with the
     estimate ``prob`` and its Monte Carlo standard error ``se`` per state (a frame of
     evidence: columns ``(stat, state)``, one row per query); ``attrs["ess"]`` holds the
     effective sample size (one per row)."""

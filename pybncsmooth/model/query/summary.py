@@ -1,6 +1,6 @@
 """A query's summary as a statsmodels :class:`~statsmodels.iolib.summary.Summary`: its
 answer with the interval, the shares of its posterior variance by node
-(:mod:`pybncsmooth.model.query_variance`), and the parent configurations of the node
+(:mod:`pybncsmooth.model.query.variance`), and the parent configurations of the node
 with the largest share, by the query's weight on them, with their training rows."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..data.levels import is_missing, level_code, scalar_value
-from ..errors import DataError
-from ..validation import check_probability
-from .query_evidence import check_no_domain, check_targets, dict_codes, domain_network
-from .query_variance import DEFAULT_DRAWS
-from .summary import KIND_TEXT, config_rows, summary_class
+from ...data.levels import is_missing, level_code, scalar_value
+from ...errors import DataError
+from ...validation import check_probability
+from .evidence import check_no_domain, check_targets, dict_codes, domain_network
+from .variance import DEFAULT_DRAWS
+from ..summary import KIND_TEXT, config_rows, summary_class
 
 __all__ = ["query_summary"]
 

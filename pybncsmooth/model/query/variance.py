@@ -44,12 +44,12 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError
-from ..validation import check_draws, check_random_state
-from .query import sample_tables
-from .query_batch import bind_rows
-from .query_engine import _query_tables
-from .query_evidence import check_targets, dict_codes, domain_network
+from ...errors import DataError
+from ...validation import check_draws, check_random_state
+from .queries import sample_tables
+from .batch import bind_rows
+from .engine import _query_tables
+from .evidence import check_targets, dict_codes, domain_network
 
 __all__ = ["variance_shares", "GROUPS", "DEFAULT_DRAWS"]
 

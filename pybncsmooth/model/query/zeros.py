@@ -21,11 +21,11 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import DataError, DenseTableTooLargeError
+from ...errors import DataError, DenseTableTooLargeError
 from .inference import log_marginal, pattern_groups
-from .query_batch import log_posterior_rows, plan_for, posterior_rows
-from .query_engine import BoundQuery, run_query
-from .query_evidence import never_observed
+from .batch import log_posterior_rows, plan_for, posterior_rows
+from .engine import BoundQuery, run_query
+from .evidence import never_observed
 
 __all__ = ["impossible_rows", "has_zeros", "zero_nodes", "posterior_and_parts"]
 
@@ -160,7 +160,7 @@ def impossible_rows(net: Any, codes: Mapping[str, np.ndarray], n: int,
     node -> codes of the ``n`` rows, ``-1`` or absent: unobserved; the domain's codes
     in a multi-domain fit); ``None`` when no row is.  A level of probability zero
     under every parent configuration is caught first
-    (:func:`~pybncsmooth.model.query_evidence.never_observed`).  Where a part needs too
+    (:func:`~pybncsmooth.model.query.evidence.never_observed`).  Where a part needs too
     large a factor to sum, the rows the query itself finds (NaN) are the ones refused.
     ``parts_summed``: the query summed the parts with unobserved variables itself
     (:func:`posterior_and_parts`), so only observed families are looked up."""
