@@ -29,7 +29,7 @@ from ..prior import NodePrior
 
 __all__ = ["MLE", "Bayes", "MEstimate", "BDeuPosterior"]
 
-#: the most stored cells whose posterior means NumPy computes (:mod:`._flat_numpy`) while
+#: the most stored cells whose posterior means NumPy computes (:mod:`~pybncsmooth.estimators.closed._numpy`) while
 #: the compiled kernels are not loaded: a few milliseconds, against numba's start
 _NUMPY_CELLS = 1 << 18
 

@@ -1,4 +1,4 @@
-"""Compiled loops of the domain level (:mod:`._pooling`): every leaf's posterior
+"""Compiled loops of the domain level (:mod:`~pybncsmooth.estimators.domains.pooling`): every leaf's posterior
 moments with the concentration integrated out, in one pass over the leaves."""
 
 from __future__ import annotations

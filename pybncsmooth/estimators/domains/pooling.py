@@ -20,7 +20,7 @@ point, :func:`fit_concentration`), and a domain's estimate is the posterior mean
 :math:`(n_{yxd} + s\,m_{yx}) / (n_{yd} + s)` averaged over it
 (:func:`mixture_posterior`): near ``s = 0`` every domain keeps its own frequencies, as
 ``s`` grows the domains pool completely.  A domain added later
-(``FittedNetwork.adapt``) gets a concentration of its own (:mod:`._domain_prior`).
+(``FittedNetwork.adapt``) gets a concentration of its own (:mod:`~pybncsmooth.estimators.domains.prior`).
 """
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ def nested_evidence(counts: np.ndarray, groups: np.ndarray, prior: np.ndarray, g
     ``n`` weighs like :math:`n (s + 1) / (n + s)` draws), weighted by
     :math:`\mathrm{Dir}(\theta; \beta_y) \prod_d \mathrm{DM}(n_{yd}; s\theta) / \text{proposal}`.
     Reproducible (fixed seed).  ``None`` when it would exceed :data:`NESTED_BUDGET`
-    (computed from the leaves' statistics, :mod:`._leaf_stats`: its cost grows with the
+    (computed from the leaves' statistics, :mod:`~pybncsmooth.estimators.domains._leaf_stats`: its cost grows with the
     distinct counts, not with the number of domains)."""
     return _nested_stats(leaf_stats(counts, groups), np.asarray(prior), np.asarray(grid, dtype=np.float64))
 
@@ -236,7 +236,7 @@ def mixture_posterior(
     :math:`a = n + s\,m`, :math:`A = N + s`,
     :math:`E[\theta^2] = (a^2 + s^2 v + a) / (A (A + 1))`, ``v`` its variance.
     ``mass``: per leaf, the mass :math:`A_y` the pooled vector is known with; ``s`` is then
-    the nested model's :math:`s' = s A_y / (s + A_y + 1)` (:mod:`._domain_prior`)."""
+    the nested model's :math:`s' = s A_y / (s + A_y + 1)` (:mod:`~pybncsmooth.estimators.domains.prior`)."""
     n = np.asarray(counts, dtype=np.float64)
     m = np.asarray(mean, dtype=np.float64)
     w = np.atleast_1d(np.asarray(weights, dtype=np.float64))

@@ -4,7 +4,7 @@ added later (:meth:`FittedNetwork.adapt`) and its posterior given the domain's r
 A multi-domain fit models domain ``d``'s vector of parent configuration ``y`` as
 :math:`\theta_{y,d} \sim \mathrm{Dir}(s\,\theta_y)` around the configuration's vector
 pooled over the domains, with one concentration ``s`` per node shared by the fit's
-domains (:mod:`._pooling`).  A new domain is exchangeable with the fitted ones.  As the
+domains (:mod:`~pybncsmooth.estimators.domains.pooling`).  A new domain is exchangeable with the fitted ones.  As the
 predictive rule of a Pitman-Yor process over domain *types* (Pitman and Yor 1997;
 Blackwell and MacQueen 1973 for the Dirichlet process), with every fitted domain a
 type of its own and discount :math:`1/2`, the new domain is

@@ -881,8 +881,8 @@ class _HDPUnseen:
     """What a tree's HDP estimate answers for configurations absent from the tree, and
     its posterior draws: its ``unseen_sd`` (the fresh nodes' spread of
     :func:`hdp_unseen_sd` at the root's level, hmd's back-off below deeper nodes,
-    :func:`~.hmd_backoff.centre_sd`) and its :class:`HDPPosterior`, both from the
-    back-off concentrations :func:`~.hmd_backoff.learn_backoff` learns from the
+    :func:`~pybncsmooth.estimators.hmd.backoff.centre_sd`) and its :class:`HDPPosterior`, both from the
+    back-off concentrations :func:`~pybncsmooth.estimators.hmd.backoff.learn_backoff` learns from the
     tree's counts.  None of them is random: :class:`DeferredEstimate` computes them
     when first read (a classifier's probabilities read neither: an ESKDB fit learned
     the back-off of every tree of its ten members, 20% of its time on letter), with

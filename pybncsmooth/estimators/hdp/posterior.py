@@ -12,7 +12,7 @@ the leaves' :math:`n` being the data (the table counts are an augmentation of th
 marginal likelihood of the counts given the parent, so they carry no information
 about a node's own vector beyond its counts).  A draw of the posterior is a recorded
 state followed by these Dirichlet draws; averaging the conditional moments over every
-sweep gives the posterior mean and variance (:func:`~._hdp_kernels._record_internal`).
+sweep gives the posterior mean and variance (:func:`~pybncsmooth.estimators.hdp._kernels._record_internal`).
 
 A parent configuration absent from the tree is a fresh node below the deepest
 existing one ``a``: :math:`\theta \sim \mathrm{Dir}(c_{l}\,\phi)` level after level
@@ -31,17 +31,17 @@ ancestor.  The configurations a sample misses are those of rare parent values, w
 columns need not resemble the observed ones (insurance, 2000 rows: 0.79 of the unseen
 configurations' entries covered; a 56-node network of up to 11 levels a node 0.76).
 So a configuration absent below a node ``a`` of level ``i >= 1`` is drawn as
-hierarchical MD's back-off draws it (:mod:`~.hmd_backoff`, shared with ``hls-bayes``):
+hierarchical MD's back-off draws it (:mod:`~pybncsmooth.estimators.hmd.backoff`, shared with ``hls-bayes``):
 :math:`\theta \sim \mathrm{Dir}(t_i\,\phi_a)`, :math:`t_i` integrated over its posterior
 given how the observed leaves' counts differ from the centre of their siblings' own
-frequencies (:func:`~.hmd_backoff.learn_backoff`) under the uniform prior on
+frequencies (:func:`~pybncsmooth.estimators.hmd.backoff.learn_backoff`) under the uniform prior on
 :math:`1/(1 + t_i)`, and the node's distribution of columns :math:`\phi_a \sim
 \mathrm{Dir}(1/r + \sum_{y \in a} e_y \theta_y)` around the state's leaf vectors
 below it, each counting by its expected tables at :math:`t_i`
-(:func:`~.hmd_backoff.draw_below`; the sampler's own node vector counts the tables of
+(:func:`~pybncsmooth.estimators.hmd.backoff.draw_below`; the sampler's own node vector counts the tables of
 its large sampled concentration, so it is as tight as the observed leaves are alike);
 its sd :math:`\mathrm{Var}\,\theta_k = w\,\mathrm{Var}\,\phi_k + (1 - w)\,m_k(1 - m_k)`,
-:math:`w = E[t_i / (t_i + 1)]` (:func:`~.hmd_backoff.centre_sd`).  Below the root (the
+:math:`w = E[t_i / (t_i + 1)]` (:func:`~pybncsmooth.estimators.hmd.backoff.centre_sd`).  Below the root (the
 first parent's value never seen) the HDP's own fresh nodes stay.
 """
 
@@ -116,7 +116,7 @@ class HDPPosterior(TreePosterior):
     group's level; ``c_root``: the root's fixed concentration; ``prior``: the
     concentrations' Gamma (shape, rate) and cap, for fresh groups; ``backoff``: for
     levels ``1 .. depth - 1``, the posterior ``(log_t, weights)`` of the back-off
-    concentration (:func:`~.hmd_backoff.learn_backoff`; ``None``, as in networks saved
+    concentration (:func:`~pybncsmooth.estimators.hmd.backoff.learn_backoff`; ``None``, as in networks saved
     before it: every unseen configuration the HDP's fresh nodes)."""
 
     kind = "hdp"

@@ -510,11 +510,11 @@ class HLSBayes(Estimator):
     def _posterior(self, results: list, net: _Network, t: int, offsets: list[int], entropy: int,
                    name: str, tree: ContextTree, moments: tuple) -> tuple[HLSPosterior | None, tuple | None]:
         """Tree ``t``'s kept sweeps as its posterior with the back-off concentrations of
-        its inner levels (:func:`~.hls_posterior.learn_backoff`, from the tree's leaves),
+        its inner levels (:func:`~pybncsmooth.estimators.hls.posterior.learn_backoff`, from the tree's leaves),
         and the sd of an unseen configuration below each node (``moments``: the levels'
         posterior means and sds): below the root the missing coefficients drawn from
         their prior (its Monte Carlo seeded from the fit's entropy and the node's name),
-        below a deeper node the back-off's (:func:`~.hmd_backoff.centre_sd`)."""
+        below a deeper node the back-off's (:func:`~pybncsmooth.estimators.hmd.backoff.centre_sd`)."""
         no, nn, r, K = int(net.node_off[t]), int(net.n_nodes[t]), int(net.r_t[t]), int(net.K_t[t])
         B = np.concatenate([res[4][:, no : no + nn, :K] for res in results])
         var = np.concatenate([res[5][:, t] for res in results])

@@ -22,21 +22,21 @@ unseen configurations' truths, each missing on the side of a level the rare valu
 nearly impossible: a logistic-normal spread of :math:`\sigma^2 \approx 0.2` cannot
 reach a probability of 0.01 from a centre of 0.08).  So a configuration absent below a
 node ``a`` of level ``i >= 1`` is drawn as hierarchical MD's back-off draws it
-(:mod:`~.hmd_backoff`, Azzimonti et al. 2019 with the concentration learned per
+(:mod:`~pybncsmooth.estimators.hmd.backoff`, Azzimonti et al. 2019 with the concentration learned per
 level): :math:`\theta \sim \mathrm{Dir}(t_i\,\phi_a)`, the node's distribution of
 columns :math:`\phi_a \sim \mathrm{Dir}(1/r + \sum_{y \in a} e_y \theta_y)` around the
 sweep's leaf columns below it, each counting by its expected tables at :math:`t_i`
-(:func:`~.hmd_backoff.draw_below`; around the node's own column, the softmax of its
+(:func:`~pybncsmooth.estimators.hmd.backoff.draw_below`; around the node's own column, the softmax of its
 path sum, the entries below a level-1 node of a three-parent table covered 0.92 but
 those below a level-2 node 0.80, insurance at 2000 rows, against 0.78 and 0.99
 around the leaves, 0.84 and 0.88 of all unseen entries), :math:`t_i` integrated over
 its posterior given the observed leaves' counts around their level-``i`` nodes
-(:func:`~.hmd_backoff.backoff_concentration`, each leaf around the centre of its
+(:func:`~pybncsmooth.estimators.hmd.backoff.backoff_concentration`, each leaf around the centre of its
 siblings' own frequencies: :func:`learn_backoff`) under the uniform prior on
 :math:`1/(1 + t_i)`: how much configurations differ from their ancestors, learned from
 the tree, with the Dirichlet's tails toward the simplex's faces.  Its sd is
 :math:`\mathrm{Var}\,\theta_k = w\,\mathrm{Var}\,\phi_k + (1 - w)\,m_k(1 - m_k)`,
-:math:`w = E[t_i / (t_i + 1)]` (:func:`~.hmd_backoff.centre_sd`).  Below the root
+:math:`w = E[t_i / (t_i + 1)]` (:func:`~pybncsmooth.estimators.hmd.backoff.centre_sd`).  Below the root
 (no level-1 node: the first parent's value never seen) the model's own Gaussian
 predictive stays: the root's column is fixed at the uniform distribution, no centre
 the leaves could inform.
@@ -118,7 +118,7 @@ class HLSPosterior(TreePosterior):
     """Draws of an HLS-IG table from the sampler's kept sweeps (see the module docstring).
 
     ``B``: ``(S, n, K)`` coefficients of the tree's flat nodes (level order, as
-    :func:`~.hls.flatten_tree`), ``var``: ``(S,)`` the tree's variance at each kept
+    :func:`~pybncsmooth.estimators.hls.estimator.flatten_tree`), ``var``: ``(S,)`` the tree's variance at each kept
     sweep, ``parent``/``offsets``: the flat layout, ``r``: the child's levels;
     ``backoff``: for levels ``1 .. depth - 1``, the posterior ``(log_t, weights)`` of the
     back-off concentration (:func:`learn_backoff`; ``None``, as in networks saved before

@@ -1,8 +1,8 @@
-r"""Compiled likelihood of the back-off concentration (:mod:`~.hmd_backoff`).
+r"""Compiled likelihood of the back-off concentration (:mod:`~pybncsmooth.estimators.hmd.backoff`).
 
 :func:`backoff_loglik` evaluates, at every point of a grid of :math:`\log t`, the
 Dirichlet-multinomial log likelihood of each leaf's counts around the centre of its
-level-``i`` node without that leaf (:func:`~.hmd_backoff.backoff_concentration`):
+level-``i`` node without that leaf (:func:`~pybncsmooth.estimators.hmd.backoff.backoff_concentration`):
 
 .. math::
     \ell(t) = \sum_{y:\,N_y \ge 2} \Big[\log\Gamma(t) - \log\Gamma(t + N_y)

@@ -342,7 +342,7 @@ def _tree_levels(tree: ContextTree, leaves: np.ndarray, post: SPosterior, a0: np
                  ) -> tuple[list, list, list, list]:
     """Means and sds of every level of ``tree``, the sds of a configuration backing off to
     each node above the leaves, and each inner level's back-off concentration
-    (:mod:`~.hmd_backoff`): the leaves their columns' posteriors; the root the pooled
+    (:mod:`~pybncsmooth.estimators.hmd.backoff`): the leaves their columns' posteriors; the root the pooled
     ``kappa`` with the predictive :math:`\\mathrm{Dir}(s u)`; a node of level ``i >= 1``
     the centre :math:`\\phi_a` of the leaves below it, and around it
     :math:`\\mathrm{Dir}(t_i \\phi_a)`."""

@@ -15,7 +15,7 @@ deterministic (most real ones) ``s = |X|`` claims they resemble each other, and 
 unseen configuration's interval (the predictive :math:`\mathrm{Dir}(s u)`) covers
 about half the time whatever the inference.  Here ``s`` is integrated out on a grid of
 :math:`\log s` under the uniform prior on the intra-class correlation :math:`1/(1 + s)`
-(:func:`~.hmd_backoff.log_icc_prior`: a flat prior on :math:`\log s` lets the posterior
+(:func:`~pybncsmooth.estimators.hmd.backoff.log_icc_prior`: a flat prior on :math:`\log s` lets the posterior
 run to complete pooling wherever a few rows a configuration cannot rule it out): for each
 grid value the variational fit of the paper (Sec. 3.1) proposes an importance sampler of
 ``u`` whose mean weight estimates :math:`p(D \mid s)`, and the grid's weights are those
@@ -33,7 +33,7 @@ Given ``(s, u)`` a column's posterior is exactly :math:`\mathrm{Dir}(n_y + s u)`
 :math:`u_x` under ``q`` (eq. 9 of the paper, with ``s`` integrated); an unseen
 configuration (``n = 0``) below the tree's root gets the predictive
 :math:`\mathrm{Dir}(s u)` mixed over :math:`(s, u)`, one below a deeper node of the
-context tree the spread around that node (:mod:`~.hmd_backoff`).  :class:`HMDPosterior`
+context tree the spread around that node (:mod:`~pybncsmooth.estimators.hmd.backoff`).  :class:`HMDPosterior`
 draws ``k``, then :math:`u \sim q`, then every column from its Dirichlet.
 """
 
@@ -246,7 +246,8 @@ class HMDPosterior(TreePosterior):
     root: :math:`\mathrm{Dir}(s u)`; below a deeper node ``a`` of level ``i``
     (``backoff[i - 1]``: the grid ``log t`` and weights of the level's concentration):
     :math:`\mathrm{Dir}(t\,\phi_a)`, :math:`\phi_a \sim \mathrm{Dir}(s u + \sum_{y \in a} \theta_y)`
-    around the leaves below it (:mod:`~.hmd_backoff`).  Without ``backoff`` (networks saved before it) every unseen
+    around the leaves below it (:mod:`~pybncsmooth.estimators.hmd.backoff`).  Without ``backoff`` (networks
+    saved before it) every unseen
     configuration is :math:`\mathrm{Dir}(s u)`."""
 
     kind = "hmd"

@@ -1,5 +1,5 @@
 """The BIF reader's quick path: a small plain file read in one compiled pass
-(:mod:`._bif_quick_kernels`), Python left to cut out the names and levels and to
+(:mod:`~pybncsmooth.interop.bif._quick_kernels`), Python left to cut out the names and levels and to
 reshape the tables.  Python's per-statement work (regular expressions per block and
 row, lists of labels) costs a small file more than its numbers do; one pass over the
 bytes costs little more than reading them.  A file of another form, or with any
@@ -23,7 +23,7 @@ def quick_parts(text: str, path: str | None) -> NetworkParts | None:
     """The nodes, levels, parents and tables of a plain BIF ``text``, exactly as the
     general reader gives them; ``None`` when the text is not of the plain form (quotes,
     comments, ``default`` rows, more than
-    :data:`~._bif_quick_kernels.QUICK_MAX_VARIABLES` variables, ...) or has an error."""
+    :data:`~pybncsmooth.interop.bif._quick_kernels.QUICK_MAX_VARIABLES` variables, ...) or has an error."""
     if len(text) > QUICK_MAX_CHARS or '"' in text or "//" in text or "/*" in text or not text.isascii():
         return None
     ok, names, levels, blocks, fam, layout, tables = scan_bif(np.frombuffer(text.encode("ascii"), dtype=np.uint8))

@@ -6,11 +6,11 @@ bnlearn, pgmpy and the Bayesian network repository write (no quotes, comments,
 variable; ``probability ( node | parents )`` headers; ``(levels) numbers;`` and
 ``table numbers;`` rows).  It records where every name and level lies, finds each
 block's node and parents and each row's configuration by comparing bytes, gathers the
-rows' numbers for :func:`~._number_kernels.parse_rows` and places them with
-:func:`~._number_kernels.place_rows`: the same number parsing, checks and
+rows' numbers for :func:`~pybncsmooth.interop.reading._number_kernels.parse_rows` and places them with
+:func:`~pybncsmooth.interop.reading._number_kernels.place_rows`: the same number parsing, checks and
 normalisation as the general reader, so the tables are the same doubles.  Anything
 else (a form it does not know, any error) returns a non-zero status, and the general
-reader (:mod:`.bif`) reads the file and reports what is wrong, with its line.
+reader (:mod:`~pybncsmooth.interop.bif.format`) reads the file and reports what is wrong, with its line.
 """
 
 from __future__ import annotations

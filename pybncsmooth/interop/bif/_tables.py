@@ -6,7 +6,7 @@ row ``(l_1, ..., l_d) p_1, ..., p_r;`` at its configuration's mixed-radix index,
 ``table`` row (the node's level slowest, the last parent fastest) transposed, a
 ``default`` row wherever no row gave a configuration.  The numbers of all rows are
 parsed in one compiled pass, then placed, checked (non-negative, each distribution
-summing to 1 within 0.01) and renormalised in another (:mod:`._number_kernels`),
+summing to 1 within 0.01) and renormalised in another (:mod:`~pybncsmooth.interop.reading._number_kernels`),
 whatever the number of blocks: a file of many small tables costs little more than a
 file of few large ones.
 """

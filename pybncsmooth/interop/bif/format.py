@@ -13,11 +13,11 @@ sanitises it (``,{}()#%`` replaced by ``_``).  Each distribution must sum to 1 w
 0.01 and is renormalised, as bnlearn does.
 
 A small file in the plain form bnlearn and pgmpy write (no quotes, comments or
-``default`` rows) is read by one compiled pass over its bytes (:mod:`._bif_quick`);
+``default`` rows) is read by one compiled pass over its bytes (:mod:`~pybncsmooth.interop.bif._quick`);
 any other, and any file with an error, by the general reader, which makes one pass
 over the text for its blocks (a regular expression for the braces), one per block for
 its rows, and parses the numbers of all the probability
-blocks together in one compiled pass (:mod:`._numbers`), so that a file of millions
+blocks together in one compiled pass (:mod:`~pybncsmooth.interop.reading.numbers`), so that a file of millions
 of numbers reads at the speed of its bytes.
 
 Writing reproduces ``write.bif`` byte for byte for fitted networks; a table whose
@@ -53,7 +53,7 @@ _PROPERTY = re.compile(r"(?:^|(?<=[;{}]))\s*property\b[^;]*;")
 
 def parse_bif(text: str, path: str | None = None) -> NetworkParts:
     """Parse BIF text into its nodes, levels, parents and tables (a small plain file
-    through :func:`~._bif_quick.quick_parts`, the same result)."""
+    through :func:`~pybncsmooth.interop.bif._quick.quick_parts`, the same result)."""
     quick = quick_parts(text, path) if numba_loaded() else None  # (no numba start for a first read)
     if quick is not None:
         return quick

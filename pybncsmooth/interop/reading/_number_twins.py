@@ -1,4 +1,4 @@
-"""The number kernels of :mod:`._number_kernels` in Python and NumPy, for a process that
+"""The number kernels of :mod:`~pybncsmooth.interop.reading._number_kernels` in Python and NumPy, for a process that
 has not loaded a compiled kernel yet.
 
 A script's first read of a network would otherwise pay numba's start (a second or
@@ -6,7 +6,7 @@ more) for a pass over a few hundred kilobytes.  :func:`parse_rows_python` parses
 of plain decimal numbers with ``float()`` (the double the kernel gives by contract)
 and declines (``None``) anything else, so every unusual or faulty row still goes to the
 kernel, which parses or reports it as before; :func:`place_rows_numpy` scatters,
-checks and normalises as :func:`~._number_kernels.place_rows` does, the same
+checks and normalises as :func:`~pybncsmooth.interop.reading._number_kernels.place_rows` does, the same
 operations in the same order (a distribution summed left to right), so the tables and
 the errors are the kernel's.
 """
@@ -51,7 +51,7 @@ def parse_rows_python(rows: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | No
 
 def place_rows_numpy(values: np.ndarray, counts: np.ndarray, rows: np.ndarray, blocks: np.ndarray, out: np.ndarray
                      ) -> tuple[int, int, int, float] | None:
-    """:func:`~._number_kernels.place_rows` (same arguments, same ``out``, same status),
+    """:func:`~pybncsmooth.interop.reading._number_kernels.place_rows` (same arguments, same ``out``, same status),
     or ``None`` (nothing written that matters) when two rows fill one configuration: the
     kernel's order of writes then decides, so the kernel places them."""
     out[:] = np.nan

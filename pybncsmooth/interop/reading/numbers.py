@@ -1,7 +1,7 @@
 """Rows of decimal numbers parsed at once (the probability blocks of a file).
 
 :func:`parse_number_rows` joins the rows' texts and hands them to one compiled pass
-(:mod:`._number_kernels`); the few numbers that pass cannot convert exactly are
+(:mod:`~pybncsmooth.interop.reading._number_kernels`); the few numbers that pass cannot convert exactly are
 converted by ``float()``.  A row that is not a list of numbers raises
 :class:`BadNumber` naming the row and the offending text, for the reader to report
 with its file line.

@@ -130,7 +130,7 @@ def atom_dirichlets(ctx: NodeContext, rows: np.ndarray, where: np.ndarray) -> np
     ``where`` of the fitted domains the fit kept for adapt (rows ``rows`` of its
     ``s_atom_alpha``, :func:`~pybncsmooth.estimators.domains.prior.atom_table`); at a
     configuration the population never saw, its answer there with a fresh domain's
-    spread (:func:`~._domain_overlay.fresh_mass`), or without sds the shared concentration."""
+    spread (:func:`~pybncsmooth.model.domains.overlay.fresh_mass`), or without sds the shared concentration."""
     info = ctx.inner.estimate.info
     stored = np.asarray(info["s_atom_alpha"])[rows]
     pos = np.arange(stored.shape[1]) if ctx.remap is None else ctx.remap
