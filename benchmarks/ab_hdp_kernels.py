@@ -3,7 +3,7 @@
 On a noisy machine the same benchmark moves by 10-50% between runs minutes apart, far
 more than most kernel changes.  This runs the fits of the four reference data sets of
 ``bench_hdp.py`` (5000 sweeps, level tying, one chain, one thread) with each variant of
-``pybncsmooth/estimators/_hdp_kernels.py`` in turn, round after round in the same
+``pybncsmooth/estimators/hdp/_kernels.py`` in turn, round after round in the same
 process, so that the machine's drift falls on every variant alike, and prints each
 variant's fastest and median time.
 
@@ -14,7 +14,7 @@ numba's disk cache (the first round is a warm-up that compiles it); the estimato
 variant on three seeds and prints the largest difference of its leaf estimates from
 the first variant's (0 when a change keeps every draw).
 
-Run: ``python benchmarks/ab_hdp_kernels.py pybncsmooth/estimators/_hdp_kernels.py
+Run: ``python benchmarks/ab_hdp_kernels.py pybncsmooth/estimators/hdp/_kernels.py
 /tmp/variant.py [--rounds 7] [--tying level] [--check]``.
 """
 
@@ -28,7 +28,7 @@ from types import ModuleType
 
 import numpy as np
 
-import pybncsmooth.estimators.hdp as hdp_module
+import pybncsmooth.estimators.hdp.estimator as hdp_module
 from pybncsmooth.counting import count_tree
 from pybncsmooth.estimators import HDP
 
@@ -41,7 +41,7 @@ def load_variant(path: Path) -> ModuleType:
     """The kernel module at ``path`` as a module of its own (imports from the package)."""
     src = path.read_text()
     for sub in ("_rng", "_stirling", "_special"):
-        src = src.replace(f"from .{sub} import", f"from pybncsmooth.estimators.{sub} import")
+        src = src.replace(f"from ..{sub} import", f"from pybncsmooth.estimators.{sub} import")
     src = src.replace("cache=True, ", "")
     spec = importlib.util.spec_from_loader(f"variant_{path.stem}", loader=None)
     mod = importlib.util.module_from_spec(spec)

@@ -52,7 +52,7 @@ import pandas as pd
 
 import pybncsmooth as bs
 from pybncsmooth.datasets import dataset_info, load_dataset, structure
-from pybncsmooth.estimators import _domain_prior
+from pybncsmooth.estimators.domains import prior as _domain_prior
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -441,7 +441,7 @@ class _Forced:
     the hindsight analysis of ``--choices`` (a benchmark's patch, not an option)."""
 
     def __init__(self, c: int) -> None:
-        from pybncsmooth.model import _adapt_urn
+        from pybncsmooth.model.domains import _urn as _adapt_urn
         self.mod, self.c, self.orig = _adapt_urn, c, _adapt_urn.node_choice_weights
 
     def weights(self, atom_ev, new_ev, share=None, tied=None):

@@ -32,7 +32,7 @@ import scipy.sparse
 import pybncsmooth as bs
 from pybncsmooth.counting.context_tree import ContextTree
 from pybncsmooth.estimators import HLS
-from pybncsmooth.estimators.hls import flatten_tree
+from pybncsmooth.estimators.hls.estimator import flatten_tree
 from pybncsmooth.model.cpd import TreeCPD
 
 from _timing import best_time  # benchmarks/ is on sys.path when a script runs

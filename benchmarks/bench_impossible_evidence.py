@@ -2,7 +2,7 @@
 network whose tables have zeros, with the check and with it switched off, in one run.
 
 A query leaves out the factors its evidence d-separates from the targets; where a table
-has a zero, :mod:`pybncsmooth.model.query_zeros` checks the parts left out (so that
+has a zero, :mod:`pybncsmooth.model.query.zeros` checks the parts left out (so that
 impossible evidence is refused whatever the target).  Networks without zeros (every
 Bayesian estimate, bnlearn's alarm and insurance BIF files) pay one cached flag; this
 prints what a network with zeros pays: alarm fitted by maximum likelihood on 2,000
@@ -26,7 +26,7 @@ import pandas as pd
 
 import pybncsmooth as bs
 import pybncsmooth.model._network_rows as rows_module
-import pybncsmooth.model.query_zeros as zeros_module
+import pybncsmooth.model.query.zeros as zeros_module
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "bnlearn"
 

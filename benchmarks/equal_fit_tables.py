@@ -138,12 +138,14 @@ def _run(root: Path, path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--base", required=True, help="the other checkout's root (a git worktree of the commit to compare)")
+    ap.add_argument("--base", help="the other checkout's root (a git worktree of the commit to compare); required")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
         worker(args.worker)
         return 0
+    if not args.base:
+        ap.error("--base is required: the root of the other checkout to compare with")
     with tempfile.TemporaryDirectory() as tmp:
         a, b = Path(tmp) / "base.npz", Path(tmp) / "here.npz"
         _run(Path(args.base), a)

@@ -140,7 +140,7 @@ def _domain_counts(net, node: str, label) -> np.ndarray:
 def _new_type(net, v: str, n: np.ndarray, pooled: np.ndarray, A: np.ndarray, ls: np.ndarray, w: np.ndarray):
     """A new type's log evidence in node ``v`` and its table: the nested model around
     ``pooled`` (masses ``A``, NaN: known exactly), ``s`` from ``(ls, w)``."""
-    from pybncsmooth.estimators._domain_prior import nested_log_evidence
+    from pybncsmooth.estimators.domains.prior import nested_log_evidence
     seen = n.sum(1) > 0
     Af = np.where(np.isnan(A), np.inf, A)
     ev = nested_log_evidence(n[seen], pooled[seen], Af[seen], ls)
@@ -171,7 +171,7 @@ def adapted_by_hand(net, rows: pd.DataFrame, label, share: float = 0.5, masses: 
     configurations (default: the fit's, for the configurations it saw).  Returns
     ``({node: (configurations, levels)}, {node: posterior probability of a new type})``,
     the layout of :func:`_flat_table`."""
-    from pybncsmooth.estimators._domain_prior import UNUSUAL_GRID
+    from pybncsmooth.estimators.domains.prior import UNUSUAL_GRID
     fitted = [e for e in net.domains if e != label and net.info["domain_rows"].get(e, 0) > 0]
     D = len(fitted)
     pooled = {v: _flat_table(net.for_domain(None).cpt(v)) for v in net.nodes}

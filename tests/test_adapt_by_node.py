@@ -1,7 +1,7 @@
 """Issue 58: a new domain borrows node by node.  Each node of an adapted domain chooses
 its table (a copy of a fitted domain's, the population's spread, an unusual type of its
 own), the choices tied across the nodes with prior probability 1/2
-(:func:`pybncsmooth.estimators._domain_prior.node_choice_weights`).  Checked: the
+(:func:`pybncsmooth.estimators.domains.prior.node_choice_weights`).  Checked: the
 posterior of the choices against enumeration; a domain like a fitted one in one node and
 like none in the other keeps its own rows there and borrows in the first; the regret
 criterion (leave one domain out, 20 rows, 8 draws) on simulated two-node shapes
@@ -28,7 +28,7 @@ def test_the_choices_posterior_by_enumeration():
     node's choice is the sum, over every joint choice of the nodes (tied: one choice for
     all, prior 1/2 times pi_c; untied: prior 1/2 times the product of the nodes'
     pi_c), of its prior times its likelihood, normalised."""
-    from pybncsmooth.estimators._domain_prior import choice_prior, node_choice_weights
+    from pybncsmooth.estimators.domains.prior import choice_prior, node_choice_weights
 
     rng = np.random.default_rng(3)
     atom_ev = rng.normal(-5, 2, size=(3, 2))

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from pybncsmooth.errors import FileFormatError
-from pybncsmooth.interop import bif as bif_module
-from pybncsmooth.interop._bif_quick import quick_parts
+from pybncsmooth.interop.bif import format as bif_module
+from pybncsmooth.interop.bif._quick import quick_parts
 from pybncsmooth.interop.io import read_text
 from conftest import BNLEARN, DATA
 

@@ -22,7 +22,7 @@ import pytest
 import pybncsmooth as bs
 from process_state import clear_caches
 from pybncsmooth.data.levels import levels_key
-from pybncsmooth.model.query_answer import levels_dtype
+from pybncsmooth.model.query.answer import levels_dtype
 
 YES_NO, NO_YES = ["yes", "no"], ["no", "yes"]
 

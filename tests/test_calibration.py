@@ -19,7 +19,7 @@ from scipy import stats
 
 import pybncsmooth as bs
 from pybncsmooth.errors import StatisticUnavailableError
-from pybncsmooth.estimators.hls_posterior import softmax_columns
+from pybncsmooth.estimators.hls.posterior import softmax_columns
 from pybncsmooth.estimators.posterior import dirichlet
 from pybncsmooth.model.cpd import TableCPD
 from pybncsmooth.model.draws import beta_interval

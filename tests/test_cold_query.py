@@ -63,7 +63,7 @@ def test_a_fresh_process_reads_and_queries_without_importing(path):
     queries = _queries(net)
     joint = list(net.nodes[:2])
     got = _fresh(path, queries, joint)
-    assert {"numpy", "pandas", "pybncsmooth.interop", "pybncsmooth.model.query"} <= set(got["before"])
+    assert {"numpy", "pandas", "pybncsmooth.interop", "pybncsmooth.model.query.queries"} <= set(got["before"])
     late = [m for m in got["new"] if m.split(".")[0] in LATE]
     assert not late, late
     # the same answers, bit for bit, as this process gives (where the kernels may be loaded)

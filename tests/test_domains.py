@@ -15,7 +15,7 @@ from scipy.special import gammaln
 import pybncsmooth as bs
 from pybncsmooth.errors import HyperparameterError, UnseenDomainWarning
 from conftest import _flat_table, adapted_by_hand, shrunk_by_hand
-from pybncsmooth.estimators._pooling import (
+from pybncsmooth.estimators.domains.pooling import (
     S_MAX,
     S_MIN,
     concentration_posterior,
@@ -452,7 +452,7 @@ def test_eskdb_members_learn_pooled_structures_and_fit_domain_cpts():
 
 def _held_sd(net, node):
     """``cpt(node, stat="sd")`` as the estimate holds it (``bayes`` with its BDeu prior
-    refuses it there: :class:`~pybncsmooth.estimators.classical.BDeuPosterior`)."""
+    refuses it there: :class:`~pybncsmooth.estimators.closed.classical.BDeuPosterior`)."""
     with pytest.raises(bs.errors.StatisticUnavailableError, match="'bayes' gives no posterior standard deviation"):
         net.cpt(node, stat="sd")
     t = net.cpd(node).table(10**7, "sd")

@@ -9,8 +9,8 @@ import pytest
 
 import pybncsmooth as bs
 from pybncsmooth.counting.context_tree import ContextTree
-from pybncsmooth.estimators._backoff_kernels import backoff_loglik
-from pybncsmooth.estimators.hmd_backoff import (
+from pybncsmooth.estimators.hmd._backoff_kernels import backoff_loglik
+from pybncsmooth.estimators.hmd.backoff import (
     GRID,
     _dm_loglik,
     ancestors_at,
@@ -202,8 +202,8 @@ def test_hdp_back_off_left_for_later_is_the_eager_one():
     before (the formulas of HDP._combine, written out here)."""
     from pybncsmooth.estimators import HDP
     from pybncsmooth.estimators.base import DeferredEstimate
-    from pybncsmooth.estimators.hdp_posterior import hdp_unseen_sd, unseen_weights
-    from pybncsmooth.estimators.hmd_backoff import centre_sd
+    from pybncsmooth.estimators.hdp.posterior import hdp_unseen_sd, unseen_weights
+    from pybncsmooth.estimators.hmd.backoff import centre_sd
 
     X, y = _fixture()
     clf = bs.BNClassifier(structure="eskdb", method="hdp", k=5, n_estimators=10, iterations=100, skdb_loss="rmse",

@@ -247,7 +247,7 @@ def test_gzipped_bif(tmp_path):
 
 def test_writes_are_atomic(tmp_path, asia, monkeypatch):
     """A writer that fails midway leaves no partial file, and an existing file intact."""
-    import pybncsmooth.interop.bif as bif_module
+    import pybncsmooth.interop.bif.format as bif_module
 
     net = bs.fit("[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]", asia, method="bayes")
     target = tmp_path / "net.bif"

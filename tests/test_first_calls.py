@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 from pybncsmooth.errors import FileFormatError
-from pybncsmooth.interop import _bif_tables, _numbers
-from pybncsmooth.interop import bif as bif_module
-from pybncsmooth.interop._number_kernels import _POW10, parse_rows
-from pybncsmooth.interop._number_twins import parse_rows_python
+from pybncsmooth.interop.bif import _tables as _bif_tables
+from pybncsmooth.interop.reading import numbers as _numbers
+from pybncsmooth.interop.bif import format as bif_module
+from pybncsmooth.interop.reading._number_kernels import _POW10, parse_rows
+from pybncsmooth.interop.reading._number_twins import parse_rows_python
 from conftest import BNLEARN, DATA
 from test_bif_quick import BAD, OTHER, PLAIN
 

@@ -98,7 +98,7 @@ def test_bayes_with_its_bdeu_prior_prints_no_interval_and_names_the_calibrated_e
         net.write(tmp_path / "b.pbn")
         with pytest.raises(StatisticUnavailableError, match="'bayes' gives no posterior interval"):
             bs.read_network(tmp_path / "b.pbn").cpt_frame("D", interval=0.9)
-        from pybncsmooth.estimators.classical import BDeuPosterior
+        from pybncsmooth.estimators.closed.classical import BDeuPosterior
 
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(BDeuPosterior, "kind", "dirichlet")

@@ -26,7 +26,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 import pybncsmooth as bs  # noqa: E402
 from pybncsmooth.errors import DataError, ParseError, StructureError  # noqa: E402
-from pybncsmooth.interop.bif import parse_bif  # noqa: E402
+from pybncsmooth.interop.bif.format import parse_bif  # noqa: E402
 from pybncsmooth.interop.dsc import parse_dsc  # noqa: E402
 from pybncsmooth.interop.native import load_native, to_bytes  # noqa: E402
 from pybncsmooth.interop.net import parse_net  # noqa: E402
@@ -52,7 +52,7 @@ def _valid(net) -> None:
 def _seed_texts(fmt: str) -> list[str]:
     texts = [(BNLEARN / f"{name}.{fmt}").read_text() for name in ("asia", "insurance")]
     ours = bs.fit("[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]", bs.load_dataset("asia"), method="bayes")
-    from pybncsmooth.interop.bif import write_bif
+    from pybncsmooth.interop.bif.format import write_bif
     from pybncsmooth.interop.dsc import write_dsc
     from pybncsmooth.interop.net import write_net
 

@@ -89,7 +89,7 @@ def test_hls_bayes_leaf_sums_over_the_other_classes_are_exact():
     other classes at a leaf, recomputed for every class (quadratic in the levels), is now
     a prefix over the classes drawn this sweep and a suffix over the rest.  Checked
     against the direct sum while the classes are redrawn one after the other."""
-    from pybncsmooth.estimators.hls_bayes import _prefix_add, _psi_all, _suffix_lse
+    from pybncsmooth.estimators.hls.bayes import _prefix_add, _psi_all, _suffix_lse
 
     rng = np.random.default_rng(1)
     m, K = 7, 40

@@ -28,7 +28,7 @@ from pybncsmooth.errors import (
     ZeroProbabilityWarning,
 )
 from pybncsmooth.frontends.cli import main
-from pybncsmooth.model.domain_report import js_divergence
+from pybncsmooth.model.domains.report import js_divergence
 
 ROOT = Path(__file__).resolve().parents[1]
 ASIA = "[A][S][T|A][L|S][B|S][D|B:E][E|T:L][X|E]"

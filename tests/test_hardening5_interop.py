@@ -18,7 +18,7 @@ import pytest
 
 import pybncsmooth as bs
 from pybncsmooth.errors import DataError, UnknownNodeError, UnseenDomainError, UnseenDomainWarning
-from pybncsmooth.interop.bif import parse_bif
+from pybncsmooth.interop.bif.format import parse_bif
 from pybncsmooth.interop.xmlbif import parse_xmlbif
 from pybncsmooth.structure.dag import DAG
 
@@ -388,7 +388,7 @@ def test_case27_domain_report_point_lies_in_its_interval(sites, sites_data):
     [0.0023, 0.0038]): the fitted tables' divergence beside the interval of the
     posterior's.  The report now gives the posterior median with its interval
     (``js_median``), ``js`` staying the fitted tables' divergence."""
-    from pybncsmooth.model.domain_report import _joint_draws, js_divergence
+    from pybncsmooth.model.domains.report import _joint_draws, js_divergence
 
     rep = sites.domain_report(draws=300, random_state=1)
     assert list(rep.columns[-3:]) == ["js_median", "js_lower", "js_upper"]

@@ -10,9 +10,9 @@ import pytest
 import pybncsmooth as bs
 from pybncsmooth.errors import HyperparameterError
 from pybncsmooth.estimators import HDP
-from pybncsmooth.estimators._hdp_kernels import check_invariants, hdp_init
+from pybncsmooth.estimators.hdp._kernels import check_invariants, hdp_init
 from pybncsmooth.estimators._stirling import SHARED_TABLE, log_stirling_py
-from pybncsmooth.estimators.hdp import _TreeState
+from pybncsmooth.estimators.hdp.estimator import _TreeState
 from conftest import shrunk_by_hand, DATA
 
 HDPDATA = DATA / "hdp"

@@ -16,10 +16,10 @@ from scipy.special import gammaln
 from pybncsmooth.counting import count_tree
 from pybncsmooth.errors import ConvergenceWarning, HyperparameterError
 from pybncsmooth.estimators import HDP
-from pybncsmooth.estimators._hdp_kernels import _sample_concentrations
+from pybncsmooth.estimators.hdp._kernels import _sample_concentrations
 from pybncsmooth.estimators._rng import new_state
 from pybncsmooth.estimators._stirling import SHARED_TABLE, StirlingRatioTables, log_stirling_py, pcol_offset
-from pybncsmooth.estimators.hdp import _Chain, _TreeState
+from pybncsmooth.estimators.hdp.estimator import _Chain, _TreeState
 
 from test_hdp import table3
 

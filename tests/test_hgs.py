@@ -16,7 +16,7 @@ import pybncsmooth as bs
 from pybncsmooth.counting import count_tree
 from pybncsmooth.errors import StatisticUnavailableError
 from pybncsmooth.estimators import HGS, MBranch
-from pybncsmooth.estimators.hgs import HGSProblem
+from pybncsmooth.estimators.hgs.estimator import HGSProblem
 
 
 def _tree(seed: int = 0, n: int = 60, cards=(3, 2, 3), r: int = 3):
@@ -131,7 +131,7 @@ def test_optimiser_reaches_the_thesis_gradient_descent_optimum(tying):
 def test_level_weights_by_joint_newton_match_coordinate_descent():
     """tying="level" optimises its few weights jointly by damped Newton; on trees of a
     kDB-3 over real data it ends at the coordinate-descent loss or below."""
-    from pybncsmooth.estimators._hgs_kernels import hgs_minimize
+    from pybncsmooth.estimators.hgs._kernels import hgs_minimize
 
     votes = bs.load_dataset("housevotes84")
     net = bs.BNClassifier(structure="kdb", k=3, method="mestimate").fit(votes, "Class").network_

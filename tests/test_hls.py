@@ -14,8 +14,8 @@ import pybncsmooth as bs
 from pybncsmooth.counting.context_tree import ContextTree
 from pybncsmooth.errors import ConvergenceWarning, HyperparameterError
 from pybncsmooth.estimators import HLS
-from pybncsmooth.estimators._hls_kernels import hessp, objective_grad
-from pybncsmooth.estimators.hls import flatten_tree
+from pybncsmooth.estimators.hls._kernels import hessp, objective_grad
+from pybncsmooth.estimators.hls.estimator import flatten_tree
 from pybncsmooth.model.cpd import TreeCPD
 from conftest import DATA
 
@@ -254,7 +254,7 @@ def test_hls_bayes_two_level_draws_stay_finite_and_precise_for_extreme_predictor
     """A binary child's draws and sds go through the logistic of the predictor; the form
     1 / (1 + exp(-eta)) overflowed (a RuntimeWarning in long runs) for eta below -709 and
     lost every digit of the smaller probability as 1 - p for eta above 37."""
-    from pybncsmooth.estimators.hls_posterior import softmax_columns
+    from pybncsmooth.estimators.hls.posterior import softmax_columns
 
     eta = np.array([[-1000.0], [-40.0], [0.0], [40.0], [1000.0]])
     with np.errstate(over="raise", invalid="raise", divide="raise"):  # underflow to 0 is exact enough
@@ -278,7 +278,7 @@ def test_unseen_configuration_below_a_node_is_the_dirichlet_backoff(tmp_path, me
     0.02: observed 0.006) and their sd the reported unseen sd (4%: 8000 draws put the
     Monte Carlo error near 1%, and the reported sd takes t at its mean; observed 1%),
     and a saved network draws the same."""
-    from pybncsmooth.estimators.hmd_backoff import backoff_concentration, centre_sd, node_centres
+    from pybncsmooth.estimators.hmd.backoff import backoff_concentration, centre_sd, node_centres
     from pybncsmooth.model.draws import posterior_of
 
     rng = np.random.default_rng(5)

@@ -22,9 +22,9 @@ from pybncsmooth.errors import (
     StructureError,
     UnseenDomainWarning,
 )
-from pybncsmooth.estimators._hmd_kernels import outer_bound
+from pybncsmooth.estimators.hmd._kernels import outer_bound
 from pybncsmooth.estimators._special import digamma, polygamma
-from pybncsmooth.estimators.hmd import exact_alpha_moments, fit_hmd_matrix
+from pybncsmooth.estimators.hmd.estimator import exact_alpha_moments, fit_hmd_matrix
 from conftest import load_golden, load_reference_csv, modelstring_of
 
 HDIR = [
@@ -561,7 +561,7 @@ def test_domain_default_s_is_the_number_of_joint_states(asia_grouped):
 
 def test_domain_model_too_large_is_refused_with_the_node_named(monkeypatch):
     from pybncsmooth.errors import DenseTableTooLargeError
-    from pybncsmooth.estimators import hmd as hmd_module
+    from pybncsmooth.estimators.hmd import estimator as hmd_module
 
     monkeypatch.setattr(hmd_module, "MAX_JOINT_CELLS", 5)
     d = _frame({"A": ["a", "b", "a", "b", "a"], "B": list("xyyyx"), "u": list("pqpqp")})
@@ -580,7 +580,7 @@ def test_sparse_fit_reaches_the_dense_fixed_point(R, J, rate):
     # many domains with few counts each: the fit on the non-zero counts reaches the fixed
     # point of the dense fit; both stop when the bound moves by less than 1e-10 relative,
     # so they agree to that precision on the bound and to ~1e-6 on the estimates
-    from pybncsmooth.estimators.hmd import fit_hmd_matrix, fit_hmd_sparse
+    from pybncsmooth.estimators.hmd.estimator import fit_hmd_matrix, fit_hmd_sparse
 
     rng = np.random.default_rng(R)
     N = rng.poisson(rate, size=(R, J)).astype(float)

@@ -241,7 +241,8 @@ def test_a_kernel_is_compiled_when_first_called_and_then_is_numba_s():
     imported, ``uint64``) are numba's objects, so compiled code calls compiled code."""
     loaded = _fresh_modules(
         "import numpy as np, pybncsmooth as bs, sys\n"
-        "from pybncsmooth.estimators import _rng, hls_bayes\n"
+        "from pybncsmooth.estimators import _rng\n"
+        "from pybncsmooth.estimators.hls import bayes as hls_bayes\n"
         "assert 'numba' not in sys.modules and type(_rng.uniform).__name__ == '_Kernel'\n"
         "s = np.array([1, 2, 3, 4], dtype=np.uint64)\n"
         "x = _rng.uniform(s)\n"
@@ -275,7 +276,7 @@ def test_threads_calling_their_first_kernels_at_once_wait_for_one_binding():
         "import threading\n"
         "import numpy as np\n"
         "from pybncsmooth.estimators._rng import new_state, reseed\n"
-        "from pybncsmooth.estimators._flat_kernels import cell_ratio\n"
+        "from pybncsmooth.estimators.closed._kernels import cell_ratio\n"
         "start, out, errors = threading.Barrier(8), [None] * 8, []\n"
         "def run(i):\n"
         "    start.wait()\n"
@@ -288,3 +289,55 @@ def test_threads_calling_their_first_kernels_at_once_wait_for_one_binding():
         "[t.join() for t in threads]\n"
         "assert not errors, errors\n"
         "assert all(o[1].tolist() == [2 / 6, 4 / 6] and o[0].tolist() == [1 / 6] for o in out)")
+
+#: the most modules a folder of the package may hold (``__init__`` counted): past it a
+#: reader finds files by prefix, and the folder is split into packages
+MAX_MODULES = 15
+
+
+def _folders() -> dict[str, list[str]]:
+    """Every folder of the package: the modules it holds directly."""
+    out: dict[str, list[str]] = {}
+    for p in PKG.rglob("*.py"):
+        if "__pycache__" in p.parts:
+            continue
+        out.setdefault(str(p.parent.relative_to(PKG.parent)), []).append(p.stem)
+    return out
+
+
+def test_no_folder_holds_more_than_15_modules():
+    big = {f: len(m) for f, m in _folders().items() if len(m) > MAX_MODULES}
+    assert not big, f"folders past {MAX_MODULES} modules: {big}"
+
+
+def module_map() -> str:
+    """The package's map: each folder's modules and lines, the imports between the
+    layers (``from -> to: count``) and how many run up.  ``python tests/test_layering.py``
+    prints it."""
+    lines = [f"{'folder':<34}{'modules':>8}{'lines':>8}"]
+    for folder, mods in sorted(_folders().items()):
+        n = sum(len((PKG.parent / folder / f"{m}.py").read_text().splitlines()) for m in mods)
+        lines.append(f"{folder + '/':<34}{len(mods):>8}{n:>8}")
+    arrows: dict[tuple[str, str], int] = {}
+    up = 0
+    for mod, path in MODULES.items():
+        here = _layer(mod)
+        for target, _, _ in _imports(mod, path):
+            there = _layer(target)
+            if here is None or there is None or target.split(".")[1] == mod.split(".")[1]:
+                continue
+            key = (mod.split(".")[1], target.split(".")[1])
+            arrows[key] = arrows.get(key, 0) + 1
+            up += there > here
+    lines.append("")
+    lines.append("imports between layers (importer -> imported: statements):")
+    order = {name: i for i, names in enumerate(LAYERS) for name in sorted(names)}
+    for (a, b), n in sorted(arrows.items(), key=lambda kv: (-order[kv[0][0]], -order[kv[0][1]])):
+        lines.append(f"  {a} -> {b}: {n}")
+    lines.append(f"imports running up the layering: {up}")
+    lines.append(f"import cycles: {[sorted(c) for c in _cycles()]}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(module_map())

@@ -12,7 +12,7 @@ import pytest
 
 import pybncsmooth as bs
 from pybncsmooth.errors import UnseenDomainWarning
-from pybncsmooth.estimators._domain_prior import MAX_ATOMS
+from pybncsmooth.estimators.domains.prior import MAX_ATOMS
 from pybncsmooth.model.cpd import DomainLastCPD
 
 MS = "[A][B|A][C|A:B]"

@@ -99,7 +99,7 @@ def test_classifier_with_missing_features_marginalises():
 
 
 def test_too_many_connected_missing_cells_are_refused_by_name(monkeypatch):
-    from pybncsmooth.model import inference
+    from pybncsmooth.model.query import inference
 
     net = bs.fit(ASIA, bs.load_dataset("asia"), method="bayes")
     row = bs.load_dataset("asia").iloc[:1].copy()

@@ -1,4 +1,4 @@
-"""The compiled Polya-Gamma sampler (estimators/_pg.py): exact moments, and the gamma
+"""The compiled Polya-Gamma sampler (estimators/hls/_pg.py): exact moments, and the gamma
 series (b > EXACT_MAX) against sums of exact PG(1, z) draws."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from numba import njit
 from scipy import stats
 
-from pybncsmooth.estimators._pg import EXACT_MAX, pg_draw, pg_draw_with, pg_moments, seed_numba
+from pybncsmooth.estimators.hls._pg import EXACT_MAX, pg_draw, pg_draw_with, pg_moments, seed_numba
 from pybncsmooth.estimators._rng import new_state, reseed
 
 

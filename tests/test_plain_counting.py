@@ -400,8 +400,8 @@ def test_the_numpy_counting_equals_the_compiled_one(data):
 @pytest.mark.parametrize("data", NETWORKS, ids=lambda f: f.__name__.strip("_"))
 @pytest.mark.parametrize("iss", [1.0, 10.0, 0.3, 7e-9])
 def test_the_numpy_bayes_cells_equal_the_compiled_ones_bit_for_bit(data, iss):
-    from pybncsmooth.estimators._flat_kernels import bayes_cells
-    from pybncsmooth.estimators._flat_numpy import bayes_cells_numpy
+    from pybncsmooth.estimators.closed._kernels import bayes_cells
+    from pybncsmooth.estimators.closed._numpy import bayes_cells_numpy
 
     dag, df = data()
     f = count_network(encode(df, variables=dag.nodes), dag).flat

@@ -20,10 +20,10 @@ from pybncsmooth.errors import (
     UnseenDomainWarning,
     UnseenLevelError,
 )
-from pybncsmooth.model import query_batch, query_engine
+from pybncsmooth.model.query import batch as query_batch, engine as query_engine
 from pybncsmooth.model.cpd import TableCPD
-from pybncsmooth.model.query_engine import _query_tables
-from pybncsmooth.model.query_evidence import frame_codes
+from pybncsmooth.model.query.engine import _query_tables
+from pybncsmooth.model.query.evidence import frame_codes
 
 from conftest import bnlearn_path
 
@@ -164,7 +164,7 @@ def test_result_types_read_naturally(asia_bif):
 
 
 def test_predict_proba_with_missing_cells_equals_the_previous_engine():
-    from pybncsmooth.model.inference import log_posterior
+    from pybncsmooth.model.query.inference import log_posterior
 
     net = bs.fit(ASIA, bs.load_dataset("asia"), method="bayes", iss=2)
     rng = np.random.default_rng(8)

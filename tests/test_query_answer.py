@@ -18,9 +18,10 @@ import pybncsmooth as bs
 from pybncsmooth.data.schema import Schema
 from pybncsmooth.errors import DataError, FileFormatError, UnknownNodeError, UnseenLevelError
 from pybncsmooth.interop.io import read_text
-from pybncsmooth.model import formats, query_answer, query_joint
+from pybncsmooth.model import formats
+from pybncsmooth.model.query import answer as query_answer, joint as query_joint
 from pybncsmooth.model.cpd import TableCPD
-from pybncsmooth.model.query_evidence import dict_codes
+from pybncsmooth.model.query.evidence import dict_codes
 from pybncsmooth.validation import check_file
 
 from conftest import bnlearn_path

@@ -12,7 +12,7 @@ import pytest
 
 import pybncsmooth as bs
 from pybncsmooth.errors import FactorBudgetError, HyperparameterError, ImpossibleEvidenceError
-from pybncsmooth.model import elimination
+from pybncsmooth.model.query import elimination
 from pybncsmooth.model.cpd import TableCPD
 from conftest import BNLEARN
 

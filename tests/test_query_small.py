@@ -9,9 +9,9 @@ import pytest
 
 import pybncsmooth as bs
 from pybncsmooth.errors import FactorBudgetError, ImpossibleEvidenceError
-from pybncsmooth.model import query_joint, query_zeros
+from pybncsmooth.model.query import joint as query_joint, zeros as query_zeros
 from pybncsmooth.model.cpd import TableCPD
-from pybncsmooth.model.query_batch import budget_of, posterior_rows
+from pybncsmooth.model.query.batch import budget_of, posterior_rows
 
 from conftest import bnlearn_path
 from test_query import brute, random_evidence, random_network
@@ -134,7 +134,7 @@ def test_zero_parts_summed_in_the_plan_refuse_what_the_second_plan_refused(seed,
 @pytest.mark.parametrize("levels", [("yes", "no"), ("<7.5", ">=7.5", "a b"), (1, 2, 10), (1.5, 2.0), (True, False),
                                     ("1978", 1979)])
 def test_the_states_dtype_is_the_one_pandas_infers(levels):
-    from pybncsmooth.model.query_answer import levels_dtype
+    from pybncsmooth.model.query.answer import levels_dtype
 
     got, want = levels_dtype(levels), pd.CategoricalDtype(list(levels))
     assert got == want and hash(got) == hash(want) and got.ordered is False

@@ -13,7 +13,7 @@ import pytest
 
 import pybncsmooth as bs
 from pybncsmooth.errors import FileFormatError, HyperparameterError
-from pybncsmooth.interop._numbers import BadNumber, parse_number_rows
+from pybncsmooth.interop.reading.numbers import BadNumber, parse_number_rows
 from pybncsmooth.interop._rformat import probability_digits
 from conftest import BNLEARN, DATA
 

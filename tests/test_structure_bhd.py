@@ -14,7 +14,7 @@ from scipy import integrate, special
 
 import pybncsmooth as bs
 from pybncsmooth.errors import DataError, HyperparameterError, MissingColumnError
-from pybncsmooth.estimators.hmd import fit_hmd_matrix, hmd_evidence
+from pybncsmooth.estimators.hmd.estimator import fit_hmd_matrix, hmd_evidence
 from pybncsmooth.learning.bhd import bhd_family
 
 

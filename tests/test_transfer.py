@@ -16,7 +16,7 @@ from scipy.special import gammaln
 
 import pybncsmooth as bs
 from pybncsmooth.errors import MissingColumnError, UnseenDomainError, UnseenDomainWarning
-from pybncsmooth.estimators._domain_prior import UNUSUAL_GRID, nested_log_evidence, own_concentrations, own_urns
+from pybncsmooth.estimators.domains.prior import UNUSUAL_GRID, nested_log_evidence, own_concentrations, own_urns
 from conftest import _flat_table, _sites, adapted_by_hand
 
 

@@ -1,5 +1,5 @@
 """Shares of a query's posterior variance by node (first-order Sobol indices,
-:mod:`pybncsmooth.model.query_variance`): a closed form on two nodes, the properties a
+:mod:`pybncsmooth.model.query.variance`): a closed form on two nodes, the properties a
 share has, and the query's summary."""
 
 from __future__ import annotations

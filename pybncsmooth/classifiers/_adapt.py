@@ -11,7 +11,7 @@ import pandas as pd
 from ..data.discretize import apply_transformer
 from ..data.weights import WEIGHT_COLUMN
 from ..errors import DataError, MissingColumnError
-from ..model.adapt import DEFAULT_DOMAIN_NAME
+from ..model.domains.adapt import DEFAULT_DOMAIN_NAME
 from ._inputs import feature_frame, weights_by_position
 
 __all__ = ["adapt_classifier"]

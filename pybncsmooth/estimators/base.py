@@ -31,8 +31,8 @@ from ..counting.context_tree import ContextTree
 from ..errors import DataError, HyperparameterError
 from ..options import RUN_SETTINGS, Options, option_names, run_check
 from ..validation import Param, parallel_map
-from ._domain_prior import atom_table, effective_mass, moment_mass, spread_of_concentrations
-from ._pooling import concentration_info, concentration_posterior, mixture_posterior, shrink_weight
+from .domains.prior import atom_table, effective_mass, moment_mass, spread_of_concentrations
+from .domains.pooling import concentration_info, concentration_posterior, mixture_posterior, shrink_weight
 from . import bootstrap as _bootstrap
 from .bootstrap import BootstrapPosterior
 from .posterior import DomainPosterior, predictive_sd
@@ -368,7 +368,7 @@ class Estimator:
         """:meth:`estimate_all` of every tree of a
         :class:`~pybncsmooth.counting.flat.FlatTrees` (no domain, no prior network) in one
         pass over its flat arrays, each tree's estimate made when first read
-        (:class:`~pybncsmooth.estimators.flat.FlatEstimates`), or ``None`` where the
+        (:class:`~pybncsmooth.estimators.closed.flat.FlatEstimates`), or ``None`` where the
         estimator has no such pass (then :meth:`estimate_all` runs on the trees).  The
         closed forms have one; the values are those of :meth:`estimate_all`, bit for bit."""
         return None
@@ -382,7 +382,7 @@ class Estimator:
         :math:`\mathrm{Dir}(s_D\,\hat\theta_y)` around the pooled estimate
         :math:`\hat\theta_y`, with the node's domain concentration :math:`s_D`
         integrated over its posterior under the Dirichlet-multinomial marginal
-        likelihood of every domain's counts (:mod:`._pooling`).  A configuration a
+        likelihood of every domain's counts (:mod:`~pybncsmooth.estimators.domains.pooling`).  A configuration a
         domain never saw, or a domain unseen in training, gets :math:`\hat\theta_y`.
         """
         for name, t in trees.items():
@@ -428,13 +428,14 @@ class Estimator:
     def new_domain_prior(self, tree: ContextTree, pooled: TreeEstimate, prior: np.ndarray | None,
                          log_s: np.ndarray, weights: np.ndarray, leaves_est: tuple) -> dict[str, np.ndarray]:
         r"""What the fit keeps for a domain added later (:meth:`FittedNetwork.adapt`,
-        :mod:`._domain_prior`) besides the posterior of the concentration, in arrays
+        :mod:`~pybncsmooth.estimators.domains.prior`) besides the posterior of the concentration, in arrays
         whose size does not grow with the number of domains: the mass :math:`A_y` each
         pooled configuration is known with (``s_domain_mass``), the fitted domains'
         Dirichlets at every pooled configuration (``s_atom_codes``, ``s_atom_alpha``:
-        :func:`~._domain_prior.atom_table`) and how a domain's concentration is spread
+        :func:`~pybncsmooth.estimators.domains.prior.atom_table`) and how a domain's concentration is spread
         among them (``s_atom_curves``, ``s_new_G``:
-        :func:`~._domain_prior.spread_of_concentrations`).  ``prior``: the configurations' Dirichlet
+        :func:`~pybncsmooth.estimators.domains.prior.spread_of_concentrations`).  ``prior``: the
+        configurations' Dirichlet
         priors (:meth:`fresh_prior`; ``None``: :math:`\mathrm{Dir}(1, \dots, 1)`);
         ``leaves_est``: the leaves' posterior means and sds and a fresh domain's sd at
         each pooled configuration (``None`` without sds).  Estimators that fix the
@@ -472,7 +473,7 @@ class Estimator:
         self, counts: np.ndarray, mean: np.ndarray, prior: np.ndarray | None = None, groups: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """The posterior of the node's domain concentration as ``(log_s, weights)``
-        (:func:`~._pooling.concentration_posterior`: with ``prior`` and ``groups``, the
+        (:func:`~pybncsmooth.estimators.domains.pooling.concentration_posterior`: with ``prior`` and ``groups``, the
         nested model's exact evidence); estimators may fix or override it."""
         return concentration_posterior(counts, mean, prior, groups)
 

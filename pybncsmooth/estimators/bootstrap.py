@@ -59,7 +59,7 @@ __all__ = ["BootstrapPosterior", "ProportionPosterior", "resample_leaves", "leve
            "UNCALIBRATED", "CALIBRATED"]
 
 #: the estimators whose sds and intervals are calibrated against known networks (``bayes``
-#: with its BDeu prior is not: :class:`~pybncsmooth.estimators.classical.BDeuPosterior`)
+#: with its BDeu prior is not: :class:`~pybncsmooth.estimators.closed.classical.BDeuPosterior`)
 CALIBRATED = ("hdp", "hmd", "hls-bayes", "mestimate", "mle")
 #: why a bootstrap gives no sd or interval (see the module docstring)
 UNCALIBRATED = ("its only uncertainty is a bootstrap over rows, a statement about the estimator and not about the "

@@ -107,7 +107,7 @@ def effective_concentration(log_s: np.ndarray, mass: np.ndarray | None) -> np.nd
     ``log_s`` and every leaf of mass ``A`` (``mass`` ``None`` or infinite: ``s`` itself,
     ``(K, 1)`` for ``None``): a domain's vector :math:`\mathrm{Dir}(s\,\theta)` around a
     pooled vector known as :math:`\mathrm{Dir}(A\,m)` is, to its second moments,
-    :math:`\mathrm{Dir}(s'\,m)` (:mod:`pybncsmooth.estimators._domain_prior`)."""
+    :math:`\mathrm{Dir}(s'\,m)` (:mod:`pybncsmooth.estimators.domains.prior`)."""
     s = np.exp(np.asarray(log_s, dtype=np.float64))[:, None]
     if mass is None:
         return np.broadcast_to(s, (s.shape[0], 1)).copy()

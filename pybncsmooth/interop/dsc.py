@@ -13,9 +13,9 @@ import numpy as np
 
 from ..model.formats import NetworkFormat, register_format
 from ..model.network import FittedNetwork
-from ._build import NetworkParts, table_columns, write_probability_blocks
-from ._grammar import TableQueue, discrete_type, node_block
-from ._tokens import Cursor, check_writable_names, tokenize, word_or_quoted
+from .reading.build import NetworkParts, table_columns, write_probability_blocks
+from .reading.grammar import TableQueue, discrete_type, node_block
+from .reading.tokens import Cursor, check_writable_names, tokenize, word_or_quoted
 from .io import read_text, text_writer
 
 __all__ = ["parse_dsc", "write_dsc"]

@@ -16,10 +16,10 @@ import numpy as np
 
 from ..model.formats import NetworkFormat, register_format
 from ..model.network import FittedNetwork
-from ._build import NetworkParts, table_columns
-from ._grammar import TableQueue, node_block
+from .reading.build import NetworkParts, table_columns
+from .reading.grammar import TableQueue, node_block
 from ._rformat import format_probs, table_digits
-from ._tokens import Cursor, check_writable_names, tokenize, word_or_quoted
+from .reading.tokens import Cursor, check_writable_names, tokenize, word_or_quoted
 from .io import read_text, text_writer
 
 __all__ = ["parse_net", "write_net"]

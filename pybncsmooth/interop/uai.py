@@ -39,7 +39,7 @@ from ..model.formats import NetworkFormat, register_format
 from ..model.network import FittedNetwork
 from ..structure.dag import DAG
 from ..validation import check_choice
-from ._numbers import BadNumber, parse_number_rows
+from .reading.numbers import BadNumber, parse_number_rows
 from .io import read_text, text_writer
 
 __all__ = ["parse_uai", "write_uai", "LAYOUTS"]

@@ -24,8 +24,8 @@ import numpy as np
 from ..errors import FileFormatError
 from ..model.formats import NetworkFormat, register_format
 from ..model.network import FittedNetwork
-from ._build import NetworkParts, table_columns
-from ._numbers import BadNumber, parse_number_rows
+from .reading.build import NetworkParts, table_columns
+from .reading.numbers import BadNumber, parse_number_rows
 from .io import read_text, text_writer
 
 if TYPE_CHECKING:

@@ -27,8 +27,8 @@ Sec. 3.1 and Appendix B.1) at its fixed point, under
 
 in closed form given the variational parameters (digamma and log-gamma terms).  The
 likelihood is that of the sequence of rows, as BDeu's, so the two are on one scale.
-This is the evidence bound of :mod:`pybncsmooth.estimators.hmd`'s fit of one count
-matrix (:func:`~pybncsmooth.estimators.hmd.hmd_evidence`, the same solver), applied to
+This is the evidence bound of :mod:`pybncsmooth.estimators.hmd.estimator`'s fit of one count
+matrix (:func:`~pybncsmooth.estimators.hmd.estimator.hmd_evidence`, the same solver), applied to
 each parent configuration's ``levels x domains`` table.  A configuration no row shows
 adds 0, and a domain without rows in a configuration is left out of its table: it
 integrates out of the marginal likelihood exactly, and the bound is tighter without
@@ -39,7 +39,7 @@ likelihood; this score keeps the paper's fixed ``s`` per configuration.)
 The value of each configuration's bound is its maximum over the variational
 parameters: with :math:`\nu` in its closed form :math:`s\kappa + n` the bound is a
 function of :math:`(\kappa_j, \tau_j)` alone, maximised by Newton steps
-(:func:`~pybncsmooth.estimators._hmd_kernels.vi_newton_sparse`; the coordinate ascent's
+(:func:`~pybncsmooth.estimators.hmd._kernels.vi_newton_sparse`; the coordinate ascent's
 fixed point, to about 1e-11 nats).  Any values of the variational parameters give a lower
 bound, so the score stays one whatever the stopping point.  The bound is not tight:
 on small tables it lies 0.1 - 0.6 nats a configuration below a numerical integration of
@@ -78,7 +78,7 @@ import pandas as pd
 
 from ..counting.family import family_counts
 from ..errors import DataError, HyperparameterError, MissingColumnError
-from ..estimators.hmd import hmd_evidence
+from ..estimators.hmd.estimator import hmd_evidence
 from ..validation import check_number
 from ._family import FamilyScorer, encode_nodes
 

@@ -10,8 +10,8 @@ import pandas as pd
 
 from ..errors import DataError
 from ..validation import check_int, check_random_state
-from .query import map_query as _map_query
-from .query import query as _query
+from .query.queries import map_query as _map_query
+from .query.queries import query as _query
 
 __all__ = ["QueriesMixin"]
 
@@ -43,7 +43,7 @@ class QueriesMixin:
         once per pattern of targets and evidence variables and cached on the network.
         The tables are the posterior means :meth:`cpt` shows (unseen parent
         configurations filled by the estimator's back-off).  See
-        :mod:`pybncsmooth.model.query`.
+        :mod:`pybncsmooth.model.query.queries`.
 
         Parameters
         ----------
@@ -80,7 +80,7 @@ class QueriesMixin:
             :class:`~pybncsmooth.errors.FactorBudgetError` naming the option.
             ``"approximate"``: likelihood weighting from ``samples`` weighted samples
             (``random_state`` makes it reproducible; see
-            :mod:`pybncsmooth.model.approximate`), answered whatever the network's
+            :mod:`pybncsmooth.model.query.approximate`), answered whatever the network's
             width, with its Monte Carlo error.
         max_factor_bytes:
             The memory budget of one factor, in bytes (default: the fit's option
@@ -119,7 +119,7 @@ class QueriesMixin:
         :math:`P(x_T \mid x_E)` owed to each node's CPT, the first-order Sobol index
         :math:`\mathrm{Var}(E[q \mid \theta_v]) / \mathrm{Var}(q)` (Sobol 2001), estimated
         by pick-freeze from two sets of ``draws`` posterior draws (Saltelli et al. 2010):
-        see :mod:`pybncsmooth.model.query_variance`.  More data on a node with a large
+        see :mod:`pybncsmooth.model.query.variance`.  More data on a node with a large
         share sharpens the answer most.
 
         ``targets``, ``evidence`` (a mapping: one query), ``domain`` as in :meth:`query`.
@@ -132,7 +132,7 @@ class QueriesMixin:
         Carlo standard error), ``answer`` and ``draws``.  The default 4,000 draws put
         the error of a share near 0.5 at about 0.02 on asia's queries.  The estimators without a posterior share their
         bootstrap's variance (:meth:`query` with ``interval=``)."""
-        from .query_variance import variance_shares
+        from .query.variance import variance_shares
 
         return variance_shares(self, targets, evidence, draws=draws, random_state=random_state, domain=domain,
                                on_unseen_domain=on_unseen_domain)
@@ -155,7 +155,7 @@ class QueriesMixin:
         are read as :meth:`query` reads them (a multi-domain fit without ``domain=``:
         the population's tables, with its warning); the shares and the unexplained
         share come with their Monte Carlo standard errors ("mc se")."""
-        from .query_summary import query_summary
+        from .query.summary import query_summary
 
         return query_summary(self, targets, evidence, alpha=alpha, draws=draws, random_state=random_state,
                              domain=domain)
@@ -177,7 +177,7 @@ class QueriesMixin:
 
         ``evidence``, ``domain``, ``on_unseen_domain`` and ``max_factor_bytes`` as in
         :meth:`query`.  Returns, for a mapping, a
-        :class:`~pybncsmooth.model.query.MapResult` ``(state, prob)``: ``state`` a dict
+        :class:`~pybncsmooth.model.query.queries.MapResult` ``(state, prob)``: ``state`` a dict
         ``{target: level}``, ``prob`` its posterior probability; for a frame of
         evidence, a frame with one row per query, a Categorical column per target and
         the column ``prob``.

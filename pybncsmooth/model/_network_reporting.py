@@ -110,14 +110,14 @@ class ReportingMixin:
         and Jensen-Shannon divergences weighted by the domain's own parent
         configurations, an interval for JS from the estimator's uncertainty (``level``,
         ``draws``), the domain's rows and its mean shrinkage weight toward the
-        population; see :mod:`pybncsmooth.model.domain_report`.  An estimator without
+        population; see :mod:`pybncsmooth.model.domains.report`.  An estimator without
         posterior sds (``mle``, ``hgs``, ``mbranch``, ``hls``) gives no interval: the
         report then has no interval columns, and ``attrs["intervals"]`` says why.
         ``draws`` is 0 (no interval) or at least 2 / (1 - level) (20 at 90%);
         ``random_state`` seeds the draws.
         The divergences are finite whatever the draws (a draw's value that underflows
         to zero gives a divergence of zero, not an infinite or undefined one)."""
-        from .domain_report import domain_report
+        from .domains.report import domain_report
 
         return domain_report(self, level=level, draws=draws, random_state=random_state)
 

@@ -17,10 +17,10 @@ from ..errors import DataError, EmptyDataError, MissingColumnError, UnknownNodeE
 from ..errors import NoDomainColumnError, UnseenDomainError, UnseenDomainWarning, ZeroProbabilityWarning
 from ..validation import check_choice
 from .cpd import QUERY_DENSE_CELLS
-from .inference import log_marginal
-from .query_batch import log_posterior_rows
-from .query_evidence import node_name
-from .query_zeros import has_zeros, impossible_rows
+from .query.inference import log_marginal
+from .query.batch import log_posterior_rows
+from .query.evidence import node_name
+from .query.zeros import has_zeros, impossible_rows
 
 __all__ = ["RowsMixin"]
 
@@ -139,7 +139,7 @@ class RowsMixin:
 
         Every node must be a column of ``data``.  A row with missing values gets the
         probability of its observed cells, the missing ones summed out by exact
-        inference (:mod:`pybncsmooth.model.inference`), unless the network was fitted
+        inference (:mod:`pybncsmooth.model.query.inference`), unless the network was fitted
         with ``na="level"`` and the variable had missing values in training (then
         missing is its level).  A float column whose every value is ``NaN`` is a column
         of missing values.  ``on_unseen`` defaults to the
@@ -196,7 +196,7 @@ class RowsMixin:
         (unless the fit made missing a level of that variable, ``na="level"``; an
         all-``NaN`` float column is missing values) gets the exact posterior
         given every observed column, the missing cells summed out
-        (:mod:`pybncsmooth.model.inference`).  ``on_unseen`` defaults to the
+        (:mod:`pybncsmooth.model.query.inference`).  ``on_unseen`` defaults to the
         fit's option (``"error"``); with ``on_unseen="backoff"`` an unseen
         value of a child of ``target`` drops that factor and one of a parent backs off
         in its context tree.
@@ -260,7 +260,7 @@ class RowsMixin:
 
     def _rule_out_impossible(self, logp: np.ndarray, enc: EncodedData, data: pd.DataFrame, target: str,
                              holes: np.ndarray) -> None:
-        """Rows whose evidence has probability zero (:func:`~pybncsmooth.model.query_evidence.impossible_rows`)
+        """Rows whose evidence has probability zero (:func:`~pybncsmooth.model.query.evidence.impossible_rows`)
         get ``-inf`` for every level (then the uniform distribution, with a warning).  The
         Markov blanket finds those whose zero lies in a factor of the target; the others
         are looked for where a table has a zero: in the factors without the target

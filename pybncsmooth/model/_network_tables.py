@@ -37,7 +37,7 @@ class TablesMixin:
         the data say nothing about it), the implied Dirichlet posterior's for
         ``mestimate``.  ``bayes`` with its BDeu prior (whose exact posterior's
         intervals covered 0.44-0.79 of the truths of thin configurations:
-        :class:`~pybncsmooth.estimators.classical.BDeuPosterior`), ``hls``, ``hgs``,
+        :class:`~pybncsmooth.estimators.closed.classical.BDeuPosterior`), ``hls``, ``hgs``,
         ``mbranch`` (whose only uncertainty, a bootstrap over rows, does not cover the
         truth: :mod:`pybncsmooth.estimators.bootstrap`), tables read from BIF/DSC/NET
         and multi-domain fits of the frequentist estimators raise
@@ -93,7 +93,7 @@ class TablesMixin:
         ``2 / (1 - interval)`` (20 for a 90% interval: one draw beyond each end;
         :func:`~pybncsmooth.validation.check_draws`, the check of every entry point).
         ``bayes`` with its BDeu prior (its exact posterior hugs a thin configuration's
-        frequencies: :class:`~pybncsmooth.estimators.classical.BDeuPosterior`),
+        frequencies: :class:`~pybncsmooth.estimators.closed.classical.BDeuPosterior`),
         ``hgs``, ``mbranch``, ``hls`` (a bootstrap over rows, which does not cover the truth:
         :mod:`pybncsmooth.estimators.bootstrap`) and tables read from a file raise
         :class:`~pybncsmooth.errors.StatisticUnavailableError`.

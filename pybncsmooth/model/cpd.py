@@ -27,7 +27,7 @@ import numpy as np
 from ..counting.context_tree import ContextTree, config_index
 from ..errors import DenseTableTooLargeError, HyperparameterError, StatisticUnavailableError
 from ..estimators.base import TreeEstimate
-from ._domain_overlay import merged_tree
+from .domains.overlay import merged_tree
 
 __all__ = ["CPD", "TreeCPD", "LazyTreeCPD", "TableCPD", "FixedPrefixCPD", "DomainLastCPD", "DEFAULT_MAX_CELLS", "QUERY_DENSE_CELLS"]
 
@@ -302,7 +302,7 @@ class LazyTreeCPD(TreeCPD):
     """A :class:`TreeCPD` whose tree and estimate are made when first read, by
     ``source.tree(j)`` and ``source.estimate(j)`` (its parents' levels by
     ``source.parent_cards(j)``; the estimates of a whole network
-    computed at once: :class:`~pybncsmooth.estimators.flat.FlatEstimates`), so that a
+    computed at once: :class:`~pybncsmooth.estimators.closed.flat.FlatEstimates`), so that a
     fit of many nodes makes no per-node object it is not asked for.  It answers as the
     :class:`TreeCPD` of that tree and estimate does, and pickles as one."""
 
@@ -488,7 +488,7 @@ class DomainLastCPD(CPD):
     ``(D, P1, ..., Pd)``, as every multi-domain CPD of a :class:`FittedNetwork`.
 
     ``added``: domains added or grown by :meth:`FittedNetwork.adapt`, ``{code:
-    AddedLeaves}`` (:mod:`pybncsmooth.model._domain_overlay`), kept beside the fitted
+    AddedLeaves}`` (:mod:`pybncsmooth.model.domains.overlay`), kept beside the fitted
     tree ``base`` and read first by the queries; ``n_domains`` counts them in.
     :attr:`inner` (and :attr:`tree`, :attr:`estimate`) is the tree with their leaves in
     it, built on first use.

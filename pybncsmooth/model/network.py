@@ -2,7 +2,7 @@
 it was fitted with.
 
 The class is assembled from one part per concern, each in a module of its own: its
-tables (:mod:`._network_tables`), its domains (:mod:`._network_domains`), rows scored
+tables (:mod:`._network_tables`), its domains (:mod:`~pybncsmooth.model.domains._network`), rows scored
 (:mod:`._network_rows`), queries (:mod:`._network_queries`), reports
 (:mod:`._network_reporting`) and updates with new rows (:mod:`._network_update`); this
 module holds its structure and construction."""
@@ -15,7 +15,7 @@ from ..data.schema import Schema
 from ..errors import DataError, UnknownNodeError
 from ..options import NAPolicy, Options
 from ..structure.dag import DAG
-from ._network_domains import DomainsMixin
+from .domains._network import DomainsMixin
 from ._network_queries import QueriesMixin
 from ._network_reporting import ReportingMixin
 from ._network_rows import RowsMixin

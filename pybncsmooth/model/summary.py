@@ -21,7 +21,7 @@ import pandas as pd
 from ..errors import ConvergenceWarning, StatisticUnavailableError, UnknownNodeError
 from .cpd import DomainLastCPD, TreeCPD
 from .draws import interval_kind, posterior_of
-from .query_evidence import node_name
+from .query.evidence import node_name
 
 __all__ = ["network_summary", "effective_draws", "config_rows", "summary_class", "KIND_TEXT", "MIN_EFFECTIVE_DRAWS"]
 

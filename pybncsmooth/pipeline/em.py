@@ -58,7 +58,7 @@ from ..data.weights import chunk_weights
 from ..errors import ConvergenceWarning, DataError
 from ..counting.context_tree import ContextTree, config_codes, mixed_radix
 from ..counting.network import count_specs
-from ..model.inference import joint_posterior, pattern_groups
+from ..model.query.inference import joint_posterior, pattern_groups
 from ..model.network import FittedNetwork
 from ._em_kernels import estep_rows
 
