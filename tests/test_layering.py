@@ -20,7 +20,7 @@ PKG = Path(__file__).resolve().parents[1] / "pybncsmooth"
 
 # bottom first; a module may import its own layer and the layers below it
 LAYERS = [
-    {"errors", "_cache", "_jit", "_atomic", "validation", "options"},
+    {"errors", "_cache", "_jit", "_atomic", "_lazy", "validation", "options"},
     {"data"},
     {"structure"},
     {"counting"},

@@ -7,22 +7,9 @@ plan), :mod:`.answer` (the answer object), :mod:`.variance` (variance shares of 
 the CPTs' posteriors), :mod:`.summary`, :mod:`.inference` (the missing cells of rows) and
 :mod:`.approximate` (likelihood weighting)."""
 
-from __future__ import annotations
-
-from importlib import import_module
-from typing import Any
+from ..._lazy import lazy_names
 
 #: the public names of :mod:`.queries`, importable from this package as before it was one
-#: (``from pybncsmooth.model.query import ...``); imported when first asked for, so that the modules of
-#: this package can import one another's internals without a cycle through this file
 __all__ = ['query', 'map_query', 'sample_tables', 'MapResult']
 
-
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(".queries", __name__), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, ".queries", __all__)
