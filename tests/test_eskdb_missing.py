@@ -102,11 +102,11 @@ def test_sum_out_missing_is_an_eskdb_option():
 def test_summing_out_beats_the_missing_level_on_house_votes():
     # ESKDB-HDP (the defaults) on house votes (392 missing votes in 203 of 435 rows), the
     # first four folds of 5 x 2 CV (random_state=0, as benchmarks/bench_eskdb.py): read
-    # as a level at prediction, a missing vote's rare level gives a few held-out rows'
-    # true class a probability of 0.0003-0.005; summed out, at least 0.045.  Held-out
-    # log loss 0.152 / 0.087 / 0.120 / 0.104 against 0.197 / 0.130 / 0.190 / 0.144
-    # (RMSE 0.213-0.303 against 0.251-0.323): asserted on every fold, with the margin
-    # halved
+    # as a level at prediction (the same members), a missing vote's rare level gives a few
+    # held-out rows' true class a probability below 0.006; summed out, at least 0.026.
+    # Held-out log loss 0.145 / 0.082 / 0.116 / 0.102 against 0.243 / 0.118 / 0.180 / 0.143
+    # (RMSE 0.208-0.295 against 0.244-0.323): asserted on every fold, the log-loss margin
+    # at a fifth of the smallest, RMSE's at a fifth
     df = pd.read_csv(DATA / "uci" / "housevotes84_disc5.csv.gz", dtype=str).astype("category")
     y, X = df["Class"], df.drop(columns="Class")
     folds = RepeatedStratifiedKFold(n_splits=2, n_repeats=5, random_state=0).split(X, y.cat.codes)

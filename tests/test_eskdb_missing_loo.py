@@ -136,3 +136,24 @@ def test_tempering_posteriors_sum_the_missing_cells_out_at_the_selected_sub_mode
     holes = missing[:, : sel.n_attributes].any(axis=1)
     np.testing.assert_allclose(level[~holes], want[~holes], rtol=1e-10)
     assert np.abs(level[holes] - want[holes]).max() > 1e-2
+
+
+def test_a_row_whose_table_passes_the_limit_is_left_to_the_missing_level(monkeypatch):
+    from pybncsmooth.classifiers import skdb
+
+    df = _data()
+    _, info, codes = _selection(df)
+    order = info.extra["selection"].order
+    y = np.asarray(codes["C"], dtype=np.int64)
+    missing = df[order].isna().to_numpy()
+    prior = _loo_prior(np.bincount(y, minlength=3).astype(float), y, np.ones(len(y)), float(len(y)), M)
+    rows = np.flatnonzero(missing.any(axis=1))
+    args = (codes, rows, y, np.ones(len(y)), prior, order, len(order), info.extra["full_kdb"], info.extra["trees"],
+            [0, 1, 2], M, missing)
+    full, ok = skdb.loo_summed_out(*args)
+    assert ok.all()
+    # three classes times a missing attribute's three or four levels pass 8 entries
+    monkeypatch.setattr(skdb, "SUM_OUT_LIMIT", 8)
+    small, ok8 = skdb.loo_summed_out(*args)
+    assert ok8.any() and not ok8.all()
+    np.testing.assert_array_equal(small[ok8], full[ok8])  # the rows within it: the same numbers

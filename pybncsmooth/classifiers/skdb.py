@@ -404,7 +404,7 @@ def _dense_node_maps(tree) -> tuple[np.ndarray, np.ndarray]:
 #: the most entries a row's table over its missing cells still in use may hold when
 #: they are summed out of the leave-one-out posteriors (above it: the row is read
 #: with the missing level, as without summing out)
-SUM_OUT_LIMIT = 1 << 12
+SUM_OUT_LIMIT = 1 << 12  # 4096
 
 
 def sums_out_missing(options: Options) -> bool:
