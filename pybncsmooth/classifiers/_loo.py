@@ -6,8 +6,7 @@ import numpy as np
 from .._jit import njit
 
 __all__ = ["loo_attribute_probs", "loo_normalize_losses", "loo_attribute_losses", "loo_level_posterior",
-           "tempered_log_losses", "loo_dense_maps", "loo_completion_estimates",
-           "loo_summed_out_posteriors"]
+           "tempered_log_losses", "loo_dense_maps", "loo_summed_out_posteriors"]
 
 
 @njit(cache=True, nogil=True)
@@ -363,77 +362,22 @@ def loo_dense_maps(parent, value, offsets, cards, limit):  # pragma: no cover - 
 
 
 
-@njit(cache=True, nogil=True)
-def loo_completion_estimates(  # pragma: no cover - compiled
-    qc, qpv, qv, n_classes, r, cards, keys, offsets, dense, dense_offsets, counts, totals, probtab, m, yi, apv, xi,
-    di, level, out
-):
-    """``out[q]``: the leave-one-out m-estimate :math:`\\hat p_{-i}(v_q \\mid c_q, \\pi_q)`
-    of row ``i`` at ``level`` extra parents, for queries that complete the row's missing
-    cells: class ``qc[q]``, parents ``qpv[q, :]`` (the tree's levels ``2, 3, ...``) and
-    value ``qv[q]``, where the row itself has class ``yi``, parents ``apv`` and value
-    ``xi`` (the missing level where a cell is missing).  Row ``i``'s ``di`` is taken out
-    of the nodes on its own path only (the root; deeper, while the query's class and
-    parents are the row's), and out of the count of its own value only; elsewhere the
-    full data's m-estimates, with the back-off of :func:`loo_attribute_probs` (a node
-    left with no data, or absent: its ancestor's estimate).  A query equal to the row
-    gives :func:`loo_attribute_probs`'s number."""
-    nq = qc.shape[0]
-    depth = offsets.shape[0] - 2
-    last = min(depth, level + 1)
-    tot0 = totals[0] - di
-    for q in range(nq):
-        v = qv[q]
-        c = qc[q]
-        dv = di if v == xi else 0.0
-        if tot0 + m > 0:
-            lest = (counts[0, v] - dv + m / r) / (tot0 + m)
-        else:
-            lest = 1.0 / r
-        own = c == yi
-        node = 0
-        cfg = 0
-        for j in range(1, last + 1):
-            u = c if j == 1 else qpv[q, j - 2]
-            if j > 1 and u != apv[j - 2]:
-                own = False
-            cfg = cfg * cards[j - 1] + u
-            found = -1
-            if dense_offsets[j] >= 0:
-                g = dense[dense_offsets[j] + cfg]
-                if g >= 0:
-                    found = offsets[j] + g
-            else:
-                key = node * cards[j - 1] + u
-                lo = offsets[j]
-                hi = offsets[j + 1]
-                while lo < hi:
-                    mid = (lo + hi) // 2
-                    if keys[mid] < key:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                if lo < offsets[j + 1] and keys[lo] == key:
-                    found = lo
-            if found < 0:
-                break
-            node = found - offsets[j]
-            if own:
-                tot = totals[found] - di
-                if tot > 0:
-                    lest = (counts[found, v] - dv + m / r) / (tot + m)
-            else:
-                lest = probtab[found, v]
-        out[q] = lest
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _flat_estimate(  # pragma: no cover - compiled
     a, c, pv, v, kk, yi, apv, xi, di, m, depth, r, cards, cards_off, keys, keys_off, offs, offs_off, dense,
     dense_base, doffs, doffs_off, counts, counts_off, totals, nodes_off, probtab
 ):
-    """:func:`loo_completion_estimates` for one query on attribute ``a`` of the flat
-    tables of :func:`loo_summed_out_posteriors`."""
+    """The leave-one-out m-estimate :math:`\\hat p_{-i}(v \\mid c, \\pi)` of row ``i`` at
+    ``kk`` extra parents on attribute ``a`` of the flat tables of
+    :func:`loo_summed_out_posteriors`, for a query that completes the row's missing
+    cells: class ``c``, parents ``pv`` (the tree's levels ``2, 3, ...``) and value ``v``,
+    where the row itself has class ``yi``, parents ``apv`` and value ``xi`` (the missing
+    level where a cell is missing).  Row ``i``'s ``di`` is taken out
+    of the nodes on its own path only (the root; deeper, while the query's class and
+    parents are the row's), and out of the count of its own value only; elsewhere the
+    full data's m-estimates, with the back-off of :func:`loo_attribute_probs` (a node
+    left with no data, or absent: its ancestor's estimate).  A query equal to the row
+    gives :func:`loo_attribute_probs`'s number."""
     ra = r[a]
     co = cards_off[a]
     oo = offs_off[a]
@@ -559,7 +503,7 @@ def loo_summed_out_posteriors(  # pragma: no cover - compiled
     attributes in use (class first, then the attributes as they entered, mixed radix)
     starts at the row's leave-one-out class prior ``prior[i]``; an attribute kept (observed,
     or missing with an observed descendant) multiplies it by its leave-one-out
-    m-estimate (:func:`loo_completion_estimates`; a missing one adds its levels as a
+    m-estimate (:func:`_flat_estimate`; a missing one adds its levels as a
     new axis); a missing attribute is summed out after the last attribute kept that has
     it among its first ``ks[a]`` parents.  A missing attribute with no observed
     descendant is left out: its factors sum to 1 over its levels.  ``fpar[t, q]``: the

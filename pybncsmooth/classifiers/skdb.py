@@ -470,7 +470,7 @@ def loo_summed_out(
     :func:`~pybncsmooth.classifiers.classifier._summing_out`).  Here the same on the
     leave-one-out m-estimates (the row's own counts out of the nodes on its path, as
     :func:`~._loo.loo_attribute_probs` takes them out; a completion off that path reads
-    the full data's estimates, :func:`~._loo.loo_completion_estimates`):
+    the full data's estimates, :func:`~._loo.loo_summed_out_posteriors`):
 
     .. math::
 
