@@ -13,6 +13,9 @@ uses those five tables only (never the left-out domain's):
     theta ~ (1 - a - b) sum_d 1/D prod_v K_v(theta_v | theta_dv)
             + a prod_v Beta(s_v c_v) + b prod_v Beta(c_v)                 ("joint")
 
+or ``"tied"``: ``"joint"`` with prior probability 0.99, else ``"node"`` (as ``adapt`` ties
+its choices across the nodes),
+
 ``c`` the fitted tables' mean, ``s_v`` the concentration whose Beta spread matches theirs
 (moments), per configuration of a node independent Betas.  The choice of fitted
 domain ``d`` ties the nodes (which group share goes with which outcome rate comes from
@@ -60,19 +63,22 @@ import _count_bound as cb
 NODE = np.array([0, 1, 1])
 DELTA = np.linspace(-10.0, 10.0, 201)
 #: bandwidth grids: a kernel's mass m (beta), the shift's sd h (shift), alpha (nn)
-GRID_ML = {"beta": np.logspace(0, 4, 13), "shift": np.logspace(-2, 1, 13)}
+GRID_ML = {"beta": np.logspace(0, 4, 13), "shift": np.logspace(-2, 1, 13), "nn": np.logspace(-1.5, 0.5, 13)}
 GRID_REGRET = {"beta": np.logspace(0, 4, 9), "shift": np.logspace(-2, 1, 9),
                "nn": np.array([0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0])}
 #: (centre type a, unusual type b) tried by ``regret``
 SHARES = [(0.0, 0.0), (0.1, 0.0), (0.25, 0.0), (0.0, 0.1), (0.1, 0.1), (0.25, 0.1), (0.1, 0.25), (0.25, 0.25),
           (0.4, 0.1)]
 K_ROWS = 20
+#: mode ``"tied"``: the prior probability of ``"joint"`` (else ``"node"``), as adapt ties its choices
+TIED = 0.99
 
 
 @dataclass(frozen=True)
 class Prior:
     """One kernel-mixture prior: kernel, bandwidth per node, shares of the centre type
-    (``a``) and the unusual type (``b``), ``mode`` ``"node"`` or ``"joint"``."""
+    (``a``) and the unusual type (``b``), ``mode`` ``"node"``, ``"joint"`` or ``"tied"``
+    (the two, ``"joint"`` with prior probability :data:`TIED`)."""
 
     kernel: str
     bw: tuple[float, float]
@@ -159,6 +165,13 @@ def posterior(prior: Prior, n1: np.ndarray, n: np.ndarray, theta: np.ndarray,
               M: np.ndarray, parts: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(C, 3)`` posterior means and ``(C,)`` log marginals of tables ``(n1, n)``."""
     Lv, mean = parts if parts is not None else kernel(prior.kernel, n1, n, theta, M, prior.bw)
+    if prior.mode == "tied":  # adapt's structure: all nodes as one ("joint") with prior TIED, else "node"
+        qj, Zj = posterior(Prior(prior.kernel, prior.bw, prior.a, prior.b, "joint"), n1, n, theta, M, (Lv, mean))
+        qn, Zn = posterior(Prior(prior.kernel, prior.bw, prior.a, prior.b, "node"), n1, n, theta, M, (Lv, mean))
+        lj, ln = np.log(TIED) + Zj, np.log1p(-TIED) + Zn
+        Z = np.logaddexp(lj, ln)
+        wj = np.exp(lj - Z)[:, None]
+        return wj * qj + (1 - wj) * qn, Z
     a, b, D = prior.a, prior.b, Lv.shape[1]
     c = theta.mean(0)
     Lc, mc = _typed(n1, n, c, moment_s(theta)) if a > 0 else (None, None)
@@ -265,12 +278,11 @@ def learn_regret(kind: str, theta: np.ndarray, M: np.ndarray) -> tuple[Prior, fl
 #: the variants of ``--rule kde``: name -> (kernel, how the hyperparameters are set, a, b, mode)
 VARIANTS = {
     "beta-ml": ("beta", "ml", 0.0, 0.0, "node"),
-    "beta-ml, unusual 0.1 node": ("beta", "ml", 0.0, 0.1, "node"),
     "beta-ml, unusual 0.2 joint": ("beta", "ml", 0.0, 0.2, "joint"),
-    "beta-ml, centre 1/4 unusual 1/4 joint": ("beta", "ml", 0.25, 0.25, "joint"),
-    "beta-ml, centre 1/4 unusual 1/4 node": ("beta", "ml", 0.25, 0.25, "node"),
-    "shift-ml": ("shift", "ml", 0.0, 0.0, "node"),
     "shift-ml, unusual 0.2 joint": ("shift", "ml", 0.0, 0.2, "joint"),
+    "beta-ml, centre 1/4 unusual 1/4 node": ("beta", "ml", 0.25, 0.25, "node"),
+    "beta-ml, centre 1/4 unusual 1/4 tied": ("beta", "ml", 0.25, 0.25, "tied"),
+    "nn-ml, centre 1/4 unusual 1/4 node": ("nn", "ml", 0.25, 0.25, "node"),
     "beta-regret": ("beta", "regret", None, None, None),
     "shift-regret": ("shift", "regret", None, None, None),
     "nn-regret": ("nn", "regret", None, None, None),

@@ -90,3 +90,16 @@ def test_moment_concentration():
     s = kr.moment_s(theta)
     assert s[0] == pytest.approx(0.25 / 0.04 - 1, rel=1e-12)  # var (ddof 1) 0.04 around 0.5
     assert s[1] > 1e6  # no spread: as sharp as the floor of the variance allows
+
+
+def test_tied_weighs_joint_and_node_by_their_marginals():
+    n1, n = kr.counts(S)
+    M = np.full(THETA.shape, 400.0)
+    out = {}
+    for mode in ("joint", "node", "tied"):
+        out[mode] = kr.posterior(kr.Prior("beta", (20.0, 5.0), 0.25, 0.25, mode), n1, n, THETA, M)
+    (qj, Zj), (qn, Zn), (qt, Zt) = out["joint"], out["node"], out["tied"]
+    wj = kr.TIED * np.exp(Zj) / (kr.TIED * np.exp(Zj) + (1 - kr.TIED) * np.exp(Zn))
+    assert qt == pytest.approx(wj[:, None] * qj + (1 - wj[:, None]) * qn, rel=1e-10)
+    assert Zt == pytest.approx(np.log(kr.TIED * np.exp(Zj) + (1 - kr.TIED) * np.exp(Zn)), rel=1e-10)
+    assert not np.allclose(qj, qn, atol=1e-3)  # the two modes differ on these tables
