@@ -149,7 +149,10 @@ def kernel(kind: str, n1: np.ndarray, n: np.ndarray, theta: np.ndarray, M: np.nd
 
 
 def moment_s(theta: np.ndarray) -> np.ndarray:
-    """Per node the concentration whose Beta spread matches the fitted tables' (moments)."""
+    """Per node the concentration whose Beta spread matches the fitted tables' (moments;
+    one table shows no spread: 1, the unusual type's)."""
+    if len(theta) < 2:
+        return np.ones(2)
     c = theta.mean(0)
     s = c * (1 - c) / np.maximum(theta.var(0, ddof=1), 1e-9) - 1
     return np.array([max(s[NODE == v].mean(), 0.5) for v in (0, 1)])
@@ -272,6 +275,8 @@ def learn_regret(kind: str, theta: np.ndarray, M: np.ndarray) -> tuple[Prior, fl
                     break
             if worst < best[0]:
                 best = (worst, pr)
+    if best[1] is None:
+        raise ValueError(f"no prior of the {kind!r} family has a finite regret among these {D} fitted domains")
     return best[1], best[0]
 
 

@@ -639,7 +639,7 @@ def _draw_table(ad: pd.DataFrame) -> np.ndarray:
 
 def kde_rule_main(name: str, c: Any, m: str, seeds: list[int]) -> None:
     """``--bound --rule kde`` on a two-node shape: the kernel-mixture priors learned from
-    the five fitted domains (:mod:`_kde_rule`), every variant's exact expected regret per
+    the fitted domains (:mod:`_kde_rule`), every variant's exact expected regret per
     domain (E) and probability of a draw over 0.05 (P), and the prior each left-out domain
     got (its ``fitted-domain regret``: the largest expected regret among the fitted domains
     that chose it, for the variants tuned on it)."""
@@ -656,7 +656,7 @@ def kde_rule_main(name: str, c: Any, m: str, seeds: list[int]) -> None:
             chosen.append({"variant": variant, "left out": d, "bandwidth": np.round(pr.bw, 3).tolist(), "a": pr.a,
                            "b": pr.b, "mode": pr.mode, "fitted-domain regret": None if note is None else round(note, 4)})
     with pd.option_context("display.width", 200, "display.max_rows", 500, "display.max_columns", 30):
-        print(f"\n{name}, {m}: kernel-mixture priors from the five fitted domains (exact over every draw)")
+        print(f"\n{name}, {m}: kernel-mixture priors from the {len(c.doms) - 1} fitted domains (exact over every draw)")
         print(pd.DataFrame(rows).to_string(index=False))
         print(pd.DataFrame(chosen).to_string(index=False), flush=True)
 

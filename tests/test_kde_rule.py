@@ -90,6 +90,7 @@ def test_moment_concentration():
     s = kr.moment_s(theta)
     assert s[0] == pytest.approx(0.25 / 0.04 - 1, rel=1e-12)  # var (ddof 1) 0.04 around 0.5
     assert s[1] > 1e6  # no spread: as sharp as the floor of the variance allows
+    assert kr.moment_s(theta[:1]).tolist() == [1.0, 1.0]  # one table shows no spread: the unusual type's s
 
 
 def test_tied_weighs_joint_and_node_by_their_marginals():
