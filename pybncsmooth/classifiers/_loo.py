@@ -360,3 +360,140 @@ def loo_dense_maps(parent, value, offsets, cards, limit):  # pragma: no cover - 
             dense[offs[j] + c] = g - offsets[j]
     return dense, offs
 
+
+
+@njit(cache=True, nogil=True)
+def loo_attribute_losses_by_class(  # pragma: no cover - compiled
+    x, P, y, n_classes, r, cards, keys, offsets, dense, dense_offsets, counts, totals, probtab, m, d, out, kind, wt,
+    out_col,
+):
+    """:func:`loo_attribute_losses` for a tree whose every level has a dense map,
+    reading each row's estimates of the classes other than its own as one vector: the
+    same numbers (every ``out[k', i, c]`` multiplied by the same estimate, then the rows
+    normalised as there), less work when there are many classes.
+
+    For a class ``c`` other than row ``i``'s, the estimate at tree level ``j`` is the
+    full-data m-estimate ``probtab`` of the deepest node on the path ``(c, parents)``
+    down to level ``j`` (no count of row ``i`` is on it): it depends on the row only
+    through its parents' configuration ``pc`` at that level and its value ``x_i``.  So
+    a table ``T[j][pc, x, c]`` (classes contiguous) is filled first, level by level,
+    an absent node backing off to its parent's entry, and a row then multiplies its
+    ``K`` posteriors at each level by one contiguous vector; its own class's estimate
+    (its counts taken out) is made as in :func:`loo_attribute_losses`, on its own path
+    only.  A level's dense map indexes the configuration ``c * stride_j + pc``
+    (``stride_j``: the product of the parents' cardinalities above level ``j``).  The
+    table holds ``r K \\sum_j stride_j`` doubles: the caller takes this kernel only when
+    that is small beside the ``n K (k + 1)`` estimates it serves
+    (:func:`~pybncsmooth.classifiers.skdb._by_class_table_size`).  A class without a
+    node of its own (no row) backs off to the root, whose estimate takes row ``i`` out
+    (``p_root``): it is read as in the other kernel.
+    """
+    n = x.shape[0]
+    depth = offsets.shape[0] - 2
+    kmax = out.shape[0] - 1
+    K = n_classes
+    acc = np.zeros(kmax + 1)
+    stride = np.ones(depth + 1, dtype=np.int64)
+    toff = np.zeros(depth + 2, dtype=np.int64)
+    for j in range(2, depth + 1):
+        stride[j] = stride[j - 1] * cards[j - 1]
+    for j in range(1, depth + 1):
+        toff[j + 1] = toff[j] + stride[j] * r * K
+    T = np.empty(toff[depth + 1])
+    has_class = np.zeros(K, dtype=np.bool_)
+    all_class = True
+    for c in range(K):
+        g = dense[dense_offsets[1] + c]
+        if g >= 0:
+            has_class[c] = True
+            for xv in range(r):
+                T[xv * K + c] = probtab[offsets[1] + g, xv]
+        else:
+            all_class = False
+            for xv in range(r):
+                T[xv * K + c] = 0.0  # never read: has_class
+    for j in range(2, depth + 1):
+        cj = cards[j - 1]
+        for pc in range(stride[j]):
+            src = toff[j - 1] + (pc // cj) * r * K  # the parent configuration's entry: the back-off
+            dst = toff[j] + pc * r * K
+            for c in range(K):
+                g = dense[dense_offsets[j] + c * stride[j] + pc]
+                if g >= 0:
+                    f = offsets[j] + g
+                    for xv in range(r):
+                        T[dst + xv * K + c] = probtab[f, xv]
+                else:
+                    for xv in range(r):
+                        T[dst + xv * K + c] = T[src + xv * K + c]
+    own_l = np.empty(depth + 1)
+    pcs = np.zeros(depth + 1, dtype=np.int64)
+    for i in range(n):
+        xi = x[i]
+        yi = y[i]
+        di = d[i]
+        tot0 = totals[0] - di
+        if tot0 + m > 0:
+            p_root = (counts[0, xi] - di + m / r) / (tot0 + m)
+        else:
+            p_root = 1.0 / r
+        jl = 1  # the deepest level whose parents the row has (a missing parent ends its path)
+        pc = 0
+        for j in range(2, depth + 1):
+            v = P[i, j - 1]
+            if v < 0:
+                break
+            pc = pc * cards[j - 1] + v
+            pcs[j] = pc
+            jl = j
+        # its own class: its counts taken out, as loo_attribute_losses
+        lest = p_root
+        reached = jl
+        for j in range(1, jl + 1):
+            g = dense[dense_offsets[j] + yi * stride[j] + pcs[j]]
+            if g < 0:
+                reached = j - 1
+                break
+            f = offsets[j] + g
+            tot = totals[f] - di
+            if tot > 0:
+                lest = (counts[f, xi] - di + m / r) / (tot + m)
+            own_l[j] = lest
+        for j in range(reached + 1, depth + 1):
+            own_l[j] = lest
+        for j in range(1, kmax + 2):
+            jj = min(j, jl)
+            base = toff[jj] + (pcs[jj] * r + xi) * K
+            o = out[j - 1, i, yi]
+            if all_class:
+                for c in range(K):
+                    out[j - 1, i, c] *= T[base + c]
+            else:
+                for c in range(K):
+                    out[j - 1, i, c] *= T[base + c] if has_class[c] else p_root
+            out[j - 1, i, yi] = o * own_l[min(j, depth)]
+        for kk in range(kmax + 1):  # the row done: normalise it and add its loss (loo_normalize_losses)
+            s = 0.0
+            arg = 0
+            mx = -1.0
+            for c in range(n_classes):
+                v = out[kk, i, c]
+                s += v
+                if v > mx:
+                    mx = v
+                    arg = c
+            inv = 1.0 / s
+            se = 0.0
+            for c in range(n_classes):
+                v = out[kk, i, c] * inv
+                out[kk, i, c] = v
+                dd = v - (1.0 if c == yi else 0.0)
+                se += dd * dd
+            if kind == 0:
+                acc[kk] += wt[i] * se
+            elif kind == 1:
+                acc[kk] += wt[i] * -np.log(max(out[kk, i, yi], 1e-300))
+            else:
+                acc[kk] += wt[i] * (1.0 if arg != yi else 0.0)
+    for kk in range(kmax + 1):
+        out_col[kk] = acc[kk]

@@ -110,7 +110,7 @@ def best_exponent(losses: np.ndarray) -> float:
 
 
 def _chunk_losses(selected: list, target: str, variables: list, schema: Any, policy: NAPolicy, m: float,
-                  weights: str | None, n_jobs: int | None, df: pd.DataFrame) -> np.ndarray:
+                  weights: str | None, n_jobs: int | None, memo: dict | None, df: pd.DataFrame) -> np.ndarray:
     if len(df) == 0:
         return np.zeros(len(EXPONENTS))
     enc = encode(df, schema, variables=variables, empty_ok=True, **policy.encode_args())
@@ -118,23 +118,25 @@ def _chunk_losses(selected: list, target: str, variables: list, schema: Any, pol
     w = chunk_weights(df, weights, variables, policy.counting) if weights is not None else None
     wt = np.ones(len(y)) if w is None else np.asarray(w, dtype=np.float64)
     d = np.minimum(wt, 1.0)
-    tables: dict = {}  # a tree two members share, flattened once
+    tables: dict = {} if memo is None else memo  # a tree two members share, flattened once
     posts = parallel_map(lambda s: loo_posteriors(enc, y, target, s[0], s[1], m, d, tables), selected, n_jobs)
     return ensemble_losses(posts, y, wt)
 
 
-def tempering_exponent(source: Any, target: str, features: list[str], selected: list, options: Any) -> float:
+def tempering_exponent(source: Any, target: str, features: list[str], selected: list, options: Any,
+                       tables: dict | None = None) -> float:
     """The ensemble's exponent from one pass over ``source``: the members ``selected``
     (each ``(dag, info)`` of :func:`~pybncsmooth.classifiers.skdb.learn_skdb_members`,
     all on the codes of ``features``), their leave-one-out posteriors with the
     selection's ``skdb_m``, summed chunk by chunk; rows and weights as the selection
-    counted them."""
+    counted them.  ``tables``: the selection's memo of the trees' flat tables (with the
+    same ``skdb_m``), read and filled (``None``: one memo per chunk)."""
     schema = selected[0][1].extra["schema"]
     variables = [target, *features]
     sums = reduce_chunks(
         source,
         functools.partial(_chunk_losses, list(selected), target, variables, schema, options.missing,
-                          float(options.skdb_m), options.weights, options.n_jobs),
+                          float(options.skdb_m), options.weights, options.n_jobs, tables),
         np.add,
         progress=options.progress,
         desc="tempering",
