@@ -98,3 +98,31 @@ def test_tempering_reads_the_selection_s_tables(monkeypatch):
     assert len(made) > len(set(made))
     assert own.exponent_ == clf.exponent_
     np.testing.assert_array_equal(own.predict_proba(X), shared)
+
+
+def test_tempering_reads_the_selection_s_codes_of_a_frame(monkeypatch):
+    """A data frame (one chunk) is encoded once for the leave-one-out passes: the
+    tempering's pass reads the selection's codes, and the ensemble is the one each pass
+    encoding its own gives; two chunks (a list of frames) are each encoded per pass."""
+    X, y = _frame()
+    encoded = []
+    real = skdb_mod.encode
+    monkeypatch.setattr(skdb_mod, "encode", lambda df, *a, **kw: encoded.append(len(df)) or real(df, *a, **kw))
+
+    def fit(data):
+        return bs.BNClassifier(structure="eskdb", method="mestimate", k=2, n_estimators=4, random_state=3,
+                               n_jobs=1).fit(data, "cls")
+
+    df = X.assign(cls=y)
+    shared = fit(df)
+    assert encoded == [len(df)]
+    encoded.clear()
+    two = fit([df.iloc[:100], df.iloc[100:]])
+    assert encoded == [100, 140, 100, 140]  # the last chunk held is not the first read again
+    np.testing.assert_array_equal(two.predict_proba(X), shared.predict_proba(X))
+    real_chunk = skdb_mod.encoded_chunk
+    monkeypatch.setattr(_tempering, "encoded_chunk", lambda memo, *a: real_chunk(None, *a))
+    encoded.clear()
+    own = fit(df)
+    assert encoded == [len(df), len(df)]
+    np.testing.assert_array_equal(own.predict_proba(X), shared.predict_proba(X))

@@ -35,13 +35,11 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..data.encode import encode
 from ..data.mapreduce import reduce_chunks
-from ..data.weights import chunk_weights
 from ..options import NAPolicy
 from ..validation import parallel_map
 from ._loo import loo_level_posterior, tempered_log_losses
-from .skdb import _loo_prior, _memo_tables
+from .skdb import _loo_prior, _memo_tables, encoded_chunk
 
 __all__ = ["EXPONENTS", "tempered", "loo_posteriors", "ensemble_losses", "best_exponent", "tempering_exponent"]
 
@@ -113,9 +111,7 @@ def _chunk_losses(selected: list, target: str, variables: list, schema: Any, pol
                   weights: str | None, n_jobs: int | None, memo: dict | None, df: pd.DataFrame) -> np.ndarray:
     if len(df) == 0:
         return np.zeros(len(EXPONENTS))
-    enc = encode(df, schema, variables=variables, empty_ok=True, **policy.encode_args())
-    y = enc[target].astype(np.int64)
-    w = chunk_weights(df, weights, variables, policy.counting) if weights is not None else None
+    enc, y, w = encoded_chunk(memo, df, schema, variables, policy, target, weights)
     wt = np.ones(len(y)) if w is None else np.asarray(w, dtype=np.float64)
     d = np.minimum(wt, 1.0)
     tables: dict = {} if memo is None else memo  # a tree two members share, flattened once

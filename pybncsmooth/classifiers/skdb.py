@@ -192,8 +192,8 @@ def _attribute_step_losses(
     ``tables``: the tree's :func:`_attribute_tables` if already made."""
     if tables is None:
         tables = _attribute_tables(tree, m)
-    size = _by_class_table_size(tables, K)
-    if K >= _BY_CLASS_MIN_CLASSES and 0 < size <= len(x) * K * post.shape[0] // 2 and (len(x) == 0 or x.min() >= 0):
+    if (K >= _BY_CLASS_MIN_CLASSES and 0 < _by_class_table_size(tables, K) <= len(x) * K * post.shape[0] // 2
+            and (len(x) == 0 or x.min() >= 0)):
         loo_attribute_losses_by_class(x, P, y, K, *tables, float(m), d, post, kind, wt, out_col)
     else:
         loo_attribute_losses(x, P, y, K, *tables, float(m), d, post, kind, wt, out_col)
@@ -313,13 +313,36 @@ def _loo_chunk(
     if len(df) == 0:
         return [np.zeros((k + 1, len(info.order))) for _, info, _ in members]
     # a chunk with no complete row under na="drop" adds zeros (_loo_sums of no rows)
-    enc = encode(df, schema, variables=variables, empty_ok=True, **policy.encode_args())
-    y = enc[target].astype(np.int64)
-    w = chunk_weights(df, weights, variables, policy.counting) if weights is not None else None
+    enc, y, w = encoded_chunk(memo, df, schema, variables, policy, target, weights)
     tables: dict = {} if memo is None else memo  # a tree two members share, flattened once
     return parallel_map(
         lambda mem: _loo_sums(enc, y, mem[2], mem[0], mem[1].order, k, m, kind, ny, n, w, tables), members, n_jobs
     )
+
+
+def encoded_chunk(memo: dict | None, df: pd.DataFrame, schema: Any, variables: list, policy: NAPolicy, target: str,
+                  weights: str | None) -> tuple:
+    """The chunk's codes as the leave-one-out passes read them: ``(codes, classes,
+    row weights or None)``.  With a ``memo`` (one fit's), the last chunk encoded is kept
+    there and given again for the same chunk object, schema, variables and policy (a
+    data frame, a source of one chunk: the tempering's pass reads the codes the
+    selection's made); one chunk at most is held."""
+    key = (tuple(variables), policy.name, policy.label, target, weights)
+    if memo is not None:
+        held = memo.get(_CHUNK_KEY)
+        if held is not None and held[0] is df and held[1] is schema and held[2] == key:
+            return held[3]
+    enc = encode(df, schema, variables=variables, empty_ok=True, **policy.encode_args())
+    y = enc[target].astype(np.int64)
+    w = chunk_weights(df, weights, variables, policy.counting) if weights is not None else None
+    if memo is not None:
+        memo[_CHUNK_KEY] = (df, schema, key, (enc, y, w))
+    return enc, y, w
+
+
+#: the key of the last chunk's codes in a fit's memo (:func:`encoded_chunk`); the trees'
+#: tables there are keyed by tuples
+_CHUNK_KEY = "encoded chunk"
 
 
 def _add_lists(a: list, b: list) -> list:
