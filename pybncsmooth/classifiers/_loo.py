@@ -6,7 +6,7 @@ import numpy as np
 from .._jit import njit
 
 __all__ = ["loo_attribute_probs", "loo_normalize_losses", "loo_attribute_losses", "loo_level_posterior",
-           "tempered_log_losses", "loo_dense_maps"]
+           "tempered_log_losses", "loo_dense_maps", "loo_attribute_losses_by_class", "loo_attribute_losses_by_key"]
 
 
 @njit(cache=True, nogil=True)
@@ -472,6 +472,134 @@ def loo_attribute_losses_by_class(  # pragma: no cover - compiled
                 for c in range(K):
                     out[j - 1, i, c] *= T[base + c] if has_class[c] else p_root
             out[j - 1, i, yi] = o * own_l[min(j, depth)]
+        for kk in range(kmax + 1):  # the row done: normalise it and add its loss (loo_normalize_losses)
+            s = 0.0
+            arg = 0
+            mx = -1.0
+            for c in range(n_classes):
+                v = out[kk, i, c]
+                s += v
+                if v > mx:
+                    mx = v
+                    arg = c
+            inv = 1.0 / s
+            se = 0.0
+            for c in range(n_classes):
+                v = out[kk, i, c] * inv
+                out[kk, i, c] = v
+                dd = v - (1.0 if c == yi else 0.0)
+                se += dd * dd
+            if kind == 0:
+                acc[kk] += wt[i] * se
+            elif kind == 1:
+                acc[kk] += wt[i] * -np.log(max(out[kk, i, yi], 1e-300))
+            else:
+                acc[kk] += wt[i] * (1.0 if arg != yi else 0.0)
+    for kk in range(kmax + 1):
+        out_col[kk] = acc[kk]
+
+
+@njit(cache=True, nogil=True)
+def loo_attribute_losses_by_key(  # pragma: no cover - compiled
+    x, P, y, n_classes, r, cards, keys, offsets, dense, dense_offsets, counts, totals, probtab, m, d, out, kind, wt,
+    out_col,
+):
+    """:func:`loo_attribute_losses` where every row takes out the same ``d`` and the
+    attribute's rows fall on few distinct paths: the same numbers, each path's
+    estimates made once.
+
+    With ``d`` the same for every row, what row ``i`` multiplies its posteriors by
+    (every class's estimate at every number of parents) depends on the row only
+    through its class ``y_i``, its value ``x_i`` and its parents' configuration
+    ``pc`` (when it has every parent): the key ``(y_i r + x_i) S + pc`` (``S``: the
+    product of the non-class parents' cardinalities).  The first row of a key makes
+    them as :func:`loo_attribute_losses` does (the same arithmetic on the same
+    numbers) into ``M[key]``, the others read them; a row missing a parent makes its
+    own, in the spare slot.  ``M`` holds ``(K r S + 1) (k + 1) K`` doubles: the caller
+    takes this kernel only when ``K r S`` is at most half the rows
+    (:func:`~pybncsmooth.classifiers.skdb._attribute_step_losses`; dna's 3 classes and
+    binary features: the kernel in 0.56 of the time).
+    """
+    n = x.shape[0]
+    depth = offsets.shape[0] - 2
+    kmax = out.shape[0] - 1
+    K = n_classes
+    acc = np.zeros(kmax + 1)
+    S = 1
+    for j in range(1, depth):
+        S *= cards[j]
+    nkeys = K * r * S
+    M = np.empty((nkeys + 1, kmax + 1, K))
+    done = np.zeros(nkeys, dtype=np.bool_)
+    for i in range(n):
+        xi = x[i]
+        yi = y[i]
+        di = d[i]
+        pc = 0
+        full = True
+        for j in range(1, depth):
+            v = P[i, j]
+            if v < 0:
+                full = False
+                break
+            pc = pc * cards[j] + v
+        slot = nkeys
+        if full:
+            slot = (yi * r + xi) * S + pc
+        if slot == nkeys or not done[slot]:
+            tot0 = totals[0] - di
+            if tot0 + m > 0:
+                p_root = (counts[0, xi] - di + m / r) / (tot0 + m)
+            else:
+                p_root = 1.0 / r
+            for c in range(n_classes):
+                own = c == yi
+                lest = p_root
+                node = 0
+                cfg = 0
+                alive = True
+                for j in range(1, depth + 1):
+                    v = c if j == 1 else P[i, j - 1]
+                    if alive and v >= 0:
+                        cfg = cfg * cards[j - 1] + v
+                        found = -1
+                        if dense_offsets[j] >= 0:
+                            g = dense[dense_offsets[j] + cfg]
+                            if g >= 0:
+                                found = offsets[j] + g
+                        else:
+                            key = node * cards[j - 1] + v
+                            lo = offsets[j]
+                            hi = offsets[j + 1]
+                            while lo < hi:
+                                mid = (lo + hi) // 2
+                                if keys[mid] < key:
+                                    lo = mid + 1
+                                else:
+                                    hi = mid
+                            if lo < offsets[j + 1] and keys[lo] == key:
+                                found = lo
+                        if found >= 0:
+                            node = found - offsets[j]
+                            if own:
+                                tot = totals[found] - di
+                                if tot > 0:
+                                    lest = (counts[found, xi] - di + m / r) / (tot + m)
+                            else:
+                                lest = probtab[found, xi]
+                        else:
+                            alive = False
+                    else:
+                        alive = False
+                    if j - 1 <= kmax:
+                        M[slot, j - 1, c] = lest
+                for kk in range(depth, kmax + 1):
+                    M[slot, kk, c] = lest
+            if slot < nkeys:
+                done[slot] = True
+        for kk in range(kmax + 1):
+            for c in range(n_classes):
+                out[kk, i, c] *= M[slot, kk, c]
         for kk in range(kmax + 1):  # the row done: normalise it and add its loss (loo_normalize_losses)
             s = 0.0
             arg = 0

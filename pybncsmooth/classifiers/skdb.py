@@ -35,7 +35,8 @@ from ..structure.learning import StructureInfo, check_k, source_statistics, stru
 from ..structure.statistics import StructureStatistics
 from ..options import NAPolicy, Options
 from ..validation import check_int, parallel_map
-from ._loo import loo_attribute_losses, loo_attribute_losses_by_class, loo_attribute_probs, loo_dense_maps
+from ._loo import (loo_attribute_losses, loo_attribute_losses_by_class, loo_attribute_losses_by_key,
+                   loo_attribute_probs, loo_dense_maps)
 
 __all__ = ["learn_skdb", "learn_skdb_members", "SkdbSelection"]
 
@@ -192,11 +193,22 @@ def _attribute_step_losses(
     ``tables``: the tree's :func:`_attribute_tables` if already made."""
     if tables is None:
         tables = _attribute_tables(tree, m)
-    if (K >= _BY_CLASS_MIN_CLASSES and 0 < _by_class_table_size(tables, K) <= len(x) * K * post.shape[0] // 2
-            and (len(x) == 0 or x.min() >= 0)):
-        loo_attribute_losses_by_class(x, P, y, K, *tables, float(m), d, post, kind, wt, out_col)
-    else:
-        loo_attribute_losses(x, P, y, K, *tables, float(m), d, post, kind, wt, out_col)
+    n = len(x)
+    kernel = loo_attribute_losses
+    if n and x.min() >= 0:  # a value's code indexes the kernels' tables
+        if _path_keys(tables, K) <= n // 2 and (d == d[0]).all():
+            kernel = loo_attribute_losses_by_key
+        elif K >= _BY_CLASS_MIN_CLASSES and 0 < _by_class_table_size(tables, K) <= n * K * post.shape[0] // 2:
+            kernel = loo_attribute_losses_by_class
+    kernel(x, P, y, K, *tables, float(m), d, post, kind, wt, out_col)
+
+
+def _path_keys(tables: tuple, K: int) -> int:
+    """The keys of :func:`~pybncsmooth.classifiers._loo.loo_attribute_losses_by_key` on
+    a tree's :func:`_attribute_tables`: ``K r S``, ``S`` the product of the non-class
+    parents' cardinalities."""
+    r, cards = tables[0], tables[1]
+    return int(K) * int(r) * int(np.prod(cards[1:], dtype=np.float64))
 
 
 #: the fewest classes from which :func:`loo_attribute_losses_by_class` is taken: with

@@ -1,6 +1,8 @@
-"""The leave-one-out kernel that reads a row's other classes as one vector
-(``loo_attribute_losses_by_class``, taken with many classes) gives the numbers of the
-node-by-node kernel (``loo_attribute_losses``) exactly."""
+"""The leave-one-out kernels that read a row's other classes as one vector
+(``loo_attribute_losses_by_class``, taken with many classes) and that make each
+distinct path's estimates once (``loo_attribute_losses_by_key``, taken when the rows
+fall on few paths) give the numbers of the node-by-node kernel
+(``loo_attribute_losses``) exactly."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ import pytest
 
 import pybncsmooth as bs
 from pybncsmooth.classifiers import skdb as skdb_mod
-from pybncsmooth.classifiers._loo import loo_attribute_losses, loo_attribute_losses_by_class
+from pybncsmooth.classifiers._loo import (loo_attribute_losses, loo_attribute_losses_by_class,
+                                          loo_attribute_losses_by_key)
 
 
 def _fixture(n: int = 400, unused_class: bool = True) -> pd.DataFrame:
@@ -30,7 +33,8 @@ def _fixture(n: int = 400, unused_class: bool = True) -> pd.DataFrame:
     return pd.DataFrame(cols)
 
 
-def _steps(df: pd.DataFrame, k: int, kind: int, weighted: bool, missing_parents: bool, m: float = 1.0):
+def _steps(df: pd.DataFrame, k: int, kind: int, weighted: bool | str, missing_parents: bool, m: float = 1.0,
+           kernel=loo_attribute_losses_by_class):
     """Both kernels over the attributes of a learned selective kDB in its order: the
     posteriors and loss columns of each."""
     dag, info = bs.learn_skdb(df, "cls", k, return_info=True)
@@ -39,7 +43,14 @@ def _steps(df: pd.DataFrame, k: int, kind: int, weighted: bool, missing_parents:
     yy = codes["cls"]
     K = len(df["cls"].cat.categories)
     rng = np.random.default_rng(3)
-    wt = rng.integers(1, 4, len(df)).astype(np.float64) * (0.5 if weighted else 1.0) if weighted else np.ones(len(df))
+    if weighted == "integer":  # every row takes out 1 (the by-key kernel's case)
+        wt = rng.integers(1, 4, len(df)).astype(np.float64)
+    elif weighted == "half":  # every row takes out 0.5
+        wt = np.full(len(df), 0.5)
+    elif weighted:  # fractional weights: 0.5, 1 and 1.5
+        wt = rng.integers(1, 4, len(df)).astype(np.float64) * 0.5
+    else:
+        wt = np.ones(len(df))
     d = np.minimum(wt, 1.0)
     ny = np.bincount(yy, weights=wt, minlength=K)
     prior = skdb_mod._loo_prior(ny, yy, d, float(ny.sum()), m)
@@ -57,7 +68,7 @@ def _steps(df: pd.DataFrame, k: int, kind: int, weighted: bool, missing_parents:
         tab = skdb_mod._attribute_tables(trees[f], m)
         used += skdb_mod._by_class_table_size(tab, K) > 0
         loo_attribute_losses(codes[f], P, yy, K, *tab, m, d, post_a, kind, wt, la[:, li])
-        loo_attribute_losses_by_class(codes[f], P, yy, K, *tab, m, d, post_b, kind, wt, lb[:, li])
+        kernel(codes[f], P, yy, K, *tab, m, d, post_b, kind, wt, lb[:, li])
     return post_a, post_b, la, lb, used, trees
 
 
@@ -99,6 +110,7 @@ def test_table_size_and_which_kernel_the_selection_takes(monkeypatch):
     calls = []
     monkeypatch.setattr(skdb_mod, "loo_attribute_losses_by_class", lambda *a: calls.append("by_class"))
     monkeypatch.setattr(skdb_mod, "loo_attribute_losses", lambda *a: calls.append("nodes"))
+    monkeypatch.setattr(skdb_mod, "_path_keys", lambda tables, K: 10**9)  # never by key here
     y = df["cls"].cat.codes.to_numpy().astype(np.int64)
     x = df["x2"].cat.codes.to_numpy().astype(np.int64)
     P = np.zeros((len(df), 3), dtype=np.int64)
@@ -111,3 +123,53 @@ def test_table_size_and_which_kernel_the_selection_takes(monkeypatch):
     monkeypatch.setattr(skdb_mod, "_BY_CLASS_MIN_CLASSES", 8)
     skdb_mod._attribute_step_losses(tree, x, P, y, 7, 1.0, one, post, 0, one, col, tables=tab)
     assert calls == ["by_class", "nodes", "nodes"]
+
+
+@pytest.mark.parametrize("kind", [0, 1, 2])
+@pytest.mark.parametrize("weighted", [False, "integer", "half"])
+@pytest.mark.parametrize("missing_parents", [False, True])
+@pytest.mark.parametrize("k", [0, 2, 4])
+def test_by_key_kernel_is_the_node_by_node_kernel(kind, weighted, missing_parents, k):
+    df = _fixture(n=900)
+    post_a, post_b, la, lb, _, trees = _steps(df, k, kind, weighted, missing_parents, kernel=loo_attribute_losses_by_key)
+    np.testing.assert_array_equal(post_b, post_a)
+    np.testing.assert_array_equal(lb, la)
+    assert np.isfinite(la).all() and la[:, -1].min() > 0
+
+
+def test_by_key_kernel_on_trees_searched_without_dense_maps(monkeypatch):
+    """Levels past the dense maps' limit are searched (the keys): the same numbers."""
+    monkeypatch.setattr(skdb_mod, "_DENSE_MAP_LIMIT", 7)
+    df = _fixture(n=600)
+    post_a, post_b, la, lb, _, trees = _steps(df, 3, 0, False, True, kernel=loo_attribute_losses_by_key)
+    assert (skdb_mod._attribute_tables(trees["x4"], 1.0)[5][2:] < 0).all()
+    np.testing.assert_array_equal(post_b, post_a)
+    np.testing.assert_array_equal(lb, la)
+
+
+def test_which_kernel_the_selection_takes_by_keys(monkeypatch):
+    df = _fixture()
+    dag, info = bs.learn_skdb(df, "cls", 2, return_info=True)
+    tree = info.extra["trees"]["x2"]
+    tab = skdb_mod._attribute_tables(tree, 1.0)
+    keys = skdb_mod._path_keys(tab, 7)
+    assert keys == 7 * 2 * int(tab[1][1]) * int(tab[1][2])
+    calls = []
+    for name in ("loo_attribute_losses", "loo_attribute_losses_by_class", "loo_attribute_losses_by_key"):
+        monkeypatch.setattr(skdb_mod, name, lambda *a, _n=name: calls.append(_n.rsplit("_", 1)[-1]))
+    y = np.resize(df["cls"].cat.codes.to_numpy().astype(np.int64), 4 * keys)
+    x = np.resize(df["x2"].cat.codes.to_numpy().astype(np.int64), 4 * keys)
+
+    def step(n, d=None, xs=None):
+        one = np.ones(n)
+        skdb_mod._attribute_step_losses(tree, x[:n] if xs is None else xs, np.zeros((n, 3), dtype=np.int64), y[:n], 7,
+                                        1.0, one if d is None else d, np.ones((3, n, 7)), 0, one, np.zeros(3),
+                                        tables=tab)
+
+    step(2 * keys)  # as many keys as half the rows: by key
+    step(2 * keys - 1)  # more: by class (7 classes)
+    step(4 * keys, d=np.where(np.arange(4 * keys) % 2 == 0, 1.0, 0.5))  # rows taking out different d: not by key
+    neg = x.copy()
+    neg[3] = -1  # a value without a code: the node-by-node kernel
+    step(4 * keys, xs=neg)
+    assert calls == ["key", "class", "class", "losses"]
