@@ -4,6 +4,8 @@ made once for the selection's and the tempering's passes."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -101,13 +103,15 @@ def test_tempering_reads_the_selection_s_tables(monkeypatch):
 
 
 def test_tempering_reads_the_selection_s_codes_of_a_frame(monkeypatch):
-    """A data frame (one chunk) is encoded once for the leave-one-out passes: the
-    tempering's pass reads the selection's codes, and the ensemble is the one each pass
-    encoding its own gives; two chunks (a list of frames) are each encoded per pass."""
+    """A data frame (one chunk) is encoded once with its schema (the statistics' pass,
+    which learns the levels, is not counted here): the counting, selection and
+    tempering passes read one encoding, and the ensemble is the one each pass encoding its own gives; two
+    chunks (a list of frames) are each encoded per pass."""
     X, y = _frame()
     encoded = []
-    real = skdb_mod.encode
-    monkeypatch.setattr(skdb_mod, "encode", lambda df, *a, **kw: encoded.append(len(df)) or real(df, *a, **kw))
+    encode_mod = sys.modules["pybncsmooth.data.encode"]  # the module (the package's name is the function)
+    real = encode_mod.encode
+    monkeypatch.setattr(encode_mod, "encode", lambda df, *a, **kw: encoded.append(len(df)) or real(df, *a, **kw))
 
     def fit(data):
         return bs.BNClassifier(structure="eskdb", method="mestimate", k=2, n_estimators=4, random_state=3,
@@ -115,14 +119,15 @@ def test_tempering_reads_the_selection_s_codes_of_a_frame(monkeypatch):
 
     df = X.assign(cls=y)
     shared = fit(df)
-    assert encoded == [len(df)]
+    assert encoded == [len(df)]  # one for the three passes
     encoded.clear()
     two = fit([df.iloc[:100], df.iloc[100:]])
-    assert encoded == [100, 140, 100, 140]  # the last chunk held is not the first read again
+    assert encoded == [100, 140] * 3  # the last chunk held is not the first read again
     np.testing.assert_array_equal(two.predict_proba(X), shared.predict_proba(X))
     real_chunk = skdb_mod.encoded_chunk
     monkeypatch.setattr(_tempering, "encoded_chunk", lambda memo, *a: real_chunk(None, *a))
+    monkeypatch.setattr(skdb_mod, "encoded_chunk", lambda memo, *a: real_chunk(None, *a))
     encoded.clear()
     own = fit(df)
-    assert encoded == [len(df), len(df)]
+    assert encoded == [len(df)] * 3  # each pass its own
     np.testing.assert_array_equal(own.predict_proba(X), shared.predict_proba(X))

@@ -28,7 +28,7 @@ from ..counting.network import count_specs_source
 from ..data.encode import encode
 from ..data.mapreduce import reduce_chunks
 from ..data.sources import as_source
-from ..data.weights import chunk_weights
+from ..data.weights import chunk_weights, encoded_chunk as encoded_with_weights
 from ..errors import HyperparameterError
 from ..structure.dag import DAG
 from ..structure.learning import StructureInfo, check_k, source_statistics, structure_from_statistics
@@ -335,26 +335,11 @@ def _loo_chunk(
 def encoded_chunk(memo: dict | None, df: pd.DataFrame, schema: Any, variables: list, policy: NAPolicy, target: str,
                   weights: str | None) -> tuple:
     """The chunk's codes as the leave-one-out passes read them: ``(codes, classes,
-    row weights or None)``.  With a ``memo`` (one fit's), the last chunk encoded is kept
-    there and given again for the same chunk object, schema, variables and policy (a
-    data frame, a source of one chunk: the tempering's pass reads the codes the
-    selection's made); one chunk at most is held."""
-    key = (tuple(variables), policy.name, policy.label, target, weights)
-    if memo is not None:
-        held = memo.get(_CHUNK_KEY)
-        if held is not None and held[0] is df and held[1] is schema and held[2] == key:
-            return held[3]
-    enc = encode(df, schema, variables=variables, empty_ok=True, **policy.encode_args())
-    y = enc[target].astype(np.int64)
-    w = chunk_weights(df, weights, variables, policy.counting) if weights is not None else None
-    if memo is not None:
-        memo[_CHUNK_KEY] = (df, schema, key, (enc, y, w))
-    return enc, y, w
-
-
-#: the key of the last chunk's codes in a fit's memo (:func:`encoded_chunk`); the trees'
-#: tables there are keyed by tuples
-_CHUNK_KEY = "encoded chunk"
+    row weights or None)``, through the fit's ``memo``
+    (:func:`~pybncsmooth.data.weights.encoded_chunk`: a data frame encoded once for the
+    counting, selection and tempering passes)."""
+    enc, w = encoded_with_weights(memo, df, schema, variables, policy.counting, policy.label, weights)
+    return enc, enc[target].astype(np.int64), w
 
 
 def _add_lists(a: list, b: list) -> list:
@@ -405,7 +390,7 @@ def learn_skdb_members(
     specs = list(dict.fromkeys((v, tuple(full.parents(v))) for full, _ in fulls for v in full.nodes))
     schema = stats.schema.subset([target, *feats])
     n, trees = count_specs_source(source, schema, specs, na=policy.counting, progress=progress, weights=weights,
-                                  na_label=policy.label)
+                                  na_label=policy.label, memo=tables)
     by_spec = dict(zip(specs, trees))
     member_trees = [{v: by_spec[(v, tuple(full.parents(v)))] for v in full.nodes} for full, _ in fulls]
     ny = by_spec[(target, ())].levels[0].counts[0].astype(np.float64)
