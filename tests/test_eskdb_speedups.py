@@ -131,3 +131,25 @@ def test_tempering_reads_the_selection_s_codes_of_a_frame(monkeypatch):
     own = fit(df)
     assert encoded == [len(df)] * 3  # each pass its own
     np.testing.assert_array_equal(own.predict_proba(X), shared.predict_proba(X))
+
+
+def test_tempering_by_keys_is_the_node_by_node_tempering(monkeypatch):
+    """The tempering's posteriors through the by-key kernel (rows on few paths) give the
+    ensemble's exponent and probabilities of the node-by-node kernel."""
+    X, y = _frame(n=600)
+    used = []
+    real = _tempering.loo_level_posterior_by_key
+    monkeypatch.setattr(_tempering, "loo_level_posterior_by_key", lambda *a: used.append(1) or real(*a))
+
+    def fit():
+        return bs.BNClassifier(structure="eskdb", method="mestimate", k=2, n_estimators=4, random_state=5,
+                               n_jobs=1).fit(X, y)
+
+    keyed = fit()
+    assert len(used) > 0
+    monkeypatch.setattr(_tempering, "_level_keys", lambda tables, K, level: 10**9)
+    used.clear()
+    plain = fit()
+    assert used == []
+    assert keyed.exponent_ == plain.exponent_
+    np.testing.assert_array_equal(keyed.predict_proba(X), plain.predict_proba(X))

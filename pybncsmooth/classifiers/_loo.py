@@ -6,7 +6,8 @@ import numpy as np
 from .._jit import njit
 
 __all__ = ["loo_attribute_probs", "loo_normalize_losses", "loo_attribute_losses", "loo_level_posterior",
-           "tempered_log_losses", "loo_dense_maps", "loo_attribute_losses_by_class", "loo_attribute_losses_by_key"]
+           "tempered_log_losses", "loo_dense_maps", "loo_attribute_losses_by_class", "loo_attribute_losses_by_key",
+           "loo_level_posterior_by_key"]
 
 
 @njit(cache=True, nogil=True)
@@ -625,3 +626,92 @@ def loo_attribute_losses_by_key(  # pragma: no cover - compiled
                 acc[kk] += wt[i] * (1.0 if arg != yi else 0.0)
     for kk in range(kmax + 1):
         out_col[kk] = acc[kk]
+
+
+@njit(cache=True, nogil=True)
+def loo_level_posterior_by_key(  # pragma: no cover - compiled
+    x, P, y, n_classes, r, cards, keys, offsets, dense, dense_offsets, counts, totals, probtab, m, d, level, out
+):
+    """:func:`loo_level_posterior` where every row takes out the same ``d`` and the rows
+    fall on few paths down to the sub-model's level: the same numbers, each path's
+    estimates made once, as :func:`loo_attribute_losses_by_key` does (the key
+    ``(y_i r + x_i) S + pc`` over the parents the level reads, ``S`` the product of
+    their cardinalities; a row missing one of them makes its own, in the spare slot).
+    The caller takes it when ``K r S`` is at most half the rows."""
+    n = x.shape[0]
+    depth = offsets.shape[0] - 2
+    last = min(depth, level + 1)  # the deepest tree level the sub-model reads
+    S = 1
+    for j in range(1, last):
+        S *= cards[j]
+    nkeys = n_classes * r * S
+    M = np.empty((nkeys + 1, n_classes))
+    done = np.zeros(nkeys, dtype=np.bool_)
+    for i in range(n):
+        xi = x[i]
+        yi = y[i]
+        di = d[i]
+        pc = 0
+        full = True
+        for j in range(1, last):
+            v = P[i, j]
+            if v < 0:
+                full = False
+                break
+            pc = pc * cards[j] + v
+        slot = nkeys
+        if full:
+            slot = (yi * r + xi) * S + pc
+        if slot == nkeys or not done[slot]:
+            tot0 = totals[0] - di
+            if tot0 + m > 0:
+                p_root = (counts[0, xi] - di + m / r) / (tot0 + m)
+            else:
+                p_root = 1.0 / r
+            for c in range(n_classes):
+                own = c == yi
+                lest = p_root
+                node = 0
+                cfg = 0
+                for j in range(1, last + 1):
+                    v = c if j == 1 else P[i, j - 1]
+                    if v < 0:
+                        break
+                    cfg = cfg * cards[j - 1] + v
+                    found = -1
+                    if dense_offsets[j] >= 0:
+                        g = dense[dense_offsets[j] + cfg]
+                        if g >= 0:
+                            found = offsets[j] + g
+                    else:
+                        key = node * cards[j - 1] + v
+                        lo = offsets[j]
+                        hi = offsets[j + 1]
+                        while lo < hi:
+                            mid = (lo + hi) // 2
+                            if keys[mid] < key:
+                                lo = mid + 1
+                            else:
+                                hi = mid
+                        if lo < offsets[j + 1] and keys[lo] == key:
+                            found = lo
+                    if found < 0:
+                        break
+                    node = found - offsets[j]
+                    if own:
+                        tot = totals[found] - di
+                        if tot > 0:
+                            lest = (counts[found, xi] - di + m / r) / (tot + m)
+                    else:
+                        lest = probtab[found, xi]
+                M[slot, c] = lest
+            if slot < nkeys:
+                done[slot] = True
+        for c in range(n_classes):
+            out[i, c] *= M[slot, c]
+        s = 0.0
+        for c in range(n_classes):
+            s += out[i, c]
+        inv = 1.0 / s
+        for c in range(n_classes):
+            out[i, c] = out[i, c] * inv

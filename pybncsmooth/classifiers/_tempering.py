@@ -38,7 +38,7 @@ import pandas as pd
 from ..data.mapreduce import reduce_chunks
 from ..options import NAPolicy
 from ..validation import parallel_map
-from ._loo import loo_level_posterior, tempered_log_losses
+from ._loo import loo_level_posterior, loo_level_posterior_by_key, tempered_log_losses
 from .skdb import _loo_prior, _memo_tables, encoded_chunk
 
 __all__ = ["EXPONENTS", "tempered", "loo_posteriors", "ensemble_losses", "best_exponent", "tempering_exponent"]
@@ -78,6 +78,7 @@ def loo_posteriors(codes: Any, y: np.ndarray, target: str, dag: Any, info: Any, 
     K = len(ny)
     nc = len(y)
     post = _loo_prior(ny, y, d, float(info.extra["n_rows"]), m)
+    by_key = nc > 0 and bool((d == d[0]).all())  # every row takes out the same: loo_level_posterior_by_key
     for f in sel.order[: sel.n_attributes]:
         pa = dag.parents(f)
         P = np.zeros((nc, len(pa)), dtype=np.int64)
@@ -85,8 +86,19 @@ def loo_posteriors(codes: Any, y: np.ndarray, target: str, dag: Any, info: Any, 
             P[:, j] = codes[p]
         # the selection's step at k* alone, renormalised after every attribute as the selection did
         tab = _memo_tables(tables, (f, tuple(full.parents(f))), trees[f], m)
-        loo_level_posterior(np.asarray(codes[f], dtype=np.int64), P, y, K, *tab, float(m), d, sel.k, post)
+        x = np.asarray(codes[f], dtype=np.int64)
+        keyed = by_key and _level_keys(tab, K, sel.k) <= nc // 2 and x.min() >= 0  # a code indexes the keys
+        kernel = loo_level_posterior_by_key if keyed else loo_level_posterior
+        kernel(x, P, y, K, *tab, float(m), d, sel.k, post)
     return post
+
+
+def _level_keys(tables: tuple, K: int, level: int) -> int:
+    """The keys of :func:`~pybncsmooth.classifiers._loo.loo_level_posterior_by_key` at
+    ``level`` extra parents on a tree's flat tables: ``K r S``, ``S`` the product of
+    the cardinalities of the non-class parents the level reads."""
+    r, cards = tables[0], tables[1]
+    return int(K) * int(r) * int(np.prod(cards[1 : min(len(cards), level + 1)], dtype=np.float64))
 
 
 def ensemble_losses(posts: Sequence[np.ndarray], y: np.ndarray, w: np.ndarray) -> np.ndarray:
