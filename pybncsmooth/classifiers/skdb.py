@@ -190,7 +190,11 @@ def _attribute_step_losses(
 ) -> None:
     """:func:`_attribute_step` then :func:`loo_normalize_losses` into ``out_col``, in one
     compiled pass over the rows (:func:`loo_attribute_losses`: the same numbers);
-    ``tables``: the tree's :func:`_attribute_tables` if already made."""
+    ``tables``: the tree's :func:`_attribute_tables` if already made.  Two kernels give
+    the same numbers with less work where they apply: every row taking out the same
+    ``d`` and at most half as many paths (:func:`_path_keys`) as rows,
+    :func:`loo_attribute_losses_by_key` (each path's estimates made once); else with
+    many classes and a small enough table, :func:`loo_attribute_losses_by_class`."""
     if tables is None:
         tables = _attribute_tables(tree, m)
     n = len(x)
@@ -213,7 +217,7 @@ def _path_keys(tables: tuple, K: int) -> int:
 
 #: the fewest classes from which :func:`loo_attribute_losses_by_class` is taken: with
 #: fewer, a row's vector of the other classes' estimates is too short to gain (dna's 3
-#: classes: 5% slower; shuttle's 7: 15% faster, letter's 26: 40%)
+#: classes: 5% slower; shuttle's 7: 15% faster, letter's 26: 25-40%)
 _BY_CLASS_MIN_CLASSES = 5
 
 
