@@ -153,3 +153,35 @@ def test_tempering_by_keys_is_the_node_by_node_tempering(monkeypatch):
     assert used == []
     assert keyed.exponent_ == plain.exponent_
     np.testing.assert_array_equal(keyed.predict_proba(X), plain.predict_proba(X))
+
+
+def test_tempering_by_class_is_the_node_by_node_tempering(monkeypatch):
+    """Six classes, the by-key kernel kept out: the tempering's posteriors through the
+    by-class kernel give the exponent and probabilities of the node-by-node kernel."""
+    rng = np.random.default_rng(21)
+    n = 500
+    y = rng.integers(0, 6, n)
+    cols, prev = {}, y
+    for i in range(5):
+        v = np.where(rng.random(n) < 0.6, (prev + y) % 3, rng.integers(0, 3, n))
+        cols[f"x{i}"] = pd.Categorical.from_codes(v, categories=["a", "b", "c"])
+        prev = v
+    X = pd.DataFrame(cols)
+    yy = pd.Series(pd.Categorical.from_codes(y, categories=list("pqrstu")), name="cls")
+    monkeypatch.setattr(_tempering, "_level_keys", lambda tables, K, level: 10**9)
+    used = []
+    real = _tempering.loo_level_posterior_by_class
+    monkeypatch.setattr(_tempering, "loo_level_posterior_by_class", lambda *a: used.append(1) or real(*a))
+
+    def fit():
+        return bs.BNClassifier(structure="eskdb", method="mestimate", k=3, n_estimators=4, random_state=2,
+                               n_jobs=1).fit(X, yy)
+
+    by_class = fit()
+    assert len(used) > 0
+    monkeypatch.setattr(_tempering, "_BY_CLASS_MIN_CLASSES", 100)
+    used.clear()
+    plain = fit()
+    assert used == []
+    assert by_class.exponent_ == plain.exponent_
+    np.testing.assert_array_equal(by_class.predict_proba(X), plain.predict_proba(X))

@@ -204,3 +204,48 @@ def test_level_posterior_by_key_is_the_node_by_node_kernel(weighted, missing_par
         loo_level_posterior_by_key(codes[f], P, yy, K, *tab, 1.0, d, level, post_b)
     np.testing.assert_array_equal(post_b, post_a)
     assert np.isfinite(post_a).all() and np.allclose(post_a.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("missing_parents", [False, True])
+@pytest.mark.parametrize("level", [0, 1, 2, 3, 4])
+@pytest.mark.parametrize("unused_class", [True, False])
+def test_level_posterior_by_class_is_the_node_by_node_kernel(weighted, missing_parents, level, unused_class):
+    from pybncsmooth.classifiers._loo import loo_level_posterior, loo_level_posterior_by_class
+
+    df = _fixture(n=500, unused_class=unused_class)
+    dag, info = bs.learn_skdb(df, "cls", 4, return_info=True)
+    full, trees = info.extra["full_kdb"], info.extra["trees"]
+    codes = {c: df[c].cat.codes.to_numpy().astype(np.int64) for c in df.columns}
+    yy = codes["cls"]
+    K = len(df["cls"].cat.categories)
+    rng = np.random.default_rng(8)
+    d = np.minimum(rng.integers(1, 4, len(df)) * 0.5, 1.0) if weighted else np.ones(len(df))
+    ny = np.bincount(yy, minlength=K).astype(np.float64)
+    post_a = skdb_mod._loo_prior(ny, yy, d, float(ny.sum()), 1.0)
+    post_b = post_a.copy()
+    for f in info.order:
+        pa = full.parents(f)
+        P = np.zeros((len(df), len(pa)), dtype=np.int64)
+        for j, p in enumerate(pa[1:], start=1):
+            P[:, j] = codes[p]
+            if missing_parents:
+                P[rng.random(len(df)) < 0.15, j] = -1
+        tab = skdb_mod._attribute_tables(trees[f], 1.0)
+        assert skdb_mod._by_class_table_size(tab, K, level + 1) > 0
+        loo_level_posterior(codes[f], P, yy, K, *tab, 1.0, d, level, post_a)
+        loo_level_posterior_by_class(codes[f], P, yy, K, *tab, 1.0, d, level, post_b)
+    np.testing.assert_array_equal(post_b, post_a)
+    assert np.isfinite(post_a).all() and np.allclose(post_a.sum(axis=1), 1.0)
+
+
+def test_table_size_of_the_first_levels():
+    df = _fixture()
+    dag, info = bs.learn_skdb(df, "cls", 3, return_info=True)
+    tab = skdb_mod._attribute_tables(info.extra["trees"][info.order[-1]], 1.0)  # the class and 3 parents
+    cards = [int(c) for c in tab[1]]
+    assert len(cards) == 4
+    r = int(tab[0])
+    assert skdb_mod._by_class_table_size(tab, 7, 1) == r * 7
+    assert skdb_mod._by_class_table_size(tab, 7, 2) == r * 7 * (1 + cards[1])
+    assert skdb_mod._by_class_table_size(tab, 7, 9) == skdb_mod._by_class_table_size(tab, 7)

@@ -7,7 +7,7 @@ from .._jit import njit
 
 __all__ = ["loo_attribute_probs", "loo_normalize_losses", "loo_attribute_losses", "loo_level_posterior",
            "tempered_log_losses", "loo_dense_maps", "loo_attribute_losses_by_class", "loo_attribute_losses_by_key",
-           "loo_level_posterior_by_key"]
+           "loo_level_posterior_by_key", "loo_level_posterior_by_class"]
 
 
 @njit(cache=True, nogil=True)
@@ -709,6 +709,100 @@ def loo_level_posterior_by_key(  # pragma: no cover - compiled
                 done[slot] = True
         for c in range(n_classes):
             out[i, c] *= M[slot, c]
+        s = 0.0
+        for c in range(n_classes):
+            s += out[i, c]
+        inv = 1.0 / s
+        for c in range(n_classes):
+            out[i, c] = out[i, c] * inv
+
+
+@njit(cache=True, nogil=True)
+def loo_level_posterior_by_class(  # pragma: no cover - compiled
+    x, P, y, n_classes, r, cards, keys, offsets, dense, dense_offsets, counts, totals, probtab, m, d, level, out
+):
+    """:func:`loo_level_posterior` reading a row's other classes as one vector, as
+    :func:`loo_attribute_losses_by_class` does (the same numbers): the table ``T`` of
+    the other classes' estimates is filled for the tree levels the sub-model reads
+    (``1 .. min(depth, level + 1)``), then each row multiplies its ``K`` posteriors by
+    the vector of its parents' configuration and value, its own class's estimate (its
+    counts taken out) made on its own path."""
+    n = x.shape[0]
+    depth = offsets.shape[0] - 2
+    last = min(depth, level + 1)  # the deepest tree level the sub-model reads
+    K = n_classes
+    stride = np.ones(last + 1, dtype=np.int64)
+    toff = np.zeros(last + 2, dtype=np.int64)
+    for j in range(2, last + 1):
+        stride[j] = stride[j - 1] * cards[j - 1]
+    for j in range(1, last + 1):
+        toff[j + 1] = toff[j] + stride[j] * r * K
+    T = np.empty(toff[last + 1])
+    has_class = np.zeros(K, dtype=np.bool_)
+    all_class = True
+    for c in range(K):
+        g = dense[dense_offsets[1] + c]
+        if g >= 0:
+            has_class[c] = True
+            for xv in range(r):
+                T[xv * K + c] = probtab[offsets[1] + g, xv]
+        else:
+            all_class = False
+            for xv in range(r):
+                T[xv * K + c] = 0.0  # never read: has_class
+    for j in range(2, last + 1):
+        cj = cards[j - 1]
+        for pc in range(stride[j]):
+            src = toff[j - 1] + (pc // cj) * r * K  # the parent configuration's entry: the back-off
+            dst = toff[j] + pc * r * K
+            for c in range(K):
+                g = dense[dense_offsets[j] + c * stride[j] + pc]
+                if g >= 0:
+                    f = offsets[j] + g
+                    for xv in range(r):
+                        T[dst + xv * K + c] = probtab[f, xv]
+                else:
+                    for xv in range(r):
+                        T[dst + xv * K + c] = T[src + xv * K + c]
+    for i in range(n):
+        xi = x[i]
+        yi = y[i]
+        di = d[i]
+        tot0 = totals[0] - di
+        if tot0 + m > 0:
+            p_root = (counts[0, xi] - di + m / r) / (tot0 + m)
+        else:
+            p_root = 1.0 / r
+        jl = 1  # the deepest level read whose parents the row has (a missing parent ends its path)
+        pc = 0
+        for j in range(2, last + 1):
+            v = P[i, j - 1]
+            if v < 0:
+                break
+            pc = pc * cards[j - 1] + v
+            jl = j
+        # its own class: its counts taken out, as loo_level_posterior
+        lest = p_root
+        cfg = yi
+        for j in range(1, jl + 1):
+            if j > 1:
+                cfg = cfg * cards[j - 1] + P[i, j - 1]
+            g = dense[dense_offsets[j] + cfg]
+            if g < 0:
+                break
+            f = offsets[j] + g
+            tot = totals[f] - di
+            if tot > 0:
+                lest = (counts[f, xi] - di + m / r) / (tot + m)
+        base = toff[jl] + (pc * r + xi) * K
+        o = out[i, yi]
+        if all_class:
+            for c in range(K):
+                out[i, c] *= T[base + c]
+        else:
+            for c in range(K):
+                out[i, c] *= T[base + c] if has_class[c] else p_root
+        out[i, yi] = o * lest
         s = 0.0
         for c in range(n_classes):
             s += out[i, c]

@@ -38,8 +38,9 @@ import pandas as pd
 from ..data.mapreduce import reduce_chunks
 from ..options import NAPolicy
 from ..validation import parallel_map
-from ._loo import loo_level_posterior, loo_level_posterior_by_key, tempered_log_losses
-from .skdb import _loo_prior, _memo_tables, encoded_chunk
+from ._loo import (loo_level_posterior, loo_level_posterior_by_class, loo_level_posterior_by_key,
+                   tempered_log_losses)
+from .skdb import _BY_CLASS_MIN_CLASSES, _by_class_table_size, _loo_prior, _memo_tables, encoded_chunk
 
 __all__ = ["EXPONENTS", "tempered", "loo_posteriors", "ensemble_losses", "best_exponent", "tempering_exponent"]
 
@@ -87,8 +88,13 @@ def loo_posteriors(codes: Any, y: np.ndarray, target: str, dag: Any, info: Any, 
         # the selection's step at k* alone, renormalised after every attribute as the selection did
         tab = _memo_tables(tables, (f, tuple(full.parents(f))), trees[f], m)
         x = np.asarray(codes[f], dtype=np.int64)
-        keyed = by_key and _level_keys(tab, K, sel.k) <= nc // 2 and x.min() >= 0  # a code indexes the keys
-        kernel = loo_level_posterior_by_key if keyed else loo_level_posterior
+        kernel = loo_level_posterior
+        if nc and x.min() >= 0:  # a value's code indexes the kernels' tables
+            last = sel.k + 1  # the deepest tree level the sub-model reads
+            if by_key and _level_keys(tab, K, sel.k) <= nc // 2:
+                kernel = loo_level_posterior_by_key
+            elif K >= _BY_CLASS_MIN_CLASSES and 0 < _by_class_table_size(tab, K, last) <= nc * K * last // 2:
+                kernel = loo_level_posterior_by_class
         kernel(x, P, y, K, *tab, float(m), d, sel.k, post)
     return post
 

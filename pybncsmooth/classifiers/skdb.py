@@ -221,14 +221,16 @@ def _path_keys(tables: tuple, K: int) -> int:
 _BY_CLASS_MIN_CLASSES = 5
 
 
-def _by_class_table_size(tables: tuple, K: int) -> int:
+def _by_class_table_size(tables: tuple, K: int, levels: int | None = None) -> int:
     """The doubles of :func:`~pybncsmooth.classifiers._loo.loo_attribute_losses_by_class`'s
     table on a tree's :func:`_attribute_tables`, ``r K \\sum_j stride_j`` over its levels
     ``j >= 1`` (``stride_j``: the product of the non-class parents' cardinalities above
-    level ``j``); 0 when a level has no dense map or the first parent is not the class."""
+    level ``j``); 0 when a level has no dense map or the first parent is not the class.
+    ``levels``: the first levels only (:func:`~pybncsmooth.classifiers._loo.loo_level_posterior_by_class`'s
+    table)."""
     r, cards, _, _, _, dense_offsets = tables[:6]
-    depth = len(dense_offsets) - 1
-    if depth < 1 or (dense_offsets[1:] < 0).any() or cards[0] != K:
+    depth = len(dense_offsets) - 1 if levels is None else min(levels, len(dense_offsets) - 1)
+    if depth < 1 or (dense_offsets[1 : depth + 1] < 0).any() or cards[0] != K:
         return 0
     strides = np.cumprod(np.concatenate(([1], cards[1:depth])))
     return int(r) * K * int(strides.sum())
