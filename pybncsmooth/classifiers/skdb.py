@@ -25,10 +25,9 @@ import numpy as np
 import pandas as pd
 
 from ..counting.network import count_specs_source
-from ..data.encode import encode
 from ..data.mapreduce import reduce_chunks
 from ..data.sources import as_source
-from ..data.weights import chunk_weights, encoded_chunk as encoded_with_weights
+from ..data.weights import encoded_chunk as encoded_with_weights
 from ..errors import HyperparameterError
 from ..structure.dag import DAG
 from ..structure.learning import StructureInfo, check_k, source_statistics, structure_from_statistics
