@@ -31,7 +31,9 @@ adapt, rules chosen with hindsight on the held-out rows (one of adapt's own choi
 every node, one per node) and, on the two-node shapes, monotone node-wise count rules;
 ``--regret --bound``: on ``six``, pairs of draws no monotone rule keeps within 0.01, and
 on the two-node shapes exact bounds on any rule that sees only the rows' counts, beside
-adapt's exact expected regret (``_count_bound.py``).
+adapt's exact expected regret (``_count_bound.py``); ``--rule kde`` adds kernel-mixture
+priors for the new domain learned from the fitted domains (``_kde_rule.py``), scored the
+same way.
 """
 
 from __future__ import annotations
@@ -635,10 +637,36 @@ def _draw_table(ad: pd.DataFrame) -> np.ndarray:
     return np.array([[int(((ad.G == g) & (ad.Y == y)).sum()) for y in ("y0", "y1")] for g in ("g0", "g1")])
 
 
-def count_bound_main(name: str, m: str, res: pd.DataFrame, seeds: list[int], k: int) -> None:
+def kde_rule_main(name: str, c: Any, m: str, seeds: list[int]) -> None:
+    """``--bound --rule kde`` on a two-node shape: the kernel-mixture priors learned from
+    the fitted domains (:mod:`_kde_rule`), every variant's exact expected regret per
+    domain (E) and probability of a draw over 0.05 (P), and the prior each left-out domain
+    got (its ``fitted-domain regret``: the largest expected regret among the fitted domains
+    that chose it, for the variants tuned on it)."""
+    import _kde_rule as kr
+
+    df, ms, domain = regret_data(name)
+    rows, chosen = [], []
+    for variant, (r, priors) in kr.kde_regrets(c, df, ms, domain, m).items():
+        s = kr.summary(c, r, 0.05, len(seeds))
+        rows.append({"variant": variant, **{f"{d} E / P": f"{e:.4f} / {pr:.3f}" for d, e, pr in zip(c.doms, s["E"], s["P"])},
+                     "largest E": round(s["largest_E"], 4), "largest P>0.05": round(s["largest_P"], 3),
+                     f"draws of {len(seeds) * len(c.doms)} over 0.05": round(s["over"], 2)})
+        for d, (pr, note) in priors.items():
+            chosen.append({"variant": variant, "left out": d, "bandwidth": np.round(pr.bw, 3).tolist(), "a": pr.a,
+                           "b": pr.b, "mode": pr.mode, "fitted-domain regret": None if note is None else round(note, 4)})
+    with pd.option_context("display.width", 200, "display.max_rows", 500, "display.max_columns", 30):
+        print(f"\n{name}, {m}: kernel-mixture priors from the {len(c.doms) - 1} fitted domains (exact over every draw)")
+        print(pd.DataFrame(rows).to_string(index=False))
+        print(pd.DataFrame(chosen).to_string(index=False), flush=True)
+
+
+def count_bound_main(name: str, m: str, res: pd.DataFrame, seeds: list[int], k: int,
+                     rules: list[str] | None = None) -> None:
     """``--regret --bound`` on a two-node shape: what any count rule can do, exactly
     (:mod:`_count_bound`), beside adapt's exact expected regret; then every draw of the
-    run over 0.05 with the domains that could have drawn its table."""
+    run over 0.05 with the domains that could have drawn its table (``rules``:
+    ``["kde"]`` adds :func:`kde_rule_main`)."""
     import _count_bound as cb
 
     df, ms, domain = regret_data(name)
@@ -680,6 +708,8 @@ def count_bound_main(name: str, m: str, res: pd.DataFrame, seeds: list[int], k: 
               + ", ".join(f"{d} ({p:.1e})" for d, p in rep["p"].items())
               + f"; least worst regret over {'/'.join(rep['considered'])} (odds >= 1/100): "
               f"{rep['least_worst']:.4f} at {rep['answer']}", flush=True)
+    if rules and "kde" in rules:
+        kde_rule_main(name, c, m, seeds)
 
 
 def regret_main(names: list[str], methods: list[str], seeds: list[int], k: int, csv: str | None,
@@ -874,6 +904,9 @@ def main() -> None:
                     help="--regret: also the least worst regret of pairs of draws on the six-domain set that no "
                          "estimator monotone in the counts can keep both within 0.01; on the two-node shapes, "
                          "exact bounds on any rule that sees only the rows' counts (_count_bound.py)")
+    ap.add_argument("--rule", nargs="+", choices=["kde"],
+                    help="--regret --bound on the two-node shapes: also score these rules exactly (kde: kernel-mixture "
+                         "priors for the new domain learned from the fitted domains, _kde_rule.py)")
     ap.add_argument("--choices", action="store_true",
                     help="--regret: also rules chosen with hindsight on the held-out rows (one of adapt's choices "
                          "for every node, one per node, pooled or separate per node) and, on the two-node shapes, "
@@ -907,7 +940,7 @@ def main() -> None:
                 regret_bound(args.methods[0], seeds, args.k)
             for name in names:
                 if name in TWO_NODE_SHAPES:
-                    count_bound_main(name, args.methods[0], res, seeds, args.k)
+                    count_bound_main(name, args.methods[0], res, seeds, args.k, args.rule)
         return
     if args.lodo:
         def data_for(name: str, seed: int) -> tuple:

@@ -6,7 +6,8 @@ import numpy as np
 from .._jit import njit
 
 __all__ = ["loo_attribute_probs", "loo_normalize_losses", "loo_attribute_losses", "loo_level_posterior",
-           "tempered_log_losses", "loo_dense_maps", "loo_summed_out_posteriors"]
+           "tempered_log_losses", "loo_dense_maps", "loo_attribute_losses_by_class", "loo_attribute_losses_by_key",
+           "loo_level_posterior_by_key", "loo_level_posterior_by_class", "loo_summed_out_posteriors"]
 
 
 @njit(cache=True, nogil=True)
@@ -360,6 +361,454 @@ def loo_dense_maps(parent, value, offsets, cards, limit):  # pragma: no cover - 
             dense[offs[j] + c] = g - offsets[j]
     return dense, offs
 
+
+
+@njit(cache=True, nogil=True)
+def loo_attribute_losses_by_class(  # pragma: no cover - compiled
+    x, P, y, n_classes, r, cards, keys, offsets, dense, dense_offsets, counts, totals, probtab, m, d, out, kind, wt,
+    out_col,
+):
+    """:func:`loo_attribute_losses` for a tree whose every level has a dense map,
+    reading each row's estimates of the classes other than its own as one vector: the
+    same numbers (every ``out[k', i, c]`` multiplied by the same estimate, then the rows
+    normalised as there), less work when there are many classes.
+
+    For a class ``c`` other than row ``i``'s, the estimate at tree level ``j`` is the
+    full-data m-estimate ``probtab`` of the deepest node on the path ``(c, parents)``
+    down to level ``j`` (no count of row ``i`` is on it): it depends on the row only
+    through its parents' configuration ``pc`` at that level and its value ``x_i``.  So
+    a table ``T[j][pc, x, c]`` (classes contiguous) is filled first, level by level,
+    an absent node backing off to its parent's entry, and a row then multiplies its
+    ``K`` posteriors at each level by one contiguous vector; its own class's estimate
+    (its counts taken out) is made as in :func:`loo_attribute_losses`, on its own path
+    only.  A level's dense map indexes the configuration ``c * stride_j + pc``
+    (``stride_j``: the product of the parents' cardinalities above level ``j``).  The
+    table holds ``r K \\sum_j stride_j`` doubles: the caller takes this kernel only when
+    that is small beside the ``n K (k + 1)`` estimates it serves
+    (:func:`~pybncsmooth.classifiers.skdb._by_class_table_size`).  A class without a
+    node of its own (no row) backs off to the root, whose estimate takes row ``i`` out
+    (``p_root``): it is read as in the other kernel.
+    """
+    n = x.shape[0]
+    depth = offsets.shape[0] - 2
+    kmax = out.shape[0] - 1
+    K = n_classes
+    acc = np.zeros(kmax + 1)
+    stride = np.ones(depth + 1, dtype=np.int64)
+    toff = np.zeros(depth + 2, dtype=np.int64)
+    for j in range(2, depth + 1):
+        stride[j] = stride[j - 1] * cards[j - 1]
+    for j in range(1, depth + 1):
+        toff[j + 1] = toff[j] + stride[j] * r * K
+    T = np.empty(toff[depth + 1])
+    has_class = np.zeros(K, dtype=np.bool_)
+    all_class = True
+    for c in range(K):
+        g = dense[dense_offsets[1] + c]
+        if g >= 0:
+            has_class[c] = True
+            for xv in range(r):
+                T[xv * K + c] = probtab[offsets[1] + g, xv]
+        else:
+            all_class = False
+            for xv in range(r):
+                T[xv * K + c] = 0.0  # never read: has_class
+    for j in range(2, depth + 1):
+        cj = cards[j - 1]
+        for pc in range(stride[j]):
+            src = toff[j - 1] + (pc // cj) * r * K  # the parent configuration's entry: the back-off
+            dst = toff[j] + pc * r * K
+            for c in range(K):
+                g = dense[dense_offsets[j] + c * stride[j] + pc]
+                if g >= 0:
+                    f = offsets[j] + g
+                    for xv in range(r):
+                        T[dst + xv * K + c] = probtab[f, xv]
+                else:
+                    for xv in range(r):
+                        T[dst + xv * K + c] = T[src + xv * K + c]
+    own_l = np.empty(depth + 1)
+    pcs = np.zeros(depth + 1, dtype=np.int64)
+    for i in range(n):
+        xi = x[i]
+        yi = y[i]
+        di = d[i]
+        tot0 = totals[0] - di
+        if tot0 + m > 0:
+            p_root = (counts[0, xi] - di + m / r) / (tot0 + m)
+        else:
+            p_root = 1.0 / r
+        jl = 1  # the deepest level whose parents the row has (a missing parent ends its path)
+        pc = 0
+        for j in range(2, depth + 1):
+            v = P[i, j - 1]
+            if v < 0:
+                break
+            pc = pc * cards[j - 1] + v
+            pcs[j] = pc
+            jl = j
+        # its own class: its counts taken out, as loo_attribute_losses
+        lest = p_root
+        reached = jl
+        for j in range(1, jl + 1):
+            g = dense[dense_offsets[j] + yi * stride[j] + pcs[j]]
+            if g < 0:
+                reached = j - 1
+                break
+            f = offsets[j] + g
+            tot = totals[f] - di
+            if tot > 0:
+                lest = (counts[f, xi] - di + m / r) / (tot + m)
+            own_l[j] = lest
+        for j in range(reached + 1, depth + 1):
+            own_l[j] = lest
+        for j in range(1, kmax + 2):
+            jj = min(j, jl)
+            base = toff[jj] + (pcs[jj] * r + xi) * K
+            o = out[j - 1, i, yi]
+            if all_class:
+                for c in range(K):
+                    out[j - 1, i, c] *= T[base + c]
+            else:
+                for c in range(K):
+                    out[j - 1, i, c] *= T[base + c] if has_class[c] else p_root
+            out[j - 1, i, yi] = o * own_l[min(j, depth)]
+        for kk in range(kmax + 1):  # the row done: normalise it and add its loss (loo_normalize_losses)
+            s = 0.0
+            arg = 0
+            mx = -1.0
+            for c in range(n_classes):
+                v = out[kk, i, c]
+                s += v
+                if v > mx:
+                    mx = v
+                    arg = c
+            inv = 1.0 / s
+            se = 0.0
+            for c in range(n_classes):
+                v = out[kk, i, c] * inv
+                out[kk, i, c] = v
+                dd = v - (1.0 if c == yi else 0.0)
+                se += dd * dd
+            if kind == 0:
+                acc[kk] += wt[i] * se
+            elif kind == 1:
+                acc[kk] += wt[i] * -np.log(max(out[kk, i, yi], 1e-300))
+            else:
+                acc[kk] += wt[i] * (1.0 if arg != yi else 0.0)
+    for kk in range(kmax + 1):
+        out_col[kk] = acc[kk]
+
+
+@njit(cache=True, nogil=True)
+def loo_attribute_losses_by_key(  # pragma: no cover - compiled
+    x, P, y, n_classes, r, cards, keys, offsets, dense, dense_offsets, counts, totals, probtab, m, d, out, kind, wt,
+    out_col,
+):
+    """:func:`loo_attribute_losses` where every row takes out the same ``d`` and the
+    attribute's rows fall on few distinct paths: the same numbers, each path's
+    estimates made once.
+
+    With ``d`` the same for every row, what row ``i`` multiplies its posteriors by
+    (every class's estimate at every number of parents) depends on the row only
+    through its class ``y_i``, its value ``x_i`` and its parents' configuration
+    ``pc`` (when it has every parent): the key ``(y_i r + x_i) S + pc`` (``S``: the
+    product of the non-class parents' cardinalities).  The first row of a key makes
+    them as :func:`loo_attribute_losses` does (the same arithmetic on the same
+    numbers) into ``M[key]``, the others read them; a row missing a parent makes its
+    own, in the spare slot.  ``M`` holds ``(K r S + 1) (k + 1) K`` doubles: the caller
+    takes this kernel only when ``K r S`` is at most half the rows
+    (:func:`~pybncsmooth.classifiers.skdb._attribute_step_losses`; dna's 3 classes and
+    binary features: the kernel in 0.56 of the time).
+    """
+    n = x.shape[0]
+    depth = offsets.shape[0] - 2
+    kmax = out.shape[0] - 1
+    K = n_classes
+    acc = np.zeros(kmax + 1)
+    S = 1
+    for j in range(1, depth):
+        S *= cards[j]
+    nkeys = K * r * S
+    M = np.empty((nkeys + 1, kmax + 1, K))
+    done = np.zeros(nkeys, dtype=np.bool_)
+    for i in range(n):
+        xi = x[i]
+        yi = y[i]
+        di = d[i]
+        pc = 0
+        full = True
+        for j in range(1, depth):
+            v = P[i, j]
+            if v < 0:
+                full = False
+                break
+            pc = pc * cards[j] + v
+        slot = nkeys
+        if full:
+            slot = (yi * r + xi) * S + pc
+        if slot == nkeys or not done[slot]:
+            tot0 = totals[0] - di
+            if tot0 + m > 0:
+                p_root = (counts[0, xi] - di + m / r) / (tot0 + m)
+            else:
+                p_root = 1.0 / r
+            for c in range(n_classes):
+                own = c == yi
+                lest = p_root
+                node = 0
+                cfg = 0
+                alive = True
+                for j in range(1, depth + 1):
+                    v = c if j == 1 else P[i, j - 1]
+                    if alive and v >= 0:
+                        cfg = cfg * cards[j - 1] + v
+                        found = -1
+                        if dense_offsets[j] >= 0:
+                            g = dense[dense_offsets[j] + cfg]
+                            if g >= 0:
+                                found = offsets[j] + g
+                        else:
+                            key = node * cards[j - 1] + v
+                            lo = offsets[j]
+                            hi = offsets[j + 1]
+                            while lo < hi:
+                                mid = (lo + hi) // 2
+                                if keys[mid] < key:
+                                    lo = mid + 1
+                                else:
+                                    hi = mid
+                            if lo < offsets[j + 1] and keys[lo] == key:
+                                found = lo
+                        if found >= 0:
+                            node = found - offsets[j]
+                            if own:
+                                tot = totals[found] - di
+                                if tot > 0:
+                                    lest = (counts[found, xi] - di + m / r) / (tot + m)
+                            else:
+                                lest = probtab[found, xi]
+                        else:
+                            alive = False
+                    else:
+                        alive = False
+                    if j - 1 <= kmax:
+                        M[slot, j - 1, c] = lest
+                for kk in range(depth, kmax + 1):
+                    M[slot, kk, c] = lest
+            if slot < nkeys:
+                done[slot] = True
+        for kk in range(kmax + 1):
+            for c in range(n_classes):
+                out[kk, i, c] *= M[slot, kk, c]
+        for kk in range(kmax + 1):  # the row done: normalise it and add its loss (loo_normalize_losses)
+            s = 0.0
+            arg = 0
+            mx = -1.0
+            for c in range(n_classes):
+                v = out[kk, i, c]
+                s += v
+                if v > mx:
+                    mx = v
+                    arg = c
+            inv = 1.0 / s
+            se = 0.0
+            for c in range(n_classes):
+                v = out[kk, i, c] * inv
+                out[kk, i, c] = v
+                dd = v - (1.0 if c == yi else 0.0)
+                se += dd * dd
+            if kind == 0:
+                acc[kk] += wt[i] * se
+            elif kind == 1:
+                acc[kk] += wt[i] * -np.log(max(out[kk, i, yi], 1e-300))
+            else:
+                acc[kk] += wt[i] * (1.0 if arg != yi else 0.0)
+    for kk in range(kmax + 1):
+        out_col[kk] = acc[kk]
+
+
+@njit(cache=True, nogil=True)
+def loo_level_posterior_by_key(  # pragma: no cover - compiled
+    x, P, y, n_classes, r, cards, keys, offsets, dense, dense_offsets, counts, totals, probtab, m, d, level, out
+):
+    """:func:`loo_level_posterior` where every row takes out the same ``d`` and the rows
+    fall on few paths down to the sub-model's level: the same numbers, each path's
+    estimates made once, as :func:`loo_attribute_losses_by_key` does (the key
+    ``(y_i r + x_i) S + pc`` over the parents the level reads, ``S`` the product of
+    their cardinalities; a row missing one of them makes its own, in the spare slot).
+    The caller takes it when ``K r S`` is at most half the rows."""
+    n = x.shape[0]
+    depth = offsets.shape[0] - 2
+    last = min(depth, level + 1)  # the deepest tree level the sub-model reads
+    S = 1
+    for j in range(1, last):
+        S *= cards[j]
+    nkeys = n_classes * r * S
+    M = np.empty((nkeys + 1, n_classes))
+    done = np.zeros(nkeys, dtype=np.bool_)
+    for i in range(n):
+        xi = x[i]
+        yi = y[i]
+        di = d[i]
+        pc = 0
+        full = True
+        for j in range(1, last):
+            v = P[i, j]
+            if v < 0:
+                full = False
+                break
+            pc = pc * cards[j] + v
+        slot = nkeys
+        if full:
+            slot = (yi * r + xi) * S + pc
+        if slot == nkeys or not done[slot]:
+            tot0 = totals[0] - di
+            if tot0 + m > 0:
+                p_root = (counts[0, xi] - di + m / r) / (tot0 + m)
+            else:
+                p_root = 1.0 / r
+            for c in range(n_classes):
+                own = c == yi
+                lest = p_root
+                node = 0
+                cfg = 0
+                for j in range(1, last + 1):
+                    v = c if j == 1 else P[i, j - 1]
+                    if v < 0:
+                        break
+                    cfg = cfg * cards[j - 1] + v
+                    found = -1
+                    if dense_offsets[j] >= 0:
+                        g = dense[dense_offsets[j] + cfg]
+                        if g >= 0:
+                            found = offsets[j] + g
+                    else:
+                        key = node * cards[j - 1] + v
+                        lo = offsets[j]
+                        hi = offsets[j + 1]
+                        while lo < hi:
+                            mid = (lo + hi) // 2
+                            if keys[mid] < key:
+                                lo = mid + 1
+                            else:
+                                hi = mid
+                        if lo < offsets[j + 1] and keys[lo] == key:
+                            found = lo
+                    if found < 0:
+                        break
+                    node = found - offsets[j]
+                    if own:
+                        tot = totals[found] - di
+                        if tot > 0:
+                            lest = (counts[found, xi] - di + m / r) / (tot + m)
+                    else:
+                        lest = probtab[found, xi]
+                M[slot, c] = lest
+            if slot < nkeys:
+                done[slot] = True
+        for c in range(n_classes):
+            out[i, c] *= M[slot, c]
+        s = 0.0
+        for c in range(n_classes):
+            s += out[i, c]
+        inv = 1.0 / s
+        for c in range(n_classes):
+            out[i, c] = out[i, c] * inv
+
+
+@njit(cache=True, nogil=True)
+def loo_level_posterior_by_class(  # pragma: no cover - compiled
+    x, P, y, n_classes, r, cards, keys, offsets, dense, dense_offsets, counts, totals, probtab, m, d, level, out
+):
+    """:func:`loo_level_posterior` reading a row's other classes as one vector, as
+    :func:`loo_attribute_losses_by_class` does (the same numbers): the table ``T`` of
+    the other classes' estimates is filled for the tree levels the sub-model reads
+    (``1 .. min(depth, level + 1)``), then each row multiplies its ``K`` posteriors by
+    the vector of its parents' configuration and value, its own class's estimate (its
+    counts taken out) made on its own path."""
+    n = x.shape[0]
+    depth = offsets.shape[0] - 2
+    last = min(depth, level + 1)  # the deepest tree level the sub-model reads
+    K = n_classes
+    stride = np.ones(last + 1, dtype=np.int64)
+    toff = np.zeros(last + 2, dtype=np.int64)
+    for j in range(2, last + 1):
+        stride[j] = stride[j - 1] * cards[j - 1]
+    for j in range(1, last + 1):
+        toff[j + 1] = toff[j] + stride[j] * r * K
+    T = np.empty(toff[last + 1])
+    has_class = np.zeros(K, dtype=np.bool_)
+    all_class = True
+    for c in range(K):
+        g = dense[dense_offsets[1] + c]
+        if g >= 0:
+            has_class[c] = True
+            for xv in range(r):
+                T[xv * K + c] = probtab[offsets[1] + g, xv]
+        else:
+            all_class = False
+            for xv in range(r):
+                T[xv * K + c] = 0.0  # never read: has_class
+    for j in range(2, last + 1):
+        cj = cards[j - 1]
+        for pc in range(stride[j]):
+            src = toff[j - 1] + (pc // cj) * r * K  # the parent configuration's entry: the back-off
+            dst = toff[j] + pc * r * K
+            for c in range(K):
+                g = dense[dense_offsets[j] + c * stride[j] + pc]
+                if g >= 0:
+                    f = offsets[j] + g
+                    for xv in range(r):
+                        T[dst + xv * K + c] = probtab[f, xv]
+                else:
+                    for xv in range(r):
+                        T[dst + xv * K + c] = T[src + xv * K + c]
+    for i in range(n):
+        xi = x[i]
+        yi = y[i]
+        di = d[i]
+        tot0 = totals[0] - di
+        if tot0 + m > 0:
+            p_root = (counts[0, xi] - di + m / r) / (tot0 + m)
+        else:
+            p_root = 1.0 / r
+        jl = 1  # the deepest level read whose parents the row has (a missing parent ends its path)
+        pc = 0
+        for j in range(2, last + 1):
+            v = P[i, j - 1]
+            if v < 0:
+                break
+            pc = pc * cards[j - 1] + v
+            jl = j
+        # its own class: its counts taken out, as loo_level_posterior
+        lest = p_root
+        cfg = yi
+        for j in range(1, jl + 1):
+            if j > 1:
+                cfg = cfg * cards[j - 1] + P[i, j - 1]
+            g = dense[dense_offsets[j] + cfg]
+            if g < 0:
+                break
+            f = offsets[j] + g
+            tot = totals[f] - di
+            if tot > 0:
+                lest = (counts[f, xi] - di + m / r) / (tot + m)
+        base = toff[jl] + (pc * r + xi) * K
+        o = out[i, yi]
+        if all_class:
+            for c in range(K):
+                out[i, c] *= T[base + c]
+        else:
+            for c in range(K):
+                out[i, c] *= T[base + c] if has_class[c] else p_root
+        out[i, yi] = o * lest
+        s = 0.0
+        for c in range(n_classes):
+            s += out[i, c]
+        inv = 1.0 / s
+        for c in range(n_classes):
+            out[i, c] = out[i, c] * inv
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -35,13 +35,13 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..data.encode import encode
 from ..data.mapreduce import reduce_chunks
-from ..data.weights import chunk_weights
 from ..options import NAPolicy
 from ..validation import parallel_map
-from ._loo import loo_level_posterior, tempered_log_losses
-from .skdb import _loo_prior, _memo_tables, loo_summed_out, missing_cells, sums_out_missing
+from ._loo import (loo_level_posterior, loo_level_posterior_by_class, loo_level_posterior_by_key,
+                   tempered_log_losses)
+from .skdb import (_BY_CLASS_MIN_CLASSES, _by_class_table_size, _loo_prior, _memo_tables, encoded_chunk, loo_summed_out,
+                   missing_cells, sums_out_missing)
 
 __all__ = ["EXPONENTS", "tempered", "loo_posteriors", "ensemble_losses", "best_exponent", "tempering_exponent"]
 
@@ -83,6 +83,7 @@ def loo_posteriors(codes: Any, y: np.ndarray, target: str, dag: Any, info: Any, 
     K = len(ny)
     nc = len(y)
     post = _loo_prior(ny, y, d, float(info.extra["n_rows"]), m)
+    by_key = nc > 0 and bool((d == d[0]).all())  # every row takes out the same: loo_level_posterior_by_key
     for f in sel.order[: sel.n_attributes]:
         pa = dag.parents(f)
         P = np.zeros((nc, len(pa)), dtype=np.int64)
@@ -90,7 +91,15 @@ def loo_posteriors(codes: Any, y: np.ndarray, target: str, dag: Any, info: Any, 
             P[:, j] = codes[p]
         # the selection's step at k* alone, renormalised after every attribute as the selection did
         tab = _memo_tables(tables, (f, tuple(full.parents(f))), trees[f], m)
-        loo_level_posterior(np.asarray(codes[f], dtype=np.int64), P, y, K, *tab, float(m), d, sel.k, post)
+        x = np.asarray(codes[f], dtype=np.int64)
+        kernel = loo_level_posterior
+        if nc and x.min() >= 0:  # a value's code indexes the kernels' tables
+            last = sel.k + 1  # the deepest tree level the sub-model reads
+            if by_key and _level_keys(tab, K, sel.k) <= nc // 2:
+                kernel = loo_level_posterior_by_key
+            elif K >= _BY_CLASS_MIN_CLASSES and 0 < _by_class_table_size(tab, K, last) <= nc * K * last // 2:
+                kernel = loo_level_posterior_by_class
+        kernel(x, P, y, K, *tab, float(m), d, sel.k, post)
     if missing is not None:
         prior = _loo_prior(ny, y, d, float(info.extra["n_rows"]), m)
         rows = np.flatnonzero(missing[:, : sel.n_attributes].any(axis=1))
@@ -98,6 +107,14 @@ def loo_posteriors(codes: Any, y: np.ndarray, target: str, dag: Any, info: Any, 
                                     missing, tables)
         post[rows[ok]] = summed[ok, 0, -1]  # else the missing level, as the selection read the row
     return post
+
+
+def _level_keys(tables: tuple, K: int, level: int) -> int:
+    """The keys of :func:`~pybncsmooth.classifiers._loo.loo_level_posterior_by_key` at
+    ``level`` extra parents on a tree's flat tables: ``K r S``, ``S`` the product of
+    the cardinalities of the non-class parents the level reads."""
+    r, cards = tables[0], tables[1]
+    return int(K) * int(r) * int(np.prod(cards[1 : min(len(cards), level + 1)], dtype=np.float64))
 
 
 def ensemble_losses(posts: Sequence[np.ndarray], y: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -119,15 +136,14 @@ def best_exponent(losses: np.ndarray) -> float:
 
 
 def _chunk_losses(selected: list, target: str, variables: list, schema: Any, policy: NAPolicy, m: float,
-                  weights: str | None, n_jobs: int | None, df: pd.DataFrame, sum_out: bool = False) -> np.ndarray:
+                  weights: str | None, n_jobs: int | None, memo: dict | None, df: pd.DataFrame,
+                  sum_out: bool = False) -> np.ndarray:
     if len(df) == 0:
         return np.zeros(len(EXPONENTS))
-    enc = encode(df, schema, variables=variables, empty_ok=True, **policy.encode_args())
-    y = enc[target].astype(np.int64)
-    w = chunk_weights(df, weights, variables, policy.counting) if weights is not None else None
+    enc, y, w = encoded_chunk(memo, df, schema, variables, policy, target, weights)
     wt = np.ones(len(y)) if w is None else np.asarray(w, dtype=np.float64)
     d = np.minimum(wt, 1.0)
-    tables: dict = {}  # a tree two members share, flattened once
+    tables: dict = {} if memo is None else memo  # a tree two members share, flattened once
     holes = missing_cells(df, variables[1:]) if sum_out else None
     col = {v: j for j, v in enumerate(variables[1:])}
 
@@ -139,19 +155,23 @@ def _chunk_losses(selected: list, target: str, variables: list, schema: Any, pol
     return ensemble_losses(posts, y, wt)
 
 
-def tempering_exponent(source: Any, target: str, features: list[str], selected: list, options: Any) -> float:
+def tempering_exponent(source: Any, target: str, features: list[str], selected: list, options: Any,
+                       tables: dict | None = None) -> float:
     """The ensemble's exponent from one pass over ``source``: the members ``selected``
     (each ``(dag, info)`` of :func:`~pybncsmooth.classifiers.skdb.learn_skdb_members`,
     all on the codes of ``features``), their leave-one-out posteriors with the
     selection's ``skdb_m``, summed chunk by chunk; rows and weights as the selection
     counted them, a row's missing cells summed out as the selection did
-    (:func:`~pybncsmooth.classifiers.skdb.sums_out_missing`)."""
+    (:func:`~pybncsmooth.classifiers.skdb.sums_out_missing`).  ``tables``: the selection's
+    memo of the trees' flat tables (with the same ``skdb_m``), read and filled (``None``:
+    one memo per chunk)."""
     schema = selected[0][1].extra["schema"]
     variables = [target, *features]
     sums = reduce_chunks(
         source,
         functools.partial(_chunk_losses, list(selected), target, variables, schema, options.missing,
-                          float(options.skdb_m), options.weights, options.n_jobs, sum_out=sums_out_missing(options)),
+                          float(options.skdb_m), options.weights, options.n_jobs, tables,
+                          sum_out=sums_out_missing(options)),
         np.add,
         progress=options.progress,
         desc="tempering",

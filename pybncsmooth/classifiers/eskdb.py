@@ -121,16 +121,18 @@ def _learn_members(
         return [Member(net, dag, ignored) for _ in seeds]
     mi = stats.mi(used)
     orders = [member_orders(seed, used, mi, options.order_sampling, options.parent_sampling) for seed in seeds]
+    tables: dict = {}  # the trees' flat tables, made by the selection's pass, read again by the tempering's
     selected = learn_skdb_members(
         source, target, min(k_max, len(used)), orders, options, features=used, m=options.skdb_m,
         loss=member_selection_loss(estimator.name, options.skdb_loss), return_info=True, stats=stats,
-        n_jobs=options.n_jobs,
+        n_jobs=options.n_jobs, tables=tables,
     )
     exponent = 1.0
     if options.tempering and loo_rows is not None:
         loo_rows.append(_frame_posteriors(source, target, used, selected[0], options))
     elif options.tempering:
-        exponent = tempering_exponent(source, target, used, selected, options)
+        exponent = tempering_exponent(source, target, used, selected, options, tables=tables)
+    tables.clear()
     if options.domain is not None:  # each member's CPTs per domain: its structure counted again with the domain
 
         def fit_domain(i: int) -> Member:

@@ -20,7 +20,7 @@ import pandas as pd
 from ..data.encode import DEFAULT_MAX_LEVELS, EncodedData, NAPolicy, column_labels, encode
 from ..data.mapreduce import reduce_chunks
 from ..data.schema import NA_LABEL, Schema
-from ..data.weights import chunk_weights
+from ..data.weights import chunk_weights, encoded_chunk
 from ..errors import (
     DataError, DuplicateColumnError, EmptyDataError, MissingColumnError, UndeclaredLevelError, UnseenLevelError,
 )
@@ -209,14 +209,14 @@ def _joined(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple[np.nd
 
 
 def _count_specs_chunk(
-    schema: Schema, specs: list, variables: list, na: str, weights: str | None, na_label: str, df: pd.DataFrame
+    schema: Schema, specs: list, variables: list, na: str, weights: str | None, na_label: str, memo: dict | None,
+    df: pd.DataFrame,
 ) -> tuple:
     if len(df) == 0:
         return (0, None)
-    enc = encode(df, schema, variables=variables, na=na, empty_ok=True, na_label=na_label)
+    enc, w = encoded_chunk(memo, df, schema, variables, na, na_label, weights)
     if enc.n_rows == 0:  # every row incomplete under na="drop": other chunks may not be
         return (0, None)
-    w = chunk_weights(df, weights, variables, na) if weights is not None else None
     return (enc.n_rows, count_specs(enc, specs, weights=w))
 
 
@@ -243,17 +243,20 @@ def count_specs_source(
     progress: bool | None = False,
     weights: str | None = None,
     na_label: str = NA_LABEL,
+    memo: dict | None = None,
 ) -> tuple[int, list[ContextTree]]:
     """The trees of ``specs`` over every chunk of a data source whose levels are all
     in ``schema`` (learned by an earlier pass): ``(rows counted, trees)``.  One pass,
     map-reduce (Dask: on the workers).  ``weights``: a column of row weights; ``na`` and
-    ``na_label`` as :func:`~pybncsmooth.data.encode.encode` takes them."""
+    ``na_label`` as :func:`~pybncsmooth.data.encode.encode` takes them.  ``memo``: a
+    fit's memo keeping the last chunk's codes for a later pass
+    (:func:`~pybncsmooth.data.weights.encoded_chunk`)."""
 
     specs = [(n, tuple(pa)) for n, pa in specs]
     variables = spec_variables(schema, specs)
     res = reduce_chunks(
         source,
-        functools.partial(_count_specs_chunk, schema, specs, variables, na, weights, na_label),
+        functools.partial(_count_specs_chunk, schema, specs, variables, na, weights, na_label, memo),
         _merge_spec_counts,
         progress=progress,
         desc="counting",

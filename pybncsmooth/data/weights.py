@@ -136,3 +136,30 @@ def chunk_weights(df: pd.DataFrame, column: str, variables: Sequence[str], na: s
         w = w[keep]
     check_total_weight(_total(w), f"the weights in column {column!r}")
     return w
+
+
+def encoded_chunk(memo: dict | None, df: pd.DataFrame, schema: Any, variables: Sequence[str], na: str, na_label: str,
+                  weights: str | None) -> tuple[Any, np.ndarray | None]:
+    """A chunk's codes (:func:`~pybncsmooth.data.encode.encode` of ``variables`` on
+    ``schema`` with ``na``, ``na_label``, empty allowed) and its row weights
+    (:func:`chunk_weights`; ``None`` without a weights column).  With a ``memo`` (one
+    fit's dict), the last chunk encoded is kept there and given again for the same
+    chunk object, schema and arguments: the passes over a data frame (a source of one
+    chunk) read one encoding; one chunk at most is held."""
+    key = (tuple(variables), na, na_label, weights)
+    if memo is not None:
+        held = memo.get(_CHUNK_KEY)
+        if held is not None and held[0] is df and held[1] is schema and held[2] == key:
+            return held[3]
+    from .encode import encode
+
+    enc = encode(df, schema, variables=list(variables), na=na, empty_ok=True, na_label=na_label)
+    w = chunk_weights(df, weights, variables, na) if weights is not None else None
+    if memo is not None:
+        memo[_CHUNK_KEY] = (df, schema, key, (enc, w))
+    return enc, w
+
+
+#: the key of the last chunk's codes in a fit's memo (:func:`encoded_chunk`)
+_CHUNK_KEY = "encoded chunk"
+

@@ -268,9 +268,41 @@ def sample_order(weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """
     w = np.clip(np.asarray(weights, dtype=np.float64), 0.0, None)
     u = rng.random((2, len(w)))
-    with np.errstate(divide="ignore"):
-        keys = np.where(w > 0, np.log1p(-u[0]) / np.where(w > 0, w, 1.0), -np.inf)
-    return np.lexsort((-u[1], -keys)).astype(np.int64)
+    return np.lexsort((-u[1], -_order_keys(w, u[0]))).astype(np.int64)
+
+
+def _order_keys(w: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """:func:`sample_order`'s keys :math:`\\log(1 - u_i) / w_i` of the clipped weights
+    ``w`` (``-inf`` where ``w_i = 0``; ``1 - u_i > 0``: no division by zero)."""
+    pos = w > 0
+    return np.where(pos, np.log1p(-u) / np.where(pos, w, 1.0), -np.inf)
+
+
+def _sampled_kdb_parents(order: Sequence[str], k: int, w: np.ndarray, pos: dict[str, int],
+                         rng: np.random.Generator) -> list[list[str]]:
+    """Every feature's parents by :func:`_kdb_parents` with ``rng`` (the ``i``-th of
+    ``order`` the first ``k`` of its ``i`` earlier features in an order sampled by
+    :func:`sample_order` on their CMI), all features in one sort: the same draws (one
+    call of ``rng.random`` for all, the stream of one call per feature in turn) and
+    the same orders (a stable sort by feature, then as :func:`sample_order`)."""
+    p = len(order)
+    out: list[list[str]] = [[]]
+    if p < 2:
+        return out[:p]
+    lens = np.arange(1, p, dtype=np.int64)  # feature i has i earlier ones
+    starts = np.concatenate(([0], np.cumsum(lens)[:-1]))  # where each feature's candidates start
+    total = int(lens.sum())
+    u = rng.random(2 * total)  # feature i's (2, i) draws in turn
+    g = np.repeat(lens, lens)  # each candidate's feature
+    t = np.arange(total, dtype=np.int64) - np.repeat(starts, lens)  # its place among the earlier features
+    u0 = u[2 * np.repeat(starts, lens) + t]
+    u1 = u[2 * np.repeat(starts, lens) + g + t]
+    idx = np.array([pos[f] for f in order], dtype=np.int64)
+    scores = np.clip(np.asarray(w[idx[g], idx[t]], dtype=np.float64), 0.0, None)
+    ranked = t[np.lexsort((-u1, -_order_keys(scores, u0), g))]
+    for i in range(1, p):
+        out.append([order[j] for j in ranked[starts[i - 1] : starts[i - 1] + min(k, i)]])
+    return out
 
 
 def structure_from_scores(
@@ -330,8 +362,12 @@ def structure_from_scores(
         info.order = list(order)
         w = _need(cmi, "cmi", kind) if k > 0 else None
         info.cmi = w
-        for i, f in enumerate(order):
-            parents[f] = [target] + _kdb_parents(f, order[:i], k, w, pos, parent_rng)
+        if parent_rng is not None and k > 0 and w is not None:  # the draws of every feature at once
+            for f, pa in zip(order, _sampled_kdb_parents(order, k, w, pos, parent_rng)):
+                parents[f] = [target] + pa
+        else:
+            for i, f in enumerate(order):
+                parents[f] = [target] + _kdb_parents(f, order[:i], k, w, pos, parent_rng)
     else:
         raise HyperparameterError(f"kind must be one of 'nb', 'tan', 'kdb', not {kind!r}")
     return DAG(parents, nodes=[target, *features]), info

@@ -82,6 +82,7 @@ class StructureStatistics:
         self.n_dropped = 0
         self.n_missing: dict[str, int] = {}  # code -1 per variable (na="pairwise")
         self._cmi: np.ndarray | None = None
+        self._mi: dict[str, float] | None = None
 
     # ------------------------------------------------------------------ map / reduce
     def _empty(self) -> "StructureStatistics":
@@ -148,6 +149,7 @@ class StructureStatistics:
     def merge(self, other: "StructureStatistics") -> "StructureStatistics":
         """Add another object's counts (schemas united, tables recoded onto the union)."""
         self._cmi = None
+        self._mi = None
         self.n_rows += other.n_rows
         self.n_dropped += other.n_dropped
         for f, m in other.n_missing.items():
@@ -246,9 +248,10 @@ class StructureStatistics:
 
     def mi(self, features: Sequence[str] | None = None) -> dict[str, float]:
         """:math:`I(X; C)` per feature, in nats."""
-        pos = {f: i for i, f in enumerate(self.features)}
+        if self._mi is None:  # computed once for the counts as they stand (ensemble members share it)
+            self._mi = {f: mi_from_counts(t) for f, t in zip(self.features, self.feature_counts)}
         feats = self.features if features is None else list(features)
-        return {f: mi_from_counts(self.feature_counts[pos[f]]) for f in feats}
+        return {f: self._mi[f] for f in feats}
 
     def cmi(self, features: Sequence[str] | None = None) -> np.ndarray:
         """The matrix of :math:`I(X_i; X_j \\mid C)` over ``features`` (default: all)."""
