@@ -502,8 +502,9 @@ class Options:
         applies=_only_structures("tempering", ("eskdb",)), refuse={"fit": _CLASSIFIER_ONLY},
     )
     sum_out_missing: bool = _opt(
-        True, "bool", "ESKDB under na='level': a query's missing cell summed out of each member, the level kept for "
-        "fitting (off: the missing level)", _bool("sum_out_missing"), entries=("classifier",), example=False,
+        True, "bool", "ESKDB under na='level': a query's missing cell summed out of each member (and out of the "
+        "rows its selection and tempering score), the level kept for fitting (off: the missing level)",
+        _bool("sum_out_missing"), entries=("classifier",), example=False,
         needs={"structure": "eskdb"}, applies=_only_structures("sum_out_missing", ("eskdb",)),
         refuse={"fit": _CLASSIFIER_ONLY},
     )

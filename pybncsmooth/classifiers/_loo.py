@@ -7,7 +7,7 @@ from .._jit import njit
 
 __all__ = ["loo_attribute_probs", "loo_normalize_losses", "loo_attribute_losses", "loo_level_posterior",
            "tempered_log_losses", "loo_dense_maps", "loo_attribute_losses_by_class", "loo_attribute_losses_by_key",
-           "loo_level_posterior_by_key", "loo_level_posterior_by_class"]
+           "loo_level_posterior_by_key", "loo_level_posterior_by_class", "loo_summed_out_posteriors"]
 
 
 @njit(cache=True, nogil=True)
@@ -809,3 +809,320 @@ def loo_level_posterior_by_class(  # pragma: no cover - compiled
         inv = 1.0 / s
         for c in range(n_classes):
             out[i, c] = out[i, c] * inv
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _flat_estimate(  # pragma: no cover - compiled
+    a, c, pv, v, kk, yi, apv, xi, di, m, depth, r, cards, cards_off, keys, keys_off, offs, offs_off, dense,
+    dense_base, doffs, doffs_off, counts, counts_off, totals, nodes_off, probtab
+):
+    """The leave-one-out m-estimate :math:`\\hat p_{-i}(v \\mid c, \\pi)` of row ``i`` at
+    ``kk`` extra parents on attribute ``a`` of the flat tables of
+    :func:`loo_summed_out_posteriors`, for a query that completes the row's missing
+    cells: class ``c``, parents ``pv`` (the tree's levels ``2, 3, ...``) and value ``v``,
+    where the row itself has class ``yi``, parents ``apv`` and value ``xi`` (the missing
+    level where a cell is missing).  Row ``i``'s ``di`` is taken out
+    of the nodes on its own path only (the root; deeper, while the query's class and
+    parents are the row's), and out of the count of its own value only; elsewhere the
+    full data's m-estimates, with the back-off of :func:`loo_attribute_probs` (a node
+    left with no data, or absent: its ancestor's estimate).  A query equal to the row
+    gives :func:`loo_attribute_probs`'s number."""
+    ra = r[a]
+    co = cards_off[a]
+    oo = offs_off[a]
+    do = doffs_off[a]
+    cb = counts_off[a]
+    nb = nodes_off[a]
+    dv = di if v == xi else 0.0
+    tot0 = totals[nb] - di
+    if tot0 + m > 0:
+        lest = (counts[cb + v] - dv + m / ra) / (tot0 + m)
+    else:
+        lest = 1.0 / ra
+    own = c == yi
+    node = 0
+    cfg = 0
+    last = min(depth[a], kk + 1)
+    for j in range(1, last + 1):
+        u = c if j == 1 else pv[j - 2]
+        if j > 1 and u != apv[j - 2]:
+            own = False
+        cfg = cfg * cards[co + j - 1] + u
+        found = -1
+        if doffs[do + j] >= 0:
+            g = dense[dense_base[a] + doffs[do + j] + cfg]
+            if g >= 0:
+                found = offs[oo + j] + g
+        else:
+            key = node * cards[co + j - 1] + u
+            lo = offs[oo + j]
+            hi = offs[oo + j + 1]
+            ko = keys_off[a]
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if keys[ko + mid] < key:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo < offs[oo + j + 1] and keys[ko + lo] == key:
+                found = lo
+        if found < 0:
+            break
+        node = found - offs[oo + j]
+        if own:
+            tot = totals[nb + found] - di
+            if tot > 0:
+                lest = (counts[cb + found * ra + v] - dv + m / ra) / (tot + m)
+        else:
+            lest = probtab[cb + found * ra + v]
+    return lest
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _flat_path_levels(  # pragma: no cover - compiled
+    a, c, apv, xi, yi, di, m, depth, r, cards, cards_off, keys, keys_off, offs, offs_off, dense, dense_base, doffs,
+    doffs_off, counts, counts_off, totals, nodes_off, probtab, lev
+):
+    """``lev[j]``: :func:`_flat_estimate` of the row's own value and parents (``apv``)
+    at class ``c`` and ``j - 1`` extra parents (``lev[0]``: the root's), for every
+    ``j <= depth[a]``, from one walk down attribute ``a``'s tree."""
+    ra = r[a]
+    co = cards_off[a]
+    oo = offs_off[a]
+    do = doffs_off[a]
+    cb = counts_off[a]
+    nb = nodes_off[a]
+    tot0 = totals[nb] - di
+    if tot0 + m > 0:
+        lest = (counts[cb + xi] - di + m / ra) / (tot0 + m)
+    else:
+        lest = 1.0 / ra
+    lev[0] = lest
+    own = c == yi
+    node = 0
+    cfg = 0
+    alive = True
+    for j in range(1, depth[a] + 1):
+        if alive:
+            u = c if j == 1 else apv[j - 2]
+            cfg = cfg * cards[co + j - 1] + u
+            found = -1
+            if doffs[do + j] >= 0:
+                g = dense[dense_base[a] + doffs[do + j] + cfg]
+                if g >= 0:
+                    found = offs[oo + j] + g
+            else:
+                key = node * cards[co + j - 1] + u
+                lo = offs[oo + j]
+                hi = offs[oo + j + 1]
+                ko = keys_off[a]
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if keys[ko + mid] < key:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                if lo < offs[oo + j + 1] and keys[ko + lo] == key:
+                    found = lo
+            if found < 0:
+                alive = False
+            else:
+                node = found - offs[oo + j]
+                if own:
+                    tot = totals[nb + found] - di
+                    if tot > 0:
+                        lest = (counts[cb + found * ra + xi] - di + m / ra) / (tot + m)
+                else:
+                    lest = probtab[cb + found * ra + xi]
+        lev[j] = lest
+
+
+@njit(cache=True, nogil=True)
+def loo_summed_out_posteriors(  # pragma: no cover - compiled
+    x, miss, y, d, prior, ks, fpar, npar, depth, r, cards, cards_off, keys, keys_off, offs, offs_off, dense,
+    dense_base, doffs, doffs_off, counts, counts_off, totals, nodes_off, probtab, m, limit, out, ok
+):
+    """Leave-one-out class posteriors of rows with missing cells, the cells summed out:
+    ``out[i, a, l - 1, c]`` for row ``i`` (codes ``x[i]``, missing cells ``miss[i]``,
+    columns the attributes in order), ``ks[a]`` extra parents and the first ``l``
+    attributes; ``ok[i]`` false where the row's table over its missing cells in use
+    would pass ``limit`` entries (its ``out`` is then not set).
+
+    Variable elimination along the order: the table over the class and the missing
+    attributes in use (class first, then the attributes as they entered, mixed radix)
+    starts at the row's leave-one-out class prior ``prior[i]``; an attribute kept (observed,
+    or missing with an observed descendant) multiplies it by its leave-one-out
+    m-estimate (:func:`_flat_estimate`; a missing one adds its levels as a
+    new axis); a missing attribute is summed out after the last attribute kept that has
+    it among its first ``ks[a]`` parents.  A missing attribute with no observed
+    descendant is left out: its factors sum to 1 over its levels.  ``fpar[t, q]``: the
+    position of attribute ``t``'s ``q``-th full-kDB parent (``npar[t]`` of them); the
+    attributes' context trees flattened one after the other (``*_off``: where attribute
+    ``t``'s part starts; ``counts`` and ``probtab`` by node then level)."""
+    n, L = x.shape
+    K = prior.shape[1]
+    phi = np.empty(limit)
+    nphi = np.empty(limit)
+    need = np.zeros(L, dtype=np.bool_)
+    last = np.zeros(L, dtype=np.int64)
+    slot = np.full(L, -1, dtype=np.int64)
+    live = np.zeros(L, dtype=np.int64)
+    livecard = np.zeros(L, dtype=np.int64)
+    maxpa = max(fpar.shape[1], 1)
+    pv = np.zeros(maxpa, dtype=np.int64)
+    apv = np.zeros(maxpa, dtype=np.int64)
+    vals = np.zeros(L + 1, dtype=np.int64)
+    lpq = np.zeros(maxpa, dtype=np.int64)
+    lps = np.zeros(maxpa, dtype=np.int64)
+    fac = np.empty(limit)
+    vals_f = np.zeros(offs.shape[0] + 2)
+    maxdepth = 0
+    for t in range(L):
+        maxdepth = max(maxdepth, depth[t])
+    simple = np.zeros(L, dtype=np.bool_)
+    sfac = np.zeros((L, maxdepth + 1, K))
+    for i in range(n):
+        ok[i] = True
+        for t in range(L):  # observed, with every parent observed: one walk for every k'
+            simple[t] = not miss[i, t]
+            for q in range(npar[t]):
+                if miss[i, fpar[t, q]]:
+                    simple[t] = False
+            if simple[t]:
+                for q in range(npar[t]):
+                    apv[q] = x[i, fpar[t, q]]
+                for c in range(K):
+                    _flat_path_levels(t, c, apv, x[i, t], y[i], d[i], m, depth, r, cards, cards_off, keys, keys_off,
+                                      offs, offs_off, dense, dense_base, doffs, doffs_off, counts, counts_off, totals,
+                                      nodes_off, probtab, vals_f)
+                    for j in range(depth[t] + 1):
+                        sfac[t, j, c] = vals_f[j]
+        for a in range(ks.shape[0]):
+            kk = ks[a]
+            for j in range(L - 1, -1, -1):  # kept: observed, or a parent of a kept attribute
+                nd = not miss[i, j]
+                t = j + 1
+                while not nd and t < L:
+                    if need[t]:
+                        for q in range(min(kk, npar[t])):
+                            if fpar[t, q] == j:
+                                nd = True
+                    t += 1
+                need[j] = nd
+            for j in range(L):  # where a missing attribute kept is last read
+                lj = j
+                if miss[i, j] and need[j]:
+                    for t in range(j + 1, L):
+                        if need[t]:
+                            for q in range(min(kk, npar[t])):
+                                if fpar[t, q] == j:
+                                    lj = t
+                last[j] = lj
+            size = K
+            for c in range(K):
+                phi[c] = prior[i, c]
+            nlive = 0
+            for t in range(L):
+                if need[t] and simple[t]:  # a factor of the class alone: the row's own path
+                    lv = min(depth[t], kk + 1)
+                    block = size // K
+                    s = 0.0
+                    for idx in range(size):
+                        phi[idx] *= sfac[t, lv, idx // block]
+                        s += phi[idx]
+                    for idx in range(size):
+                        phi[idx] /= s
+                elif need[t]:
+                    ent = miss[i, t]
+                    rt = r[t]
+                    nsize = size * rt if ent else size
+                    if nsize > limit:
+                        ok[i] = False
+                        break
+                    nlp = 0  # the attribute's parents in the table: its factor is a table over them
+                    fsize = K * (rt if ent else 1)
+                    for q in range(npar[t]):
+                        apv[q] = x[i, fpar[t, q]]
+                        if q < kk and slot[fpar[t, q]] >= 0:
+                            lpq[nlp] = q
+                            lps[nlp] = slot[fpar[t, q]]
+                            nlp += 1
+                            fsize *= livecard[slot[fpar[t, q]]]
+                    for q in range(npar[t]):
+                        pv[q] = apv[q]
+                    for f in range(fsize):  # the factor over (class, parents in the table, value)
+                        rem = f
+                        v = x[i, t]
+                        if ent:
+                            v = rem % rt
+                            rem //= rt
+                        for g in range(nlp - 1, -1, -1):
+                            cg = livecard[lps[g]]
+                            pv[lpq[g]] = rem % cg
+                            rem //= cg
+                        fac[f] = _flat_estimate(t, rem, pv, v, kk, y[i], apv, x[i, t], d[i], m, depth, r, cards,
+                                                cards_off, keys, keys_off, offs, offs_off, dense, dense_base, doffs,
+                                                doffs_off, counts, counts_off, totals, nodes_off, probtab)
+                    for idx in range(nsize):
+                        rem = idx
+                        v = 0
+                        if ent:
+                            v = rem % rt
+                            rem //= rt
+                        for b in range(nlive - 1, -1, -1):
+                            vals[b] = rem % livecard[b]
+                            rem //= livecard[b]
+                        f = rem
+                        for g in range(nlp):
+                            f = f * livecard[lps[g]] + vals[lps[g]]
+                        if ent:
+                            f = f * rt + v
+                        nphi[idx] = phi[idx // rt if ent else idx] * fac[f]
+                    phi, nphi = nphi, phi
+                    size = nsize
+                    if ent:
+                        slot[t] = nlive
+                        live[nlive] = t
+                        livecard[nlive] = rt
+                        nlive += 1
+                    b = 0
+                    while b < nlive:  # sum out the attributes read for the last time
+                        if last[live[b]] == t:
+                            cb_ = livecard[b]
+                            stride = 1
+                            for bb in range(b + 1, nlive):
+                                stride *= livecard[bb]
+                            nsize = size // cb_
+                            for idx in range(nsize):
+                                nphi[idx] = 0.0
+                            for idx in range(size):
+                                nphi[(idx // (cb_ * stride)) * stride + idx % stride] += phi[idx]
+                            phi, nphi = nphi, phi
+                            size = nsize
+                            slot[live[b]] = -1
+                            for bb in range(b, nlive - 1):
+                                live[bb] = live[bb + 1]
+                                livecard[bb] = livecard[bb + 1]
+                                slot[live[bb]] = bb
+                            nlive -= 1
+                        else:
+                            b += 1
+                    s = 0.0
+                    for idx in range(size):
+                        s += phi[idx]
+                    for idx in range(size):
+                        phi[idx] /= s
+                block = size // K
+                s = 0.0
+                for c in range(K):
+                    pc = 0.0
+                    for idx in range(c * block, (c + 1) * block):
+                        pc += phi[idx]
+                    out[i, a, t, c] = pc
+                    s += pc
+                for c in range(K):
+                    out[i, a, t, c] /= s
+            for b in range(nlive):
+                slot[live[b]] = -1
+            if not ok[i]:
+                break

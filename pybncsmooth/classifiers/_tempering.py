@@ -40,7 +40,8 @@ from ..options import NAPolicy
 from ..validation import parallel_map
 from ._loo import (loo_level_posterior, loo_level_posterior_by_class, loo_level_posterior_by_key,
                    tempered_log_losses)
-from .skdb import _BY_CLASS_MIN_CLASSES, _by_class_table_size, _loo_prior, _memo_tables, encoded_chunk
+from .skdb import (_BY_CLASS_MIN_CLASSES, _by_class_table_size, _loo_prior, _memo_tables, encoded_chunk, loo_summed_out,
+                   missing_cells, sums_out_missing)
 
 __all__ = ["EXPONENTS", "tempered", "loo_posteriors", "ensemble_losses", "best_exponent", "tempering_exponent"]
 
@@ -66,13 +67,16 @@ def tempered(proba: np.ndarray, exponent: float) -> np.ndarray:
 
 
 def loo_posteriors(codes: Any, y: np.ndarray, target: str, dag: Any, info: Any, m: float, d: np.ndarray,
-                   tables: dict | None = None) -> np.ndarray:
+                   tables: dict | None = None, missing: np.ndarray | None = None) -> np.ndarray:
     """Each row's leave-one-out class posterior under a member's selected sub-model
     (rows: those of ``codes``; ``d`` what each row takes out of the counts): the
     posterior the selection scored at the member's ``k*`` and attribute prefix, read
     from the full kDB's trees down to ``k*`` parents (the selected trees are their first
     levels).  ``tables``: a memo of the trees' flat tables shared by members
-    (:func:`~pybncsmooth.classifiers.skdb._memo_tables`)."""
+    (:func:`~pybncsmooth.classifiers.skdb._memo_tables`).  ``missing`` (rows x the
+    attributes of the selection's order): the missing cells of a row that has some
+    are summed out of its posterior, as the selection scored it
+    (:func:`~pybncsmooth.classifiers.skdb.loo_summed_out`)."""
     sel = info.extra["selection"]
     trees, full = info.extra["trees"], info.extra["full_kdb"]
     ny = trees[target].levels[0].counts[0].astype(np.float64)
@@ -96,6 +100,12 @@ def loo_posteriors(codes: Any, y: np.ndarray, target: str, dag: Any, info: Any, 
             elif K >= _BY_CLASS_MIN_CLASSES and 0 < _by_class_table_size(tab, K, last) <= nc * K * last // 2:
                 kernel = loo_level_posterior_by_class
         kernel(x, P, y, K, *tab, float(m), d, sel.k, post)
+    if missing is not None:
+        prior = _loo_prior(ny, y, d, float(info.extra["n_rows"]), m)
+        rows = np.flatnonzero(missing[:, : sel.n_attributes].any(axis=1))
+        summed, ok = loo_summed_out(codes, rows, y, d, prior, sel.order, sel.n_attributes, full, trees, [sel.k], m,
+                                    missing, tables)
+        post[rows[ok]] = summed[ok, 0, -1]  # else the missing level, as the selection read the row
     return post
 
 
@@ -126,14 +136,22 @@ def best_exponent(losses: np.ndarray) -> float:
 
 
 def _chunk_losses(selected: list, target: str, variables: list, schema: Any, policy: NAPolicy, m: float,
-                  weights: str | None, n_jobs: int | None, memo: dict | None, df: pd.DataFrame) -> np.ndarray:
+                  weights: str | None, n_jobs: int | None, memo: dict | None, df: pd.DataFrame,
+                  sum_out: bool = False) -> np.ndarray:
     if len(df) == 0:
         return np.zeros(len(EXPONENTS))
     enc, y, w = encoded_chunk(memo, df, schema, variables, policy, target, weights)
     wt = np.ones(len(y)) if w is None else np.asarray(w, dtype=np.float64)
     d = np.minimum(wt, 1.0)
     tables: dict = {} if memo is None else memo  # a tree two members share, flattened once
-    posts = parallel_map(lambda s: loo_posteriors(enc, y, target, s[0], s[1], m, d, tables), selected, n_jobs)
+    holes = missing_cells(df, variables[1:]) if sum_out else None
+    col = {v: j for j, v in enumerate(variables[1:])}
+
+    def member(s: tuple) -> np.ndarray:
+        miss = None if holes is None else holes[:, [col[f] for f in s[1].extra["selection"].order]]
+        return loo_posteriors(enc, y, target, s[0], s[1], m, d, tables, miss)
+
+    posts = parallel_map(member, selected, n_jobs)
     return ensemble_losses(posts, y, wt)
 
 
@@ -143,14 +161,17 @@ def tempering_exponent(source: Any, target: str, features: list[str], selected: 
     (each ``(dag, info)`` of :func:`~pybncsmooth.classifiers.skdb.learn_skdb_members`,
     all on the codes of ``features``), their leave-one-out posteriors with the
     selection's ``skdb_m``, summed chunk by chunk; rows and weights as the selection
-    counted them.  ``tables``: the selection's memo of the trees' flat tables (with the
-    same ``skdb_m``), read and filled (``None``: one memo per chunk)."""
+    counted them, a row's missing cells summed out as the selection did
+    (:func:`~pybncsmooth.classifiers.skdb.sums_out_missing`).  ``tables``: the selection's
+    memo of the trees' flat tables (with the same ``skdb_m``), read and filled (``None``:
+    one memo per chunk)."""
     schema = selected[0][1].extra["schema"]
     variables = [target, *features]
     sums = reduce_chunks(
         source,
         functools.partial(_chunk_losses, list(selected), target, variables, schema, options.missing,
-                          float(options.skdb_m), options.weights, options.n_jobs, tables),
+                          float(options.skdb_m), options.weights, options.n_jobs, tables,
+                          sum_out=sums_out_missing(options)),
         np.add,
         progress=options.progress,
         desc="tempering",

@@ -326,12 +326,20 @@ def _loo_chunk(
     weights: str | None,
     memo: dict | None,
     df: pd.DataFrame,
+    sum_out: bool = False,
 ) -> list[np.ndarray]:
     if len(df) == 0:
         return [np.zeros((k + 1, len(info.order))) for _, info, _ in members]
     # a chunk with no complete row under na="drop" adds zeros (_loo_sums of no rows)
     enc, y, w = encoded_chunk(memo, df, schema, variables, policy, target, weights)
     tables: dict = {} if memo is None else memo  # a tree two members share, flattened once
+    if sum_out:  # ESKDB's members sum a query's missing cells out: so do their losses
+        holes = missing_cells(df, variables[1:])
+        col = {v: j for j, v in enumerate(variables[1:])}
+        return parallel_map(
+            lambda mem: _loo_sums_summed_out(enc, y, mem[2], mem[0], mem[1].order, k, m, kind, ny, n, w, tables,
+                                             holes[:, [col[f] for f in mem[1].order]]), members, n_jobs
+        )
     return parallel_map(
         lambda mem: _loo_sums(enc, y, mem[2], mem[0], mem[1].order, k, m, kind, ny, n, w, tables), members, n_jobs
     )
@@ -407,7 +415,7 @@ def learn_skdb_members(
     sums = reduce_chunks(
         source,
         functools.partial(_loo_chunk, n_jobs, schema, variables, policy, target, packed, k, m, kind, ny, n, weights,
-                          tables),
+                          tables, sum_out=sums_out_missing(options)),
         _add_lists,
         progress=progress,
         desc="leave-one-out",
@@ -443,3 +451,164 @@ def _dense_node_maps(tree) -> tuple[np.ndarray, np.ndarray]:
         start += q
     dense = np.concatenate(maps) if maps else np.zeros(1, dtype=np.int64)
     return dense, offs
+
+
+#: the most entries a row's table over its missing cells still in use may hold when
+#: they are summed out of the leave-one-out posteriors (above it: the row is read
+#: with the missing level, as without summing out)
+SUM_OUT_LIMIT = 1 << 12  # 4096
+
+
+def sums_out_missing(options: Options) -> bool:
+    """Whether ESKDB's leave-one-out passes (selection and tempering) sum a row's
+    missing cells out, as its members answer queries (``sum_out_missing``, ESKDB under
+    ``na="level"``)."""
+    return bool(options.structure == "eskdb" and options.missing.name == "level"
+                and getattr(options, "sum_out_missing", False))
+
+
+def missing_cells(df: pd.DataFrame, features: Sequence[str]) -> np.ndarray:
+    """``(rows, features)``: which cells of ``df`` are missing (``NaN``/``None``)."""
+    return df[list(features)].isna().to_numpy() if len(features) else np.zeros((len(df), 0), dtype=bool)
+
+
+def _flat_tables(names: Sequence[str], full: DAG, trees: dict, m: float, tables: dict | None) -> tuple:
+    """The context trees of the attributes ``names`` (in that order) flattened one after
+    the other for :func:`~._loo.loo_summed_out_posteriors`: positions of each one's
+    full-kDB parents, their number, the trees' depths and ``r``, then each table of
+    :func:`_attribute_tables` concatenated with where each attribute's part starts."""
+    L = len(names)
+    pos = {f: j for j, f in enumerate(names)}
+    tabs = [_memo_tables(tables, (f, tuple(full.parents(f))), trees[f], m) for f in names]
+    pars = [[pos[p] for p in full.parents(f)[1:]] for f in names]
+    npar = np.array([len(p) for p in pars], dtype=np.int64)
+    fpar = np.full((L, max(1, int(npar.max(initial=0)))), -1, dtype=np.int64)
+    for t, p in enumerate(pars):
+        fpar[t, : len(p)] = p
+    r = np.array([int(t[0]) for t in tabs], dtype=np.int64)
+    depth = np.array([len(t[3]) - 2 for t in tabs], dtype=np.int64)
+
+    def flat(j: int, ravel: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        parts = [np.ascontiguousarray(t[j]).ravel() if ravel else np.asarray(t[j]) for t in tabs]
+        off = np.cumsum([0] + [len(x) for x in parts[:-1]]).astype(np.int64)
+        return np.concatenate(parts), off
+
+    cards, cards_off = flat(1)
+    keys, keys_off = flat(2)
+    offs, offs_off = flat(3)
+    dense, dense_base = flat(4)
+    doffs, doffs_off = flat(5)
+    counts, counts_off = flat(6, ravel=True)
+    totals, nodes_off = flat(7)
+    probtab, _ = flat(8, ravel=True)
+    return (fpar, npar, depth, r, cards.astype(np.int64), cards_off, keys.astype(np.int64), keys_off,
+            offs.astype(np.int64), offs_off, dense.astype(np.int64), dense_base, doffs.astype(np.int64), doffs_off,
+            counts.astype(np.float64), counts_off, totals.astype(np.float64), nodes_off, probtab.astype(np.float64))
+
+
+def loo_summed_out(
+    codes: Any, rows: np.ndarray, y: np.ndarray, d: np.ndarray, prior: np.ndarray, order: Sequence[str],
+    n_attributes: int, full: DAG, trees: dict, ks: Sequence[int], m: float, missing: np.ndarray,
+    tables: dict | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""The leave-one-out class posteriors of the rows ``rows`` of ``codes`` with their
+    missing cells summed out, for every number of extra parents ``k'`` of ``ks`` and
+    attribute prefix ``l <= n_attributes`` of ``order``: ``(out, ok)``, ``out[j, a, l - 1]``
+    the posterior of row ``rows[j]`` (``ok[j]`` false: its table over its missing cells
+    would exceed :data:`SUM_OUT_LIMIT`, and ``out[j]`` is not set).
+
+    A member fitted under ``na="level"`` answers a query by summing its missing cells
+    out over all their levels (the missing level included,
+    :func:`~pybncsmooth.classifiers.classifier._summing_out`).  Here the same on the
+    leave-one-out m-estimates (the row's own counts out of the nodes on its path, as
+    :func:`~._loo.loo_attribute_probs` takes them out; a completion off that path reads
+    the full data's estimates, :func:`~._loo.loo_summed_out_posteriors`):
+
+    .. math::
+
+        \hat p_{-i}(c \mid x_O) \propto \hat p_{-i}(c) \sum_{x_H}
+            \prod_{j \le l} \hat p_{-i}(x_j \mid c, \pi^{k'}_j),
+
+    ``O`` the row's observed attributes, ``H`` its missing ones, by variable elimination
+    along ``order`` (:func:`~._loo.loo_summed_out_posteriors`).  ``y``, ``d``, ``prior``:
+    every row's class, what it takes out of the counts and its leave-one-out class prior
+    (:func:`_loo_prior`); ``missing[i, j]``: whether attribute ``order[j]`` is missing in
+    row ``i``; ``tables``: a memo of the trees' flat tables (:func:`_memo_tables`)."""
+    from ._loo import loo_summed_out_posteriors
+
+    names = list(order[: int(n_attributes)])
+    rows = np.asarray(rows, dtype=np.int64)
+    K = prior.shape[1]
+    out = np.zeros((len(rows), len(ks), len(names), K))
+    ok = np.zeros(len(rows), dtype=np.bool_)
+    if len(rows) == 0:
+        return out, ok
+    x = np.stack([np.asarray(codes[f], dtype=np.int64)[rows] for f in names], axis=1)
+    miss = np.ascontiguousarray(missing[rows][:, : len(names)], dtype=np.bool_)
+    loo_summed_out_posteriors(x, miss, np.asarray(y, dtype=np.int64)[rows], np.asarray(d, dtype=np.float64)[rows],
+                              np.ascontiguousarray(prior[rows]), np.asarray(ks, dtype=np.int64),
+                              *_flat_tables(names, full, trees, m, tables), float(m), SUM_OUT_LIMIT, out, ok)
+    return out, ok
+
+
+def loo_summed_out_row(
+    codes: Any, i: int, y: int, d: float, prior: np.ndarray, order: Sequence[str], n_attributes: int,
+    full: DAG, trees: dict, ks: Sequence[int], m: float, missing: np.ndarray, tables: dict | None = None,
+) -> np.ndarray | None:
+    """Row ``i``'s posteriors of :func:`loo_summed_out` (``missing``: the row's cells,
+    columns in ``order``; ``None``: its table would exceed :data:`SUM_OUT_LIMIT`)."""
+    n = len(np.asarray(codes[order[0]]))
+    yy = np.zeros(n, dtype=np.int64)
+    yy[i] = y
+    dd = np.ones(n)
+    dd[i] = d
+    pp = np.zeros((n, len(prior)))
+    pp[i] = prior
+    mm = np.zeros((n, len(missing)), dtype=bool)
+    mm[i] = missing
+    out, ok = loo_summed_out(codes, np.array([i]), yy, dd, pp, order, n_attributes, full, trees, ks, m, mm, tables)
+    return out[0] if ok[0] else None
+
+
+def _row_losses(post: np.ndarray, y: int, kind: int) -> np.ndarray:
+    """The loss of the class posteriors ``post[..., c]`` of a row of class ``y``, as
+    :func:`~._loo.loo_normalize_losses` scores them (``kind``: 0 squared error over all
+    classes, 1 log loss, 2 0-1 loss, ties to the first class)."""
+    if kind == 0:
+        onehot = np.zeros(post.shape[-1])
+        onehot[y] = 1.0
+        return ((post - onehot) ** 2).sum(axis=-1)
+    if kind == 1:
+        return -np.log(np.maximum(post[..., y], 1e-300))
+    return (np.argmax(post, axis=-1) != y).astype(np.float64)
+
+
+def _loo_sums_summed_out(
+    codes: Any, y: np.ndarray, trees: dict, full: DAG, order: Sequence[str], k: int, m: float, kind: int,
+    ny: np.ndarray, n: float, w: np.ndarray | None, tables: dict | None, missing: np.ndarray,
+) -> np.ndarray:
+    """:func:`_loo_sums` with each row's missing cells summed out of its leave-one-out
+    posteriors (:func:`loo_summed_out_row`; ``missing``: the chunk's missing cells,
+    columns in ``order``): the complete rows by :func:`_loo_sums`, each incomplete row by
+    itself (a row whose table would exceed :data:`SUM_OUT_LIMIT`: by :func:`_loo_sums`,
+    the missing level read)."""
+    holes = missing.any(axis=1)
+    if not holes.any():
+        return _loo_sums(codes, y, trees, full, order, k, m, kind, ny, n, w, tables)
+    wt = np.ones(len(y)) if w is None else np.asarray(w, dtype=np.float64)
+    d = np.minimum(wt, 1.0)
+    prior = _loo_prior(ny, y, d, n, m)
+    losses = np.zeros((k + 1, len(order)))
+    level = ~holes
+    rows = np.flatnonzero(holes)
+    post, ok = loo_summed_out(codes, rows, y, d, prior, order, len(order), full, trees, range(k + 1), m, missing,
+                              tables)
+    level[rows[~ok]] = True
+    for j in np.flatnonzero(ok):
+        losses += wt[rows[j]] * _row_losses(post[j], int(y[rows[j]]), kind)
+    if level.any():
+        rows = np.flatnonzero(level)
+        sub = {v: np.asarray(codes[v])[rows] for v in order}
+        losses += _loo_sums(sub, y[rows], trees, full, order, k, m, kind, ny, n, None if w is None else wt[rows],
+                            tables)
+    return losses
