@@ -175,21 +175,14 @@ def test_which_kernel_the_selection_takes_by_keys(monkeypatch):
     assert calls == ["key", "class", "class", "losses"]
 
 
-@pytest.mark.parametrize("weighted", [False, "half"])
-@pytest.mark.parametrize("missing_parents", [False, True])
-@pytest.mark.parametrize("level", [0, 1, 2, 3, 4])
-def test_level_posterior_by_key_is_the_node_by_node_kernel(weighted, missing_parents, level):
-    from pybncsmooth.classifiers._loo import loo_level_posterior, loo_level_posterior_by_key
-
-    df = _fixture(n=900)
+def _level_posteriors_agree(df, K, ny, d, level, rng, missing_parents, plain, other, check=None):
+    """Run the one-level posterior kernel ``plain`` and its stand-in ``other`` over every
+    attribute of a learned selective kDB (parents masked missing at random when asked) and
+    assert they give the same posteriors, bit for bit."""
     dag, info = bs.learn_skdb(df, "cls", 4, return_info=True)
     full, trees = info.extra["full_kdb"], info.extra["trees"]
     codes = {c: df[c].cat.codes.to_numpy().astype(np.int64) for c in df.columns}
     yy = codes["cls"]
-    K = 7
-    rng = np.random.default_rng(5)
-    d = np.full(len(df), 0.5 if weighted else 1.0)
-    ny = np.bincount(yy, weights=d * (1.0 if not weighted else 1.0), minlength=K)
     post_a = skdb_mod._loo_prior(ny, yy, d, float(ny.sum()), 1.0)
     post_b = post_a.copy()
     for f in info.order:
@@ -200,10 +193,26 @@ def test_level_posterior_by_key_is_the_node_by_node_kernel(weighted, missing_par
             if missing_parents:
                 P[rng.random(len(df)) < 0.15, j] = -1
         tab = skdb_mod._attribute_tables(trees[f], 1.0)
-        loo_level_posterior(codes[f], P, yy, K, *tab, 1.0, d, level, post_a)
-        loo_level_posterior_by_key(codes[f], P, yy, K, *tab, 1.0, d, level, post_b)
+        if check is not None:
+            check(tab)
+        plain(codes[f], P, yy, K, *tab, 1.0, d, level, post_a)
+        other(codes[f], P, yy, K, *tab, 1.0, d, level, post_b)
     np.testing.assert_array_equal(post_b, post_a)
     assert np.isfinite(post_a).all() and np.allclose(post_a.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("weighted", [False, "half"])
+@pytest.mark.parametrize("missing_parents", [False, True])
+@pytest.mark.parametrize("level", [0, 1, 2, 3, 4])
+def test_level_posterior_by_key_is_the_node_by_node_kernel(weighted, missing_parents, level):
+    from pybncsmooth.classifiers._loo import loo_level_posterior, loo_level_posterior_by_key
+
+    df = _fixture(n=900)
+    yy = df["cls"].cat.codes.to_numpy().astype(np.int64)
+    d = np.full(len(df), 0.5 if weighted else 1.0)
+    ny = np.bincount(yy, weights=d, minlength=7)
+    _level_posteriors_agree(df, 7, ny, d, level, np.random.default_rng(5), missing_parents,
+                            loo_level_posterior, loo_level_posterior_by_key)
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -214,29 +223,17 @@ def test_level_posterior_by_class_is_the_node_by_node_kernel(weighted, missing_p
     from pybncsmooth.classifiers._loo import loo_level_posterior, loo_level_posterior_by_class
 
     df = _fixture(n=500, unused_class=unused_class)
-    dag, info = bs.learn_skdb(df, "cls", 4, return_info=True)
-    full, trees = info.extra["full_kdb"], info.extra["trees"]
-    codes = {c: df[c].cat.codes.to_numpy().astype(np.int64) for c in df.columns}
-    yy = codes["cls"]
+    yy = df["cls"].cat.codes.to_numpy().astype(np.int64)
     K = len(df["cls"].cat.categories)
     rng = np.random.default_rng(8)
     d = np.minimum(rng.integers(1, 4, len(df)) * 0.5, 1.0) if weighted else np.ones(len(df))
     ny = np.bincount(yy, minlength=K).astype(np.float64)
-    post_a = skdb_mod._loo_prior(ny, yy, d, float(ny.sum()), 1.0)
-    post_b = post_a.copy()
-    for f in info.order:
-        pa = full.parents(f)
-        P = np.zeros((len(df), len(pa)), dtype=np.int64)
-        for j, p in enumerate(pa[1:], start=1):
-            P[:, j] = codes[p]
-            if missing_parents:
-                P[rng.random(len(df)) < 0.15, j] = -1
-        tab = skdb_mod._attribute_tables(trees[f], 1.0)
+
+    def by_class_table_fits(tab):
         assert skdb_mod._by_class_table_size(tab, K, level + 1) > 0
-        loo_level_posterior(codes[f], P, yy, K, *tab, 1.0, d, level, post_a)
-        loo_level_posterior_by_class(codes[f], P, yy, K, *tab, 1.0, d, level, post_b)
-    np.testing.assert_array_equal(post_b, post_a)
-    assert np.isfinite(post_a).all() and np.allclose(post_a.sum(axis=1), 1.0)
+
+    _level_posteriors_agree(df, K, ny, d, level, rng, missing_parents,
+                            loo_level_posterior, loo_level_posterior_by_class, check=by_class_table_fits)
 
 
 def test_table_size_of_the_first_levels():
